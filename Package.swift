@@ -1,0 +1,73 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// One settings list for every target: Swift 6 language mode (strict concurrency is implied).
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "taksi-server",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "TaksiSchema", targets: ["TaksiSchema"]),
+        .library(name: "TaksiScreens", targets: ["TaksiScreens"]),
+        .library(name: "TaksiServer", targets: ["TaksiServer"]),
+        .executable(name: "taksi-server", targets: ["taksi-server"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // The wire contract. Foundation only, so an iOS app can depend on it too.
+        .target(name: "TaksiSchema", swiftSettings: swiftSettings),
+        // The screen-definition format: load, validate and compile a screen set. No networking.
+        .target(name: "TaksiScreens", dependencies: ["TaksiSchema"], swiftSettings: swiftSettings),
+        // The running service: HTTP server, router, screen store, data resolution, configuration.
+        .target(
+            name: "TaksiServer",
+            dependencies: [
+                "TaksiScreens",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "taksi-server",
+            dependencies: [
+                "TaksiServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "TaksiSchemaTests", dependencies: ["TaksiSchema"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TaksiScreensTests",
+            dependencies: ["TaksiScreens"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TaksiServerTests",
+            dependencies: [
+                "TaksiServer",
+                "taksi-server",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)
