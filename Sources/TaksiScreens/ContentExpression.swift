@@ -1,0 +1,188 @@
+public import TaksiSchema
+
+/// A component's content as written in a screen file: literal JSON with dynamic bindings in it.
+///
+/// In a screen file a binding is an object with one `$` key:
+/// - `{"$bind": "user.name"}`: the value at a path in a data source;
+/// - `{"$template": "Hello, {user.name}!"}`: text with values spliced in (`{{` and `}}` for braces);
+/// - `{"$each": "feed.items", "as": "item", "template": {...}, "limit": 20}`: an array made from
+///   another, one element per item, with the template evaluated with `item` bound to the item.
+///
+/// `$bind` and `$template` also take `default` (used when the value is missing or null) and
+/// `placeholder` (sent in the skeleton instead of the type's neutral value).
+public indirect enum ContentExpression: Sendable, Hashable {
+    case literal(JSONValue)
+    case object([String: ContentExpression])
+    case array([ContentExpression])
+    case bind(ValuePath, BindingOptions)
+    case template([TemplatePart], BindingOptions)
+    case each(ValuePath, variable: String, template: ContentExpression, limit: Int?)
+
+    /// Options of `$bind` and `$template`.
+    public struct BindingOptions: Sendable, Hashable {
+        /// Used when the bound value is missing or null.
+        public var defaultValue: JSONValue?
+        /// Sent in the skeleton instead of the field type's neutral placeholder.
+        public var placeholder: JSONValue?
+
+        public init(defaultValue: JSONValue? = nil, placeholder: JSONValue? = nil) {
+            self.defaultValue = defaultValue
+            self.placeholder = placeholder
+        }
+    }
+
+    /// A piece of a `$template`.
+    public enum TemplatePart: Sendable, Hashable {
+        case text(String)
+        case value(ValuePath)
+    }
+
+    /// Whether the expression is plain JSON, with no binding in it.
+    public var isLiteral: Bool {
+        if case .literal = self { return true }
+        return false
+    }
+
+    /// The names of the data sources the expression reads (loop variables excluded).
+    public var sourceNames: Set<String> {
+        switch self {
+        case .literal: []
+        case .object(let members): members.values.reduce(into: []) { $0.formUnion($1.sourceNames) }
+        case .array(let elements): elements.reduce(into: []) { $0.formUnion($1.sourceNames) }
+        case .bind(let path, _): [path.root]
+        case .template(let parts, _):
+            Set(parts.compactMap { if case .value(let path) = $0 { path.root } else { nil } })
+        case .each(let path, let variable, let template, _):
+            template.sourceNames.subtracting([variable]).union([path.root])
+        }
+    }
+}
+
+/// The outcome of evaluating an expression against data: the value (nil when it could not be
+/// made) and what went missing on the way, for logs and load-time diagnostics.
+public struct Evaluation: Sendable, Equatable {
+    public var value: JSONValue?
+    public var problems: [String]
+}
+
+extension ContentExpression {
+    /// Evaluates the expression with `values` holding each available source's (and loop
+    /// variable's) value. A source that failed is simply absent: bindings to it are missing.
+    public func evaluate(_ values: [String: JSONValue]) -> Evaluation {
+        switch self {
+        case .literal(let value):
+            return Evaluation(value: value, problems: [])
+        case .object(let members):
+            var output: [String: JSONValue] = [:]
+            var problems: [String] = []
+            for (key, member) in members {
+                let result = member.evaluate(values)
+                problems += result.problems
+                if let value = result.value { output[key] = value }
+            }
+            return Evaluation(value: .object(output), problems: problems)
+        case .array(let elements):
+            var output: [JSONValue] = []
+            var problems: [String] = []
+            for element in elements {
+                let result = element.evaluate(values)
+                problems += result.problems
+                guard let value = result.value else { return Evaluation(value: nil, problems: problems) }
+                output.append(value)
+            }
+            return Evaluation(value: .array(output), problems: problems)
+        case .bind(let path, let options):
+            switch Self.resolve(path, in: values) {
+            case .success(let value):
+                return Evaluation(value: value, problems: [])
+            case .failure(let problem):
+                if let fallback = options.defaultValue { return Evaluation(value: fallback, problems: []) }
+                return Evaluation(value: nil, problems: [problem.message])
+            }
+        case .template(let parts, let options):
+            var text = ""
+            for part in parts {
+                switch part {
+                case .text(let literal):
+                    text += literal
+                case .value(let path):
+                    let problem: String
+                    switch Self.resolve(path, in: values) {
+                    case .success(.string(let string)):
+                        text += string
+                        continue
+                    case .success(let value) where value.numberValue != nil || value.boolValue != nil:
+                        text += JSONWriter.string(value)
+                        continue
+                    case .success(let value):
+                        problem = "\(path) is \(value.typeName == "object" ? "an" : "a") \(value.typeName), which cannot be spliced into text"
+                    case .failure(let failure):
+                        problem = failure.message
+                    }
+                    if let fallback = options.defaultValue { return Evaluation(value: fallback, problems: []) }
+                    return Evaluation(value: nil, problems: [problem])
+                }
+            }
+            return Evaluation(value: .string(text), problems: [])
+        case .each(let path, let variable, let template, let limit):
+            let items: [JSONValue]
+            switch Self.resolve(path, in: values) {
+            case .success(.array(let array)):
+                items = array
+            case .success(let value):
+                return Evaluation(value: nil, problems: ["\(path) is \(value.typeName), not an array"])
+            case .failure(let problem):
+                return Evaluation(value: nil, problems: [problem.message])
+            }
+            var output: [JSONValue] = []
+            var problems: [String] = []
+            var scope = values
+            for (index, item) in items.prefix(limit ?? .max).enumerated() {
+                scope[variable] = item
+                let result = template.evaluate(scope)
+                problems += result.problems.map { "item \(index) of \(path): \($0)" }
+                if let value = result.value { output.append(value) }
+            }
+            return Evaluation(value: .array(output), problems: problems)
+        }
+    }
+
+    struct LookupFailure: Error {
+        var message: String
+    }
+
+    /// The value at `path`, or why it is missing, naming the nearest key that exists.
+    static func resolve(_ path: ValuePath, in values: [String: JSONValue]) -> Result<JSONValue, LookupFailure> {
+        guard var current = values[path.root] else {
+            return .failure(LookupFailure(message: "source \"\(path.root)\" has no value (it failed or is not available)"))
+        }
+        var walked = ValuePath(root: path.root)
+        for segment in path.steps.segments {
+            switch segment {
+            case .key(let key):
+                guard case .object(let members) = current else {
+                    return .failure(LookupFailure(message: "\(walked) is \(current.typeName), so it has no key \"\(key)\""))
+                }
+                guard let next = members[key] else {
+                    return .failure(
+                        LookupFailure(
+                            message: "\(walked) has no key \"\(key)\"" + NameSuggestion.hint(for: key, among: members.keys)
+                        )
+                    )
+                }
+                current = next
+            case .index(let index):
+                guard case .array(let elements) = current else {
+                    return .failure(LookupFailure(message: "\(walked) is \(current.typeName), not an array"))
+                }
+                guard elements.indices.contains(index) else {
+                    return .failure(LookupFailure(message: "\(walked) has \(elements.count) elements, so no [\(index)]"))
+                }
+                current = elements[index]
+            }
+            walked.steps = walked.steps.appending(JSONPath(segments: [segment]))
+        }
+        if current.isNull { return .failure(LookupFailure(message: "\(path) is null")) }
+        return .success(current)
+    }
+}

@@ -1,0 +1,114 @@
+public import TaksiSchema
+
+/// How to build a screen's data response: which sources it reads and, for every dynamic
+/// component, the expressions of its dynamic fields.
+public struct DataPlan: Sendable {
+    /// One data entry to build: the dynamic fields of one component.
+    public struct Entry: Sendable {
+        public var identifier: String
+        public var componentName: String
+        /// Every dynamic field of the component, literal or bound (the client decodes them all).
+        public var fields: [String: ContentExpression]
+    }
+
+    /// The sources the entries read, by name.
+    public var sources: [String: SourceDefinition]
+    /// The entries, in skeleton order.
+    public var entries: [Entry]
+
+    /// Whether every source is known at load time, so the data can be computed once.
+    public var isStatic: Bool { sources.values.allSatisfy(\.isStatic) }
+
+    /// Why a value was left out of a data response, for logs (and load-time errors for static plans).
+    public struct Problem: Sendable, Equatable, CustomStringConvertible {
+        public var identifier: String
+        public var message: String
+        /// Whether something was left out of the payload because of it (an entry, a field or a
+        /// collection item); otherwise it explains a value that was missing and may be optional.
+        public var isLoss: Bool
+        public var description: String { "component \"\(identifier)\": \(message)" }
+    }
+
+    /// Builds the data envelope from the sources' values. A source missing from `values` (it
+    /// failed) leaves its components without an entry, so they keep their placeholders; every entry
+    /// that is produced has been checked to decode.
+    public func build(values: [String: JSONValue], catalog: ComponentCatalog) -> (data: InterfaceData, problems: [Problem]) {
+        var entries: [DataEntry] = []
+        var problems: [Problem] = []
+        for entry in self.entries {
+            var content: [String: JSONValue] = [:]
+            for (name, expression) in entry.fields {
+                let result = expression.evaluate(values)
+                problems += result.problems.map { Problem(identifier: entry.identifier, message: "\(name): \($0)", isLoss: false) }
+                if let value = result.value { content[name] = value }
+            }
+            let checked = catalog.check(dataContent: .object(content), of: entry.componentName, mode: .data)
+            problems += checked.violations.map { Problem(identifier: entry.identifier, message: $0.description, isLoss: true) }
+            if let value = checked.value {
+                entries.append(DataEntry(identifier: entry.identifier, content: value))
+            } else {
+                problems.append(
+                    Problem(
+                        identifier: entry.identifier, message: "no entry sent; the component keeps its placeholder",
+                        isLoss: true
+                    )
+                )
+            }
+        }
+        return (InterfaceData(entries: entries), problems)
+    }
+
+    /// The values of the request-dependent sources for a data request's query parameters.
+    /// - Throws: ``DataRequestError`` when a required parameter is missing or one does not convert.
+    public func requestValues(query: [String: String]) throws(DataRequestError) -> [String: JSONValue] {
+        var values: [String: JSONValue] = [:]
+        for (sourceName, source) in sources.sorted(by: { $0.key < $1.key }) {
+            guard case .request(let parameters) = source else { continue }
+            var object: [String: JSONValue] = [:]
+            for (name, parameter) in parameters.sorted(by: { $0.key < $1.key }) {
+                if let text = query[name] {
+                    guard let value = parameter.convert(text) else {
+                        throw .invalidParameter(name: name, expected: parameter.kind.rawValue, found: text)
+                    }
+                    object[name] = value
+                } else if let fallback = parameter.defaultValue {
+                    object[name] = fallback
+                } else if parameter.isRequired {
+                    throw .missingParameter(name: name, kind: parameter.kind.rawValue)
+                }
+            }
+            values[sourceName] = .object(object)
+        }
+        return values
+    }
+
+    /// The values of the sources known at load time (fixtures).
+    public var staticValues: [String: JSONValue] {
+        sources.reduce(into: [:]) { values, source in
+            if case .fixture(let value) = source.value { values[source.key] = value }
+        }
+    }
+}
+
+/// A data request the plan cannot serve: its query parameters are wrong. Answered with 400.
+public enum DataRequestError: Error, Sendable, Equatable, CustomStringConvertible {
+    case missingParameter(name: String, kind: String)
+    case invalidParameter(name: String, expected: String, found: String)
+
+    /// A stable code for the error body.
+    public var code: String {
+        switch self {
+        case .missingParameter: "missing_parameter"
+        case .invalidParameter: "invalid_parameter"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .missingParameter(let name, let kind):
+            "query parameter \"\(name)\" (\(kind)) is required; add ?\(name)=..."
+        case .invalidParameter(let name, let expected, let found):
+            "query parameter \"\(name)\" must be \(expected == "integer" ? "an" : "a") \(expected), found \"\(found)\""
+        }
+    }
+}

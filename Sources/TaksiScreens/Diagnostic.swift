@@ -1,0 +1,87 @@
+public import TaksiSchema
+
+/// One problem found in a screen set, in the form compilers use so editors and CI can link it:
+///
+/// `Screens/home.json:14:9: error: components[2].content.action: navigation target "profil" is not a screen (did you mean "profile"?)`
+public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
+    public enum Severity: String, Sendable, Hashable {
+        case error, warning
+    }
+
+    /// A stable, machine-readable name for the kind of problem. A struct, so new codes never break callers.
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        public static let unknownComponent = Code(rawValue: "unknown_component")
+        public static let unreadableFile = Code(rawValue: "unreadable_file")
+        public static let fileTooLarge = Code(rawValue: "file_too_large")
+        public static let syntax = Code(rawValue: "syntax")
+        public static let wrongType = Code(rawValue: "wrong_type")
+        public static let unknownKey = Code(rawValue: "unknown_key")
+        public static let missingKey = Code(rawValue: "missing_key")
+        public static let invalidName = Code(rawValue: "invalid_name")
+        public static let duplicateScreen = Code(rawValue: "duplicate_screen")
+        public static let duplicateIdentifier = Code(rawValue: "duplicate_identifier")
+        public static let staticFieldBound = Code(rawValue: "static_field_bound")
+        public static let unknownSource = Code(rawValue: "unknown_source")
+        public static let invalidBinding = Code(rawValue: "invalid_binding")
+        public static let brokenNavigation = Code(rawValue: "broken_navigation")
+        public static let invalidSource = Code(rawValue: "invalid_source")
+        public static let invalidSchema = Code(rawValue: "invalid_schema")
+        public static let unresolvedData = Code(rawValue: "unresolved_data")
+        public static let noScreens = Code(rawValue: "no_screens")
+
+        /// A code for a value the client could not decode, from the schema checker.
+        public init(_ code: SchemaViolation.Code) {
+            self.rawValue = code.rawValue
+        }
+    }
+
+    public var severity: Severity
+    public var code: Code
+    /// The file's path as shown to the author, e.g. `Screens/home.json`.
+    public var file: String
+    public var location: SourceLocation?
+    /// Where in the document, e.g. `components[2].content.action`.
+    public var path: JSONPath?
+    /// What is wrong and how to fix it.
+    public var message: String
+
+    public init(
+        severity: Severity = .error, code: Code, file: String, location: SourceLocation? = nil, path: JSONPath? = nil,
+        message: String
+    ) {
+        self.severity = severity
+        self.code = code
+        self.file = file
+        self.location = location
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String {
+        var text = file
+        if let location { text += ":\(location.line):\(location.column)" }
+        text += ": \(severity.rawValue): "
+        if let path, !path.segments.isEmpty { text += "\(path): " }
+        return text + message
+    }
+}
+
+extension [Diagnostic] {
+    /// Whether any diagnostic is an error (warnings alone do not stop a screen set).
+    public var containsErrors: Bool { contains { $0.severity == .error } }
+
+    /// The diagnostics in file order, then by position, one per line.
+    public var report: String {
+        sorted { lhs, rhs in
+            if lhs.file != rhs.file { return lhs.file < rhs.file }
+            let left = lhs.location ?? SourceLocation(line: 0, column: 0)
+            let right = rhs.location ?? SourceLocation(line: 0, column: 0)
+            return (left.line, left.column, lhs.message) < (right.line, right.column, rhs.message)
+        }
+        .map(\.description).joined(separator: "\n")
+    }
+}

@@ -1,0 +1,81 @@
+public import TaksiSchema
+
+/// A parsed JSON value that remembers where it was written, so a diagnostic can point at the
+/// line and column of the offending value. Object members keep the order of the file.
+public struct JSONNode: Sendable {
+    /// One member of an object, with where its key was written.
+    public struct Member: Sendable {
+        public var key: String
+        public var keyOffset: Int
+        public var value: JSONNode
+    }
+
+    public indirect enum Kind: Sendable {
+        case null
+        case bool(Bool)
+        case number(Double)
+        case string(String)
+        case array([JSONNode])
+        case object([Member])
+    }
+
+    public var kind: Kind
+    /// The byte offset in the file where the value starts.
+    public var offset: Int
+
+    /// The plain value, without locations.
+    public var value: JSONValue {
+        switch kind {
+        case .null: .null
+        case .bool(let flag): .bool(flag)
+        case .number(let number): .number(number)
+        case .string(let string): .string(string)
+        case .array(let elements): .array(elements.map(\.value))
+        case .object(let members):
+            .object(Dictionary(members.map { ($0.key, $0.value.value) }, uniquingKeysWith: { _, last in last }))
+        }
+    }
+
+    /// The members, when this is an object.
+    public var members: [Member]? {
+        if case .object(let members) = kind { return members }
+        return nil
+    }
+
+    /// The elements, when this is an array.
+    public var elements: [JSONNode]? {
+        if case .array(let elements) = kind { return elements }
+        return nil
+    }
+
+    /// The string, when this is a string.
+    public var stringValue: String? {
+        if case .string(let string) = kind { return string }
+        return nil
+    }
+
+    /// The member named `key`, when this is an object that has it.
+    public subscript(key: String) -> JSONNode? {
+        members?.first { $0.key == key }?.value
+    }
+
+    /// The JSON type's name, for messages.
+    public var typeName: String { value.typeName }
+
+    /// The deepest node along `path` that exists: the node itself, or the closest ancestor when a
+    /// member is missing (a missing field is reported where its object starts).
+    public func closestNode(at path: JSONPath) -> JSONNode {
+        var node = self
+        for segment in path.segments {
+            switch segment {
+            case .key(let key):
+                guard let next = node[key] else { return node }
+                node = next
+            case .index(let index):
+                guard let elements = node.elements, elements.indices.contains(index) else { return node }
+                node = elements[index]
+            }
+        }
+        return node
+    }
+}

@@ -1,0 +1,683 @@
+import TaksiSchema
+
+/// Turns one screen file into a ``CompiledScreen``: checks every component against the catalog,
+/// every binding against the screen's sources and every field's dynamic-ness, then builds the
+/// skeleton (typed placeholders, `requires_data` exactly where data will come) and the data plan.
+struct ScreenCompiler {
+    /// The keys a screen file may have at its top level.
+    static let screenKeys = ["name", "description", "sources", "components"]
+    static let bindingKeys = ["$bind", "$template", "$each"]
+
+    let name: String
+    let catalog: ComponentCatalog
+    /// Reads a fixture file named in a `fixture` source; reports its own diagnostics.
+    let loadFixture: (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
+    var reader: DefinitionReader
+
+    private var sources: [String: SourceDefinition] = [:]
+    private var usedSources: Set<String> = []
+
+    init(
+        name: String, file: SourceFile, catalog: ComponentCatalog,
+        loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
+    ) {
+        self.name = name
+        self.catalog = catalog
+        self.loadFixture = loadFixture
+        self.reader = DefinitionReader(file: file)
+    }
+
+    mutating func compile(_ root: JSONNode) -> CompiledScreen? {
+        let path = JSONPath.root
+        guard
+            let members = reader.object(
+                root, at: path, what: "a screen", allowed: Self.screenKeys, required: ["name", "components"]
+            )
+        else { return nil }
+        let member = { (key: String) in members.first { $0.key == key }?.value }
+        _ = reader.string(member("description"), at: path.appending("description"), what: "description")
+        if let sourcesNode = member("sources") {
+            readSources(sourcesNode, at: path.appending("sources"))
+        }
+        guard let componentsNode = member("components") else { return nil }
+        let componentsPath = path.appending("components")
+        guard let componentNodes = componentsNode.elements else {
+            reader.report(.wrongType, at: componentsNode, path: componentsPath, "components must be an array of components")
+            return nil
+        }
+
+        var components: [Component] = []
+        var entries: [DataPlan.Entry] = []
+        var identifiers: [String: JSONPath] = [:]
+        var componentIndices: [String: Int] = [:]
+        for (index, node) in componentNodes.enumerated() {
+            let componentPath = componentsPath.appending(index)
+            guard let (component, entry) = compileComponent(node, index: index, at: componentPath) else { continue }
+            if let first = identifiers[component.identifier] {
+                reader.report(
+                    .duplicateIdentifier, at: node["identifier"] ?? node, path: componentPath.appending("identifier"),
+                    "identifier \"\(component.identifier)\" is already used by \(first); identifiers must be unique within a screen (two dynamic components with one identifier crash the app)"
+                )
+            }
+            identifiers[component.identifier] = componentPath
+            componentIndices[component.identifier] = index
+            components.append(component)
+            if let entry { entries.append(entry) }
+        }
+
+        for (sourceName, _) in sources where !usedSources.contains(sourceName) {
+            let sourcePath = path.appending("sources").appending(sourceName)
+            reader.report(
+                .unknownSource, at: root.closestNode(at: sourcePath), path: sourcePath,
+                "source \"\(sourceName)\" is never used; bind a field to it or remove it", severity: .warning
+            )
+        }
+
+        let plan = DataPlan(sources: sources.filter { usedSources.contains($0.key) }, entries: entries)
+        let staticData = plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
+        guard !reader.diagnostics.containsErrors else { return nil }
+        return CompiledScreen(
+            name: name, file: reader.file.path, skeleton: Skeleton(components: components), dataPlan: plan,
+            staticData: staticData
+        )
+    }
+
+    // MARK: Sources
+
+    private mutating func readSources(_ node: JSONNode, at path: JSONPath) {
+        guard let members = node.members else {
+            reader.report(.wrongType, at: node, path: path, "sources must be an object of named sources")
+            return
+        }
+        for member in members {
+            let sourcePath = path.appending(member.key)
+            guard member.key.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar), !member.key.isEmpty else {
+                reader.report(
+                    .invalidName, offset: member.keyOffset, path: sourcePath,
+                    "source names use letters, digits and '_' so bindings can name them (like user_profile)"
+                )
+                continue
+            }
+            if let source = readSource(member.value, at: sourcePath) {
+                sources[member.key] = source
+            }
+        }
+    }
+
+    private mutating func readSource(_ node: JSONNode, at path: JSONPath) -> SourceDefinition? {
+        guard let typeNode = node["type"], let type = typeNode.stringValue else {
+            reader.report(
+                .missingKey, at: node["type"] ?? node, path: path.appending("type"),
+                "a source needs a string \"type\": one of \(SourceDefinition.kindNames.joined(separator: ", "))"
+            )
+            return nil
+        }
+        switch type {
+        case "fixture":
+            guard
+                let members = reader.object(
+                    node, at: path, what: "a fixture source", allowed: ["type", "value", "file", "summary"]
+                )
+            else { return nil }
+            let value = members.first { $0.key == "value" }?.value
+            let file = members.first { $0.key == "file" }?.value
+            switch (value, file) {
+            case (let value?, nil):
+                return .fixture(value.value)
+            case (nil, let file?):
+                guard let relativePath = reader.string(file, at: path.appending("file"), what: "file") else { return nil }
+                guard let loaded = loadFixture(relativePath, file, path.appending("file"), &reader) else { return nil }
+                return .fixture(loaded)
+            default:
+                reader.report(
+                    .invalidSource, at: node, path: path,
+                    "a fixture source needs exactly one of \"value\" (inline JSON) or \"file\" (a JSON file under the screens directory)"
+                )
+                return nil
+            }
+        case "request":
+            guard
+                let members = reader.object(
+                    node, at: path, what: "a request source", allowed: ["type", "parameters", "summary"],
+                    required: ["parameters"]
+                ),
+                let parametersNode = members.first(where: { $0.key == "parameters" })?.value
+            else { return nil }
+            let parametersPath = path.appending("parameters")
+            guard let parameterMembers = parametersNode.members else {
+                reader.report(.wrongType, at: parametersNode, path: parametersPath, "parameters must be an object of named query parameters")
+                return nil
+            }
+            var parameters: [String: RequestParameter] = [:]
+            for member in parameterMembers {
+                if let parameter = readParameter(member.value, at: parametersPath.appending(member.key)) {
+                    parameters[member.key] = parameter
+                }
+            }
+            return .request(parameters)
+        default:
+            reader.report(
+                .invalidSource, at: typeNode, path: path.appending("type"),
+                "unknown source type \"\(type)\"; use one of \(SourceDefinition.kindNames.joined(separator: ", "))"
+                    + NameSuggestion.hint(for: type, among: SourceDefinition.kindNames)
+            )
+            return nil
+        }
+    }
+
+    private mutating func readParameter(_ node: JSONNode, at path: JSONPath) -> RequestParameter? {
+        guard
+            let members = reader.object(
+                node, at: path, what: "a query parameter", allowed: ["type", "default", "required", "summary"]
+            )
+        else { return nil }
+        let member = { (key: String) in members.first { $0.key == key }?.value }
+        var parameter = RequestParameter()
+        if let typeName = reader.string(member("type"), at: path.appending("type"), what: "type") {
+            guard let kind = RequestParameter.Kind(rawValue: typeName) else {
+                let kinds = RequestParameter.Kind.allCases.map(\.rawValue)
+                reader.report(
+                    .invalidSource, at: member("type")!, path: path.appending("type"),
+                    "unknown parameter type \"\(typeName)\"; use one of \(kinds.joined(separator: ", "))"
+                        + NameSuggestion.hint(for: typeName, among: kinds)
+                )
+                return nil
+            }
+            parameter.kind = kind
+        }
+        parameter.isRequired = reader.bool(member("required"), at: path.appending("required"), what: "required") ?? false
+        if let defaultNode = member("default") {
+            guard parameter.accepts(defaultNode.value) else {
+                reader.report(
+                    .wrongType, at: defaultNode, path: path.appending("default"),
+                    "the default must be a \(parameter.kind.rawValue), like the parameter"
+                )
+                return nil
+            }
+            if parameter.isRequired {
+                reader.report(
+                    .invalidSource, at: defaultNode, path: path.appending("default"),
+                    "a required parameter never uses its default; remove \"default\" or \"required\""
+                )
+            }
+            parameter.defaultValue = defaultNode.value
+        }
+        return parameter
+    }
+
+    // MARK: Components
+
+    private mutating func compileComponent(
+        _ node: JSONNode, index: Int, at path: JSONPath
+    ) -> (Component, DataPlan.Entry?)? {
+        guard
+            let members = reader.object(
+                node, at: path, what: "a component", allowed: ["name", "identifier", "content", "requires_data"],
+                required: ["name", "content"]
+            )
+        else { return nil }
+        let member = { (key: String) in members.first { $0.key == key }?.value }
+        if let requiresData = member("requires_data") {
+            reader.report(
+                .unknownKey, at: requiresData, path: path.appending("requires_data"),
+                "requires_data is computed from the component's bindings; remove it"
+            )
+        }
+        guard let typeName = reader.string(member("name"), at: path.appending("name"), what: "the component's name"),
+            let contentNode = member("content")
+        else { return nil }
+        guard let schema = catalog.schema(named: typeName) else {
+            reader.report(
+                .unknownComponent, at: member("name")!, path: path.appending("name"),
+                "component type \"\(typeName)\" is not known to the app, so the whole screen would fail to decode; use a built-in type (\(ComponentSchema.builtIns.map(\.name).joined(separator: ", "))) or declare it in components/"
+                    + NameSuggestion.hint(for: typeName, among: catalog.schemas.keys)
+            )
+            return nil
+        }
+        let identifier: String
+        if let identifierNode = member("identifier") {
+            guard let given = reader.string(identifierNode, at: path.appending("identifier"), what: "identifier") else {
+                return nil
+            }
+            guard !given.isEmpty else {
+                reader.report(.invalidName, at: identifierNode, path: path.appending("identifier"), "an identifier may not be empty; remove it to have one generated")
+                return nil
+            }
+            identifier = given
+        } else {
+            // As the Ruby server did: position-based, stable while the screen's order is.
+            identifier = "component$\(index)"
+        }
+
+        let contentPath = path.appending("content")
+        guard let fields = compileContent(contentNode, schema: schema, at: contentPath, topLevel: true, scope: []) else {
+            return nil
+        }
+
+        // The skeleton holds literals as written and typed placeholders where data will come.
+        var skeletonContent: [String: JSONValue] = [:]
+        var dynamicFields: [String: ContentExpression] = [:]
+        var requiresData = false
+        if schema.acceptsAnyContent {
+            skeletonContent = contentNode.value.objectValue ?? [:]
+        }
+        for (fieldName, expression) in fields {
+            let field = schema.field(named: fieldName)
+            if field?.isDynamic == true { dynamicFields[fieldName] = expression }
+            if case .literal(let value) = expression {
+                skeletonContent[fieldName] = value
+                continue
+            }
+            requiresData = true
+            if let field, field.isRequired {
+                skeletonContent[fieldName] = Self.placeholder(for: expression, type: field.type)
+            }
+        }
+        let component = Component(
+            name: typeName, identifier: identifier, requiresData: requiresData, content: .object(skeletonContent)
+        )
+        let entry = requiresData ? DataPlan.Entry(identifier: identifier, componentName: typeName, fields: dynamicFields) : nil
+        return (component, entry)
+    }
+
+    private static func placeholder(for expression: ContentExpression, type: FieldType) -> JSONValue {
+        switch expression {
+        case .bind(_, let options), .template(_, let options):
+            options.placeholder ?? type.placeholder()
+        default:
+            type.placeholder()
+        }
+    }
+
+    /// Compiles a component's content (or a collection item's, or a typed object's) field by field.
+    /// - Parameter topLevel: the component's own content, where only dynamic fields may be bound;
+    ///   inside a collection item every field comes with the data and may be bound.
+    private mutating func compileContent(
+        _ node: JSONNode, schema: ComponentSchema, at path: JSONPath, topLevel: Bool, scope: Set<String>
+    ) -> [String: ContentExpression]? {
+        if schema.acceptsAnyContent {
+            guard node.members != nil else {
+                reader.report(.wrongType, at: node, path: path, "\(schema.name) needs a content object; write {}")
+                return nil
+            }
+            if let binding = Self.firstBinding(in: node, at: path) {
+                reader.report(.staticFieldBound, at: node.closestNode(at: binding.relative), path: binding.absolute, "\(schema.name) has no fields to bind; remove the binding")
+                return nil
+            }
+            return [:]
+        }
+        return compileFields(node, fields: schema.fields, what: "\(schema.name) content", at: path, topLevel: topLevel, scope: scope)
+    }
+
+    private mutating func compileFields(
+        _ node: JSONNode, fields: [FieldSchema], what: String, at path: JSONPath, topLevel: Bool, scope: Set<String>
+    ) -> [String: ContentExpression]? {
+        guard let members = node.members else {
+            reader.report(.wrongType, at: node, path: path, "\(what) must be an object, found \(node.typeName)")
+            return nil
+        }
+        var valid = true
+        let fieldNames = fields.map(\.name)
+        for member in members where !fieldNames.contains(member.key) {
+            valid = false
+            reader.report(
+                .unknownKey, offset: member.keyOffset, path: path.appending(member.key),
+                "unknown field \"\(member.key)\" in \(what); its fields are \(fieldNames.joined(separator: ", "))"
+                    + NameSuggestion.hint(for: member.key, among: fieldNames)
+            )
+        }
+        var expressions: [String: ContentExpression] = [:]
+        for field in fields {
+            let fieldPath = path.appending(field.name)
+            guard let valueNode = members.first(where: { $0.key == field.name })?.value else {
+                if field.isRequired {
+                    valid = false
+                    reader.report(
+                        .missingKey, at: node, path: fieldPath,
+                        "required field \"\(field.name)\" (\(field.type.name)) is missing from \(what); add it"
+                    )
+                }
+                continue
+            }
+            if case .null = valueNode.kind {
+                if field.isRequired {
+                    valid = false
+                    reader.report(
+                        .missingKey, at: valueNode, path: fieldPath,
+                        "\"\(field.name)\" is null, which the client cannot decode; give it a \(field.type.name) value"
+                            + (field.isDynamic ? " or bind it to data" : "")
+                    )
+                } else {
+                    expressions[field.name] = .literal(.null)
+                }
+                continue
+            }
+            guard let expression = compileValue(valueNode, as: field.type, at: fieldPath, siblings: members, scope: scope) else {
+                valid = false
+                continue
+            }
+            if topLevel, !expression.isLiteral, !field.isDynamic {
+                valid = false
+                let dynamic = fields.filter(\.isDynamic).map(\.name)
+                reader.report(
+                    .staticFieldBound, at: valueNode, path: fieldPath,
+                    "\"\(field.name)\" is static: the client never updates it from data, so it cannot be bound; write a literal value"
+                        + (dynamic.isEmpty ? "" : " (the dynamic fields here are \(dynamic.joined(separator: ", ")))")
+                )
+            }
+            expressions[field.name] = expression
+        }
+        return valid ? expressions : nil
+    }
+
+    /// Compiles one value: a binding, a structure that holds bindings, or a literal that must decode
+    /// as `type` (`nil` accepts any JSON, e.g. inside an untyped object).
+    private mutating func compileValue(
+        _ node: JSONNode, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
+    ) -> ContentExpression? {
+        if let members = node.members, let bindingKey = members.first(where: { $0.key.hasPrefix("$") })?.key {
+            return compileBinding(node, key: bindingKey, as: type, at: path, siblings: siblings, scope: scope)
+        }
+        switch (type, node.kind) {
+        case (.object(let fields?), .object):
+            guard let members = compileFields(node, fields: fields, what: "this object", at: path, topLevel: false, scope: scope) else {
+                return nil
+            }
+            return Self.normalized(.object(members))
+        case (.array(let items), .array(let elements)) where Self.firstBinding(in: node, at: path) != nil:
+            var compiled: [ContentExpression] = []
+            for (index, element) in elements.enumerated() {
+                guard let expression = compileValue(element, as: items, at: path.appending(index), siblings: [], scope: scope) else {
+                    return nil
+                }
+                compiled.append(expression)
+            }
+            return Self.normalized(.array(compiled))
+        case (.componentContents(let nameField), .array(let elements)):
+            guard let itemSchema = itemSchema(nameField: nameField, siblings: siblings) else { return nil }
+            var compiled: [ContentExpression] = []
+            var valid = true
+            for (index, element) in elements.enumerated() {
+                guard let fields = compileContent(element, schema: itemSchema, at: path.appending(index), topLevel: false, scope: scope) else {
+                    valid = false
+                    continue
+                }
+                compiled.append(Self.normalized(.object(fields)))
+            }
+            return valid ? Self.normalized(.array(compiled)) : nil
+        case (nil, .object(let members)) where Self.firstBinding(in: node, at: path) != nil:
+            var compiled: [String: ContentExpression] = [:]
+            for member in members {
+                guard let expression = compileValue(member.value, as: nil, at: path.appending(member.key), siblings: [], scope: scope) else {
+                    return nil
+                }
+                compiled[member.key] = expression
+            }
+            return Self.normalized(.object(compiled))
+        default:
+            if let binding = Self.firstBinding(in: node, at: path) {
+                reader.report(
+                    .invalidBinding, at: node.closestNode(at: binding.relative), path: binding.absolute,
+                    "a binding cannot stand inside a \(type?.name ?? "literal") value; bind the whole field instead"
+                )
+                return nil
+            }
+            let value = node.value
+            guard let type else { return .literal(value) }
+            let siblingValues = Dictionary(siblings.map { ($0.key, $0.value.value) }, uniquingKeysWith: { first, _ in first })
+            let result = catalog.check(value, as: type, siblings: siblingValues, mode: .definition)
+            reader.report(result.violations, in: node, at: path)
+            return result.isValid ? .literal(value) : nil
+        }
+    }
+
+    private mutating func itemSchema(nameField: String, siblings: [JSONNode.Member]) -> ComponentSchema? {
+        // A missing or unknown item type is reported on the sibling field itself.
+        guard let itemType = siblings.first(where: { $0.key == nameField })?.value.stringValue else { return nil }
+        return catalog.schema(named: itemType)
+    }
+
+    private mutating func compileBinding(
+        _ node: JSONNode, key: String, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
+    ) -> ContentExpression? {
+        let bindingPath = path.appending(key)
+        switch key {
+        case "$bind":
+            guard
+                let members = reader.object(node, at: path, what: "a $bind binding", allowed: ["$bind", "default", "placeholder"]),
+                let valuePath = readValuePath(members.first { $0.key == "$bind" }!.value, at: bindingPath, scope: scope)
+            else { return nil }
+            guard let options = readOptions(members, as: type, at: path) else { return nil }
+            return .bind(valuePath, options)
+        case "$template":
+            guard
+                let members = reader.object(
+                    node, at: path, what: "a $template binding", allowed: ["$template", "default", "placeholder"]
+                ),
+                let textNode = members.first(where: { $0.key == "$template" })?.value,
+                let text = reader.string(textNode, at: bindingPath, what: "a $template")
+            else { return nil }
+            if let type, type != .string, type != .url {
+                reader.report(
+                    .invalidBinding, at: node, path: path,
+                    "a $template makes text, but this field is \(Self.article(type.name)) \(type.name); use $bind"
+                )
+                return nil
+            }
+            guard let parts = readTemplate(text, node: textNode, at: bindingPath, scope: scope),
+                let options = readOptions(members, as: type, at: path)
+            else { return nil }
+            return .template(parts, options)
+        case "$each":
+            guard
+                let members = reader.object(
+                    node, at: path, what: "an $each binding", allowed: ["$each", "as", "template", "limit"],
+                    required: ["template"]
+                ),
+                let valuePath = readValuePath(members.first { $0.key == "$each" }!.value, at: bindingPath, scope: scope),
+                let templateNode = members.first(where: { $0.key == "template" })?.value
+            else { return nil }
+            let member = { (key: String) in members.first { $0.key == key }?.value }
+            let variable = reader.string(member("as"), at: path.appending("as"), what: "as") ?? "item"
+            if sources[variable] != nil || scope.contains(variable) || !variable.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar) {
+                reader.report(
+                    .invalidBinding, at: member("as") ?? node, path: path.appending("as"),
+                    "the loop variable \"\(variable)\" must be a plain name that no source or outer loop uses; choose another with \"as\""
+                )
+                return nil
+            }
+            let limit = reader.positiveInteger(member("limit"), at: path.appending("limit"), what: "limit")
+            if member("limit") != nil, limit == nil { return nil }
+            let innerScope = scope.union([variable])
+            let templatePath = path.appending("template")
+            let template: ContentExpression?
+            switch type {
+            case .componentContents(let nameField):
+                guard let itemSchema = itemSchema(nameField: nameField, siblings: siblings) else { return nil }
+                template = compileContent(templateNode, schema: itemSchema, at: templatePath, topLevel: false, scope: innerScope)
+                    .map { Self.normalized(.object($0)) }
+            case .array(let items):
+                template = compileValue(templateNode, as: items, at: templatePath, siblings: [], scope: innerScope)
+            case nil:
+                template = compileValue(templateNode, as: nil, at: templatePath, siblings: [], scope: innerScope)
+            case let type?:
+                reader.report(
+                    .invalidBinding, at: node, path: path,
+                    "$each makes an array, but this field is \(Self.article(type.name)) \(type.name); use $bind or $template"
+                )
+                return nil
+            }
+            guard let template else { return nil }
+            return .each(valuePath, variable: variable, template: template, limit: limit)
+        default:
+            reader.report(
+                .invalidBinding, at: node, path: bindingPath,
+                "unknown binding \"\(key)\"; use $bind, $template or $each" + NameSuggestion.hint(for: key, among: Self.bindingKeys)
+            )
+            return nil
+        }
+    }
+
+    private mutating func readOptions(_ members: [JSONNode.Member], as type: FieldType?, at path: JSONPath) -> ContentExpression.BindingOptions? {
+        var options = ContentExpression.BindingOptions()
+        for key in ["default", "placeholder"] {
+            guard let node = members.first(where: { $0.key == key })?.value else { continue }
+            if let type {
+                let result = catalog.check(node.value, as: type, mode: .definition)
+                reader.report(result.violations, in: node, at: path.appending(key))
+                guard result.isValid else { return nil }
+            }
+            if key == "default" { options.defaultValue = node.value } else { options.placeholder = node.value }
+        }
+        return options
+    }
+
+    private mutating func readValuePath(_ node: JSONNode, at path: JSONPath, scope: Set<String>) -> ValuePath? {
+        guard let text = reader.string(node, at: path, what: "a binding path") else { return nil }
+        guard let valuePath = ValuePath(parsing: text) else {
+            reader.report(
+                .invalidBinding, at: node, path: path,
+                "\"\(text)\" is not a binding path; write source.key.key or source.list[0].key"
+            )
+            return nil
+        }
+        return checkRoot(valuePath, node: node, at: path, scope: scope) ? valuePath : nil
+    }
+
+    private mutating func checkRoot(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>) -> Bool {
+        if scope.contains(valuePath.root) { return true }
+        if sources[valuePath.root] != nil {
+            usedSources.insert(valuePath.root)
+            return true
+        }
+        let known = Array(sources.keys) + Array(scope)
+        reader.report(
+            .unknownSource, at: node, path: path,
+            "\"\(valuePath.root)\" is not a source of this screen"
+                + (known.isEmpty ? "; declare it under \"sources\"" : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
+                + NameSuggestion.hint(for: valuePath.root, among: known)
+        )
+        return false
+    }
+
+    private mutating func readTemplate(_ text: String, node: JSONNode, at path: JSONPath, scope: Set<String>) -> [ContentExpression.TemplatePart]? {
+        var parts: [ContentExpression.TemplatePart] = []
+        var literal = ""
+        var scalars = text.unicodeScalars[...]
+        while let scalar = scalars.popFirst() {
+            switch scalar {
+            case "{" where scalars.first == "{":
+                scalars.removeFirst()
+                literal.unicodeScalars.append("{")
+            case "}" where scalars.first == "}":
+                scalars.removeFirst()
+                literal.unicodeScalars.append("}")
+            case "{":
+                guard let close = scalars.firstIndex(of: "}") else {
+                    reader.report(.invalidBinding, at: node, path: path, "a '{' in the template is never closed; write {{ for a literal brace")
+                    return nil
+                }
+                let reference = String(String.UnicodeScalarView(scalars[..<close]))
+                scalars = scalars[scalars.index(after: close)...]
+                guard let valuePath = ValuePath(parsing: reference.trimmingSpaces) else {
+                    reader.report(
+                        .invalidBinding, at: node, path: path,
+                        "{\(reference)} in the template is not a binding path; write {source.key}"
+                    )
+                    return nil
+                }
+                guard checkRoot(valuePath, node: node, at: path, scope: scope) else { return nil }
+                if !literal.isEmpty {
+                    parts.append(.text(literal))
+                    literal = ""
+                }
+                parts.append(.value(valuePath))
+            case "}":
+                reader.report(.invalidBinding, at: node, path: path, "a lone '}' in the template; write }} for a literal brace")
+                return nil
+            default:
+                literal.unicodeScalars.append(scalar)
+            }
+        }
+        if !literal.isEmpty { parts.append(.text(literal)) }
+        return parts
+    }
+
+    // MARK: Static data
+
+    /// For a screen whose sources are all fixtures, builds the data once now; anything it would
+    /// leave out is an error, since no request could ever do better.
+    private mutating func buildStaticData(
+        _ plan: DataPlan, componentNodes: [JSONNode], indices: [String: Int], at path: JSONPath
+    ) -> InterfaceData? {
+        guard !reader.diagnostics.containsErrors else { return nil }
+        let (data, problems) = plan.build(values: plan.staticValues, catalog: catalog)
+        for entry in plan.entries {
+            let forEntry = problems.filter { $0.identifier == entry.identifier }
+            guard forEntry.contains(where: \.isLoss) else { continue }
+            guard let index = indices[entry.identifier] else { continue }
+            reader.report(
+                .unresolvedData, at: componentNodes[index], path: path.appending(index),
+                "its data cannot be built from the screen's fixtures: "
+                    + forEntry.map(\.message).joined(separator: "; ") + "; fix the binding or the fixture"
+            )
+        }
+        return data
+    }
+
+    // MARK: Helpers
+
+    /// Collapses a structure without bindings into one literal.
+    private static func normalized(_ expression: ContentExpression) -> ContentExpression {
+        switch expression {
+        case .object(let members):
+            var values: [String: JSONValue] = [:]
+            for (key, member) in members {
+                guard case .literal(let value) = member else { return expression }
+                values[key] = value
+            }
+            return .literal(.object(values))
+        case .array(let elements):
+            var values: [JSONValue] = []
+            for element in elements {
+                guard case .literal(let value) = element else { return expression }
+                values.append(value)
+            }
+            return .literal(.array(values))
+        default:
+            return expression
+        }
+    }
+
+    /// The first object under `node` that looks like a binding (a `$` key), with its path.
+    private static func firstBinding(in node: JSONNode, at path: JSONPath) -> (relative: JSONPath, absolute: JSONPath)? {
+        func search(_ node: JSONNode, _ relative: JSONPath) -> JSONPath? {
+            switch node.kind {
+            case .object(let members):
+                if members.contains(where: { $0.key.hasPrefix("$") }) { return relative }
+                for member in members {
+                    if let found = search(member.value, relative.appending(member.key)) { return found }
+                }
+                return nil
+            case .array(let elements):
+                for (index, element) in elements.enumerated() {
+                    if let found = search(element, relative.appending(index)) { return found }
+                }
+                return nil
+            default:
+                return nil
+            }
+        }
+        return search(node, .root).map { ($0, path.appending($0)) }
+    }
+
+    private static func article(_ word: String) -> String {
+        ["a", "e", "i", "o", "u"].contains(word.first.map(String.init) ?? "") ? "an" : "a"
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        String(unicodeScalars.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed().map(Character.init))
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+import TaksiSchema
+
+/// Loads a whole screen directory: reads every file, checks everything, and compiles the screens.
+/// Nothing is served from a set with errors, and every error is reported at once.
+///
+/// The directory's layout:
+/// - `*.json` anywhere: one screen each (the screen's `name` is inside the file);
+/// - `components/<type>.json`: one custom component schema each;
+/// - `actions.json`: the custom action identifiers the app registered;
+/// - `fixtures/`: JSON files that `fixture` sources read (never screens themselves).
+///
+/// ```swift
+/// let load = ScreenSetLoader.load(directory: "Screens")
+/// guard let screens = load.screenSet else { print(load.diagnostics.report); exit(1) }
+/// ```
+public enum ScreenSetLoader {
+    /// The largest file read; larger ones are reported, not read.
+    public static let maximumFileSize = 4 * 1024 * 1024
+    /// The folder of custom component schemas.
+    public static let componentsFolder = "components"
+    /// The folder of fixture files.
+    public static let fixturesFolder = "fixtures"
+    /// The file of custom action identifiers.
+    public static let actionsFile = "actions.json"
+
+    /// Loads the screen set in `directory`. Paths in diagnostics start with `directory` as given.
+    public static func load(directory: String) -> ScreenSetLoad {
+        let root = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        var files: [String: [UInt8]] = [:]
+        var diagnostics: [Diagnostic] = []
+        let rootURL = URL(fileURLWithPath: root, isDirectory: true)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: rootURL.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return ScreenSetLoad(
+                screenSet: nil,
+                diagnostics: [
+                    Diagnostic(
+                        code: .unreadableFile, file: root,
+                        message: "the screens directory does not exist or is not a directory; pass --screens DIR or set \"screens\" in config.json"
+                    )
+                ]
+            )
+        }
+        let keys: [URLResourceKey] = [.isRegularFileKey, .fileSizeKey]
+        let enumerator = FileManager.default.enumerator(
+            at: rootURL, includingPropertiesForKeys: keys, options: [.skipsHiddenFiles]
+        )
+        let rootPath = rootURL.standardizedFileURL.path
+        while let url = enumerator?.nextObject() as? URL {
+            let values = try? url.resourceValues(forKeys: Set(keys))
+            guard values?.isRegularFile == true, url.pathExtension == "json" else { continue }
+            let fullPath = url.standardizedFileURL.path
+            guard fullPath.hasPrefix(rootPath + "/") else { continue }
+            let relative = String(fullPath.dropFirst(rootPath.count + 1))
+            let size = values?.fileSize ?? 0
+            if size > maximumFileSize {
+                diagnostics.append(
+                    Diagnostic(
+                        code: .fileTooLarge, file: "\(root)/\(relative)",
+                        message: "the file has \(size) bytes, more than the limit of \(maximumFileSize); split it or move data to an upstream"
+                    )
+                )
+                continue
+            }
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                diagnostics.append(
+                    Diagnostic(code: .unreadableFile, file: "\(root)/\(relative)", message: "the file cannot be read; check its permissions")
+                )
+                continue
+            }
+            files[relative] = Array(data)
+        }
+        var load = load(files: files, root: root)
+        load.diagnostics = diagnostics + load.diagnostics
+        if load.diagnostics.containsErrors { load.screenSet = nil }
+        return load
+    }
+
+    /// Loads a screen set from files in memory, keyed by their path relative to the screens
+    /// directory (`home.json`, `components/card.json`). Used by ``load(directory:)`` and by tests.
+    public static func load(files: [String: [UInt8]], root: String = "Screens") -> ScreenSetLoad {
+        var diagnostics: [Diagnostic] = []
+        var parsed: [String: (SourceFile, JSONNode)] = [:]
+        func parse(_ relative: String) -> (SourceFile, JSONNode)? {
+            if let done = parsed[relative] { return done }
+            guard let bytes = files[relative] else { return nil }
+            let file = SourceFile(path: "\(root)/\(relative)", bytes: bytes)
+            if let offset = firstInvalidUTF8Offset(bytes) {
+                diagnostics.append(
+                    Diagnostic(
+                        code: .syntax, file: file.path, location: file.location(ofOffset: offset),
+                        message: "the file is not valid UTF-8; save it as UTF-8"
+                    )
+                )
+                return nil
+            }
+            do {
+                let node = try JSONParser.parse(bytes)
+                parsed[relative] = (file, node)
+                return (file, node)
+            } catch {
+                diagnostics.append(
+                    Diagnostic(code: .syntax, file: file.path, location: file.location(ofOffset: error.offset), message: error.message)
+                )
+                return nil
+            }
+        }
+
+        let paths = files.keys.sorted()
+        let componentPaths = paths.filter { $0.hasPrefix(componentsFolder + "/") }
+        let screenPaths = paths.filter {
+            !$0.hasPrefix(componentsFolder + "/") && !$0.hasPrefix(fixturesFolder + "/") && $0 != actionsFile
+        }
+
+        // What the app knows: custom components and custom actions.
+        var customComponents: [ComponentSchema] = []
+        var componentFiles: [String: String] = [:]
+        for relative in componentPaths {
+            guard let (file, node) = parse(relative) else { continue }
+            let expectedName = relative.split(separator: "/").last.map { String($0.dropLast(".json".count)) }
+            let (schema, found) = CatalogReader.readComponent(node, file: file, expectedName: expectedName)
+            diagnostics += found
+            guard let schema else { continue }
+            if let other = componentFiles[schema.name] {
+                diagnostics.append(
+                    Diagnostic(code: .invalidName, file: file.path, message: "component \"\(schema.name)\" is also declared in \(other); keep one")
+                )
+                continue
+            }
+            componentFiles[schema.name] = file.path
+            customComponents.append(schema)
+        }
+        var customActions: Set<String> = []
+        if files[actionsFile] != nil, let (file, node) = parse(actionsFile) {
+            let (actions, found) = CatalogReader.readActions(node, file: file)
+            diagnostics += found
+            customActions = actions
+        }
+
+        // Every screen's name first, so navigation targets can be checked across the set.
+        var screenFiles: [String: (SourceFile, JSONNode)] = [:]
+        var screenOrder: [String] = []
+        for relative in screenPaths {
+            guard let (file, node) = parse(relative) else { continue }
+            guard let nameNode = node["name"], let name = nameNode.stringValue else {
+                let message =
+                    node.members == nil
+                    ? "a screen file holds one object, {\"name\": ..., \"components\": [...]}, found \(node.typeName)"
+                    : node["name"] == nil
+                        ? "a screen needs a \"name\", the name clients ask for (like \"home\"); add it"
+                        : "the screen's \"name\" must be a string"
+                diagnostics.append(
+                    Diagnostic(
+                        code: node["name"] == nil ? .missingKey : .wrongType, file: file.path,
+                        location: file.location(ofOffset: (node["name"] ?? node).offset),
+                        path: node.members == nil ? .root : JSONPath.root.appending("name"), message: message
+                    )
+                )
+                continue
+            }
+            if let problem = ScreenName.problem(with: name) {
+                diagnostics.append(
+                    Diagnostic(
+                        code: .invalidName, file: file.path, location: file.location(ofOffset: nameNode.offset),
+                        path: JSONPath.root.appending("name"), message: "\"\(name)\" is not a valid screen name: \(problem)"
+                    )
+                )
+                continue
+            }
+            if let (otherFile, _) = screenFiles[name] {
+                diagnostics.append(
+                    Diagnostic(
+                        code: .duplicateScreen, file: file.path, location: file.location(ofOffset: nameNode.offset),
+                        path: JSONPath.root.appending("name"),
+                        message: "screen \"\(name)\" is also defined in \(otherFile.path); rename one of them"
+                    )
+                )
+                continue
+            }
+            screenFiles[name] = (file, node)
+            screenOrder.append(name)
+        }
+        if screenPaths.isEmpty {
+            diagnostics.append(
+                Diagnostic(code: .noScreens, file: root, message: "no screen files were found; add one, like \(root)/home.json")
+            )
+        }
+
+        let catalog = ComponentCatalog(
+            customComponents: customComponents, customActions: customActions, navigationTargets: Set(screenFiles.keys)
+        )
+        var screens: [String: CompiledScreen] = [:]
+        var fixtureCache: [String: JSONValue] = [:]
+        for name in screenOrder {
+            guard let (file, node) = screenFiles[name] else { continue }
+            var compiler = ScreenCompiler(name: name, file: file, catalog: catalog) { reference, referenceNode, path, reader in
+                guard let relative = normalizedRelativePath(reference) else {
+                    reader.report(
+                        .invalidSource, at: referenceNode, path: path,
+                        "\"\(reference)\" must be a relative path inside the screens directory, like fixtures/home.json"
+                    )
+                    return nil
+                }
+                if let cached = fixtureCache[relative] { return cached }
+                guard files[relative] != nil else {
+                    reader.report(
+                        .invalidSource, at: referenceNode, path: path,
+                        "fixture file \(root)/\(relative) does not exist; paths are relative to the screens directory"
+                            + NameSuggestion.hint(for: relative, among: paths)
+                    )
+                    return nil
+                }
+                guard let (_, fixture) = parse(relative) else {
+                    reader.report(.invalidSource, at: referenceNode, path: path, "fixture file \(root)/\(relative) is not valid JSON (see its own error)")
+                    return nil
+                }
+                fixtureCache[relative] = fixture.value
+                return fixture.value
+            }
+            let screen = compiler.compile(node)
+            diagnostics += compiler.reader.diagnostics
+            if let screen { screens[name] = screen }
+        }
+
+        let warnings = diagnostics.filter { $0.severity == .warning }
+        let screenSet = diagnostics.containsErrors ? nil : ScreenSet(screens: screens, catalog: catalog, warnings: warnings)
+        return ScreenSetLoad(screenSet: screenSet, diagnostics: diagnostics)
+    }
+
+    /// `fixtures/a.json` for `./fixtures/a.json`; nil for absolute paths and any that climb out with `..`.
+    static func normalizedRelativePath(_ path: String) -> String? {
+        guard !path.hasPrefix("/") else { return nil }
+        var segments: [Substring] = []
+        for segment in path.split(separator: "/") {
+            switch segment {
+            case ".": continue
+            case "..": return nil
+            default: segments.append(segment)
+            }
+        }
+        return segments.isEmpty ? nil : segments.joined(separator: "/")
+    }
+
+    /// The offset of the first byte that is not valid UTF-8, or nil when all are.
+    static func firstInvalidUTF8Offset(_ bytes: [UInt8]) -> Int? {
+        var iterator = bytes.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded): offset += encoded.count
+            case .emptyInput: return nil
+            case .error: return offset
+            }
+        }
+    }
+}
