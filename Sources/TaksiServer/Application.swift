@@ -1,0 +1,92 @@
+public import Logging
+public import NIOCore
+import NIOPosix
+import ServiceLifecycle
+public import TaksiScreens
+
+/// The assembled server: configuration, the loaded screens and the HTTP service.
+///
+/// ```swift
+/// let application = try buildApplication(configuration: configuration, logger: logger)
+/// try await application.run() // until SIGTERM or SIGINT
+/// ```
+public struct Application: Sendable {
+    public let configuration: ServerConfiguration
+    public let store: ScreenStore
+    public let logger: Logger
+
+    /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
+    public var responder: Responder { Responder(store: store, logger: logger) }
+
+    /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
+    public func run() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
+        let service = HTTPService(application: self, group: group)
+        let serviceGroup = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
+            )
+        )
+        do {
+            try await serviceGroup.run()
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        try await group.shutdownGracefully()
+    }
+
+    /// Binds the HTTP server on `group` and returns it running (tests bind port 0 this way).
+    public func start(on group: any EventLoopGroup) async throws -> HTTPServer {
+        try await HTTPServer.start(
+            host: configuration.host, port: configuration.port, group: group, responder: responder, logger: logger
+        )
+    }
+}
+
+/// The HTTP server as a service of the service group: serves until graceful shutdown, then drains.
+struct HTTPService: Service {
+    let application: Application
+    let group: any EventLoopGroup
+
+    func run() async throws {
+        let server = try await application.start(on: group)
+        // Returns on graceful shutdown (SIGTERM/SIGINT), throws on cancellation: drain either way.
+        try? await gracefulShutdown()
+        await server.shutdown()
+    }
+}
+
+/// Why the application could not be built.
+public enum ApplicationError: Error, Sendable, CustomStringConvertible {
+    /// The screen set has errors; nothing is served from it.
+    case invalidScreens([Diagnostic])
+
+    public var description: String {
+        switch self {
+        case .invalidScreens(let diagnostics):
+            let errors = diagnostics.filter { $0.severity == .error }.count
+            return "the screen set has \(errors) error\(errors == 1 ? "" : "s"); nothing was served:\n" + diagnostics.report
+        }
+    }
+}
+
+/// Loads and validates the screens named by the configuration and assembles the application.
+/// - Throws: ``ApplicationError/invalidScreens(_:)`` with every diagnostic when the set has errors.
+public func buildApplication(configuration: ServerConfiguration, logger: Logger) throws(ApplicationError) -> Application {
+    let load = ScreenSetLoader.load(directory: configuration.screensDirectory)
+    guard let screenSet = load.screenSet else { throw .invalidScreens(load.diagnostics) }
+    for warning in load.diagnostics where warning.severity == .warning {
+        logger.warning("\(warning)")
+    }
+    logger.info(
+        "screens loaded",
+        metadata: ["count": .stringConvertible(screenSet.screens.count), "directory": .string(configuration.screensDirectory)]
+    )
+    return Application(configuration: configuration, store: ScreenStore(ServedScreenSet(screenSet)), logger: logger)
+}
+
+/// Assembles the application around an already loaded screen set (tests, embedding).
+public func buildApplication(configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger) -> Application {
+    Application(configuration: configuration, store: ScreenStore(ServedScreenSet(screenSet)), logger: logger)
+}

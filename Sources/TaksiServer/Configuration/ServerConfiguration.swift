@@ -1,0 +1,142 @@
+public import Foundation
+public import Logging
+import NIOCore
+import TaksiSchema
+import TaksiScreens
+
+/// Everything the server needs to run. Each setting comes from, in order of precedence:
+/// a command-line flag, an environment variable (`TAKSI_PORT`, ...), the configuration file
+/// (`config.json`), then the default below.
+///
+/// ```json
+/// {"host": "0.0.0.0", "port": 8080, "screens": "Screens", "threads": 2, "log_level": "info"}
+/// ```
+public struct ServerConfiguration: Sendable, Equatable {
+    /// The address to listen on. `127.0.0.1` by default; `0.0.0.0` in a container.
+    public var host: String = "127.0.0.1"
+    /// The TCP port; 0 picks a free one (the bound port is logged).
+    public var port: Int = 8080
+    /// The screens directory. A relative path in the configuration file is relative to that file.
+    public var screensDirectory: String = "Screens"
+    /// Event loop threads; one per core by default.
+    public var threads: Int = System.coreCount
+    /// The lowest log level written.
+    public var logLevel: Logger.Level = .info
+
+    public init() {}
+
+    /// Each setting: its key in the configuration file, its environment variable and what it means.
+    public static let settings: [(key: String, environment: String, summary: String)] = [
+        ("host", "TAKSI_HOST", "address to listen on"),
+        ("port", "TAKSI_PORT", "TCP port (0 picks a free one)"),
+        ("screens", "TAKSI_SCREENS", "screens directory"),
+        ("threads", "TAKSI_THREADS", "event loop threads"),
+        ("log_level", "TAKSI_LOG_LEVEL", "trace, debug, info, notice, warning, error or critical"),
+    ]
+
+    /// Applies a configuration file's settings over these.
+    /// - Throws: ``ConfigurationError`` naming the file, the key and the fix.
+    public mutating func apply(file path: String) throws(ConfigurationError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(source: path, message: "the configuration file cannot be read; check the path given to --config or TAKSI_CONFIG")
+        }
+        let node: JSONNode
+        do {
+            node = try JSONParser.parse(Array(data))
+        } catch {
+            let location = SourceFile(path: path, bytes: Array(data)).location(ofOffset: error.offset)
+            throw ConfigurationError(source: "\(path):\(location)", message: error.message)
+        }
+        guard let members = node.members else {
+            throw ConfigurationError(source: path, message: "the configuration must be a JSON object of settings")
+        }
+        let keys = Self.settings.map(\.key)
+        let directory = (path as NSString).deletingLastPathComponent
+        for member in members {
+            guard keys.contains(member.key) else {
+                throw ConfigurationError(
+                    source: path,
+                    message: "unknown setting \"\(member.key)\"; the settings are \(keys.joined(separator: ", "))"
+                        + NameSuggestion.hint(for: member.key, among: keys)
+                )
+            }
+            let value = member.value.value
+            let text: String
+            switch value {
+            case .string(let string): text = string
+            case .number: text = JSONWriter.string(value)
+            default:
+                throw ConfigurationError(source: path, message: "\"\(member.key)\" must be a string or a number, found \(value.typeName)")
+            }
+            try apply(key: member.key, value: text, source: "\(path): \"\(member.key)\"")
+            if member.key == "screens", !screensDirectory.hasPrefix("/"), !directory.isEmpty {
+                screensDirectory = (directory as NSString).appendingPathComponent(screensDirectory)
+            }
+        }
+    }
+
+    /// Applies the `TAKSI_*` environment variables that are set.
+    public mutating func apply(environment: [String: String]) throws(ConfigurationError) {
+        for setting in Self.settings {
+            if let value = environment[setting.environment] {
+                try apply(key: setting.key, value: value, source: setting.environment)
+            }
+        }
+    }
+
+    /// Applies one setting given as text.
+    /// - Parameter source: where the value came from, for the error message.
+    public mutating func apply(key: String, value: String, source: String) throws(ConfigurationError) {
+        switch key {
+        case "host":
+            guard !value.isEmpty else { throw ConfigurationError(source: source, message: "the host may not be empty; use 127.0.0.1 or 0.0.0.0") }
+            host = value
+        case "port":
+            guard let port = Int(value), (0...65535).contains(port) else {
+                throw ConfigurationError(source: source, message: "the port must be a number from 0 to 65535, found \"\(value)\"")
+            }
+            self.port = port
+        case "screens":
+            guard !value.isEmpty else { throw ConfigurationError(source: source, message: "the screens directory may not be empty") }
+            screensDirectory = value
+        case "threads":
+            guard let threads = Int(value), (1...256).contains(threads) else {
+                throw ConfigurationError(source: source, message: "threads must be a number from 1 to 256, found \"\(value)\"")
+            }
+            self.threads = threads
+        case "log_level":
+            guard let level = Logger.Level(rawValue: value.lowercased()) else {
+                let levels = Logger.Level.allCases.map(\.rawValue)
+                throw ConfigurationError(
+                    source: source,
+                    message: "unknown log level \"\(value)\"; use one of \(levels.joined(separator: ", "))"
+                        + NameSuggestion.hint(for: value, among: levels)
+                )
+            }
+            logLevel = level
+        default:
+            throw ConfigurationError(source: source, message: "unknown setting \"\(key)\"")
+        }
+    }
+
+    /// The configuration from defaults, the file (when given, or `config.json` in the working
+    /// directory when that exists) and the environment, in that order.
+    public static func resolve(
+        file: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        let path = file ?? environment["TAKSI_CONFIG"] ?? (FileManager.default.fileExists(atPath: "config.json") ? "config.json" : nil)
+        if let path { try configuration.apply(file: path) }
+        try configuration.apply(environment: environment)
+        return configuration
+    }
+}
+
+/// A configuration setting that is wrong: where it came from and how to fix it.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file (and key), the environment variable or the flag the value came from.
+    public var source: String
+    public var message: String
+
+    public var description: String { "\(source): \(message)" }
+}

@@ -1,0 +1,98 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TaksiScreens
+import TaksiServer
+
+@main
+struct TaksiServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "taksi-server",
+        abstract: "Serves Taksi server-driven UI screens: skeletons and data patches over HTTP.",
+        subcommands: [Serve.self, Validate.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+/// Runs the HTTP server on a screen set.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the screens over HTTP (the default command).",
+        discussion: """
+            Settings come from flags, then TAKSI_* environment variables, then the configuration file \
+            (--config, TAKSI_CONFIG, or ./config.json when present), then defaults.
+            """
+    )
+
+    @Option(name: .long, help: "Address to listen on (TAKSI_HOST; default 127.0.0.1).")
+    var host: String?
+
+    @Option(name: .long, help: "TCP port; 0 picks a free one (TAKSI_PORT; default 8080).")
+    var port: String?
+
+    @Option(name: .long, help: "Screens directory (TAKSI_SCREENS; default Screens).")
+    var screens: String?
+
+    @Option(name: .long, help: "Configuration file (TAKSI_CONFIG; default ./config.json when present).")
+    var config: String?
+
+    @Option(name: .long, help: "Event loop threads (TAKSI_THREADS; default: one per core).")
+    var threads: String?
+
+    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (TAKSI_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    func run() async throws {
+        var configuration: ServerConfiguration
+        do {
+            configuration = try ServerConfiguration.resolve(file: config)
+            let flags: [(String, String?, String)] = [
+                ("host", host, "--host"), ("port", port, "--port"), ("screens", screens, "--screens"),
+                ("threads", threads, "--threads"), ("log_level", logLevel, "--log-level"),
+            ]
+            for (key, value, flag) in flags {
+                if let value { try configuration.apply(key: key, value: value, source: flag) }
+            }
+        } catch {
+            printError("taksi-server: configuration error: \(error)")
+            throw ExitCode(2)
+        }
+        let level = configuration.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "taksi-server")
+        let application: Application
+        do {
+            application = try buildApplication(configuration: configuration, logger: logger)
+        } catch {
+            printError("taksi-server: \(error)")
+            throw ExitCode.failure
+        }
+        try await application.run()
+    }
+}
+
+/// Checks a screen set and prints every diagnostic.
+struct Validate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a screen directory and print every problem; exits 1 on any error.",
+        discussion: "Warnings are printed but do not fail. Diagnostics read FILE:LINE:COLUMN: error: PATH: MESSAGE."
+    )
+
+    @Argument(help: "The screens directory.")
+    var directory: String = "Screens"
+
+    func run() throws {
+        let load = ScreenSetLoader.load(directory: directory)
+        if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
+        print(load.summary)
+        if load.diagnostics.containsErrors { throw ExitCode.failure }
+    }
+}
+
+private func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
