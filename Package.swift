@@ -52,12 +52,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "TaksiSchemaTests", dependencies: ["TaksiSchema"], swiftSettings: swiftSettings),
-        .testTarget(
-            name: "TaksiScreensTests",
-            dependencies: ["TaksiScreens"],
-            resources: [.copy("Fixtures")],
-            swiftSettings: swiftSettings
-        ),
+        .testTarget(name: "TaksiScreensTests", dependencies: ["TaksiScreens"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TaksiServerTests",
             dependencies: [

@@ -69,11 +69,17 @@ extension ComponentCatalog {
 
     /// Checks the content of a data entry for a component of `componentName`: only its dynamic
     /// fields, of which the required ones must be present.
-    public func check(dataContent: JSONValue, of componentName: String, mode: CheckMode = .data) -> CheckResult {
+    /// - Parameter staticContent: the component's content in the skeleton, for fields whose type
+    ///   depends on a static sibling (a collection's items are checked against its `component_name`).
+    public func check(
+        dataContent: JSONValue, of componentName: String, staticContent: [String: JSONValue] = [:], mode: CheckMode = .data
+    ) -> CheckResult {
         guard let schema = schema(named: componentName) else {
             return CheckResult(value: nil, violations: [unknownComponent(componentName, at: .root)])
         }
-        return check(content: dataContent, schema: schema, fields: schema.dynamicFields, mode: mode, at: .root)
+        return check(
+            content: dataContent, schema: schema, fields: schema.dynamicFields, mode: mode, at: .root, context: staticContent
+        )
     }
 
     /// Checks one value against a field type.
@@ -173,7 +179,8 @@ extension ComponentCatalog {
     }
 
     private func check(
-        content: JSONValue, schema: ComponentSchema?, fields: [FieldSchema], mode: CheckMode, at path: JSONPath
+        content: JSONValue, schema: ComponentSchema?, fields: [FieldSchema], mode: CheckMode, at path: JSONPath,
+        context: [String: JSONValue] = [:]
     ) -> CheckResult {
         if schema?.acceptsAnyContent == true { return CheckResult(value: content, violations: []) }
         guard case .object(let members) = content else {
@@ -190,6 +197,7 @@ extension ComponentCatalog {
         var output = members
         var violations: [SchemaViolation] = []
         var valid = true
+        let siblings = context.isEmpty ? members : context.merging(members) { _, own in own }
         for field in fields {
             let fieldPath = path.appending(field.name)
             guard let value = members[field.name] else {
@@ -216,7 +224,7 @@ extension ComponentCatalog {
                 }
                 continue
             }
-            let result = check(value, as: field.type, siblings: members, mode: mode, at: fieldPath)
+            let result = check(value, as: field.type, siblings: siblings, mode: mode, at: fieldPath)
             violations += result.violations
             if let converted = result.value {
                 output[field.name] = converted

@@ -7,6 +7,9 @@ public struct DataPlan: Sendable {
     public struct Entry: Sendable {
         public var identifier: String
         public var componentName: String
+        /// The component's literal content in the skeleton, which some checks depend on (the type
+        /// of a collection's items is its static `component_name`).
+        public var staticContent: [String: JSONValue]
         /// Every dynamic field of the component, literal or bound (the client decodes them all).
         public var fields: [String: ContentExpression]
     }
@@ -42,7 +45,9 @@ public struct DataPlan: Sendable {
                 problems += result.problems.map { Problem(identifier: entry.identifier, message: "\(name): \($0)", isLoss: false) }
                 if let value = result.value { content[name] = value }
             }
-            let checked = catalog.check(dataContent: .object(content), of: entry.componentName, mode: .data)
+            let checked = catalog.check(
+                dataContent: .object(content), of: entry.componentName, staticContent: entry.staticContent, mode: .data
+            )
             problems += checked.violations.map { Problem(identifier: entry.identifier, message: $0.description, isLoss: true) }
             if let value = checked.value {
                 entries.append(DataEntry(identifier: entry.identifier, content: value))

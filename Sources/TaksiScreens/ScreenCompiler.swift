@@ -276,7 +276,9 @@ struct ScreenCompiler {
         let component = Component(
             name: typeName, identifier: identifier, requiresData: requiresData, content: .object(skeletonContent)
         )
-        let entry = requiresData ? DataPlan.Entry(identifier: identifier, componentName: typeName, fields: dynamicFields) : nil
+        let entry = requiresData ? DataPlan.Entry(
+                identifier: identifier, componentName: typeName, staticContent: skeletonContent, fields: dynamicFields
+            ) : nil
         return (component, entry)
     }
 
