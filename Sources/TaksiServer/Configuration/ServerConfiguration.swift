@@ -138,5 +138,10 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
     public var source: String
     public var message: String
 
+    public init(source: String, message: String) {
+        self.source = source
+        self.message = message
+    }
+
     public var description: String { "\(source): \(message)" }
 }

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// The `taksi-server` executable as users run it: exit codes and output.
+@Suite("Command line")
+struct CommandLineTests {
+    /// The built executable, next to the test bundle in the build folder.
+    static let executable: URL? = {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("taksi-server")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }()
+
+    func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+        let executable = try #require(Self.executable, "taksi-server was not built next to the tests")
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = repositoryRoot
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    func brokenScreens() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(
+            """
+            {
+              "name": "home",
+              "components": [
+                {"name": "button_component", "content": {"title": "Go", "action": {"identifier": "navigation", "content": {"interface_identifier": "profil"}}}}
+              ]
+            }
+            """.utf8
+        ).write(to: directory.appendingPathComponent("home.json"))
+        try Data(#"{"name": "profile", "components": []}"#.utf8).write(to: directory.appendingPathComponent("profile.json"))
+        return directory.path
+    }
+
+    @Test("validate exits 0 on the example screens")
+    func validateExamples() throws {
+        let result = try run(["validate", "Screens"])
+        #expect(result.status == 0)
+        #expect(result.output == "3 screens are valid\n")
+    }
+
+    @Test("validate prints every diagnostic and exits 1 on an error")
+    func validateBroken() throws {
+        let directory = try brokenScreens()
+        let result = try run(["validate", directory])
+        #expect(result.status == 1)
+        #expect(
+            result.output == """
+                \(directory)/home.json:4:136: error: components[0].content.action.content.interface_identifier: navigation target "profil" is not a screen; name an existing screen (did you mean "profile"?)
+                1 error, 0 warnings; nothing can be served until the errors are fixed
+
+                """
+        )
+    }
+
+    @Test("serve refuses to start on a broken screen set, naming file, path and fix")
+    func serveRefuses() throws {
+        let directory = try brokenScreens()
+        let result = try run(["--screens", directory, "--port", "0"])
+        #expect(result.status == 1)
+        #expect(result.error.contains("\(directory)/home.json:4:136: error: components[0].content.action.content.interface_identifier"))
+        #expect(result.error.contains("did you mean \"profile\"?"))
+    }
+
+    @Test("a bad flag value is a configuration error with exit code 2")
+    func badFlag() throws {
+        let result = try run(["--port", "eighty"])
+        #expect(result.status == 2)
+        #expect(result.error.contains("--port: the port must be a number from 0 to 65535, found \"eighty\""))
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Logging
+import TaksiServer
+import Testing
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    func temporaryFile(_ text: String) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let url = directory.appendingPathComponent("config.json")
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    @Test("defaults, then the file, then the environment; flags are applied last by the CLI")
+    func precedence() throws {
+        let file = try temporaryFile(#"{"host": "0.0.0.0", "port": 9000, "screens": "screens", "log_level": "debug"}"#)
+        var configuration = try ServerConfiguration.resolve(file: file, environment: ["TAKSI_PORT": "9100"])
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.port == 9100)
+        #expect(configuration.logLevel == .debug)
+        // A relative screens directory in a file is relative to the file.
+        #expect(configuration.screensDirectory == (file as NSString).deletingLastPathComponent + "/screens")
+        try configuration.apply(key: "port", value: "9200", source: "--port")
+        #expect(configuration.port == 9200)
+
+        let defaults = try ServerConfiguration.resolve(file: nil, environment: [:])
+        #expect(defaults.port == 8080 && defaults.host == "127.0.0.1")
+    }
+
+    @Test("a wrong setting names where it came from and what to write")
+    func errors() throws {
+        let typo = try temporaryFile(#"{"prot": 8080}"#)
+        #expect(throws: ConfigurationError(source: typo, message: #"unknown setting "prot"; the settings are host, port, screens, threads, log_level (did you mean "port"?)"#)) {
+            try ServerConfiguration.resolve(file: typo, environment: [:])
+        }
+        #expect(throws: ConfigurationError(source: "TAKSI_PORT", message: #"the port must be a number from 0 to 65535, found "http""#)) {
+            try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_PORT": "http"])
+        }
+        let broken = try temporaryFile("{\"port\": 80,}")
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration.resolve(file: broken, environment: [:]) }
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration.resolve(file: "/nonexistent/config.json", environment: [:]) }
+    }
+
+    @Test("the repository's config.json is valid and points at the example screens")
+    func repositoryConfig() throws {
+        let configuration = try ServerConfiguration.resolve(file: repositoryRoot.appendingPathComponent("config.json").path, environment: [:])
+        #expect(configuration.screensDirectory == repositoryRoot.appendingPathComponent("Screens").path)
+        #expect(configuration.port == 8080)
+    }
+
+    @Test("start-up refuses an invalid screen set and reports every error")
+    func refusesInvalidScreens() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-screens-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(#"{"name": "home", "components": [{"name": "label_component", "content": {"value": null}}]}"#.utf8)
+            .write(to: directory.appendingPathComponent("home.json"))
+        var configuration = ServerConfiguration()
+        configuration.screensDirectory = directory.path
+        do {
+            _ = try buildApplication(configuration: configuration, logger: Logger(label: "test"))
+            Issue.record("an invalid set must not build")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("the screen set has 1 error; nothing was served"))
+            #expect(text.contains("\(directory.path)/home.json:1:82: error: components[0].content.value: \"value\" is null"))
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import TaksiSchema
+import TaksiServer
+import Testing
+
+/// The real server on a free port, over a real socket: keep-alive, pipelining, HEAD, close.
+@Suite("Live server")
+struct LiveServerTests {
+    @Test("a skeleton and its data come back over one keep-alive connection")
+    func keepAlive() async throws {
+        try await withRunningServer { port in
+            let connection = try RawConnection(port: port)
+            connection.send("GET /screens/home HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            let skeleton = connection.receive(1)
+            connection.send("GET /screens/home/data?name=Ada HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            let data = connection.receive(1)
+            #expect(skeleton.first?.status == 200)
+            #expect(skeleton.first?.json == exampleScreens.screens["home"]?.skeleton.jsonValue)
+            #expect(data.first?.json?["interface_data"]?.arrayValue?.first == ["identifier": "greeting", "content": ["value": "Hello, Ada!"]])
+        }
+    }
+
+    @Test("pipelined requests are answered in order")
+    func pipelining() async throws {
+        try await withRunningServer { port in
+            let connection = try RawConnection(port: port)
+            connection.send(
+                "GET /screens/landing HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /screens/nope HTTP/1.1\r\nHost: a\r\n\r\n"
+                    + "GET /screens/login HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
+            )
+            let responses = connection.receive(4)
+            #expect(responses.map(\.status) == [200, 404, 200, 200])
+            #expect(responses[0].json == exampleScreens.screens["landing"]?.skeleton.jsonValue)
+            #expect(responses[1].json?["error"]?["code"] == "screen_not_found")
+            #expect(responses[2].json == exampleScreens.screens["login"]?.skeleton.jsonValue)
+            #expect(responses[3].json == ["status": "ok"])
+        }
+    }
+
+    @Test("HEAD sends the headers of GET and no body")
+    func head() async throws {
+        try await withRunningServer { port in
+            let connection = try RawConnection(port: port)
+            connection.send("HEAD /screens/landing HTTP/1.1\r\nHost: a\r\n\r\nGET /screens/landing HTTP/1.1\r\nHost: a\r\n\r\n")
+            let responses = connection.receive(2, headRequests: [0])
+            #expect(responses.count == 2)
+            #expect(responses[0].status == 200)
+            #expect(responses[0].body.isEmpty)
+            #expect(responses[0].header("Content-Length") == responses[1].header("Content-Length"))
+            #expect(responses[1].body.utf8.count == Int(responses[1].header("Content-Length") ?? ""))
+        }
+    }
+
+    @Test("Connection: close is honoured, and HTTP/1.0 closes by default")
+    func close() async throws {
+        try await withRunningServer { port in
+            let closing = try RawConnection(port: port)
+            closing.send("GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            #expect(closing.receive(1).first?.header("Connection") == "close")
+            #expect(closing.isClosedByPeer())
+
+            let old = try RawConnection(port: port)
+            old.send("GET /healthz HTTP/1.0\r\n\r\n")
+            #expect(old.receive(1).first?.status == 200)
+            #expect(old.isClosedByPeer())
+        }
+    }
+
+    @Test("a malformed request gets 400 and the server keeps serving others")
+    func malformed() async throws {
+        try await withRunningServer { port in
+            let bad = try RawConnection(port: port)
+            bad.send("THIS IS NOT HTTP\r\n\r\n")
+            #expect(bad.receive(1).first?.status == 400)
+            let good = try RawConnection(port: port)
+            good.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(good.receive(1).first?.status == 200)
+        }
+    }
+}

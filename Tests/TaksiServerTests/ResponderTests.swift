@@ -1,0 +1,121 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import TaksiSchema
+import TaksiScreens
+import TaksiServer
+import Testing
+
+/// The routes, answered in-process (no socket): statuses, headers and whole bodies.
+@Suite("Responder")
+struct ResponderTests {
+    let responder = exampleApplication().responder
+
+    func get(_ uri: String, method: HTTPMethod = .GET) -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: JSONValue?) {
+        let response = responder.respond(method: method, uri: uri)
+        let body = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
+        return (response.status, response.headers, body)
+    }
+
+    func error(_ code: String, _ message: String) -> JSONValue {
+        ["error": ["code": .string(code), "message": .string(message)]]
+    }
+
+    @Test("the index lists every screen and whether it needs data")
+    func index() {
+        let response = get("/screens")
+        #expect(response.status == .ok)
+        #expect(response.headers["Content-Type"] == ["application/json; charset=utf-8"])
+        #expect(
+            response.body
+                == [
+                    "screens": [
+                        ["name": "home", "requires_data": true], ["name": "landing", "requires_data": false],
+                        ["name": "login", "requires_data": false],
+                    ]
+                ]
+        )
+    }
+
+    @Test("skeletons are the compiled screens, under both prefixes", arguments: ["/screens/", "/interfaces/"])
+    func skeleton(_ prefix: String) throws {
+        for name in exampleScreens.names {
+            let response = get(prefix + name)
+            #expect(response.status == .ok)
+            #expect(response.body == exampleScreens.screens[name]?.skeleton.jsonValue)
+            let length = responder.respond(method: .GET, uri: prefix + name).body.readableBytes
+            #expect(response.headers["Content-Length"] == ["\(length)"])
+        }
+    }
+
+    @Test("data is built from fixtures and the request's query parameters")
+    func data() throws {
+        let response = get("/screens/home/data?name=Ada%20Lovelace")
+        #expect(response.status == .ok)
+        let entries = try #require(response.body?["interface_data"]?.arrayValue)
+        #expect(entries.first == ["identifier": "greeting", "content": ["value": "Hello, Ada Lovelace!"]])
+        #expect(entries.map { $0["identifier"]?.stringValue } == ["greeting", "headline", "restaurants", "categories"])
+        #expect(get("/interfaces/home/data?name=Ada+Lovelace").body == response.body)
+        #expect(get("/screens/login/data").body == ["interface_data": []])
+    }
+
+    @Test("a trailing slash is tolerated")
+    func trailingSlash() {
+        #expect(get("/screens/login/").status == .ok)
+        #expect(get("/screens/").status == .ok)
+    }
+
+    @Test("errors are JSON with a stable code and the right status")
+    func errors() {
+        let unknown = get("/screens/nope")
+        #expect(unknown.status == .notFound)
+        #expect(unknown.body == error("screen_not_found", #"there is no screen named "nope"; GET /screens lists the screens"#))
+
+        #expect(get("/screens/nope/data").body == error("screen_not_found", #"there is no screen named "nope"; GET /screens lists the screens"#))
+
+        let route = get("/elsewhere")
+        #expect(route.status == .notFound)
+        #expect(route.body?["error"]?["code"] == "not_found")
+
+        let method = get("/screens/home", method: .POST)
+        #expect(method.status == .methodNotAllowed)
+        #expect(method.headers["Allow"] == ["GET, HEAD"])
+        #expect(method.body == error("method_not_allowed", "POST is not allowed here; use GET or HEAD"))
+
+        let query = get("/screens/home/data?name=%E0%A4")
+        #expect(query.status == .badRequest)
+        #expect(query.body == error("invalid_query", "the query string is malformed: a percent-encoded value is not UTF-8"))
+
+        let escape = get("/screens/home/data?name=%zz")
+        #expect(escape.body?["error"]?["code"] == "invalid_query")
+    }
+
+    @Test("a bad query parameter is a 400 that names the parameter")
+    func badParameter() throws {
+        let load = ScreenSetLoader.load(files: [
+            "stations.json": Array(
+                #"{"name": "stations", "sources": {"q": {"type": "request", "parameters": {"network": {"required": true}, "page": {"type": "integer", "default": 1}}}}, "components": [{"name": "label_component", "content": {"value": {"$template": "{q.network} p{q.page}"}}}]}"#.utf8
+            )
+        ])
+        let set = try #require(load.screenSet, "\(load.diagnostics.report)")
+        let responder = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t")).responder
+        func body(_ uri: String) -> JSONValue? {
+            try? JSONDecoder().decode(JSONValue.self, from: Data(responder.respond(method: .GET, uri: uri).body.readableBytesView))
+        }
+        #expect(responder.respond(method: .GET, uri: "/screens/stations/data").status == .badRequest)
+        #expect(body("/screens/stations/data") == error("missing_parameter", #"query parameter "network" (string) is required; add ?network=..."#))
+        #expect(body("/screens/stations/data?network=oslo&page=x") == error("invalid_parameter", #"query parameter "page" must be an integer, found "x""#))
+        #expect(body("/screens/stations/data?network=oslo&page=2") == ["interface_data": [["identifier": "component$0", "content": ["value": "oslo p2"]]]])
+    }
+
+    @Test("routes parse names with slashes and the data suffix")
+    func routes() throws {
+        let load = ScreenSetLoader.load(files: ["s.json": Array(#"{"name": "bikes/stations", "components": []}"#.utf8)])
+        let set = try #require(load.screenSet)
+        let responder = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t")).responder
+        #expect(responder.respond(method: .GET, uri: "/screens/bikes/stations").status == .ok)
+        #expect(responder.respond(method: .GET, uri: "/screens/bikes/stations/data").status == .ok)
+        #expect(responder.respond(method: .GET, uri: "/screens/bikes").status == .notFound)
+        #expect(responder.respond(method: .GET, uri: "/healthz").status == .ok)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import TaksiSchema
+import TaksiScreens
+import TaksiServer
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// The example screen set, loaded once.
+let exampleScreens: ScreenSet = {
+    let load = ScreenSetLoader.load(directory: repositoryRoot.appendingPathComponent("Screens").path)
+    guard let set = load.screenSet else { preconditionFailure("the example screens do not load:\n\(load.diagnostics.report)") }
+    return set
+}()
+
+/// An application over the example screens, bound to port 0 on loopback.
+func exampleApplication() -> Application {
+    var configuration = ServerConfiguration()
+    configuration.port = 0
+    configuration.threads = 1
+    return buildApplication(configuration: configuration, screenSet: exampleScreens, logger: Logger(label: "test"))
+}
+
+/// Runs `body` against the real server on a free port, then drains it.
+func withRunningServer(_ body: (Int) async throws -> Void) async throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let server = try await exampleApplication().start(on: group)
+    do {
+        try await body(try #require(server.port))
+    } catch {
+        await server.shutdown()
+        try await group.shutdownGracefully()
+        throw error
+    }
+    await server.shutdown()
+    try await group.shutdownGracefully()
+}
+
+/// One parsed HTTP/1.1 response.
+struct RawResponse {
+    var status: Int
+    var headers: [(String, String)]
+    var body: String
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    var json: JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(body.utf8))
+    }
+}
+
+/// A deliberately plain blocking HTTP/1.1 client over a socket: it writes exactly the bytes given
+/// (so tests can pipeline), and reads until it has parsed the expected responses or the peer
+/// closes. A receive timeout keeps a broken server from hanging the suite.
+final class RawConnection {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: Int) throws {
+        #if canImport(Glibc)
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw POSIXError(.EIO) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw POSIXError(.ECONNREFUSED)
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let result = bytes[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, 0) }
+            guard result > 0 else { return }
+            sent += result
+        }
+    }
+
+    /// Reads `count` responses; `headRequests` says which of them answer HEAD (and so have no body).
+    func receive(_ count: Int, headRequests: Set<Int> = []) -> [RawResponse] {
+        var responses: [RawResponse] = []
+        while responses.count < count {
+            if let response = parse(isHead: headRequests.contains(responses.count)) {
+                responses.append(response)
+                continue
+            }
+            guard fill() else { break }
+        }
+        return responses
+    }
+
+    /// Whether the server closed the connection (reads end-of-file).
+    func isClosedByPeer() -> Bool {
+        !fill() && buffer.isEmpty
+    }
+
+    private func fill() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let read = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        guard read > 0 else { return false }
+        buffer += chunk[0..<read]
+        return true
+    }
+
+    private func parse(isHead: Bool) -> RawResponse? {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = buffer.indices.first(where: { buffer[$0...].starts(with: separator) }) else { return nil }
+        let head = String(decoding: buffer[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let status = Int(head[0].split(separator: " ")[1]) ?? 0
+        let headers = head.dropFirst().map { line -> (String, String) in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            return (String(parts[0]), parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
+        }
+        let length = isHead ? 0 : Int(headers.first { $0.0.lowercased() == "content-length" }?.1 ?? "0") ?? 0
+        let bodyStart = end + 4
+        guard buffer.count >= bodyStart + length else { return nil }
+        let body = String(decoding: buffer[bodyStart..<bodyStart + length], as: UTF8.self)
+        buffer.removeFirst(bodyStart + length)
+        return RawResponse(status: status, headers: headers, body: body)
+    }
+}
