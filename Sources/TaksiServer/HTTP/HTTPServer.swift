@@ -50,9 +50,8 @@ public final class HTTPServer: Sendable {
             .bind(host: host, port: port)
             .get()
         let server = HTTPServer(channel: channel, quiescing: quiescing, logger: logger)
-        logger.info(
-            "listening", metadata: ["address": .string(channel.localAddress.map { "\($0)" } ?? "?")]
-        )
+        let boundPort = channel.localAddress?.port ?? port
+        logger.info("listening on http://\(host.contains(":") ? "[\(host)]" : host):\(boundPort)")
         return server
     }
 
