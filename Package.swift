@@ -52,7 +52,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "TaksiSchemaTests", dependencies: ["TaksiSchema"], swiftSettings: swiftSettings),
-        .testTarget(name: "TaksiScreensTests", dependencies: ["TaksiScreens"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "TaksiScreensTests", dependencies: ["TaksiScreens"], exclude: ["Golden"], swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "TaksiServerTests",
             dependencies: [
