@@ -11,10 +11,23 @@ import TaksiSchema
 /// ```
 struct CatalogReader {
     /// Reads one component schema file; nil (with diagnostics) when it is invalid.
-    static func readComponent(_ node: JSONNode, file: SourceFile, expectedName: String?) -> (ComponentSchema?, [Diagnostic]) {
+    /// - Returns: the schema and the first app version that knows the type (`"since"`), if declared.
+    static func readComponent(
+        _ node: JSONNode, file: SourceFile, expectedName: String?
+    ) -> (schema: ComponentSchema?, since: Version?, diagnostics: [Diagnostic]) {
         var reader = DefinitionReader(file: file)
         let schema = reader.readComponent(node, expectedName: expectedName)
-        return (reader.diagnostics.containsErrors ? nil : schema, reader.diagnostics)
+        var since: Version?
+        if let sinceNode = node["since"], let text = reader.string(sinceNode, at: JSONPath.root.appending("since"), what: "since") {
+            since = Version(text)
+            if since == nil {
+                reader.report(
+                    .invalidVersion, at: sinceNode, path: JSONPath.root.appending("since"),
+                    "\"\(text)\" is not a version; write the first app version that knows this component, like \"2.3\""
+                )
+            }
+        }
+        return (reader.diagnostics.containsErrors ? nil : schema, since, reader.diagnostics)
     }
 
     /// Reads `actions.json`: the custom action identifiers the app registered.
@@ -60,7 +73,7 @@ extension DefinitionReader {
         let path = JSONPath.root
         guard
             let members = object(
-                node, at: path, what: "a component schema", allowed: ["name", "summary", "fields"],
+                node, at: path, what: "a component schema", allowed: ["name", "summary", "since", "fields"],
                 required: ["name", "fields"]
             )
         else { return nil }

@@ -32,6 +32,11 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let invalidSchema = Code(rawValue: "invalid_schema")
         public static let unresolvedData = Code(rawValue: "unresolved_data")
         public static let noScreens = Code(rawValue: "no_screens")
+        public static let invalidVersion = Code(rawValue: "invalid_version")
+        public static let overlappingVersions = Code(rawValue: "overlapping_versions")
+        public static let missingDefaultAlternative = Code(rawValue: "missing_default_alternative")
+        public static let invalidExperiment = Code(rawValue: "invalid_experiment")
+        public static let componentTooNew = Code(rawValue: "component_too_new")
 
         /// A code for a value the client could not decode, from the schema checker.
         public init(_ code: SchemaViolation.Code) {

@@ -1,11 +1,22 @@
 public import TaksiSchema
 
-/// One screen, compiled: its skeleton (ready to send) and the plan for its data.
+/// One variant of a screen, compiled: its skeleton (ready to send) and the plan for its data.
+/// A screen file is one variant: a screen name, optionally for a range of app versions and as a
+/// named alternative.
 public struct CompiledScreen: Sendable {
+    /// The alternative's name when a file does not name one.
+    public static let defaultAlternative = "default"
+
     /// The screen's name, as clients ask for it (`home`, `bikes/stations`).
     public var name: String
     /// The file that defines it, as shown in diagnostics.
     public var file: String
+    /// The app versions this variant is for; nil for any (and for requests without a version).
+    public var requirement: VersionRequirement?
+    /// The alternative's name (`default` when the file names none).
+    public var alternative: String
+    /// The A/B test over this version's alternatives; declared in the default alternative's file.
+    public var experiment: Experiment?
     /// The layout with typed placeholders; `requires_data` set exactly on dynamic components.
     public var skeleton: Skeleton
     /// How to build the data response.
@@ -15,13 +26,110 @@ public struct CompiledScreen: Sendable {
 
     /// Whether the client will ask for data.
     public var requiresData: Bool { skeleton.requiresData }
+
+    /// Names the variant in responses (`X-Taksi-Variant`) and logs: `home|>= 2.0|compact`, with
+    /// `*` for no version requirement.
+    public var variantID: String {
+        "\(name)|\(requirement?.description ?? "*")|\(alternative)"
+    }
 }
 
-/// A whole validated screen set: every screen compiled, plus what the app knows (the catalog).
-/// Immutable; a reload builds a new one.
+/// The variants of one app-version range of a screen: its alternatives and the experiment over them.
+public struct VersionedScreen: Sendable {
+    /// The app versions served; nil for any.
+    public var requirement: VersionRequirement?
+    /// Alternatives by name; `default` is always present.
+    public var alternatives: [String: CompiledScreen]
+    /// How users without an explicit alternative are split; nil sends everyone the default.
+    public var experiment: Experiment?
+}
+
+/// Every variant of one screen name.
+public struct ScreenVariants: Sendable {
+    public var name: String
+    /// The version ranges: those with a requirement first, the one without (if any) last.
+    public var versions: [VersionedScreen]
+
+    /// Whether the client's version can change the answer.
+    public var isVersioned: Bool { versions.contains { $0.requirement != nil } }
+    /// Whether an alternative can be asked for.
+    public var hasAlternatives: Bool { versions.contains { $0.alternatives.count > 1 } }
+    /// Whether a user id can change the answer.
+    public var hasExperiment: Bool { versions.contains { $0.experiment != nil } }
+
+    /// Every variant, versioned ones first, alternatives by name.
+    public var all: [CompiledScreen] {
+        versions.flatMap { version in version.alternatives.keys.sorted().compactMap { version.alternatives[$0] } }
+    }
+
+    /// What a request says about the variant it wants.
+    public struct Request: Sendable, Equatable {
+        /// The app's version (`X-Taksi-Version` or `?version=`).
+        public var version: Version?
+        /// An explicit alternative (`X-Taksi-Alternative`).
+        public var alternative: String?
+        /// An opaque user id for experiments (`X-Taksi-User`).
+        public var user: String?
+
+        public init(version: Version? = nil, alternative: String? = nil, user: String? = nil) {
+            self.version = version
+            self.alternative = alternative
+            self.user = user
+        }
+    }
+
+    /// Why no variant fits a request.
+    public enum SelectionError: Error, Sendable, Equatable, CustomStringConvertible {
+        case versionNotFound(screen: String, version: Version?, requirements: [String])
+        case alternativeNotFound(screen: String, alternative: String, alternatives: [String])
+
+        public var description: String {
+            switch self {
+            case .versionNotFound(let screen, let version?, let requirements):
+                "screen \"\(screen)\" has no variant for app version \(version); it is served to versions \(requirements.joined(separator: "; "))"
+            case .versionNotFound(let screen, nil, let requirements):
+                "screen \"\(screen)\" is only served to app versions \(requirements.joined(separator: "; ")); send the app's version in X-Taksi-Version (or ?version=)"
+            case .alternativeNotFound(let screen, let alternative, let alternatives):
+                "screen \"\(screen)\" has no alternative \"\(alternative)\"; its alternatives are \(alternatives.joined(separator: ", "))"
+            }
+        }
+    }
+
+    /// The variant for a request. Deterministic: the version range whose requirement the version
+    /// meets, else the one without a requirement; then the alternative asked for, else the
+    /// experiment's assignment for the user, else the default.
+    public func select(_ request: Request) -> Result<CompiledScreen, SelectionError> {
+        let versioned = versions.filter { $0.requirement != nil }
+        let matching =
+            request.version.flatMap { version in versioned.first { $0.requirement?.isSatisfied(by: version) == true } }
+            ?? versions.first { $0.requirement == nil }
+        guard let group = matching else {
+            return .failure(
+                .versionNotFound(screen: name, version: request.version, requirements: versioned.compactMap { $0.requirement?.description })
+            )
+        }
+        if let alternative = request.alternative {
+            guard let screen = group.alternatives[alternative] else {
+                return .failure(.alternativeNotFound(screen: name, alternative: alternative, alternatives: group.alternatives.keys.sorted()))
+            }
+            return .success(screen)
+        }
+        if let experiment = group.experiment, let user = request.user, !user.isEmpty,
+            let screen = group.alternatives[experiment.alternative(forUser: user)]
+        {
+            return .success(screen)
+        }
+        // Validation guarantees every version range has a default alternative.
+        return group.alternatives[CompiledScreen.defaultAlternative].map { .success($0) }
+            ?? .failure(.alternativeNotFound(screen: name, alternative: CompiledScreen.defaultAlternative, alternatives: group.alternatives.keys.sorted()))
+    }
+}
+
+/// A whole validated screen set: every screen's variants compiled, plus what the app knows
+/// (the catalog). Immutable; a reload builds a new one.
 public struct ScreenSet: Sendable {
     /// Screens by name.
-    public var screens: [String: CompiledScreen]
+    public var screens: [String: ScreenVariants]
     /// The component types and custom actions the screens were checked against.
     public var catalog: ComponentCatalog
     /// Problems that do not stop the set from being served.
@@ -29,6 +137,11 @@ public struct ScreenSet: Sendable {
 
     /// The screen names in sorted order.
     public var names: [String] { screens.keys.sorted() }
+
+    /// The variant a request with no version, alternative or user gets, if there is one.
+    public subscript(name: String) -> CompiledScreen? {
+        try? screens[name]?.select(ScreenVariants.Request()).get()
+    }
 }
 
 /// The outcome of loading a screen directory: a screen set when there are no errors, and every
@@ -46,8 +159,10 @@ extension ScreenSetLoad {
         let warningText = warnings == 1 ? "1 warning" : "\(warnings) warnings"
         if let screenSet, errors == 0 {
             let count = screenSet.screens.count
-            let screens = count == 1 ? "1 screen is" : "\(count) screens are"
-            return "\(screens) valid" + (warnings > 0 ? " (\(warningText))" : "")
+            let variants = screenSet.screens.values.reduce(0) { $0 + $1.all.count }
+            let screens = count == 1 ? "1 screen" : "\(count) screens"
+            let variantText = variants > count ? " (\(variants) variants)" : ""
+            return "\(screens)\(variantText) \(count == 1 ? "is" : "are") valid" + (warnings > 0 ? ", with \(warningText)" : "")
         }
         return (errors == 1 ? "1 error" : "\(errors) errors") + ", \(warningText); nothing can be served until the errors are fixed"
     }

@@ -116,11 +116,13 @@ public enum ScreenSetLoader {
         // What the app knows: custom components and custom actions.
         var customComponents: [ComponentSchema] = []
         var componentFiles: [String: String] = [:]
+        var componentSince: [String: Version] = [:]
         for relative in componentPaths {
             guard let (file, node) = parse(relative) else { continue }
             let expectedName = relative.split(separator: "/").last.map { String($0.dropLast(".json".count)) }
-            let (schema, found) = CatalogReader.readComponent(node, file: file, expectedName: expectedName)
+            let (schema, since, found) = CatalogReader.readComponent(node, file: file, expectedName: expectedName)
             diagnostics += found
+            if let schema, let since { componentSince[schema.name] = since }
             guard let schema else { continue }
             if let other = componentFiles[schema.name] {
                 diagnostics.append(
@@ -139,8 +141,7 @@ public enum ScreenSetLoader {
         }
 
         // Every screen's name first, so navigation targets can be checked across the set.
-        var screenFiles: [String: (SourceFile, JSONNode)] = [:]
-        var screenOrder: [String] = []
+        var screenFiles: [(name: String, file: SourceFile, node: JSONNode)] = []
         for relative in screenPaths {
             guard let (file, node) = parse(relative) else { continue }
             guard let nameNode = node["name"], let name = nameNode.stringValue else {
@@ -168,18 +169,7 @@ public enum ScreenSetLoader {
                 )
                 continue
             }
-            if let (otherFile, _) = screenFiles[name] {
-                diagnostics.append(
-                    Diagnostic(
-                        code: .duplicateScreen, file: file.path, location: file.location(ofOffset: nameNode.offset),
-                        path: JSONPath.root.appending("name"),
-                        message: "screen \"\(name)\" is also defined in \(otherFile.path); rename one of them"
-                    )
-                )
-                continue
-            }
-            screenFiles[name] = (file, node)
-            screenOrder.append(name)
+            screenFiles.append((name, file, node))
         }
         if screenPaths.isEmpty {
             diagnostics.append(
@@ -188,13 +178,16 @@ public enum ScreenSetLoader {
         }
 
         let catalog = ComponentCatalog(
-            customComponents: customComponents, customActions: customActions, navigationTargets: Set(screenFiles.keys)
+            customComponents: customComponents, customActions: customActions,
+            navigationTargets: Set(screenFiles.map(\.name))
         )
-        var screens: [String: CompiledScreen] = [:]
+        var compiled: [(screen: CompiledScreen, root: JSONNode, file: SourceFile)] = []
         var fixtureCache: [String: JSONValue] = [:]
-        for name in screenOrder {
-            guard let (file, node) = screenFiles[name] else { continue }
-            var compiler = ScreenCompiler(name: name, file: file, catalog: catalog) { reference, referenceNode, path, reader in
+        // "name#alternative" of files with errors, so grouping does not report them missing as well.
+        var failedAlternatives: Set<String> = []
+        for (name, file, node) in screenFiles {
+            var compiler = ScreenCompiler(name: name, file: file, catalog: catalog, componentSince: componentSince) {
+                reference, referenceNode, path, reader in
                 guard let relative = normalizedRelativePath(reference) else {
                     reader.report(
                         .invalidSource, at: referenceNode, path: path,
@@ -220,8 +213,14 @@ public enum ScreenSetLoader {
             }
             let screen = compiler.compile(node)
             diagnostics += compiler.reader.diagnostics
-            if let screen { screens[name] = screen }
+            if let screen {
+                compiled.append((screen, node, file))
+            } else {
+                failedAlternatives.insert("\(name)#\(node["alternative"]?.stringValue ?? CompiledScreen.defaultAlternative)")
+            }
         }
+        let (screens, found) = VariantGrouping.group(compiled, failedAlternatives: failedAlternatives)
+        diagnostics += found
 
         let warnings = diagnostics.filter { $0.severity == .warning }
         let screenSet = diagnostics.containsErrors ? nil : ScreenSet(screens: screens, catalog: catalog, warnings: warnings)

@@ -1,3 +1,4 @@
+public import CoreMetrics
 public import Logging
 public import NIOCore
 import NIOPosix
@@ -73,7 +74,10 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
 
 /// Loads and validates the screens named by the configuration and assembles the application.
 /// - Throws: ``ApplicationError/invalidScreens(_:)`` with every diagnostic when the set has errors.
-public func buildApplication(configuration: ServerConfiguration, logger: Logger) throws(ApplicationError) -> Application {
+/// - Parameter metrics: where counters are created; the global metrics system by default.
+public func buildApplication(
+    configuration: ServerConfiguration, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory
+) throws(ApplicationError) -> Application {
     let load = ScreenSetLoader.load(directory: configuration.screensDirectory)
     guard let screenSet = load.screenSet else { throw .invalidScreens(load.diagnostics) }
     for warning in load.diagnostics where warning.severity == .warning {
@@ -83,10 +87,12 @@ public func buildApplication(configuration: ServerConfiguration, logger: Logger)
         "screens loaded",
         metadata: ["count": .stringConvertible(screenSet.screens.count), "directory": .string(configuration.screensDirectory)]
     )
-    return Application(configuration: configuration, store: ScreenStore(ServedScreenSet(screenSet)), logger: logger)
+    return buildApplication(configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics)
 }
 
 /// Assembles the application around an already loaded screen set (tests, embedding).
-public func buildApplication(configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger) -> Application {
-    Application(configuration: configuration, store: ScreenStore(ServedScreenSet(screenSet)), logger: logger)
+public func buildApplication(
+    configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory
+) -> Application {
+    Application(configuration: configuration, store: ScreenStore(ServedScreenSet(screenSet, metrics: metrics)), logger: logger)
 }

@@ -21,14 +21,14 @@ struct CompilationTests {
             ]
         )
         let set = try #require(result.screenSet, "\(result.diagnostics.report)")
-        let skeleton = try #require(set.screens["home"]?.skeleton)
+        let skeleton = try #require(set["home"]?.skeleton)
         #expect(skeleton.components.map(\.identifier) == ["component$0", "component$1", "list", "card"])
         #expect(skeleton.components.map(\.requiresData) == [false, true, true, true])
         #expect(skeleton.components[1].content == ["value": "        ", "kind": "title"])
         #expect(skeleton.components[2].content == ["component_name": "label_component", "values": []])
         // Required dynamic fields get typed placeholders; optional ones are left out; static ones stay.
         #expect(skeleton.components[3].content == ["image": "about:blank", "count": 0, "style": "big"])
-        let plan = try #require(set.screens["home"]?.dataPlan)
+        let plan = try #require(set["home"]?.dataPlan)
         #expect(plan.entries.map(\.identifier) == ["component$1", "list", "card"])
         #expect(Set(plan.entries[2].fields.keys) == ["image", "count", "note"])
     }
@@ -47,7 +47,7 @@ struct CompilationTests {
             sources: #"{"q": {"type": "request", "parameters": {"title": {}, "count": {"type": "integer"}, "nothing": {}}}, "feed": {"type": "fixture", "value": {"items": [{"n": 1, "label": "one"}, {"n": 2}, {"n": 3, "label": "three"}, {"n": 4, "label": "four"}]}}}"#
         )
         let set = try #require(result.screenSet, "\(result.diagnostics.report)")
-        let plan = try #require(set.screens["home"]?.dataPlan)
+        let plan = try #require(set["home"]?.dataPlan)
         let values = plan.staticValues.merging(try plan.requestValues(query: ["count": "42"])) { $1 }
         let (data, problems) = plan.build(values: values, catalog: set.catalog)
         #expect(
@@ -68,7 +68,7 @@ struct CompilationTests {
             components: #"[{"name": "label_component", "content": {"value": {"$template": "{q.city} {q.page} {q.open}"}}}]"#,
             sources: #"{"q": {"type": "request", "parameters": {"city": {"required": true}, "page": {"type": "integer", "default": 1}, "open": {"type": "bool", "default": false}}}}"#
         )
-        let plan = try #require(result.screenSet?.screens["home"]?.dataPlan, "\(result.diagnostics.report)")
+        let plan = try #require(result.screenSet?["home"]?.dataPlan, "\(result.diagnostics.report)")
         #expect(try plan.requestValues(query: ["city": "Oslo"]) == ["q": ["city": "Oslo", "page": 1, "open": false]])
         #expect(try plan.requestValues(query: ["city": "Oslo", "page": "3", "open": "true"]) == ["q": ["city": "Oslo", "page": 3, "open": true]])
         #expect(throws: DataRequestError.missingParameter(name: "city", kind: "string")) { try plan.requestValues(query: [:]) }
@@ -84,7 +84,7 @@ struct CompilationTests {
             sources: #"{"feed": {"type": "fixture", "file": "fixtures/feed.json"}}"#,
             extraFiles: ["fixtures/feed.json": #"{"t": "From a file"}"#]
         )
-        let screen = try #require(result.screenSet?.screens["home"], "\(result.diagnostics.report)")
+        let screen = try #require(result.screenSet?["home"], "\(result.diagnostics.report)")
         #expect(screen.staticData == InterfaceData(entries: [DataEntry(identifier: "t", content: ["value": "From a file"])]))
     }
 
@@ -94,7 +94,7 @@ struct CompilationTests {
             components: #"[{"name": "label_component", "identifier": "t", "content": {"value": {"$template": "{{literal}} {feed.x}"}}}]"#,
             sources: #"{"feed": {"type": "fixture", "value": {"x": 5}}}"#
         )
-        #expect(ok.screenSet?.screens["home"]?.staticData?.entries.first?.content == ["value": "{literal} 5"])
+        #expect(ok.screenSet?["home"]?.staticData?.entries.first?.content == ["value": "{literal} 5"])
         let broken = loadScreen(
             components: #"[{"name": "label_component", "content": {"value": {"$template": "Hello {feed.x"}}}]"#,
             sources: #"{"feed": {"type": "fixture", "value": {"x": 5}}}"#

@@ -18,21 +18,31 @@ struct ExampleScreensTests {
         #expect(set.names == ["home", "landing", "login"])
     }
 
-    @Test("every skeleton and data payload matches its golden file", arguments: ["home", "landing", "login"])
-    func golden(_ name: String) throws {
+    /// Every variant's file name without `.json`: `home`, `home-classic`, `landing-compact`, ...
+    static let variantFiles = ["home", "home-classic", "landing", "landing-compact", "login"]
+
+    @Test("every variant's skeleton and data match their golden files", arguments: variantFiles)
+    func golden(_ fileName: String) throws {
         let set = try #require(Self.screens.screenSet)
-        let screen = try #require(set.screens[name])
+        let screen = try #require(set.screens.values.flatMap(\.all).first { $0.file.hasSuffix("/\(fileName).json") })
         let values = screen.dataPlan.staticValues.merging(try screen.dataPlan.requestValues(query: [:])) { $1 }
         let (data, problems) = screen.dataPlan.build(values: values, catalog: set.catalog)
         #expect(problems.filter(\.isLoss).isEmpty, "\(problems)")
-        try compare(JSONWriter.string(screen.skeleton.jsonValue, pretty: true), golden: "\(name).skeleton.json")
-        try compare(JSONWriter.string(data.jsonValue, pretty: true), golden: "\(name).data.json")
+        try compare(JSONWriter.string(screen.skeleton.jsonValue, pretty: true), golden: "\(fileName).skeleton.json")
+        try compare(JSONWriter.string(data.jsonValue, pretty: true), golden: "\(fileName).data.json")
+    }
+
+    @Test("the golden list covers every variant")
+    func everyVariantHasGoldens() throws {
+        let set = try #require(Self.screens.screenSet)
+        let files = set.screens.values.flatMap(\.all).map { ($0.file as NSString).lastPathComponent.replacingOccurrences(of: ".json", with: "") }
+        #expect(files.sorted() == Self.variantFiles)
     }
 
     @Test("payloads follow the protocol: typed placeholders, requires_data exactly where data comes, entries only for dynamic components")
     func protocolRules() throws {
         let set = try #require(Self.screens.screenSet)
-        for screen in set.screens.values {
+        for screen in set.screens.values.flatMap(\.all) {
             let skeleton = screen.skeleton
             // The client's own decoding of the envelope.
             let decoded = try JSONDecoder().decode(Skeleton.self, from: Data(JSONWriter.bytes(skeleton.jsonValue)))
@@ -63,7 +73,7 @@ struct ExampleScreensTests {
     @Test("the greeting template reads the request, with its default")
     func requestTemplate() throws {
         let set = try #require(Self.screens.screenSet)
-        let home = try #require(set.screens["home"])
+        let home = try #require(try set.screens["home"]?.select(.init(version: Version("2.1"))).get())
         func greeting(_ query: [String: String]) throws -> JSONValue? {
             let values = home.dataPlan.staticValues.merging(try home.dataPlan.requestValues(query: query)) { $1 }
             return home.dataPlan.build(values: values, catalog: set.catalog).data.entries.first { $0.identifier == "greeting" }?.content

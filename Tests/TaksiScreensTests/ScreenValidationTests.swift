@@ -185,7 +185,7 @@ struct ScreenValidationTests {
         let duplicate = load([
             "a.json": #"{"name": "home", "components": []}"#, "b.json": #"{"name": "home", "components": []}"#,
         ])
-        #expect(onlyError(duplicate)?.description == #"Screens/b.json:1:10: error: name: screen "home" is also defined in Screens/a.json; rename one of them"#)
+        #expect(onlyError(duplicate)?.description == #"Screens/b.json:1:10: error: name: screen "home" is also defined in Screens/a.json; rename one of them or give it another "version" or "alternative""#)
         let missing = load(["a.json": #"{"components": []}"#])
         #expect(onlyError(missing)?.message.contains("a screen needs a \"name\"") == true)
         let nested = load(["bikes/stations.json": #"{"name": "bikes/stations", "components": []}"#])

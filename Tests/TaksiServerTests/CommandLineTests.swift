@@ -53,7 +53,7 @@ struct CommandLineTests {
     func validateExamples() throws {
         let result = try run(["validate", "Screens"])
         #expect(result.status == 0)
-        #expect(result.output == "3 screens are valid\n")
+        #expect(result.output == "3 screens (5 variants) are valid\n")
     }
 
     @Test("validate prints every diagnostic and exits 1 on an error")

@@ -11,8 +11,10 @@ import Testing
 struct ResponderTests {
     let responder = exampleApplication().responder
 
-    func get(_ uri: String, method: HTTPMethod = .GET) -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: JSONValue?) {
-        let response = responder.respond(method: method, uri: uri)
+    func get(
+        _ uri: String, method: HTTPMethod = .GET, headers: [(String, String)] = []
+    ) -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: JSONValue?) {
+        let response = responder.respond(method: method, uri: uri, headers: HTTPHeaders(headers))
         let body = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
         return (response.status, response.headers, body)
     }
@@ -21,20 +23,25 @@ struct ResponderTests {
         ["error": ["code": .string(code), "message": .string(message)]]
     }
 
-    @Test("the index lists every screen and whether it needs data")
-    func index() {
+    @Test("the index lists every screen, its variants and experiments")
+    func index() throws {
         let response = get("/screens")
         #expect(response.status == .ok)
         #expect(response.headers["Content-Type"] == ["application/json; charset=utf-8"])
+        let screens = try #require(response.body?["screens"]?.arrayValue)
+        #expect(screens.map { $0["name"] } == ["home", "landing", "login"])
         #expect(
-            response.body
+            screens[0]["variants"]
                 == [
-                    "screens": [
-                        ["name": "home", "requires_data": true], ["name": "landing", "requires_data": false],
-                        ["name": "login", "requires_data": false],
-                    ]
+                    ["id": "home|>= 2.0|default", "version": ">= 2.0", "alternative": "default", "requires_data": true],
+                    ["id": "home|*|default", "version": nil, "alternative": "default", "requires_data": true],
                 ]
         )
+        #expect(
+            screens[1]["experiments"]
+                == [["name": "landing-call-to-action", "version": nil, "weights": ["default": 50, "compact": 50]]]
+        )
+        #expect(screens[2] == ["name": "login", "requires_data": false, "experiments": [], "variants": [["id": "login|*|default", "version": nil, "alternative": "default", "requires_data": false]]])
     }
 
     @Test("skeletons are the compiled screens, under both prefixes", arguments: ["/screens/", "/interfaces/"])
@@ -42,20 +49,20 @@ struct ResponderTests {
         for name in exampleScreens.names {
             let response = get(prefix + name)
             #expect(response.status == .ok)
-            #expect(response.body == exampleScreens.screens[name]?.skeleton.jsonValue)
-            let length = responder.respond(method: .GET, uri: prefix + name).body.readableBytes
+            #expect(response.body == exampleScreens[name]?.skeleton.jsonValue)
+            let length = responder.respond(method: .GET, uri: prefix + name, headers: [:]).body.readableBytes
             #expect(response.headers["Content-Length"] == ["\(length)"])
         }
     }
 
     @Test("data is built from fixtures and the request's query parameters")
     func data() throws {
-        let response = get("/screens/home/data?name=Ada%20Lovelace")
+        let response = get("/screens/home/data?name=Ada%20Lovelace", headers: [("X-Taksi-Version", "2.0")])
         #expect(response.status == .ok)
         let entries = try #require(response.body?["interface_data"]?.arrayValue)
         #expect(entries.first == ["identifier": "greeting", "content": ["value": "Hello, Ada Lovelace!"]])
         #expect(entries.map { $0["identifier"]?.stringValue } == ["greeting", "headline", "restaurants", "categories"])
-        #expect(get("/interfaces/home/data?name=Ada+Lovelace").body == response.body)
+        #expect(get("/interfaces/home/data?name=Ada+Lovelace&version=2.0").body == response.body)
         #expect(get("/screens/login/data").body == ["interface_data": []])
     }
 

@@ -30,7 +30,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let response = responder.respond(method: head.method, uri: head.uri)
+        let response = responder.respond(method: head.method, uri: head.uri, headers: head.headers)
         var headers = response.headers
         let keepAlive = head.isKeepAlive
         if !keepAlive {

@@ -1,6 +1,7 @@
 public import Logging
 public import NIOCore
 public import NIOHTTP1
+import Foundation
 import TaksiSchema
 import TaksiScreens
 
@@ -38,16 +39,16 @@ public struct Responder: Sendable {
         self.logger = logger
     }
 
-    /// The response to a request's method and target (`/screens/home?x=1`).
-    public func respond(method: HTTPMethod, uri: String) -> HTTPResponse {
+    /// The response to a request's method, target (`/screens/home?x=1`) and headers.
+    public func respond(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:]) -> HTTPResponse {
         do {
-            return try route(method: method, uri: uri)
+            return try route(method: method, uri: uri, headers: headers)
         } catch {
             return HTTPResponse(error: error)
         }
     }
 
-    private func route(method: HTTPMethod, uri: String) throws(APIError) -> HTTPResponse {
+    private func route(method: HTTPMethod, uri: String, headers: HTTPHeaders) throws(APIError) -> HTTPResponse {
         let target = try RequestTarget(uri)
         let route = Route(path: target.path)
         if route == .notFound { throw .notFound(path: String(target.path)) }
@@ -60,35 +61,84 @@ public struct Responder: Sendable {
             return HTTPResponse(json: screens.indexBody)
         case .skeleton(let name):
             guard let screen = screens.screens[name] else { throw .screenNotFound(name) }
-            return HTTPResponse(json: screen.skeletonBody)
+            let variant = try select(in: screen, target: target, headers: headers)
+            variant.skeletonCounter.increment()
+            return HTTPResponse(json: variant.skeletonBody, headers: variantHeaders(variant, screen))
         case .data(let name):
             guard let screen = screens.screens[name] else { throw .screenNotFound(name) }
-            if let body = screen.staticDataBody { return HTTPResponse(json: body) }
-            return try data(for: screen, query: target.query, catalog: screens.screenSet.catalog)
+            let variant = try select(in: screen, target: target, headers: headers)
+            variant.dataCounter.increment()
+            if let body = variant.staticDataBody {
+                return HTTPResponse(json: body, headers: variantHeaders(variant, screen))
+            }
+            let body = try data(for: variant.compiled, query: target.query, catalog: screens.screenSet.catalog)
+            return HTTPResponse(json: body, headers: variantHeaders(variant, screen))
         case .notFound:
             throw .notFound(path: String(target.path))
         }
     }
 
-    private func data(for screen: ServedScreenSet.Screen, query: [String: String], catalog: ComponentCatalog) throws(APIError) -> HTTPResponse {
-        let plan = screen.compiled.dataPlan
-        var values = plan.staticValues
+    /// The variant for the request: the same function for skeleton and data, so the two always agree.
+    private func select(
+        in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
+    ) throws(APIError) -> ServedScreenSet.Variant {
+        var request = ScreenVariants.Request()
+        let vary = screen.vary.map { [("Vary", $0)] } ?? []
+        if let text = headers.first(name: "X-Taksi-Version") ?? target.query["version"] {
+            guard let version = Version(text.trimmingCharacters(in: .whitespaces)) else {
+                throw APIError(
+                    status: .badRequest, code: "invalid_version",
+                    message: "\"\(text)\" is not an app version; send numbers separated by dots, like 2.3.1", headers: vary
+                )
+            }
+            request.version = version
+        }
+        request.alternative = headers.first(name: "X-Taksi-Alternative")
+        request.user = headers.first(name: "X-Taksi-User")
+        switch screen.variants.select(request) {
+        case .success(let compiled):
+            guard let variant = screen.served[compiled.variantID] else { throw .screenNotFound(screen.variants.name) }
+            logger.debug(
+                "variant selected",
+                metadata: ["screen": .string(screen.variants.name), "variant": .string(compiled.variantID)]
+            )
+            return variant
+        case .failure(let error):
+            let code =
+                switch error {
+                case .versionNotFound: "screen_version_not_found"
+                case .alternativeNotFound: "screen_alternative_not_found"
+                }
+            throw APIError(status: .notFound, code: code, message: error.description, headers: vary)
+        }
+    }
+
+    private func variantHeaders(_ variant: ServedScreenSet.Variant, _ screen: ServedScreenSet.Screen) -> [(String, String)] {
+        var headers = [("X-Taksi-Variant", variant.compiled.variantID)]
+        if let vary = screen.vary { headers.append(("Vary", vary)) }
+        return headers
+    }
+
+    private func data(for screen: CompiledScreen, query: [String: String], catalog: ComponentCatalog) throws(APIError) -> ByteBuffer {
+        let plan = screen.dataPlan
+        let requestValues: [String: JSONValue]
         do {
-            values.merge(try plan.requestValues(query: query)) { _, request in request }
+            requestValues = try plan.requestValues(query: query)
         } catch {
             throw APIError(status: .badRequest, code: error.code, message: error.description)
         }
+        let values = plan.staticValues.merging(requestValues) { _, request in request }
         let (data, problems) = plan.build(values: values, catalog: catalog)
         for problem in problems {
             logger.log(
                 level: problem.isLoss ? .warning : .debug, "data value left out",
                 metadata: [
-                    "screen": .string(screen.compiled.name), "component": .string(problem.identifier),
-                    "problem": .string(problem.message),
+                    "screen": .string(screen.name), "variant": .string(screen.variantID),
+                    "component": .string(problem.identifier), "problem": .string(problem.message),
                 ]
             )
         }
-        return HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(data.jsonValue)))
+        return ByteBuffer(bytes: JSONWriter.bytes(data.jsonValue))
     }
 
     private static let healthBody = ByteBuffer(string: #"{"status":"ok"}"#)

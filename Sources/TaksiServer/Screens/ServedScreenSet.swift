@@ -1,3 +1,4 @@
+public import CoreMetrics
 import NIOCore
 import TaksiSchema
 public import TaksiScreens
@@ -5,12 +6,23 @@ public import TaksiScreens
 /// A screen set made ready to serve: every body that does not depend on the request is encoded
 /// once, here, so the hot path only writes bytes. Immutable; a reload builds a new one.
 public final class ServedScreenSet: Sendable {
-    /// A screen's precomputed responses.
-    struct Screen: Sendable {
+    /// One variant's precomputed responses and counters.
+    struct Variant: Sendable {
         let compiled: CompiledScreen
         let skeletonBody: ByteBuffer
         /// Present when every source is a fixture.
         let staticDataBody: ByteBuffer?
+        /// Counts skeleton and data responses of this variant, for experiment exposure.
+        let skeletonCounter: Counter
+        let dataCounter: Counter
+    }
+
+    /// All variants of one screen name, and the request headers that choose between them.
+    struct Screen: Sendable {
+        let variants: ScreenVariants
+        let served: [String: Variant]
+        /// The `Vary` value for this screen's responses, or nil when nothing in the request matters.
+        let vary: String?
     }
 
     /// The compiled screens and their catalog.
@@ -18,20 +30,57 @@ public final class ServedScreenSet: Sendable {
     let screens: [String: Screen]
     let indexBody: ByteBuffer
 
-    public init(_ screenSet: ScreenSet) {
+    /// - Parameter metrics: where variant counters are created (the global metrics system by default).
+    public init(_ screenSet: ScreenSet, metrics: any MetricsFactory = MetricsSystem.factory) {
         self.screenSet = screenSet
         var screens: [String: Screen] = [:]
         var index: [JSONValue] = []
         for name in screenSet.names {
-            guard let compiled = screenSet.screens[name] else { continue }
-            screens[name] = Screen(
-                compiled: compiled,
-                skeletonBody: ByteBuffer(bytes: JSONWriter.bytes(compiled.skeleton.jsonValue)),
-                staticDataBody: compiled.staticData.map { ByteBuffer(bytes: JSONWriter.bytes($0.jsonValue)) }
-            )
-            index.append(["name": .string(name), "requires_data": .bool(compiled.requiresData)])
+            guard let variants = screenSet.screens[name] else { continue }
+            var served: [String: Variant] = [:]
+            for compiled in variants.all {
+                let dimensions = [("screen", name), ("variant", compiled.variantID)]
+                served[compiled.variantID] = Variant(
+                    compiled: compiled,
+                    skeletonBody: ByteBuffer(bytes: JSONWriter.bytes(compiled.skeleton.jsonValue)),
+                    staticDataBody: compiled.staticData.map { ByteBuffer(bytes: JSONWriter.bytes($0.jsonValue)) },
+                    skeletonCounter: Counter(label: "taksi_variant_skeletons_total", dimensions: dimensions, factory: metrics),
+                    dataCounter: Counter(label: "taksi_variant_data_total", dimensions: dimensions, factory: metrics)
+                )
+            }
+            let varied = [
+                variants.isVersioned ? "X-Taksi-Version" : nil, variants.hasAlternatives ? "X-Taksi-Alternative" : nil,
+                variants.hasExperiment ? "X-Taksi-User" : nil,
+            ].compactMap { $0 }
+            screens[name] = Screen(variants: variants, served: served, vary: varied.isEmpty ? nil : varied.joined(separator: ", "))
+            index.append(Self.indexEntry(variants))
         }
         self.screens = screens
         self.indexBody = ByteBuffer(bytes: JSONWriter.bytes(["screens": .array(index)]))
+    }
+
+    private static func indexEntry(_ variants: ScreenVariants) -> JSONValue {
+        let all = variants.all
+        let experiments: [JSONValue] = variants.versions.compactMap { version in
+            guard let experiment = version.experiment else { return nil }
+            return [
+                "name": .string(experiment.name),
+                "version": version.requirement.map { .string($0.description) } ?? .null,
+                "weights": .object(Dictionary(uniqueKeysWithValues: experiment.weights.map { ($0.alternative, .number(Double($0.weight))) })),
+            ]
+        }
+        return [
+            "name": .string(variants.name),
+            "requires_data": .bool(all.contains(where: \.requiresData)),
+            "variants": .array(
+                all.map {
+                    [
+                        "id": .string($0.variantID), "version": $0.requirement.map { .string($0.description) } ?? .null,
+                        "alternative": .string($0.alternative), "requires_data": .bool($0.requiresData),
+                    ]
+                }
+            ),
+            "experiments": .array(experiments),
+        ]
     }
 }

@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import MetricsTestKit
+import NIOHTTP1
+import TaksiSchema
+import TaksiScreens
+import TaksiServer
+import Testing
+
+/// Versions, alternatives and experiments over HTTP, on the example screens: `home` is served in
+/// two app versions, `landing` runs an experiment over two alternatives.
+@Suite("Variant routes")
+struct VariantRoutesTests {
+    let metrics = TestMetrics()
+    let responder: Responder
+
+    init() {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        responder = buildApplication(configuration: configuration, screenSet: exampleScreens, logger: Logger(label: "test"), metrics: metrics).responder
+    }
+
+    func get(_ uri: String, _ headers: [(String, String)] = []) -> HTTPResponse {
+        responder.respond(method: .GET, uri: uri, headers: HTTPHeaders(headers))
+    }
+
+    func json(_ response: HTTPResponse) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
+    }
+
+    @Test("two app versions of home are served by header or query, and the variant is named")
+    func versions() {
+        let classic = get("/screens/home")
+        #expect(classic.headers["X-Taksi-Variant"] == ["home|*|default"])
+        #expect(classic.headers["Vary"] == ["X-Taksi-Version"])
+        let cards = get("/screens/home", [("X-Taksi-Version", "2.4.1")])
+        #expect(cards.headers["X-Taksi-Variant"] == ["home|>= 2.0|default"])
+        #expect(json(cards)?["components"]?.arrayValue?[2]["content"]?["component_name"] == "restaurant_component")
+        #expect(json(classic)?["components"]?.arrayValue?[2]["content"]?["component_name"] == "label_component")
+        #expect(get("/screens/home?version=2.0").headers["X-Taksi-Variant"] == ["home|>= 2.0|default"])
+        #expect(get("/screens/home", [("X-Taksi-Version", "1.9")]).headers["X-Taksi-Variant"] == ["home|*|default"])
+    }
+
+    @Test("an explicit alternative, then the experiment by user, then the default")
+    func alternatives() {
+        #expect(get("/screens/landing").headers["X-Taksi-Variant"] == ["landing|*|default"])
+        #expect(get("/screens/landing", [("X-Taksi-Alternative", "compact")]).headers["X-Taksi-Variant"] == ["landing|*|compact"])
+        #expect(get("/screens/landing").headers["Vary"] == ["X-Taksi-Alternative, X-Taksi-User"])
+        // Pinned: bob and alice land on different sides of the landing-call-to-action experiment.
+        #expect(get("/screens/landing", [("X-Taksi-User", "alice")]).headers["X-Taksi-Variant"] == ["landing|*|compact"])
+        #expect(get("/screens/landing", [("X-Taksi-User", "bob")]).headers["X-Taksi-Variant"] == ["landing|*|default"])
+        #expect(get("/screens/login").headers["Vary"].isEmpty)
+    }
+
+    @Test("skeleton and data with the same headers always name the same variant")
+    func skeletonAndDataAgree() {
+        let headerSets: [[(String, String)]] =
+            (0..<200).map { [("X-Taksi-User", "user-\($0)")] }
+            + [[], [("X-Taksi-Version", "2.0")], [("X-Taksi-Version", "1.0")], [("X-Taksi-Alternative", "compact")]]
+        for name in ["home", "landing", "login"] {
+            for headers in headerSets {
+                let skeleton = get("/screens/\(name)", headers)
+                let data = get("/screens/\(name)/data", headers)
+                #expect(skeleton.headers["X-Taksi-Variant"] == data.headers["X-Taksi-Variant"])
+                #expect(skeleton.headers["Vary"] == data.headers["Vary"])
+            }
+        }
+    }
+
+    @Test("users keep their assignment across a restart")
+    func restart() throws {
+        let load = ScreenSetLoader.load(directory: repositoryRoot.appendingPathComponent("Screens").path)
+        let restarted = buildApplication(
+            configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: Logger(label: "restarted")
+        ).responder
+        var counts: [String: Int] = [:]
+        for user in 0..<1_000 {
+            let headers = HTTPHeaders([("X-Taksi-User", "user-\(user)")])
+            let before = get("/screens/landing", [("X-Taksi-User", "user-\(user)")]).headers["X-Taksi-Variant"]
+            let after = restarted.respond(method: .GET, uri: "/screens/landing", headers: headers).headers["X-Taksi-Variant"]
+            #expect(before == after)
+            counts[before.first ?? "", default: 0] += 1
+        }
+        #expect(abs((counts["landing|*|compact"] ?? 0) - 500) < 50, "\(counts)")
+    }
+
+    @Test("no variant for the request: a 404 that says what exists")
+    func notFound() throws {
+        let load = ScreenSetLoader.load(files: [
+            "new.json": Array(#"{"name": "news", "version": ">= 3.0", "components": []}"#.utf8)
+        ])
+        let responder = buildApplication(configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: .init(label: "t")).responder
+        func body(_ uri: String, _ headers: [(String, String)]) -> (HTTPResponseStatus, JSONValue?) {
+            let response = responder.respond(method: .GET, uri: uri, headers: HTTPHeaders(headers))
+            return (response.status, try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView)))
+        }
+        let old = body("/screens/news", [("X-Taksi-Version", "2.9")])
+        #expect(old.0 == .notFound)
+        #expect(old.1 == ["error": ["code": "screen_version_not_found", "message": #"screen "news" has no variant for app version 2.9; it is served to versions >= 3.0"#]])
+        let none = body("/screens/news/data", [])
+        #expect(none.1?["error"]?["message"] == #"screen "news" is only served to app versions >= 3.0; send the app's version in X-Taksi-Version (or ?version=)"#)
+        let alternative = body("/screens/news", [("X-Taksi-Version", "3.1"), ("X-Taksi-Alternative", "B")])
+        #expect(alternative.1 == ["error": ["code": "screen_alternative_not_found", "message": #"screen "news" has no alternative "B"; its alternatives are default"#]])
+        let invalid = body("/screens/news", [("X-Taksi-Version", "latest")])
+        #expect(invalid.0 == .badRequest)
+        #expect(invalid.1?["error"]?["code"] == "invalid_version")
+        #expect(responder.respond(method: .GET, uri: "/screens/news", headers: [:]).headers["Vary"] == ["X-Taksi-Version"])
+    }
+
+    @Test("every served variant is counted, skeletons and data apart")
+    func counted() throws {
+        for user in ["alice", "bob", "carol"] { _ = get("/screens/landing", [("X-Taksi-User", user)]) }
+        _ = get("/screens/landing/data", [("X-Taksi-User", "alice")])
+        let compact = try metrics.expectCounter("taksi_variant_skeletons_total", [("screen", "landing"), ("variant", "landing|*|compact")])
+        let standard = try metrics.expectCounter("taksi_variant_skeletons_total", [("screen", "landing"), ("variant", "landing|*|default")])
+        #expect(compact.totalValue == 1 && standard.totalValue == 2)
+        #expect(try metrics.expectCounter("taksi_variant_data_total", [("screen", "landing"), ("variant", "landing|*|compact")]).totalValue == 1)
+    }
+}
