@@ -134,6 +134,9 @@ public struct ScreenSet: Sendable {
     public var catalog: ComponentCatalog
     /// Problems that do not stop the set from being served.
     public var warnings: [Diagnostic]
+    /// A digest of the files the set was loaded from (16 hex digits): equal on every replica serving
+    /// the same files, new on every edit. Responses carry it so a client can tell sets apart.
+    public var version: String
 
     /// The screen names in sorted order.
     public var names: [String] { screens.keys.sorted() }

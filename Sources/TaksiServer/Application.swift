@@ -15,6 +15,8 @@ public struct Application: Sendable {
     public let configuration: ServerConfiguration
     public let store: ScreenStore
     public let logger: Logger
+    /// Where counters are created.
+    public let metrics: any MetricsFactory
 
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public var responder: Responder { Responder(store: store, logger: logger) }
@@ -22,10 +24,11 @@ public struct Application: Sendable {
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
     public func run() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
-        let service = HTTPService(application: self, group: group)
+        var services: [any Service] = [HTTPService(application: self, group: group)]
+        if configuration.watch { services.append(watcher) }
         let serviceGroup = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
             )
         )
         do {
@@ -35,6 +38,14 @@ public struct Application: Sendable {
             throw error
         }
         try await group.shutdownGracefully()
+    }
+
+    /// Reloads the screens directory into the store when it changes.
+    public var watcher: ScreenWatcher {
+        ScreenWatcher(
+            directory: configuration.screensDirectory, interval: .milliseconds(Int64(configuration.watchInterval * 1000)),
+            store: store, metrics: metrics, logger: logger
+        )
     }
 
     /// Binds the HTTP server on `group` and returns it running (tests bind port 0 this way).
@@ -94,5 +105,8 @@ public func buildApplication(
 public func buildApplication(
     configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory
 ) -> Application {
-    Application(configuration: configuration, store: ScreenStore(ServedScreenSet(screenSet, metrics: metrics)), logger: logger)
+    Application(
+        configuration: configuration, store: ScreenStore(ServedScreenSet(screenSet, metrics: metrics)), logger: logger,
+        metrics: metrics
+    )
 }

@@ -42,6 +42,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (TAKSI_LOG_LEVEL; default info).")
     var logLevel: String?
 
+    @Option(name: .long, help: "Seconds between checks of the screens directory for changes (TAKSI_WATCH_INTERVAL; default 1).")
+    var watchInterval: String?
+
+    @Flag(name: .long, help: "Do not reload the screens when they change (TAKSI_WATCH=false).")
+    var noWatch = false
+
     func run() async throws {
         var configuration: ServerConfiguration
         do {
@@ -49,6 +55,7 @@ struct Serve: AsyncParsableCommand {
             let flags: [(String, String?, String)] = [
                 ("host", host, "--host"), ("port", port, "--port"), ("screens", screens, "--screens"),
                 ("threads", threads, "--threads"), ("log_level", logLevel, "--log-level"),
+                ("watch_interval", watchInterval, "--watch-interval"), ("watch", noWatch ? "false" : nil, "--no-watch"),
             ]
             for (key, value, flag) in flags {
                 if let value { try configuration.apply(key: key, value: value, source: flag) }

@@ -27,12 +27,18 @@ struct ConfigurationTests {
 
         let defaults = try ServerConfiguration.resolve(file: nil, environment: [:])
         #expect(defaults.port == 8080 && defaults.host == "127.0.0.1")
+        #expect(defaults.watch && defaults.watchInterval == 1)
+
+        let watching = try temporaryFile(#"{"watch": false, "watch_interval": 0.5}"#)
+        let noWatch = try ServerConfiguration.resolve(file: watching, environment: ["TAKSI_WATCH_INTERVAL": "2"])
+        #expect(!noWatch.watch && noWatch.watchInterval == 2)
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_WATCH": "maybe"]) }
     }
 
     @Test("a wrong setting names where it came from and what to write")
     func errors() throws {
         let typo = try temporaryFile(#"{"prot": 8080}"#)
-        #expect(throws: ConfigurationError(source: typo, message: #"unknown setting "prot"; the settings are host, port, screens, threads, log_level (did you mean "port"?)"#)) {
+        #expect(throws: ConfigurationError(source: typo, message: #"unknown setting "prot"; the settings are host, port, screens, threads, log_level, watch, watch_interval (did you mean "port"?)"#)) {
             try ServerConfiguration.resolve(file: typo, environment: [:])
         }
         #expect(throws: ConfigurationError(source: "TAKSI_PORT", message: #"the port must be a number from 0 to 65535, found "http""#)) {

@@ -22,6 +22,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var threads: Int = System.coreCount
     /// The lowest log level written.
     public var logLevel: Logger.Level = .info
+    /// Whether the screens directory is watched and reloaded on change.
+    public var watch: Bool = true
+    /// How often the screens directory is checked for changes, in seconds.
+    public var watchInterval: Double = 1
 
     public init() {}
 
@@ -32,6 +36,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("screens", "TAKSI_SCREENS", "screens directory"),
         ("threads", "TAKSI_THREADS", "event loop threads"),
         ("log_level", "TAKSI_LOG_LEVEL", "trace, debug, info, notice, warning, error or critical"),
+        ("watch", "TAKSI_WATCH", "reload the screens when they change: true or false"),
+        ("watch_interval", "TAKSI_WATCH_INTERVAL", "seconds between checks of the screens directory"),
     ]
 
     /// Applies a configuration file's settings over these.
@@ -64,9 +70,9 @@ public struct ServerConfiguration: Sendable, Equatable {
             let text: String
             switch value {
             case .string(let string): text = string
-            case .number: text = JSONWriter.string(value)
+            case .number, .bool: text = JSONWriter.string(value)
             default:
-                throw ConfigurationError(source: path, message: "\"\(member.key)\" must be a string or a number, found \(value.typeName)")
+                throw ConfigurationError(source: path, message: "\"\(member.key)\" must be a string, a number or a Boolean, found \(value.typeName)")
             }
             try apply(key: member.key, value: text, source: "\(path): \"\(member.key)\"")
             if member.key == "screens", !screensDirectory.hasPrefix("/"), !directory.isEmpty {
@@ -114,6 +120,19 @@ public struct ServerConfiguration: Sendable, Equatable {
                 )
             }
             logLevel = level
+        case "watch":
+            switch value.lowercased() {
+            case "true", "1", "yes": watch = true
+            case "false", "0", "no": watch = false
+            default: throw ConfigurationError(source: source, message: "watch must be true or false, found \"\(value)\"")
+            }
+        case "watch_interval":
+            guard let seconds = Double(value), seconds >= 0.05, seconds <= 3600 else {
+                throw ConfigurationError(
+                    source: source, message: "watch_interval must be a number of seconds from 0.05 to 3600, found \"\(value)\""
+                )
+            }
+            watchInterval = seconds
         default:
             throw ConfigurationError(source: source, message: "unknown setting \"\(key)\"")
         }

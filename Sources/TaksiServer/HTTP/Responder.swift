@@ -57,6 +57,8 @@ public struct Responder: Sendable {
         switch route {
         case .health:
             return HTTPResponse(json: Self.healthBody)
+        case .ready:
+            return HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status))))
         case .index:
             return HTTPResponse(json: screens.indexBody)
         case .skeleton(let name):
@@ -113,8 +115,21 @@ public struct Responder: Sendable {
         }
     }
 
+    /// A valid set is always loaded (start-up refuses an invalid one), so the server is ready; the
+    /// body says which set it serves and whether a later edit is waiting on errors.
+    private func readiness(_ status: ScreenStore.Status) -> JSONValue {
+        let formatter = ISO8601DateFormatter()
+        return [
+            "status": "ready",
+            "screens_version": .string(status.version),
+            "loaded_at": .string(formatter.string(from: status.loadedAt)),
+            "last_reload_at": status.lastReloadAt.map { .string(formatter.string(from: $0)) } ?? .null,
+            "pending_errors": .array(status.pendingErrors.map { .string($0.description) }),
+        ]
+    }
+
     private func variantHeaders(_ variant: ServedScreenSet.Variant, _ screen: ServedScreenSet.Screen) -> [(String, String)] {
-        var headers = [("X-Taksi-Variant", variant.compiled.variantID)]
+        var headers = [("X-Taksi-Variant", variant.compiled.variantID), ("X-Taksi-Screens-Version", variant.setVersion)]
         if let vary = screen.vary { headers.append(("Vary", vary)) }
         return headers
     }

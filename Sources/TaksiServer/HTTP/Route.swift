@@ -6,6 +6,7 @@
 /// | `/screens/<name>`, `/interfaces/<name>` | ``skeleton(_:)`` |
 /// | `/screens/<name>/data`, `/interfaces/<name>/data` | ``data(_:)`` |
 /// | `/healthz` | ``health`` |
+/// | `/readyz` | ``ready`` |
 ///
 /// Screen names may hold `/`, and never end in the segment `data`, so the last `/data` always
 /// means the data endpoint.
@@ -14,6 +15,7 @@ enum Route: Sendable, Equatable {
     case skeleton(String)
     case data(String)
     case health
+    case ready
     case notFound
 
     init(path: Substring) {
@@ -21,6 +23,10 @@ enum Route: Sendable, Equatable {
         if path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
         if path == "/healthz" {
             self = .health
+            return
+        }
+        if path == "/readyz" {
+            self = .ready
             return
         }
         for prefix in ["/screens", "/interfaces"] where path.hasPrefix(prefix) {

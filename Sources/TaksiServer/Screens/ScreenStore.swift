@@ -1,23 +1,62 @@
+public import Foundation
 import NIOConcurrencyHelpers
+public import TaksiScreens
 
 /// Holds the screen set being served. Requests read the current snapshot; a reload replaces it
-/// whole, so a request sees either the old set or the new one, never a mix.
+/// whole, so a request sees either the old set or the new one, never a mix. A reload that fails
+/// leaves the snapshot alone and records its errors for `/readyz`.
 public final class ScreenStore: Sendable {
+    /// What `/readyz` reports about the loaded set and the last reload.
+    public struct Status: Sendable {
+        /// The served set's version (a digest of its files).
+        public var version: String
+        /// When the served set was loaded.
+        public var loadedAt: Date
+        /// When the directory was last checked after a change, successfully or not.
+        public var lastReloadAt: Date?
+        /// The errors of the last reload attempt, when it failed; empty when the served set is current.
+        public var pendingErrors: [Diagnostic]
+    }
+
+    private struct State {
+        var screens: ServedScreenSet
+        var status: Status
+    }
+
     // A lock, not an actor: the hot path reads the snapshot synchronously on the event loop, and
     // holding the lock only to copy one reference costs nanoseconds.
-    private let current: NIOLockedValueBox<ServedScreenSet>
+    private let state: NIOLockedValueBox<State>
 
     public init(_ screens: ServedScreenSet) {
-        self.current = NIOLockedValueBox(screens)
+        let status = Status(version: screens.screenSet.version, loadedAt: Date(), lastReloadAt: nil, pendingErrors: [])
+        self.state = NIOLockedValueBox(State(screens: screens, status: status))
     }
 
     /// The screen set to serve this request from.
     public var snapshot: ServedScreenSet {
-        current.withLockedValue { $0 }
+        state.withLockedValue { $0.screens }
     }
 
-    /// Replaces the served set atomically.
+    /// The loaded set's version and the outcome of the last reload.
+    public var status: Status {
+        state.withLockedValue { $0.status }
+    }
+
+    /// Replaces the served set atomically and clears pending errors.
     public func replace(with screens: ServedScreenSet) {
-        current.withLockedValue { $0 = screens }
+        let now = Date()
+        state.withLockedValue {
+            $0.screens = screens
+            $0.status = Status(version: screens.screenSet.version, loadedAt: now, lastReloadAt: now, pendingErrors: [])
+        }
+    }
+
+    /// Records a failed reload: the served set stays; its errors are reported until a reload succeeds.
+    public func recordFailedReload(_ diagnostics: [Diagnostic]) {
+        let now = Date()
+        state.withLockedValue {
+            $0.status.lastReloadAt = now
+            $0.status.pendingErrors = diagnostics.filter { $0.severity == .error }
+        }
     }
 }

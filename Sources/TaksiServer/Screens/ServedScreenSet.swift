@@ -9,6 +9,8 @@ public final class ServedScreenSet: Sendable {
     /// One variant's precomputed responses and counters.
     struct Variant: Sendable {
         let compiled: CompiledScreen
+        /// The version of the set the variant belongs to, sent with every response of it.
+        let setVersion: String
         let skeletonBody: ByteBuffer
         /// Present when every source is a fixture.
         let staticDataBody: ByteBuffer?
@@ -42,6 +44,7 @@ public final class ServedScreenSet: Sendable {
                 let dimensions = [("screen", name), ("variant", compiled.variantID)]
                 served[compiled.variantID] = Variant(
                     compiled: compiled,
+                    setVersion: screenSet.version,
                     skeletonBody: ByteBuffer(bytes: JSONWriter.bytes(compiled.skeleton.jsonValue)),
                     staticDataBody: compiled.staticData.map { ByteBuffer(bytes: JSONWriter.bytes($0.jsonValue)) },
                     skeletonCounter: Counter(label: "taksi_variant_skeletons_total", dimensions: dimensions, factory: metrics),

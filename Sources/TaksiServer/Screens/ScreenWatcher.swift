@@ -1,0 +1,81 @@
+public import CoreMetrics
+import Foundation
+public import Logging
+public import ServiceLifecycle
+import TaksiScreens
+
+/// Watches the screens directory and reloads the whole set when a file changes: loads and
+/// validates everything, then swaps the snapshot atomically. An invalid edit keeps the last good
+/// set serving and is reported (logs and `/readyz`) until fixed.
+///
+/// Polling, not inotify: a listing of names, sizes and modification times every interval (1 s by
+/// default) is cheap for screen directories, works on every file system (bind mounts, ConfigMaps
+/// that swap symlinks) and on macOS alike.
+public struct ScreenWatcher: Service {
+    let directory: String
+    let interval: Duration
+    let store: ScreenStore
+    let metrics: any MetricsFactory
+    let logger: Logger
+
+    public init(directory: String, interval: Duration, store: ScreenStore, metrics: any MetricsFactory, logger: Logger) {
+        self.directory = directory
+        self.interval = interval
+        self.store = store
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        // Graceful shutdown cancels the wait between checks; a reload in progress finishes first.
+        try? await cancelWhenGracefulShutdown {
+            var fingerprint = Self.fingerprint(of: directory)
+            while true {
+                try await Task.sleep(for: interval)
+                let current = Self.fingerprint(of: directory)
+                guard current != fingerprint else { continue }
+                fingerprint = current
+                reload()
+            }
+        }
+    }
+
+    /// Loads the directory now and swaps the snapshot if the set is valid.
+    /// - Returns: whether the new set is being served.
+    @discardableResult
+    public func reload() -> Bool {
+        let load = ScreenSetLoader.load(directory: directory)
+        guard let screenSet = load.screenSet else {
+            store.recordFailedReload(load.diagnostics)
+            for diagnostic in load.diagnostics where diagnostic.severity == .error {
+                logger.error("\(diagnostic)")
+            }
+            logger.error(
+                "screen reload failed; still serving the last good set",
+                metadata: ["errors": .stringConvertible(load.diagnostics.filter { $0.severity == .error }.count), "version": .string(store.status.version)]
+            )
+            return false
+        }
+        if screenSet.version == store.status.version, store.status.pendingErrors.isEmpty { return true }
+        store.replace(with: ServedScreenSet(screenSet, metrics: metrics))
+        for warning in load.diagnostics where warning.severity == .warning { logger.warning("\(warning)") }
+        logger.info("screens reloaded", metadata: ["version": .string(screenSet.version), "screens": .stringConvertible(screenSet.screens.count)])
+        return true
+    }
+
+    /// Names, sizes and modification times of every file under the directory: changes when a file
+    /// is added, removed or rewritten.
+    static func fingerprint(of directory: String) -> [String: String] {
+        var result: [String: String] = [:]
+        let keys: [URLResourceKey] = [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey]
+        let enumerator = FileManager.default.enumerator(
+            at: URL(fileURLWithPath: directory, isDirectory: true), includingPropertiesForKeys: keys, options: [.skipsHiddenFiles]
+        )
+        while let url = enumerator?.nextObject() as? URL {
+            guard let values = try? url.resourceValues(forKeys: Set(keys)), values.isRegularFile == true else { continue }
+            let modified = values.contentModificationDate?.timeIntervalSince1970 ?? 0
+            result[url.path] = "\(values.fileSize ?? -1)@\(modified)"
+        }
+        return result
+    }
+}

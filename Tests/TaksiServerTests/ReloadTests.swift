@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOHTTP1
+import TaksiSchema
+import TaksiScreens
+import TaksiServer
+import Testing
+
+/// Live reload: a valid edit is served, an invalid one keeps the last good set and shows up in
+/// `/readyz`, and requests during reloads always get a whole answer from one set.
+@Suite("Reload")
+struct ReloadTests {
+    /// A copy of the example screens in a fresh temporary directory, and an application over it.
+    func makeApplication() throws -> (Application, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-reload-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("Screens"), to: directory)
+        var configuration = ServerConfiguration()
+        configuration.screensDirectory = directory.path
+        return (try buildApplication(configuration: configuration, logger: Logger(label: "reload")), directory)
+    }
+
+    func write(_ text: String, to url: URL) throws {
+        try Data(text.utf8).write(to: url, options: .atomic)
+    }
+
+    func json(_ response: HTTPResponse) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
+    }
+
+    @Test("a valid edit is served; an invalid one keeps the last good set and is reported until fixed")
+    func reloadCycle() throws {
+        let (application, directory) = try makeApplication()
+        let responder = application.responder
+        let login = directory.appendingPathComponent("login.json")
+        let original = try String(contentsOf: login, encoding: .utf8)
+        let firstVersion = application.store.status.version
+
+        try write(original.replacingOccurrences(of: #""value": "Log in""#, with: #""value": "Sign in""#), to: login)
+        #expect(application.watcher.reload())
+        let edited = responder.respond(method: .GET, uri: "/screens/login", headers: [:])
+        #expect(json(edited)?["components"]?.arrayValue?.first?["content"]?["value"] == "Sign in")
+        let secondVersion = application.store.status.version
+        #expect(secondVersion != firstVersion)
+        #expect(edited.headers["X-Taksi-Screens-Version"] == [secondVersion])
+
+        try write(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#), to: login)
+        #expect(!application.watcher.reload())
+        #expect(json(responder.respond(method: .GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?["content"]?["value"] == "Sign in")
+        let ready = json(responder.respond(method: .GET, uri: "/readyz", headers: [:]))
+        #expect(ready?["status"] == "ready")
+        #expect(ready?["screens_version"] == .string(secondVersion))
+        let pending = ready?["pending_errors"]?.arrayValue ?? []
+        #expect(pending.count == 1)
+        #expect(pending.first?.stringValue?.contains("login.json:8:46: error: components[0].content.kind: \"titel\" is not a known value") == true, "\(pending)")
+
+        try write(original, to: login)
+        #expect(application.watcher.reload())
+        #expect(application.store.status.version == firstVersion)
+        #expect(json(responder.respond(method: .GET, uri: "/readyz", headers: [:]))?["pending_errors"] == [])
+    }
+
+    @Test("requests during reloads get well-formed answers, each wholly from one screen set")
+    func noFailedRequestDuringReloads() async throws {
+        let (application, directory) = try makeApplication()
+        let responder = application.responder
+        let login = directory.appendingPathComponent("login.json")
+        let extra = directory.appendingPathComponent("extra.json")
+        let original = try String(contentsOf: login, encoding: .utf8)
+        let snapshots = NIOLockedValueBox([application.store.status.version: application.store.snapshot])
+        let requests: [(String, HTTPHeaders)] = [
+            ("/screens/login", [:]), ("/screens/login/data", [:]), ("/screens/home", HTTPHeaders([("X-Taksi-Version", "2.0")])),
+            ("/screens/home/data?name=Ada", [:]), ("/screens/landing", HTTPHeaders([("X-Taksi-User", "alice")])), ("/screens", [:]),
+        ]
+
+        let responses = try await withThrowingTaskGroup(of: [(Int, HTTPResponse)].self) { group in
+            group.addTask {
+                // The writer: valid edits, invalid edits, a file added and removed, each followed by a reload.
+                for round in 0..<30 {
+                    switch round % 5 {
+                    case 0: try write(original.replacingOccurrences(of: #""Log in""#, with: "\"Log in \(round)\""), to: login)
+                    case 1: try write(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "huge""#), to: login)
+                    case 2: try write(#"{"name": "extra", "components": [{"name": "label_component", "content": {"value": "\#(round)"}}]}"#, to: extra)
+                    case 3: try FileManager.default.removeItem(at: extra)
+                    default: try write("{ truncated", to: login)
+                    }
+                    application.watcher.reload()
+                    let status = application.store.status
+                    let snapshot = application.store.snapshot
+                    snapshots.withLockedValue { $0[status.version] = snapshot }
+                    await Task.yield()
+                }
+                return []
+            }
+            for reader in 0..<4 {
+                group.addTask {
+                    var seen: [(Int, HTTPResponse)] = []
+                    for iteration in 0..<300 {
+                        let index = (iteration + reader) % requests.count
+                        seen.append((index, responder.respond(method: .GET, uri: requests[index].0, headers: requests[index].1)))
+                        if iteration % 10 == 0 { await Task.yield() }
+                    }
+                    return seen
+                }
+            }
+            var all: [(Int, HTTPResponse)] = []
+            for try await part in group { all += part }
+            return all
+        }
+
+        #expect(responses.count == 1_200)
+        let known = snapshots.withLockedValue { $0 }
+        var versions: Set<String> = []
+        for (index, response) in responses {
+            #expect(response.status == .ok, "\(requests[index].0): \(String(buffer: response.body))")
+            #expect(json(response) != nil)
+            guard let version = response.headers.first(name: "X-Taksi-Screens-Version") else {
+                #expect(requests[index].0 == "/screens")
+                continue
+            }
+            versions.insert(version)
+            // The same request against the set of that version gives exactly these bytes.
+            let snapshot = try #require(known[version], "a response names a version no reload produced")
+            let replay = Responder(store: ScreenStore(snapshot), logger: Logger(label: "replay"))
+                .respond(method: .GET, uri: requests[index].0, headers: requests[index].1)
+            #expect(replay.body == response.body, "\(requests[index].0) mixes versions")
+        }
+        #expect(versions.count >= 1)
+    }
+}
