@@ -23,12 +23,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // The wire contract. Foundation only, so an iOS app can depend on it too.
         .target(name: "TaksiSchema", swiftSettings: swiftSettings),
         // The screen-definition format: load, validate and compile a screen set. No networking.
-        .target(name: "TaksiScreens", dependencies: ["TaksiSchema"], swiftSettings: swiftSettings),
+        .target(
+            name: "TaksiScreens", dependencies: ["TaksiSchema", .product(name: "Yams", package: "Yams")],
+            swiftSettings: swiftSettings
+        ),
         // The running service: HTTP server, router, screen store, data resolution, configuration.
         .target(
             name: "TaksiServer",

@@ -90,7 +90,7 @@ extension DefinitionReader {
         } else if let expectedName, expectedName != name {
             report(
                 .invalidName, at: member("name")!, path: namePath,
-                "the file declares \"\(name)\"; name the file \(name).json so each type is easy to find"
+                "the file declares \"\(name)\"; name the file \(name).json (or .yaml) so each type is easy to find"
             )
         }
         let summary = string(member("summary"), at: path.appending("summary"), what: "summary")

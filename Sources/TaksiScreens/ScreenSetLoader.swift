@@ -21,8 +21,10 @@ public enum ScreenSetLoader {
     public static let componentsFolder = "components"
     /// The folder of fixture files.
     public static let fixturesFolder = "fixtures"
-    /// The file of custom action identifiers.
-    public static let actionsFile = "actions.json"
+    /// The files of custom action identifiers (one of them).
+    public static let actionsFiles = ["actions.json", "actions.yaml", "actions.yml"]
+    /// The extensions of definition files: JSON, and YAML (which allows comments).
+    public static let definitionExtensions = ["json", "yaml", "yml"]
 
     /// Loads the screen set in `directory`. Paths in diagnostics start with `directory` as given.
     public static func load(directory: String) -> ScreenSetLoad {
@@ -49,7 +51,7 @@ public enum ScreenSetLoader {
         let rootPath = rootURL.standardizedFileURL.path
         while let url = enumerator?.nextObject() as? URL {
             let values = try? url.resourceValues(forKeys: Set(keys))
-            guard values?.isRegularFile == true, url.pathExtension == "json" else { continue }
+            guard values?.isRegularFile == true, definitionExtensions.contains(url.pathExtension) else { continue }
             let fullPath = url.standardizedFileURL.path
             guard fullPath.hasPrefix(rootPath + "/") else { continue }
             let relative = String(fullPath.dropFirst(rootPath.count + 1))
@@ -96,7 +98,8 @@ public enum ScreenSetLoader {
                 return nil
             }
             do {
-                let node = try JSONParser.parse(bytes)
+                let isYAML = relative.hasSuffix(".yaml") || relative.hasSuffix(".yml")
+                let node = try isYAML ? YAMLReader.parse(file) : JSONParser.parse(bytes)
                 parsed[relative] = (file, node)
                 return (file, node)
             } catch {
@@ -110,7 +113,7 @@ public enum ScreenSetLoader {
         let paths = files.keys.sorted()
         let componentPaths = paths.filter { $0.hasPrefix(componentsFolder + "/") }
         let screenPaths = paths.filter {
-            !$0.hasPrefix(componentsFolder + "/") && !$0.hasPrefix(fixturesFolder + "/") && $0 != actionsFile
+            !$0.hasPrefix(componentsFolder + "/") && !$0.hasPrefix(fixturesFolder + "/") && !actionsFiles.contains($0)
         }
 
         // What the app knows: custom components and custom actions.
@@ -119,7 +122,9 @@ public enum ScreenSetLoader {
         var componentSince: [String: Version] = [:]
         for relative in componentPaths {
             guard let (file, node) = parse(relative) else { continue }
-            let expectedName = relative.split(separator: "/").last.map { String($0.dropLast(".json".count)) }
+            let expectedName = relative.split(separator: "/").last.map { name in
+                String(name.prefix { $0 != "." })
+            }
             let (schema, since, found) = CatalogReader.readComponent(node, file: file, expectedName: expectedName)
             diagnostics += found
             if let schema, let since { componentSince[schema.name] = since }
@@ -134,10 +139,11 @@ public enum ScreenSetLoader {
             customComponents.append(schema)
         }
         var customActions: Set<String> = []
-        if files[actionsFile] != nil, let (file, node) = parse(actionsFile) {
+        for actionsFile in actionsFiles where files[actionsFile] != nil {
+            guard let (file, node) = parse(actionsFile) else { continue }
             let (actions, found) = CatalogReader.readActions(node, file: file)
             diagnostics += found
-            customActions = actions
+            customActions.formUnion(actions)
         }
 
         // Every screen's name first, so navigation targets can be checked across the set.

@@ -5,7 +5,7 @@ public struct SourceFile: Sendable {
     public var path: String
     /// The file's bytes.
     public var bytes: [UInt8]
-    private var lineStarts: [Int]
+    fileprivate var lineStarts: [Int]
 
     public init(path: String, bytes: [UInt8]) {
         self.path = path
@@ -30,6 +30,23 @@ public struct SourceFile: Sendable {
         // Count scalars, not bytes: continuation bytes (10xxxxxx) do not start a character.
         let column = bytes[lineStart..<clamped].reduce(1) { count, byte in byte & 0xC0 == 0x80 ? count : count + 1 }
         return SourceLocation(line: low + 1, column: column)
+    }
+}
+
+extension SourceFile {
+    /// The byte offset of a 1-based line and column (counted in characters), clamped to the file.
+    public func offset(ofLine line: Int, column: Int) -> Int {
+        guard line >= 1 else { return 0 }
+        guard line <= lineStarts.count else { return bytes.count }
+        var offset = lineStarts[line - 1]
+        var remaining = column - 1
+        while remaining > 0, offset < bytes.count, bytes[offset] != UInt8(ascii: "\n") {
+            offset += 1
+            // Skip continuation bytes: a column is a character, not a byte.
+            while offset < bytes.count, bytes[offset] & 0xC0 == 0x80 { offset += 1 }
+            remaining -= 1
+        }
+        return offset
     }
 }
 

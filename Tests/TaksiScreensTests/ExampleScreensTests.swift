@@ -24,7 +24,7 @@ struct ExampleScreensTests {
     @Test("every variant's skeleton and data match their golden files", arguments: variantFiles)
     func golden(_ fileName: String) throws {
         let set = try #require(Self.screens.screenSet)
-        let screen = try #require(set.screens.values.flatMap(\.all).first { $0.file.hasSuffix("/\(fileName).json") })
+        let screen = try #require(set.screens.values.flatMap(\.all).first { (($0.file as NSString).lastPathComponent as NSString).deletingPathExtension == fileName })
         let values = screen.dataPlan.staticValues.merging(try screen.dataPlan.requestValues(query: [:])) { $1 }
         let (data, problems) = screen.dataPlan.build(values: values, catalog: set.catalog)
         #expect(problems.filter(\.isLoss).isEmpty, "\(problems)")
@@ -35,7 +35,7 @@ struct ExampleScreensTests {
     @Test("the golden list covers every variant")
     func everyVariantHasGoldens() throws {
         let set = try #require(Self.screens.screenSet)
-        let files = set.screens.values.flatMap(\.all).map { ($0.file as NSString).lastPathComponent.replacingOccurrences(of: ".json", with: "") }
+        let files = set.screens.values.flatMap(\.all).map { (($0.file as NSString).lastPathComponent as NSString).deletingPathExtension }
         #expect(files.sorted() == Self.variantFiles)
     }
 

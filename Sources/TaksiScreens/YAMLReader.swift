@@ -1,0 +1,163 @@
+import Yams
+
+/// Reads a YAML screen file into the same ``JSONNode``s as JSON, with the position of every
+/// value, so YAML and JSON files get identical checks and diagnostics.
+///
+/// YAML 1.2 core scalars only: `true`/`false` (not `yes`/`no`, so a country code `NO` stays a
+/// string), decimal numbers, `null`/`~`; everything else is a string. Anchors and aliases are
+/// refused: they can make a small file expand enormously, and screen files do not need them.
+enum YAMLReader {
+    static func parse(_ file: SourceFile) throws(JSONParser.SyntaxError) -> JSONNode {
+        guard let text = String(validating: file.bytes, as: UTF8.self) else {
+            throw JSONParser.SyntaxError(offset: 0, message: "the file is not valid UTF-8; save it as UTF-8")
+        }
+        try checkNesting(file)
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text, resolver)
+        } catch let error as YamlError {
+            throw syntaxError(error, in: file)
+        } catch {
+            throw JSONParser.SyntaxError(offset: 0, message: "the YAML cannot be read: \(error)")
+        }
+        guard let root else {
+            throw JSONParser.SyntaxError(offset: 0, message: "the file is empty; a YAML document was expected")
+        }
+        return try convert(root, in: file, depth: 0)
+    }
+
+    // These patterns are constants; a failure here is a programming error caught by every test run.
+    private static let resolver = Resolver.basic
+        .appending(try! Resolver.Rule(.bool, "^(?:true|True|TRUE|false|False|FALSE)$"))
+        .appending(try! Resolver.Rule(.int, "^[-+]?[0-9]+$"))
+        .appending(try! Resolver.Rule(.float, "^[-+]?(?:\\.[0-9]+|[0-9]+(?:\\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$"))
+        .appending(try! Resolver.Rule(.null, "^(?:~|null|Null|NULL|)$"))
+
+    private static func offset(_ mark: Mark?, in file: SourceFile) -> Int {
+        guard let mark else { return 0 }
+        return file.offset(ofLine: mark.line, column: mark.column)
+    }
+
+    private static func convert(_ node: Node, in file: SourceFile, depth: Int) throws(JSONParser.SyntaxError) -> JSONNode {
+        let start = offset(node.mark, in: file)
+        guard depth < JSONParser.maximumDepth else {
+            throw JSONParser.SyntaxError(offset: start, message: "nesting is deeper than \(JSONParser.maximumDepth) levels; flatten the document")
+        }
+        switch node {
+        case .scalar(let scalar):
+            let text = scalar.string
+            // Quoted scalars are always strings.
+            let plain = scalar.style == .plain || scalar.style == .any
+            switch plain ? node.tag.rawValue : Tag.Name.str.rawValue {
+            case Tag.Name.null.rawValue: return JSONNode(kind: .null, offset: start)
+            case Tag.Name.bool.rawValue: return JSONNode(kind: .bool(text.lowercased() == "true"), offset: start)
+            case Tag.Name.int.rawValue, Tag.Name.float.rawValue:
+                guard let number = Double(text), number.isFinite else {
+                    throw JSONParser.SyntaxError(offset: start, message: "the number \(text) is too large to represent")
+                }
+                return JSONNode(kind: .number(number), offset: start)
+            default: return JSONNode(kind: .string(text), offset: start)
+            }
+        case .sequence(let sequence):
+            var elements: [JSONNode] = []
+            for element in sequence { elements.append(try convert(element, in: file, depth: depth + 1)) }
+            return JSONNode(kind: .array(elements), offset: start)
+        case .mapping(let mapping):
+            var members: [JSONNode.Member] = []
+            var seen: Set<String> = []
+            for (key, value) in mapping {
+                let keyOffset = offset(key.mark, in: file)
+                guard case .scalar(let scalar) = key else {
+                    throw JSONParser.SyntaxError(offset: keyOffset, message: "a key must be plain text, not a list or a mapping")
+                }
+                guard seen.insert(scalar.string).inserted else {
+                    throw JSONParser.SyntaxError(offset: keyOffset, message: "duplicate key \"\(scalar.string)\"; keep one of them")
+                }
+                members.append(JSONNode.Member(key: scalar.string, keyOffset: keyOffset, value: try convert(value, in: file, depth: depth + 1)))
+            }
+            return JSONNode(kind: .object(members), offset: start)
+        case .alias:
+            throw JSONParser.SyntaxError(
+                offset: start, message: "YAML anchors and aliases (&name, *name) are not supported in screen files; repeat the value instead"
+            )
+        }
+    }
+
+    /// Refuses absurd nesting before the YAML library recurses into it: flow brackets deeper than
+    /// the limit, or indentation deeper than any sane screen.
+    private static func checkNesting(_ file: SourceFile) throws(JSONParser.SyntaxError) {
+        var depth = 0
+        var quote: UInt8?
+        var indentation = 0
+        var atLineStart = true
+        var inComment = false
+        for (offset, byte) in file.bytes.enumerated() {
+            if byte == UInt8(ascii: "\n") {
+                atLineStart = true
+                indentation = 0
+                inComment = false
+                continue
+            }
+            if atLineStart {
+                if byte == UInt8(ascii: " ") {
+                    indentation += 1
+                    if indentation > 4 * JSONParser.maximumDepth {
+                        throw JSONParser.SyntaxError(offset: offset, message: "indentation is deeper than \(4 * JSONParser.maximumDepth) spaces; flatten the document")
+                    }
+                    continue
+                }
+                atLineStart = false
+            }
+            if inComment { continue }
+            if let open = quote {
+                if byte == open { quote = nil }
+                continue
+            }
+            // An anchor (&name) at the start of a token: aliases to it could expand a small file
+            // exponentially (the "billion laughs"), so they are refused before parsing.
+            if byte == UInt8(ascii: "&") || byte == UInt8(ascii: "*"), offset + 1 < file.bytes.count,
+                isAnchorNameByte(file.bytes[offset + 1]),
+                offset == 0 || " \t[{,-:\n".utf8.contains(file.bytes[offset - 1])
+            {
+                throw JSONParser.SyntaxError(
+                    offset: offset,
+                    message: "YAML anchors and aliases (&name, *name) are not supported in screen files; repeat the value instead"
+                )
+            }
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "'"): quote = byte
+            case UInt8(ascii: "#"): inComment = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > JSONParser.maximumDepth {
+                    throw JSONParser.SyntaxError(offset: offset, message: "nesting is deeper than \(JSONParser.maximumDepth) levels; flatten the document")
+                }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth = max(0, depth - 1)
+            default: break
+            }
+        }
+    }
+
+    private static func isAnchorNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
+        default:
+            false
+        }
+    }
+
+    private static func syntaxError(_ error: YamlError, in file: SourceFile) -> JSONParser.SyntaxError {
+        switch error {
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+            return JSONParser.SyntaxError(offset: offset(mark, in: file), message: "YAML: \(problem)")
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            return JSONParser.SyntaxError(
+                offset: offset(context.mark, in: file), message: "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")); keep one of them"
+            )
+        default:
+            return JSONParser.SyntaxError(offset: 0, message: "the YAML cannot be read: \(error)")
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import TaksiSchema
+import TaksiScreens
+import Testing
+
+@Suite("YAML screens")
+struct YAMLTests {
+    @Test("a YAML screen compiles to the same screen as its JSON twin")
+    func sameAsJSON() throws {
+        let yaml = load([
+            "home.yaml": """
+                # comments are allowed
+                name: home
+                components:
+                  - name: label_component   # a label
+                    identifier: t
+                    content: {value: "Hi", kind: title}
+                  - name: text_field_component
+                    content:
+                      placeholder: Email
+                      is_secure: false
+                """
+        ])
+        let json = load([
+            "home.json": #"{"name": "home", "components": [{"name": "label_component", "identifier": "t", "content": {"value": "Hi", "kind": "title"}}, {"name": "text_field_component", "content": {"placeholder": "Email", "is_secure": false}}]}"#
+        ])
+        let fromYAML = try #require(yaml.screenSet?["home"], "\(yaml.diagnostics.report)")
+        let fromJSON = try #require(json.screenSet?["home"])
+        #expect(fromYAML.skeleton == fromJSON.skeleton)
+    }
+
+    @Test("diagnostics point at the line and column in the YAML file")
+    func locations() {
+        let result = load([
+            "home.yml": """
+                name: home
+                components:
+                  - name: label_component
+                    content:
+                      value: Hi
+                      kind: headline
+                  - name: lable_component
+                    content: {}
+                """
+        ])
+        let report = result.diagnostics.report
+        #expect(report.contains(#"Screens/home.yml:6:13: error: components[0].content.kind: "headline" is not a known value"#), "\(report)")
+        #expect(report.contains(#"Screens/home.yml:7:11: error: components[1].name: component type "lable_component" is not known"#), "\(report)")
+    }
+
+    @Test("YAML 1.2 scalars: only true/false are Booleans, quoted values are strings")
+    func scalars() throws {
+        let result = load([
+            "home.yaml": """
+                name: home
+                sources:
+                  feed:
+                    type: fixture
+                    value: {country: NO, answer: yes, flag: true, quoted: "true", count: 42, ratio: 4.5, nothing: ~, version: 1.10}
+                components:
+                  - name: label_component
+                    identifier: t
+                    content: {value: {$template: "{feed.country}|{feed.answer}|{feed.flag}|{feed.quoted}|{feed.count}|{feed.ratio}|{feed.version}"}}
+                """
+        ])
+        let data = try #require(result.screenSet?["home"]?.staticData, "\(result.diagnostics.report)")
+        // NO and yes stay text; 1.10 is a number (quote it to keep it text, as for "true").
+        #expect(data.entries.first?.content == ["value": "NO|yes|true|true|42|4.5|1.1"])
+    }
+
+    @Test("broken or hostile YAML gets a clear diagnostic", arguments: [
+        ("name: home\ncomponents: [\n", "YAML:"),
+        ("name: home\nname: again\ncomponents: []\n", "duplicate key"),
+        ("base: &b {value: x}\nname: home\ncomponents: [{name: label_component, content: *b}]\n", "anchors and aliases (&name, *name) are not supported"),
+        (String(repeating: "[", count: 10_000), "nesting is deeper than 64 levels"),
+        ("", "empty"),
+        ("a: &a [x, x]\nb: &b [*a, *a]\nname: home\ncomponents: []\n", "anchors and aliases"),
+    ])
+    func broken(_ text: String, _ part: String) {
+        let result = load(["home.yaml": text])
+        let error = result.diagnostics.first { $0.severity == .error }
+        #expect(error?.file == "Screens/home.yaml")
+        #expect(error?.message.contains(part) == true, "\(result.diagnostics.report)")
+    }
+}
