@@ -37,6 +37,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let missingDefaultAlternative = Code(rawValue: "missing_default_alternative")
         public static let invalidExperiment = Code(rawValue: "invalid_experiment")
         public static let componentTooNew = Code(rawValue: "component_too_new")
+        public static let unusedComponent = Code(rawValue: "unused_component")
+        public static let unreachableScreen = Code(rawValue: "unreachable_screen")
 
         /// A code for a value the client could not decode, from the schema checker.
         public init(_ code: SchemaViolation.Code) {

@@ -5,7 +5,7 @@ import TaksiSchema
 /// skeleton (typed placeholders, `requires_data` exactly where data will come) and the data plan.
 struct ScreenCompiler {
     /// The keys a screen file may have at its top level.
-    static let screenKeys = ["name", "description", "version", "alternative", "experiment", "sources", "components"]
+    static let screenKeys = ["name", "description", "entry", "version", "alternative", "experiment", "sources", "components"]
     static let bindingKeys = ["$bind", "$template", "$each"]
 
     let name: String
@@ -39,6 +39,7 @@ struct ScreenCompiler {
         else { return nil }
         let member = { (key: String) in members.first { $0.key == key }?.value }
         _ = reader.string(member("description"), at: path.appending("description"), what: "description")
+        _ = reader.bool(member("entry"), at: path.appending("entry"), what: "entry")
         let requirement = member("version").flatMap { readRequirement($0, at: path.appending("version")) }
         var alternative = CompiledScreen.defaultAlternative
         if let alternativeNode = member("alternative"),
@@ -180,7 +181,7 @@ struct ScreenCompiler {
     }
 
     /// The component types a component uses: its own and, for collections, its items' (at any depth).
-    private static func componentTypes(in node: JSONNode, at path: JSONPath) -> [(String, JSONNode, JSONPath)] {
+    static func componentTypes(in node: JSONNode, at path: JSONPath) -> [(String, JSONNode, JSONPath)] {
         var found: [(String, JSONNode, JSONPath)] = []
         if let nameNode = node["name"], let name = nameNode.stringValue { found.append((name, nameNode, path.appending("name"))) }
         func search(_ node: JSONNode, _ path: JSONPath) {

@@ -227,12 +227,77 @@ public enum ScreenSetLoader {
         }
         let (screens, found) = VariantGrouping.group(compiled, failedAlternatives: failedAlternatives)
         diagnostics += found
+        diagnostics += reachabilityWarnings(screenFiles: screenFiles, componentFiles: componentFiles, parse: parse)
 
         let warnings = diagnostics.filter { $0.severity == .warning }
         let screenSet =
             diagnostics.containsErrors
             ? nil : ScreenSet(screens: screens, catalog: catalog, warnings: warnings, version: contentVersion(of: files))
         return ScreenSetLoad(screenSet: screenSet, diagnostics: diagnostics)
+    }
+
+    /// Warnings for what nothing uses: custom component types no screen uses, and screens no other
+    /// screen navigates to unless they are marked `"entry": true` (a screen the app opens itself).
+    private static func reachabilityWarnings(
+        screenFiles: [(name: String, file: SourceFile, node: JSONNode)], componentFiles: [String: String],
+        parse: (String) -> (SourceFile, JSONNode)?
+    ) -> [Diagnostic] {
+        var usedTypes: Set<String> = []
+        var targets: [String: Set<String>] = [:]
+        for (name, _, node) in screenFiles {
+            for (index, component) in (node["components"]?.elements ?? []).enumerated() {
+                let path = JSONPath.root.appending("components").appending(index)
+                usedTypes.formUnion(ScreenCompiler.componentTypes(in: component, at: path).map(\.0))
+            }
+            targets[name, default: []].formUnion(navigationTargets(in: node))
+        }
+        var warnings: [Diagnostic] = []
+        for (type, path) in componentFiles.sorted(by: { $0.key < $1.key }) where !usedTypes.contains(type) {
+            warnings.append(
+                Diagnostic(
+                    severity: .warning, code: .unusedComponent, file: path,
+                    message: "component \"\(type)\" is not used by any screen; use it or remove the file"
+                )
+            )
+        }
+        let reached = targets.reduce(into: Set<String>()) { reached, entry in
+            reached.formUnion(entry.value.subtracting([entry.key]))
+        }
+        var warned: Set<String> = []
+        for (name, file, node) in screenFiles where !reached.contains(name) && warned.insert(name).inserted {
+            let isEntry = screenFiles.contains { $0.name == name && $0.node["entry"]?.value == .bool(true) }
+            guard !isEntry else { continue }
+            warnings.append(
+                Diagnostic(
+                    severity: .warning, code: .unreachableScreen, file: file.path,
+                    location: file.location(ofOffset: (node["name"] ?? node).offset), path: JSONPath.root.appending("name"),
+                    message: "no other screen navigates to \"\(name)\"; add \"entry\": true if the app opens it directly"
+                )
+            )
+        }
+        return warnings
+    }
+
+    /// The screen names that literal navigation actions in a document point at.
+    private static func navigationTargets(in node: JSONNode) -> Set<String> {
+        var targets: Set<String> = []
+        func search(_ node: JSONNode) {
+            switch node.kind {
+            case .object(let members):
+                if node["identifier"]?.stringValue == "navigation",
+                    let target = node["content"]?["interface_identifier"]?.stringValue
+                {
+                    targets.insert(target)
+                }
+                members.forEach { search($0.value) }
+            case .array(let elements):
+                elements.forEach(search)
+            default:
+                break
+            }
+        }
+        search(node)
+        return targets
     }
 
     /// A digest of every file's path and bytes: the same files give the same version on every

@@ -173,7 +173,7 @@ struct ScreenValidationTests {
         #expect(report.contains("Screens/a.json:1:96: error: components[1].name:"))
         #expect(report.contains("Screens/b.json:1:78: error: components[0].content.kind:"))
         #expect(report.contains("Screens/c.json:1:30: error: unexpected '}'"))
-        #expect(result.summary.hasPrefix("4 errors, 0 warnings"))
+        #expect(result.summary.hasPrefix("4 errors, 2 warnings"), "a and b are not reached from anywhere")
     }
 
     @Test("screen names follow the rules and are unique")
@@ -213,6 +213,24 @@ struct ScreenValidationTests {
         #expect(report.contains(#"Screens/components/card.json:1:54: error: fields[0].type: unknown type "integr"; use one of string, number, integer, bool, url, enum, action, object, array (did you mean "integer"?)"#), "\(report)")
         #expect(report.contains("fields[1].dynamic: a field of type action cannot be dynamic"))
         #expect(report.contains("Screens/components/other.json:1:10: error: name: the file declares \"different\"; name the file different.json"))
+    }
+
+    @Test("unused component types and screens nothing navigates to are warnings; entry screens are not")
+    func reachability() {
+        let result = load([
+            "start.json": #"{"name": "start", "entry": true, "components": [{"name": "button_component", "content": {"title": "Go", "action": {"identifier": "navigation", "content": {"interface_identifier": "next"}}}}]}"#,
+            "next.json": #"{"name": "next", "components": []}"#,
+            "lost.json": #"{"name": "lost", "components": [{"name": "card", "content": {"title": "x"}}]}"#,
+            "components/card.json": #"{"name": "card", "fields": [{"name": "title", "type": "string", "required": true}]}"#,
+            "components/unused.json": #"{"name": "unused", "fields": []}"#,
+        ])
+        #expect(result.screenSet != nil)
+        #expect(
+            result.diagnostics.map(\.description) == [
+                #"Screens/components/unused.json: warning: component "unused" is not used by any screen; use it or remove the file"#,
+                #"Screens/lost.json:1:10: warning: name: no other screen navigates to "lost"; add "entry": true if the app opens it directly"#,
+            ]
+        )
     }
 
     @Test("unused sources are warnings and do not stop the set")

@@ -16,8 +16,8 @@ func load(_ files: [String: String]) -> ScreenSetLoad {
 func loadScreen(components: String, sources: String? = nil, extraFiles: [String: String] = [:]) -> ScreenSetLoad {
     let sourcesText = sources.map { "\"sources\": \($0),\n" } ?? ""
     var files = extraFiles
-    files["home.json"] = "{\"name\": \"home\",\n\(sourcesText)\"components\": \(components)}"
-    files["profile.json"] = #"{"name": "profile", "components": []}"#
+    files["home.json"] = "{\"name\": \"home\", \"entry\": true,\n\(sourcesText)\"components\": \(components)}"
+    files["profile.json"] = #"{"name": "profile", "entry": true, "components": []}"#
     return load(files)
 }
 

@@ -38,14 +38,14 @@ struct CommandLineTests {
         try Data(
             """
             {
-              "name": "home",
+              "name": "home", "entry": true,
               "components": [
                 {"name": "button_component", "content": {"title": "Go", "action": {"identifier": "navigation", "content": {"interface_identifier": "profil"}}}}
               ]
             }
             """.utf8
         ).write(to: directory.appendingPathComponent("home.json"))
-        try Data(#"{"name": "profile", "components": []}"#.utf8).write(to: directory.appendingPathComponent("profile.json"))
+        try Data(#"{"name": "profile", "entry": true, "components": []}"#.utf8).write(to: directory.appendingPathComponent("profile.json"))
         return directory.path
     }
 
