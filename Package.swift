@@ -55,8 +55,13 @@ let package = Package(
                 "TaksiServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["ValidateScreens"]
         ),
+        // The validator the plugin runs: checks Screens/ and fails the build on any error.
+        .executableTarget(name: "taksi-validate", dependencies: ["TaksiScreens"], swiftSettings: swiftSettings),
+        // Runs taksi-validate over Screens/ during `swift build`, so an invalid screen fails the build.
+        .plugin(name: "ValidateScreens", capability: .buildTool(), dependencies: ["taksi-validate"]),
         .testTarget(name: "TaksiSchemaTests", dependencies: ["TaksiSchema"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TaksiScreensTests", dependencies: ["TaksiScreens"], exclude: ["Golden"], swiftSettings: swiftSettings
@@ -66,6 +71,7 @@ let package = Package(
             dependencies: [
                 "TaksiServer",
                 "taksi-server",
+                "taksi-validate",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -4,19 +4,19 @@ import Testing
 /// The `taksi-server` executable as users run it: exit codes and output.
 @Suite("Command line")
 struct CommandLineTests {
-    /// The built executable, next to the test bundle in the build folder.
-    static let executable: URL? = {
+    /// A built executable, next to the test bundle in the build folder.
+    static func built(_ name: String) -> URL? {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("taksi-server")
+            let candidate = directory.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
             directory = directory.deletingLastPathComponent()
         }
         return nil
-    }()
+    }
 
-    func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-        let executable = try #require(Self.executable, "taksi-server was not built next to the tests")
+    func run(_ arguments: [String], executable name: String = "taksi-server") throws -> (status: Int32, output: String, error: String) {
+        let executable = try #require(Self.built(name), "\(name) was not built next to the tests")
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -77,6 +77,21 @@ struct CommandLineTests {
         #expect(result.status == 1)
         #expect(result.error.contains("\(directory)/home.json:4:136: error: components[0].content.action.content.interface_identifier"))
         #expect(result.error.contains("did you mean \"profile\"?"))
+    }
+
+    @Test("the build-time validator fails on a broken set with compiler-style diagnostics, and passes the examples")
+    func buildTimeValidator() throws {
+        let directory = try brokenScreens()
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("validated-\(UUID().uuidString).swift")
+        let broken = try run([directory, output.path], executable: "taksi-validate")
+        #expect(broken.status == 1)
+        #expect(broken.error.hasPrefix("\(directory)/home.json:4:136: error: components[0].content.action.content.interface_identifier"))
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+
+        let valid = try run(["Screens", output.path], executable: "taksi-validate")
+        #expect(valid.status == 0, "\(valid.error)")
+        let generated = try String(contentsOf: output, encoding: .utf8)
+        #expect(generated.contains("3 screens (5 variants) are valid"))
     }
 
     @Test("a bad flag value is a configuration error with exit code 2")
