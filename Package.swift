@@ -53,6 +53,8 @@ let package = Package(
             name: "taksi-server",
             dependencies: [
                 "TaksiServer",
+                "TaksiScreens",
+                "TaksiSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings,

@@ -152,6 +152,9 @@ public struct ScreenSet: Sendable {
 public struct ScreenSetLoad: Sendable {
     public var screenSet: ScreenSet?
     public var diagnostics: [Diagnostic]
+    /// The built-in and the directory's valid custom component types, even when screens have errors
+    /// (for the editor schema).
+    public var catalog = ComponentCatalog()
 }
 
 extension ScreenSetLoad {

@@ -233,7 +233,7 @@ public enum ScreenSetLoader {
         let screenSet =
             diagnostics.containsErrors
             ? nil : ScreenSet(screens: screens, catalog: catalog, warnings: warnings, version: contentVersion(of: files))
-        return ScreenSetLoad(screenSet: screenSet, diagnostics: diagnostics)
+        return ScreenSetLoad(screenSet: screenSet, diagnostics: diagnostics, catalog: catalog)
     }
 
     /// Warnings for what nothing uses: custom component types no screen uses, and screens no other

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TaksiSchema
 import TaksiScreens
 import TaksiServer
 
@@ -9,7 +10,7 @@ struct TaksiServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "taksi-server",
         abstract: "Serves Taksi server-driven UI screens: skeletons and data patches over HTTP.",
-        subcommands: [Serve.self, Validate.self],
+        subcommands: [Serve.self, Validate.self, Schema.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -97,6 +98,22 @@ struct Validate: ParsableCommand {
         if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
         print(load.summary)
         if load.diagnostics.containsErrors { throw ExitCode.failure }
+    }
+}
+
+/// Prints the JSON Schema of screen files, for editors.
+struct Schema: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the JSON Schema (2020-12) of screen files, custom components of DIR included.",
+        discussion: "Save it (taksi-server schema > screen.schema.json) and point your editor at it; see the README."
+    )
+
+    @Argument(help: "The screens directory whose custom components to include.")
+    var directory: String = "Screens"
+
+    func run() throws {
+        let load = ScreenSetLoader.load(directory: directory)
+        print(JSONWriter.string(ScreenJSONSchema.make(catalog: load.catalog), pretty: true), terminator: "")
     }
 }
 

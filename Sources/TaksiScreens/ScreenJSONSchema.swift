@@ -1,0 +1,183 @@
+public import TaksiSchema
+
+/// A JSON Schema (2020-12) of the screen format for editors: with it, VS Code and other editors
+/// complete and underline screen files (JSON and YAML) as they are typed. It is generated from
+/// the same component schemas the validator uses, custom components included.
+///
+/// It is a little looser than the validator, which stays the authority: it cannot see across files
+/// (navigation targets, sources, versions) and it accepts a binding on any field.
+public enum ScreenJSONSchema {
+    /// The schema of a screen file for the component types of `catalog`.
+    public static func make(catalog: ComponentCatalog) -> JSONValue {
+        let types = catalog.schemas.keys.sorted()
+        var definitions: [String: JSONValue] = [
+            "binding": binding,
+            "action": action,
+            "source": source,
+            "component": [
+                "type": "object",
+                "description": "One component: its type, an optional identifier and its content.",
+                "required": ["name", "content"],
+                "additionalProperties": false,
+                "properties": [
+                    "name": ["enum": .array(types.map(JSONValue.string)), "description": "The component type."],
+                    "identifier": [
+                        "type": "string", "minLength": 1,
+                        "description": "Unique within the screen; component$N (its position) when absent.",
+                    ],
+                    "content": ["description": "The type's fields."],
+                ],
+                "allOf": .array(
+                    types.map { type in
+                        [
+                            "if": ["properties": ["name": ["const": .string(type)]], "required": ["name"]],
+                            "then": ["properties": ["content": ["$ref": .string("#/$defs/content.\(type)")]]],
+                        ]
+                    }
+                ),
+            ],
+        ]
+        for type in types {
+            guard let schema = catalog.schema(named: type) else { continue }
+            definitions["content.\(type)"] = content(schema)
+        }
+        return [
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "https://github.com/taksi-br/taksi-server/screen.schema.json",
+            "title": "Taksi screen",
+            "description": "A screen served by taksi-server: its name, variants, data sources and components.",
+            "type": "object",
+            "required": ["name", "components"],
+            "additionalProperties": false,
+            "properties": [
+                "name": [
+                    "type": "string", "maxLength": .number(Double(ScreenName.maximumLength)),
+                    "pattern": "^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$",
+                    "description": "The name clients ask for; the last segment may not be data.",
+                ],
+                "description": ["type": "string"],
+                "entry": ["type": "boolean", "description": "The app opens this screen directly."],
+                "version": ["type": "string", "description": "App versions served, RubyGems style: ~> 1.2, >= 1.0, < 2.0"],
+                "alternative": ["type": "string", "pattern": "^[A-Za-z0-9_-]+$", "description": "An A/B alternative's name."],
+                "experiment": [
+                    "type": "object", "required": ["name", "weights"], "additionalProperties": false,
+                    "properties": [
+                        "name": ["type": "string", "minLength": 1], "summary": ["type": "string"],
+                        "weights": ["type": "object", "additionalProperties": ["type": "integer", "minimum": 0]],
+                    ],
+                ],
+                "sources": ["type": "object", "additionalProperties": ["$ref": "#/$defs/source"]],
+                "components": ["type": "array", "items": ["$ref": "#/$defs/component"]],
+            ],
+            "$defs": .object(definitions),
+        ]
+    }
+
+    private static func content(_ schema: ComponentSchema) -> JSONValue {
+        if schema.acceptsAnyContent { return ["type": "object", "description": .string(schema.summary ?? "")] }
+        return object(schema.fields, summary: schema.summary)
+    }
+
+    private static func object(_ fields: [FieldSchema], summary: String?) -> JSONValue {
+        var properties: [String: JSONValue] = [:]
+        for field in fields {
+            var value = valueOrBinding(field.type)
+            if case .object(var members) = value, let description = field.summary {
+                members["description"] = .string(description + (field.isDynamic ? " (dynamic)" : ""))
+                value = .object(members)
+            }
+            properties[field.name] = value
+        }
+        var result: [String: JSONValue] = [
+            "type": "object", "additionalProperties": false, "properties": .object(properties),
+            "required": .array(fields.filter(\.isRequired).map { .string($0.name) }),
+        ]
+        if let summary { result["description"] = .string(summary) }
+        return .object(result)
+    }
+
+    private static func valueOrBinding(_ type: FieldType) -> JSONValue {
+        ["anyOf": [typeSchema(type), ["$ref": "#/$defs/binding"]]]
+    }
+
+    private static func typeSchema(_ type: FieldType) -> JSONValue {
+        switch type {
+        case .string: ["type": "string"]
+        case .number: ["type": "number"]
+        case .integer: ["type": "integer"]
+        case .bool: ["type": "boolean"]
+        case .url: ["type": "string", "pattern": "^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+$"]
+        case .enumeration(let values): ["enum": .array(values.map(JSONValue.string))]
+        case .action: ["$ref": "#/$defs/action"]
+        case .object(let fields?): object(fields, summary: nil)
+        case .object(nil): ["type": "object"]
+        case .array(let items?): ["type": "array", "items": valueOrBinding(items)]
+        case .array(nil): ["type": "array"]
+        case .componentContents: ["type": "array", "items": ["type": "object"]]
+        }
+    }
+
+    private static let binding: JSONValue = [
+        "description": "A dynamic value: $bind a path, a $template of text, or $each item of an array.",
+        "oneOf": [
+            [
+                "type": "object", "required": ["$bind"], "additionalProperties": false,
+                "properties": ["$bind": ["type": "string", "description": "source.key[0].key"], "default": [:], "placeholder": [:]],
+            ],
+            [
+                "type": "object", "required": ["$template"], "additionalProperties": false,
+                "properties": ["$template": ["type": "string", "description": "Hello, {source.name}!"], "default": [:], "placeholder": [:]],
+            ],
+            [
+                "type": "object", "required": ["$each", "template"], "additionalProperties": false,
+                "properties": [
+                    "$each": ["type": "string"], "as": ["type": "string"], "template": [:], "limit": ["type": "integer", "minimum": 1],
+                ],
+            ],
+        ],
+    ]
+
+    private static let action: JSONValue = [
+        "type": "object", "required": ["identifier", "content"],
+        "properties": ["identifier": ["type": "string"], "content": ["type": "object"]],
+        "allOf": [
+            [
+                "if": ["properties": ["identifier": ["const": "navigation"]]],
+                "then": ["properties": ["content": ["required": ["interface_identifier"], "properties": ["interface_identifier": ["type": "string"]]]]],
+            ],
+            [
+                "if": ["properties": ["identifier": ["const": "executable"]]],
+                "then": ["properties": ["content": ["required": ["name"], "properties": ["name": ["type": "string"]]]]],
+            ],
+        ],
+    ]
+
+    private static let source: JSONValue = [
+        "type": "object", "required": ["type"],
+        "oneOf": [
+            [
+                "properties": [
+                    "type": ["const": "fixture"], "value": [:], "file": ["type": "string"], "summary": ["type": "string"],
+                ],
+                "additionalProperties": false,
+                "oneOf": [["required": ["value"]], ["required": ["file"]]],
+            ],
+            [
+                "properties": [
+                    "type": ["const": "request"], "summary": ["type": "string"],
+                    "parameters": [
+                        "type": "object",
+                        "additionalProperties": [
+                            "type": "object", "additionalProperties": false,
+                            "properties": [
+                                "type": ["enum": ["string", "integer", "number", "bool"]], "default": [:],
+                                "required": ["type": "boolean"], "summary": ["type": "string"],
+                            ],
+                        ],
+                    ],
+                ],
+                "required": ["parameters"], "additionalProperties": false,
+            ],
+        ],
+    ]
+}

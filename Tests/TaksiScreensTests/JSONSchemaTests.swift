@@ -1,0 +1,73 @@
+import Foundation
+import TaksiSchema
+@testable import TaksiScreens
+import Testing
+
+/// The editor schema, checked by an independent validator: Python's `jsonschema` (installed by
+/// `.ci/run`; `python3 -m pip install jsonschema` elsewhere). Every example screen must pass it and
+/// known-bad screens must not.
+@Suite("Editor JSON Schema")
+struct JSONSchemaTests {
+    static let examples = ScreenSetLoader.load(directory: repositoryRoot.appendingPathComponent("Screens").path)
+
+    /// Runs the validator on `instances` (name → JSON); returns the names it rejected.
+    func rejected(_ instances: [String: JSONValue]) throws -> Set<String> {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-schema-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let schema = ScreenJSONSchema.make(catalog: Self.examples.catalog)
+        try Data(JSONWriter.bytes(schema)).write(to: directory.appendingPathComponent("schema.json"))
+        for (name, instance) in instances {
+            try Data(JSONWriter.bytes(instance)).write(to: directory.appendingPathComponent("\(name).instance.json"))
+        }
+        let script = """
+            import glob, json, os, sys
+            try:
+                import jsonschema
+            except ImportError:
+                print("MISSING: python3 -m pip install jsonschema"); sys.exit(3)
+            directory = sys.argv[1]
+            schema = json.load(open(os.path.join(directory, "schema.json")))
+            jsonschema.Draft202012Validator.check_schema(schema)
+            validator = jsonschema.Draft202012Validator(schema)
+            for path in sorted(glob.glob(os.path.join(directory, "*.instance.json"))):
+                if not validator.is_valid(json.load(open(path))):
+                    print("REJECTED " + os.path.basename(path)[:-len(".instance.json")])
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, directory.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "the validator failed (\(process.terminationStatus)): \(text)")
+        return Set(text.split(separator: "\n").compactMap { $0.hasPrefix("REJECTED ") ? String($0.dropFirst(9)) : nil })
+    }
+
+    @Test("every example screen, JSON and YAML, passes the schema; known-bad screens fail it")
+    func examplesAndBadScreens() throws {
+        var instances: [String: JSONValue] = [:]
+        let root = repositoryRoot.appendingPathComponent("Screens")
+        for name in ["home.yaml", "home-classic.json", "landing.json", "landing-compact.json", "login.json"] {
+            let file = SourceFile(path: name, bytes: Array(try Data(contentsOf: root.appendingPathComponent(name))))
+            let node = try name.hasSuffix(".yaml") ? YAMLReader.parse(file) : JSONParser.parse(file.bytes)
+            instances["good-\(name)"] = node.value
+        }
+        let bad: [String: String] = [
+            "unknown-type": #"{"name": "a", "components": [{"name": "lable_component", "content": {"value": "x"}}]}"#,
+            "unknown-enum": #"{"name": "a", "components": [{"name": "label_component", "content": {"value": "x", "kind": "headline"}}]}"#,
+            "null-value": #"{"name": "a", "components": [{"name": "label_component", "content": {"value": null}}]}"#,
+            "missing-action": #"{"name": "a", "components": [{"name": "button_component", "content": {"title": "x"}}]}"#,
+            "unknown-key": #"{"name": "a", "components": [], "extra": 1}"#,
+            "unknown-field": #"{"name": "a", "components": [{"name": "label_component", "content": {"value": "x", "knid": "title"}}]}"#,
+            "bad-binding": #"{"name": "a", "components": [{"name": "label_component", "content": {"value": {"$bnd": "a.b"}}}]}"#,
+            "custom-type": #"{"name": "a", "components": [{"name": "restaurant_component", "content": {"title": "x", "icon_url": "no url", "kind": "cheap"}}]}"#,
+            "bad-name": #"{"name": "a b", "components": []}"#,
+            "no-components": #"{"name": "a"}"#,
+        ]
+        for (name, text) in bad { instances["bad-\(name)"] = try JSONParser.parse(Array(text.utf8)).value }
+        let rejected = try rejected(instances)
+        #expect(rejected == Set(bad.keys.map { "bad-\($0)" }), "rejected: \(rejected.sorted())")
+    }
+}
