@@ -1,3 +1,4 @@
+import Foundation
 import TaksiSchema
 import TaksiScreens
 import Testing
@@ -200,6 +201,18 @@ struct ScreenValidationTests {
         #expect(onlyError(empty)?.message.contains("empty") == true)
         let noScreens = load([:])
         #expect(onlyError(noScreens)?.code == .noScreens)
+    }
+
+    @Test("a huge file is refused unread, with the limit in the message")
+    func hugeFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-huge-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(#"{"name": "home", "entry": true, "components": []}"#.utf8).write(to: directory.appendingPathComponent("home.json"))
+        try Data(repeating: UInt8(ascii: " "), count: ScreenSetLoader.maximumFileSize + 1).write(to: directory.appendingPathComponent("big.json"))
+        let result = ScreenSetLoader.load(directory: directory.path)
+        let error = onlyError(result)
+        #expect(error?.code == .fileTooLarge)
+        #expect(error?.message.contains("more than the limit of 4194304") == true)
     }
 
     @Test("custom component schemas are checked, with the file and path")
