@@ -1,3 +1,5 @@
+import TaksiScreens
+
 /// A request's target split into its path and decoded query parameters.
 struct RequestTarget: Sendable, Equatable {
     var path: Substring
@@ -32,7 +34,7 @@ struct RequestTarget: Sendable, Equatable {
             case UInt8(ascii: "+"):
                 bytes.append(UInt8(ascii: " "))
             case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                guard let high = iterator.next().flatMap(JSONParser.hexValue), let low = iterator.next().flatMap(JSONParser.hexValue) else {
                     throw .invalidQuery("a '%' must be followed by two hexadecimal digits")
                 }
                 bytes.append(high << 4 | low)
@@ -44,14 +46,5 @@ struct RequestTarget: Sendable, Equatable {
             throw .invalidQuery("a percent-encoded value is not UTF-8")
         }
         return string
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
