@@ -19,7 +19,12 @@ public struct Application: Sendable {
     public let metrics: any MetricsFactory
 
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
-    public var responder: Responder { Responder(store: store, logger: logger) }
+    public var responder: Responder {
+        Responder(
+            store: store, logger: logger, skeletonMaxAge: configuration.skeletonMaxAge,
+            skeletonStaleWhileRevalidate: configuration.skeletonStaleWhileRevalidate
+        )
+    }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
     public func run() async throws {

@@ -37,6 +37,23 @@ struct LiveServerTests {
         }
     }
 
+    @Test("a 304 has no body, so the next response on the connection parses cleanly")
+    func notModified() async throws {
+        try await withRunningServer { port in
+            let connection = try RawConnection(port: port)
+            connection.send("GET /screens/login HTTP/1.1\r\nHost: a\r\n\r\n")
+            let etag = try #require(connection.receive(1).first?.header("ETag"))
+            connection.send(
+                "GET /screens/login HTTP/1.1\r\nHost: a\r\nIf-None-Match: \(etag)\r\n\r\n" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
+            )
+            let responses = connection.receive(2)
+            #expect(responses.map(\.status) == [304, 200])
+            #expect(responses.first?.body.isEmpty == true)
+            #expect(responses.first?.header("Transfer-Encoding") == nil)
+            #expect(responses.last?.json == ["status": "ok"])
+        }
+    }
+
     @Test("HEAD sends the headers of GET and no body")
     func head() async throws {
         try await withRunningServer { port in

@@ -66,6 +66,35 @@ struct ResponderTests {
         #expect(get("/screens/login/data").body == ["interface_data": []])
     }
 
+    @Test("skeletons are public and revalidated by ETag; If-None-Match gives 304 with the same headers and no body")
+    func caching() throws {
+        let first = responder.respond(method: .GET, uri: "/screens/landing", headers: [:])
+        let etag = try #require(first.headers.first(name: "ETag"))
+        #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 18)
+        #expect(first.headers["Cache-Control"] == ["public, max-age=60, stale-while-revalidate=300"])
+        for condition in [etag, "W/\(etag)", "\"other\", \(etag)", "*"] {
+            let revalidated = responder.respond(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
+            #expect(revalidated.status == .notModified, "\(condition)")
+            #expect(revalidated.body.readableBytes == 0)
+            #expect(revalidated.headers["ETag"] == [etag])
+            #expect(revalidated.headers["Vary"] == first.headers["Vary"])
+            #expect(revalidated.headers["X-Taksi-Variant"] == first.headers["X-Taksi-Variant"])
+            #expect(revalidated.headers["Content-Length"].isEmpty)
+        }
+        let changed = responder.respond(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", "\"0000000000000000\"")]))
+        #expect(changed.status == .ok)
+        // Another variant has other bytes, so another tag.
+        let compact = responder.respond(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("X-Taksi-Alternative", "compact")]))
+        #expect(compact.headers.first(name: "ETag") != etag)
+
+        let data = responder.respond(method: .GET, uri: "/screens/home/data", headers: [:])
+        #expect(data.headers["Cache-Control"] == ["private, no-cache"])
+        #expect(data.headers["ETag"].isEmpty, "request-dependent data has no precomputed tag")
+        let staticData = responder.respond(method: .GET, uri: "/screens/login/data", headers: [:])
+        let dataTag = try #require(staticData.headers.first(name: "ETag"))
+        #expect(responder.respond(method: .GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)])).status == .notModified)
+    }
+
     @Test("a trailing slash is tolerated")
     func trailingSlash() {
         #expect(get("/screens/login/").status == .ok)

@@ -26,6 +26,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var watch: Bool = true
     /// How often the screens directory is checked for changes, in seconds.
     public var watchInterval: Double = 1
+    /// Seconds a cache may serve a skeleton without revalidating (`Cache-Control: max-age`).
+    public var skeletonMaxAge: Int = 60
+    /// Seconds a cache may still serve a stale skeleton while it revalidates.
+    public var skeletonStaleWhileRevalidate: Int = 300
 
     public init() {}
 
@@ -38,6 +42,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("log_level", "TAKSI_LOG_LEVEL", "trace, debug, info, notice, warning, error or critical"),
         ("watch", "TAKSI_WATCH", "reload the screens when they change: true or false"),
         ("watch_interval", "TAKSI_WATCH_INTERVAL", "seconds between checks of the screens directory"),
+        ("skeleton_max_age", "TAKSI_SKELETON_MAX_AGE", "Cache-Control max-age of skeletons, in seconds"),
+        ("skeleton_stale_while_revalidate", "TAKSI_SKELETON_STALE_WHILE_REVALIDATE", "Cache-Control stale-while-revalidate of skeletons, in seconds"),
     ]
 
     /// Applies a configuration file's settings over these.
@@ -133,6 +139,11 @@ public struct ServerConfiguration: Sendable, Equatable {
                 )
             }
             watchInterval = seconds
+        case "skeleton_max_age", "skeleton_stale_while_revalidate":
+            guard let seconds = Int(value), (0...31_536_000).contains(seconds) else {
+                throw ConfigurationError(source: source, message: "\(key) must be whole seconds from 0 to 31536000, found \"\(value)\"")
+            }
+            if key == "skeleton_max_age" { skeletonMaxAge = seconds } else { skeletonStaleWhileRevalidate = seconds }
         default:
             throw ConfigurationError(source: source, message: "unknown setting \"\(key)\"")
         }

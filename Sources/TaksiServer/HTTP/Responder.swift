@@ -23,6 +23,13 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 
+    /// `304 Not Modified`: the validators and caching headers of the full response, no body.
+    init(notModified headers: [(String, String)]) {
+        self.status = .notModified
+        self.headers = HTTPHeaders(headers)
+        self.body = ByteBuffer()
+    }
+
     init(error: APIError) {
         self.init(status: error.status, json: ByteBuffer(bytes: JSONWriter.bytes(error.body)), headers: error.headers)
     }
@@ -33,11 +40,20 @@ public struct HTTPResponse: Sendable {
 public struct Responder: Sendable {
     let store: ScreenStore
     let logger: Logger
+    /// `Cache-Control` of skeletons: public, so CDNs and shared caches may keep them.
+    let skeletonCacheControl: String
 
-    public init(store: ScreenStore, logger: Logger) {
+    /// - Parameters:
+    ///   - skeletonMaxAge: seconds a cache may serve a skeleton without asking again.
+    ///   - skeletonStaleWhileRevalidate: seconds after that it may still serve it while it revalidates.
+    public init(store: ScreenStore, logger: Logger, skeletonMaxAge: Int = 60, skeletonStaleWhileRevalidate: Int = 300) {
         self.store = store
         self.logger = logger
+        self.skeletonCacheControl = "public, max-age=\(skeletonMaxAge), stale-while-revalidate=\(skeletonStaleWhileRevalidate)"
     }
+
+    /// Data is per request and may hold a user's values: private, and revalidated every time.
+    static let dataCacheControl = "private, no-cache"
 
     /// The response to a request's method, target (`/screens/home?x=1`) and headers.
     public func respond(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:]) -> HTTPResponse {
@@ -48,7 +64,7 @@ public struct Responder: Sendable {
         }
     }
 
-    private func route(method: HTTPMethod, uri: String, headers: HTTPHeaders) throws(APIError) -> HTTPResponse {
+    private func route(method: HTTPMethod, uri: String, headers requestHeaders: HTTPHeaders) throws(APIError) -> HTTPResponse {
         let target = try RequestTarget(uri)
         let route = Route(path: target.path)
         if route == .notFound { throw .notFound(path: String(target.path)) }
@@ -63,18 +79,23 @@ public struct Responder: Sendable {
             return HTTPResponse(json: screens.indexBody)
         case .skeleton(let name):
             guard let screen = screens.screens[name] else { throw .screenNotFound(name) }
-            let variant = try select(in: screen, target: target, headers: headers)
+            let variant = try select(in: screen, target: target, headers: requestHeaders)
             variant.skeletonCounter.increment()
-            return HTTPResponse(json: variant.skeletonBody, headers: variantHeaders(variant, screen))
+            let headers = variantHeaders(variant, screen) + [("ETag", variant.skeletonETag), ("Cache-Control", skeletonCacheControl)]
+            if Self.matches(headers: requestHeaders, etag: variant.skeletonETag) { return HTTPResponse(notModified: headers) }
+            return HTTPResponse(json: variant.skeletonBody, headers: headers)
         case .data(let name):
             guard let screen = screens.screens[name] else { throw .screenNotFound(name) }
-            let variant = try select(in: screen, target: target, headers: headers)
+            let variant = try select(in: screen, target: target, headers: requestHeaders)
             variant.dataCounter.increment()
-            if let body = variant.staticDataBody {
-                return HTTPResponse(json: body, headers: variantHeaders(variant, screen))
+            var headers = variantHeaders(variant, screen) + [("Cache-Control", Self.dataCacheControl)]
+            if let body = variant.staticDataBody, let etag = variant.staticDataETag {
+                headers.append(("ETag", etag))
+                if Self.matches(headers: requestHeaders, etag: etag) { return HTTPResponse(notModified: headers) }
+                return HTTPResponse(json: body, headers: headers)
             }
             let body = try data(for: variant.compiled, query: target.query, catalog: screens.screenSet.catalog)
-            return HTTPResponse(json: body, headers: variantHeaders(variant, screen))
+            return HTTPResponse(json: body, headers: headers)
         case .notFound:
             throw .notFound(path: String(target.path))
         }
@@ -126,6 +147,17 @@ public struct Responder: Sendable {
             "last_reload_at": status.lastReloadAt.map { .string(formatter.string(from: $0)) } ?? .null,
             "pending_errors": .array(status.pendingErrors.map { .string($0.description) }),
         ]
+    }
+
+    /// Whether `If-None-Match` names `etag` (or is `*`); weak comparison, as RFC 9110 asks for it.
+    static func matches(headers: HTTPHeaders, etag: String) -> Bool {
+        for value in headers[canonicalForm: "If-None-Match"] {
+            let candidate = value.trimmingCharacters(in: .whitespaces)
+            if candidate == "*" { return true }
+            let tag = candidate.hasPrefix("W/") ? candidate.dropFirst(2) : candidate[...]
+            if tag == etag[...] { return true }
+        }
+        return false
     }
 
     private func variantHeaders(_ variant: ServedScreenSet.Variant, _ screen: ServedScreenSet.Screen) -> [(String, String)] {

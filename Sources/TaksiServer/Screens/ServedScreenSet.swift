@@ -12,8 +12,12 @@ public final class ServedScreenSet: Sendable {
         /// The version of the set the variant belongs to, sent with every response of it.
         let setVersion: String
         let skeletonBody: ByteBuffer
+        /// A strong validator of the skeleton's bytes, for `If-None-Match`.
+        let skeletonETag: String
         /// Present when every source is a fixture.
         let staticDataBody: ByteBuffer?
+        /// A strong validator of the static data's bytes.
+        let staticDataETag: String?
         /// Counts skeleton and data responses of this variant, for experiment exposure.
         let skeletonCounter: Counter
         let dataCounter: Counter
@@ -42,11 +46,15 @@ public final class ServedScreenSet: Sendable {
             var served: [String: Variant] = [:]
             for compiled in variants.all {
                 let dimensions = [("screen", name), ("variant", compiled.variantID)]
+                let skeleton = JSONWriter.bytes(compiled.skeleton.jsonValue)
+                let staticData = compiled.staticData.map { JSONWriter.bytes($0.jsonValue) }
                 served[compiled.variantID] = Variant(
                     compiled: compiled,
                     setVersion: screenSet.version,
-                    skeletonBody: ByteBuffer(bytes: JSONWriter.bytes(compiled.skeleton.jsonValue)),
-                    staticDataBody: compiled.staticData.map { ByteBuffer(bytes: JSONWriter.bytes($0.jsonValue)) },
+                    skeletonBody: ByteBuffer(bytes: skeleton),
+                    skeletonETag: Self.entityTag(skeleton),
+                    staticDataBody: staticData.map { ByteBuffer(bytes: $0) },
+                    staticDataETag: staticData.map(Self.entityTag),
                     skeletonCounter: Counter(label: "taksi_variant_skeletons_total", dimensions: dimensions, factory: metrics),
                     dataCounter: Counter(label: "taksi_variant_data_total", dimensions: dimensions, factory: metrics)
                 )
@@ -60,6 +68,17 @@ public final class ServedScreenSet: Sendable {
         }
         self.screens = screens
         self.indexBody = ByteBuffer(bytes: JSONWriter.bytes(["screens": .array(index)]))
+    }
+
+    /// `"<16 hex digits>"`: a digest of the body, so equal bytes get equal tags on every replica.
+    static func entityTag(_ bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        let hex = String(hash, radix: 16)
+        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
     }
 
     private static func indexEntry(_ variants: ScreenVariants) -> JSONValue {
