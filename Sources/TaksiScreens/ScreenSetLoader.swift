@@ -303,19 +303,14 @@ public enum ScreenSetLoader {
     /// A digest of every file's path and bytes: the same files give the same version on every
     /// replica and after every restart, and any edit gives a new one.
     static func contentVersion(of files: [String: [UInt8]]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ byte: UInt8) {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
+        var digest = FNV1a()
         for path in files.keys.sorted() {
-            path.utf8.forEach(mix)
-            mix(0)
-            files[path]?.forEach(mix)
-            mix(0)
+            digest.combine(path.utf8)
+            digest.combine(0)
+            digest.combine(files[path] ?? [])
+            digest.combine(0)
         }
-        let hex = String(hash, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        return digest.hexDigest
     }
 
     /// `fixtures/a.json` for `./fixtures/a.json`; nil for absolute paths and any that climb out with `..`.

@@ -59,11 +59,9 @@ public struct Experiment: Sendable, Hashable {
     /// FNV-1a over UTF-8, then a SplitMix64 finaliser so short, similar ids spread evenly.
     /// Fixed forever: changing it would reassign every user of every experiment.
     static func stableHash(_ text: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
+        var digest = FNV1a()
+        digest.combine(text.utf8)
+        var hash = digest.value
         hash ^= hash >> 30
         hash = hash &* 0xBF58_476D_1CE4_E5B9
         hash ^= hash >> 27

@@ -72,13 +72,9 @@ public final class ServedScreenSet: Sendable {
 
     /// `"<16 hex digits>"`: a digest of the body, so equal bytes get equal tags on every replica.
     static func entityTag(_ bytes: [UInt8]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        let hex = String(hash, radix: 16)
-        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+        var digest = FNV1a()
+        digest.combine(bytes)
+        return "\"\(digest.hexDigest)\""
     }
 
     private static func indexEntry(_ variants: ScreenVariants) -> JSONValue {

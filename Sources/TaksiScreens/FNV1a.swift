@@ -1,0 +1,24 @@
+/// FNV-1a, 64 bits: a small digest that is the same on every platform, run and replica. Screen-set
+/// versions, ETags and experiment buckets are built on it, so it is fixed forever: changing it
+/// would change every tag and reassign every user of every experiment.
+package struct FNV1a {
+    /// The digest of what was combined so far.
+    package private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    package init() {}
+
+    package mutating func combine(_ byte: UInt8) {
+        value ^= UInt64(byte)
+        value = value &* 0x0000_0100_0000_01B3
+    }
+
+    package mutating func combine<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
+        for byte in bytes { combine(byte) }
+    }
+
+    /// The digest as 16 lowercase hexadecimal digits.
+    package var hexDigest: String {
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
