@@ -800,6 +800,7 @@ struct ScreenCompiler {
 }
 
 extension String {
+    /// The string without leading and trailing spaces (only U+0020: tabs and newlines are errors elsewhere).
     var trimmingSpaces: String {
         String(unicodeScalars.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed().map(Character.init))
     }

@@ -64,12 +64,12 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
     public init(parsing text: String) throws(ParseError) {
         var constraints: [Constraint] = []
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let trimmed = part.trimmingCharacters(in: " ")
+            let trimmed = String(part).trimmingSpaces
             guard !trimmed.isEmpty else {
                 throw ParseError(message: "an empty constraint; write constraints like \">= 1.0, < 2.0\"")
             }
             let operatorText = String(trimmed.prefix { "<>=!~".contains($0) })
-            let versionText = String(trimmed.dropFirst(operatorText.count)).trimmingCharacters(in: " ")
+            let versionText = String(trimmed.dropFirst(operatorText.count)).trimmingSpaces
             guard let op = operatorText.isEmpty ? .equal : Constraint.Operator(rawValue: operatorText) else {
                 throw ParseError(
                     message: "unknown operator \"\(operatorText)\"; use one of =, !=, >, <, >=, <=, ~>"
@@ -95,12 +95,6 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
 
     /// `>= 1.0, < 2.0`: the constraints in a canonical spelling.
     public var description: String { constraints.map(\.description).joined(separator: ", ") }
-}
-
-extension StringProtocol {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        String(drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())
-    }
 }
 
 /// A set of versions as disjoint intervals, for questions about whole requirements: can two
