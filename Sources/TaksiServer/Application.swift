@@ -20,10 +20,7 @@ public struct Application: Sendable {
 
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public var responder: Responder {
-        Responder(
-            store: store, logger: logger, skeletonMaxAge: configuration.skeletonMaxAge,
-            skeletonStaleWhileRevalidate: configuration.skeletonStaleWhileRevalidate
-        )
+        Responder(store: store, logger: logger)
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
@@ -55,8 +52,11 @@ public struct Application: Sendable {
 
     /// Binds the HTTP server on `group` and returns it running (tests bind port 0 this way).
     public func start(on group: any EventLoopGroup) async throws -> HTTPServer {
-        try await HTTPServer.start(
-            host: configuration.host, port: configuration.port, group: group, responder: responder, logger: logger
+        var accessLog = logger
+        accessLog[metadataKey: "log"] = "access"
+        return try await HTTPServer.start(
+            host: configuration.host, port: configuration.port, group: group, responder: responder, limits: configuration.limits,
+            accessLog: configuration.accessLog ? accessLog : nil, logger: logger
         )
     }
 }
@@ -70,7 +70,7 @@ struct HTTPService: Service {
         let server = try await application.start(on: group)
         // Returns on graceful shutdown (SIGTERM/SIGINT), throws on cancellation: drain either way.
         try? await gracefulShutdown()
-        await server.shutdown()
+        await server.shutdown(drainTimeout: .milliseconds(Int64(application.configuration.drainTimeout * 1000)))
     }
 }
 
@@ -111,7 +111,15 @@ public func buildApplication(
     configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory
 ) -> Application {
     Application(
-        configuration: configuration, store: ScreenStore(ServedScreenSet(screenSet, metrics: metrics)), logger: logger,
+        configuration: configuration,
+        store: ScreenStore(
+            screenSet,
+            options: .init(
+                skeletonMaxAge: configuration.skeletonMaxAge, skeletonStaleWhileRevalidate: configuration.skeletonStaleWhileRevalidate
+            ),
+            metrics: metrics
+        ),
+        logger: logger,
         metrics: metrics
     )
 }

@@ -29,7 +29,7 @@ struct ReloadTests {
     }
 
     @Test("a valid edit is served; an invalid one keeps the last good set and is reported until fixed")
-    func reloadCycle() throws {
+    func reloadCycle() async throws {
         let (application, directory) = try makeApplication()
         let responder = application.responder
         let login = directory.appendingPathComponent("login.json")
@@ -38,7 +38,7 @@ struct ReloadTests {
 
         try write(original.replacingOccurrences(of: #""value": "Log in""#, with: #""value": "Sign in""#), to: login)
         #expect(application.watcher.reload())
-        let edited = responder.respond(method: .GET, uri: "/screens/login", headers: [:])
+        let edited = await responder.response(method: .GET, uri: "/screens/login", headers: [:])
         #expect(json(edited)?["components"]?.arrayValue?.first?["content"]?["value"] == "Sign in")
         let secondVersion = application.store.status.version
         #expect(secondVersion != firstVersion)
@@ -46,8 +46,8 @@ struct ReloadTests {
 
         try write(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#), to: login)
         #expect(!application.watcher.reload())
-        #expect(json(responder.respond(method: .GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?["content"]?["value"] == "Sign in")
-        let ready = json(responder.respond(method: .GET, uri: "/readyz", headers: [:]))
+        #expect(json(await responder.response(method: .GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?["content"]?["value"] == "Sign in")
+        let ready = json(await responder.response(method: .GET, uri: "/readyz", headers: [:]))
         #expect(ready?["status"] == "ready")
         #expect(ready?["screens_version"] == .string(secondVersion))
         let pending = ready?["pending_errors"]?.arrayValue ?? []
@@ -57,7 +57,7 @@ struct ReloadTests {
         try write(original, to: login)
         #expect(application.watcher.reload())
         #expect(application.store.status.version == firstVersion)
-        #expect(json(responder.respond(method: .GET, uri: "/readyz", headers: [:]))?["pending_errors"] == [])
+        #expect(json(await responder.response(method: .GET, uri: "/readyz", headers: [:]))?["pending_errors"] == [])
     }
 
     @Test("requests during reloads get well-formed answers, each wholly from one screen set")
@@ -97,7 +97,7 @@ struct ReloadTests {
                     var seen: [(Int, HTTPResponse)] = []
                     for iteration in 0..<300 {
                         let index = (iteration + reader) % requests.count
-                        seen.append((index, responder.respond(method: .GET, uri: requests[index].0, headers: requests[index].1)))
+                        seen.append((index, await responder.response(method: .GET, uri: requests[index].0, headers: requests[index].1)))
                         if iteration % 10 == 0 { await Task.yield() }
                     }
                     return seen
@@ -121,8 +121,8 @@ struct ReloadTests {
             versions.insert(version)
             // The same request against the set of that version gives exactly these bytes.
             let snapshot = try #require(known[version], "a response names a version no reload produced")
-            let replay = Responder(store: ScreenStore(snapshot), logger: Logger(label: "replay"))
-                .respond(method: .GET, uri: requests[index].0, headers: requests[index].1)
+            let replay = await Responder(store: ScreenStore(snapshot.screenSet), logger: Logger(label: "replay"))
+                .response(method: .GET, uri: requests[index].0, headers: requests[index].1)
             #expect(replay.body == response.body, "\(requests[index].0) mixes versions")
         }
         #expect(versions.count >= 1)

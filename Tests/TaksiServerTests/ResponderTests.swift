@@ -1,3 +1,4 @@
+import CompressNIO
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -13,8 +14,8 @@ struct ResponderTests {
 
     func get(
         _ uri: String, method: HTTPMethod = .GET, headers: [(String, String)] = []
-    ) -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: JSONValue?) {
-        let response = responder.respond(method: method, uri: uri, headers: HTTPHeaders(headers))
+    ) async -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: JSONValue?) {
+        let response = await responder.response(method: method, uri: uri, headers: HTTPHeaders(headers))
         let body = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
         return (response.status, response.headers, body)
     }
@@ -24,8 +25,8 @@ struct ResponderTests {
     }
 
     @Test("the index lists every screen, its variants and experiments")
-    func index() throws {
-        let response = get("/screens")
+    func index() async throws {
+        let response = await get("/screens")
         #expect(response.status == .ok)
         #expect(response.headers["Content-Type"] == ["application/json; charset=utf-8"])
         let screens = try #require(response.body?["screens"]?.arrayValue)
@@ -45,35 +46,35 @@ struct ResponderTests {
     }
 
     @Test("skeletons are the compiled screens, under both prefixes", arguments: ["/screens/", "/interfaces/"])
-    func skeleton(_ prefix: String) throws {
+    func skeleton(_ prefix: String) async throws {
         for name in exampleScreens.names {
-            let response = get(prefix + name)
+            let response = await get(prefix + name)
             #expect(response.status == .ok)
             #expect(response.body == exampleScreens[name]?.skeleton.jsonValue)
-            let length = responder.respond(method: .GET, uri: prefix + name, headers: [:]).body.readableBytes
+            let length = await responder.response(method: .GET, uri: prefix + name, headers: [:]).body.readableBytes
             #expect(response.headers["Content-Length"] == ["\(length)"])
         }
     }
 
     @Test("data is built from fixtures and the request's query parameters")
-    func data() throws {
-        let response = get("/screens/home/data?name=Ada%20Lovelace", headers: [("X-Taksi-Version", "2.0")])
+    func data() async throws {
+        let response = await get("/screens/home/data?name=Ada%20Lovelace", headers: [("X-Taksi-Version", "2.0")])
         #expect(response.status == .ok)
         let entries = try #require(response.body?["interface_data"]?.arrayValue)
         #expect(entries.first == ["identifier": "greeting", "content": ["value": "Hello, Ada Lovelace!"]])
         #expect(entries.map { $0["identifier"]?.stringValue } == ["greeting", "headline", "restaurants", "categories"])
-        #expect(get("/interfaces/home/data?name=Ada+Lovelace&version=2.0").body == response.body)
-        #expect(get("/screens/login/data").body == ["interface_data": []])
+        #expect(await get("/interfaces/home/data?name=Ada+Lovelace&version=2.0").body == response.body)
+        #expect(await get("/screens/login/data").body == ["interface_data": []])
     }
 
     @Test("skeletons are public and revalidated by ETag; If-None-Match gives 304 with the same headers and no body")
-    func caching() throws {
-        let first = responder.respond(method: .GET, uri: "/screens/landing", headers: [:])
+    func caching() async throws {
+        let first = await responder.response(method: .GET, uri: "/screens/landing", headers: [:])
         let etag = try #require(first.headers.first(name: "ETag"))
         #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 18)
         #expect(first.headers["Cache-Control"] == ["public, max-age=60, stale-while-revalidate=300"])
         for condition in [etag, "W/\(etag)", "\"other\", \(etag)", "*"] {
-            let revalidated = responder.respond(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
+            let revalidated = await responder.response(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
             #expect(revalidated.status == .notModified, "\(condition)")
             #expect(revalidated.body.readableBytes == 0)
             #expect(revalidated.headers["ETag"] == [etag])
@@ -81,53 +82,85 @@ struct ResponderTests {
             #expect(revalidated.headers["X-Taksi-Variant"] == first.headers["X-Taksi-Variant"])
             #expect(revalidated.headers["Content-Length"].isEmpty)
         }
-        let changed = responder.respond(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", "\"0000000000000000\"")]))
+        let changed = await responder.response(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", "\"0000000000000000\"")]))
         #expect(changed.status == .ok)
         // Another variant has other bytes, so another tag.
-        let compact = responder.respond(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("X-Taksi-Alternative", "compact")]))
+        let compact = await responder.response(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("X-Taksi-Alternative", "compact")]))
         #expect(compact.headers.first(name: "ETag") != etag)
 
-        let data = responder.respond(method: .GET, uri: "/screens/home/data", headers: [:])
+        let data = await responder.response(method: .GET, uri: "/screens/home/data", headers: [:])
         #expect(data.headers["Cache-Control"] == ["private, no-cache"])
         #expect(data.headers["ETag"].isEmpty, "request-dependent data has no precomputed tag")
-        let staticData = responder.respond(method: .GET, uri: "/screens/login/data", headers: [:])
+        let staticData = await responder.response(method: .GET, uri: "/screens/login/data", headers: [:])
         let dataTag = try #require(staticData.headers.first(name: "ETag"))
-        #expect(responder.respond(method: .GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)])).status == .notModified)
+        #expect(await responder.response(method: .GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)])).status == .notModified)
+    }
+
+    @Test(
+        "gzip goes to clients that accept it, with its own ETag; identity to the others",
+        arguments: [
+            ("gzip", true), ("gzip, deflate, br", true), ("br;q=1.0, gzip;q=0.8", true), ("*", true), ("x-gzip", true),
+            ("", false), ("identity", false), ("gzip;q=0", false), ("deflate", false), ("*;q=0", false), ("gzip;q=0, *", false),
+        ]
+    )
+    func gzip(acceptEncoding: String, gzipped: Bool) async throws {
+        let plain = await responder.response(method: .GET, uri: "/screens/home", headers: [:])
+        #expect(plain.headers["Content-Encoding"].isEmpty)
+        let headers = acceptEncoding.isEmpty ? HTTPHeaders() : HTTPHeaders([("Accept-Encoding", acceptEncoding)])
+        let response = await responder.response(method: .GET, uri: "/screens/home", headers: headers)
+        #expect(response.headers["Vary"] == ["X-Taksi-Version, Accept-Encoding"])
+        guard gzipped else {
+            #expect(response.headers["Content-Encoding"].isEmpty)
+            #expect(response.body == plain.body)
+            return
+        }
+        #expect(response.headers["Content-Encoding"] == ["gzip"])
+        #expect(response.headers["Content-Length"] == ["\(response.body.readableBytes)"])
+        #expect(response.body.readableBytes < plain.body.readableBytes)
+        var compressed = response.body
+        #expect(try compressed.decompress(with: .gzip()) == plain.body)
+        let etag = try #require(response.headers.first(name: "ETag"))
+        #expect(etag != plain.headers.first(name: "ETag"))
+        let revalidated = await responder.response(
+            method: .GET, uri: "/screens/home", headers: HTTPHeaders([("Accept-Encoding", acceptEncoding), ("If-None-Match", etag)])
+        )
+        #expect(revalidated.status == .notModified)
+        #expect(revalidated.headers["Content-Encoding"].isEmpty)
     }
 
     @Test("a trailing slash is tolerated")
-    func trailingSlash() {
-        #expect(get("/screens/login/").status == .ok)
-        #expect(get("/screens/").status == .ok)
+    func trailingSlash() async {
+        #expect(await get("/screens/login/").status == .ok)
+        #expect(await get("/screens/").status == .ok)
     }
 
     @Test("errors are JSON with a stable code and the right status")
-    func errors() {
-        let unknown = get("/screens/nope")
+    func errors() async {
+        let unknown = await get("/screens/nope")
         #expect(unknown.status == .notFound)
         #expect(unknown.body == error("screen_not_found", #"there is no screen named "nope"; GET /screens lists the screens"#))
 
-        #expect(get("/screens/nope/data").body == error("screen_not_found", #"there is no screen named "nope"; GET /screens lists the screens"#))
+        #expect(await get("/screens/nope/data").body == error("screen_not_found", #"there is no screen named "nope"; GET /screens lists the screens"#))
 
-        let route = get("/elsewhere")
+        let route = await get("/elsewhere")
         #expect(route.status == .notFound)
         #expect(route.body?["error"]?["code"] == "not_found")
 
-        let method = get("/screens/home", method: .POST)
+        let method = await get("/screens/home", method: .POST)
         #expect(method.status == .methodNotAllowed)
         #expect(method.headers["Allow"] == ["GET, HEAD"])
         #expect(method.body == error("method_not_allowed", "POST is not allowed here; use GET or HEAD"))
 
-        let query = get("/screens/home/data?name=%E0%A4")
+        let query = await get("/screens/home/data?name=%E0%A4")
         #expect(query.status == .badRequest)
         #expect(query.body == error("invalid_query", "the query string is malformed: a percent-encoded value is not UTF-8"))
 
-        let escape = get("/screens/home/data?name=%zz")
+        let escape = await get("/screens/home/data?name=%zz")
         #expect(escape.body?["error"]?["code"] == "invalid_query")
     }
 
     @Test("a bad query parameter is a 400 that names the parameter")
-    func badParameter() throws {
+    func badParameter() async throws {
         let load = ScreenSetLoader.load(files: [
             "stations.json": Array(
                 #"{"name": "stations", "sources": {"q": {"type": "request", "parameters": {"network": {"required": true}, "page": {"type": "integer", "default": 1}}}}, "components": [{"name": "label_component", "content": {"value": {"$template": "{q.network} p{q.page}"}}}]}"#.utf8
@@ -135,23 +168,23 @@ struct ResponderTests {
         ])
         let set = try #require(load.screenSet, "\(load.diagnostics.report)")
         let responder = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t")).responder
-        func body(_ uri: String) -> JSONValue? {
-            try? JSONDecoder().decode(JSONValue.self, from: Data(responder.respond(method: .GET, uri: uri).body.readableBytesView))
+        func body(_ uri: String) async -> JSONValue? {
+            try? JSONDecoder().decode(JSONValue.self, from: Data(await responder.response(method: .GET, uri: uri).body.readableBytesView))
         }
-        #expect(responder.respond(method: .GET, uri: "/screens/stations/data").status == .badRequest)
-        #expect(body("/screens/stations/data") == error("missing_parameter", #"query parameter "network" (string) is required; add ?network=..."#))
-        #expect(body("/screens/stations/data?network=oslo&page=x") == error("invalid_parameter", #"query parameter "page" must be an integer, found "x""#))
-        #expect(body("/screens/stations/data?network=oslo&page=2") == ["interface_data": [["identifier": "component$0", "content": ["value": "oslo p2"]]]])
+        #expect(await responder.response(method: .GET, uri: "/screens/stations/data").status == .badRequest)
+        #expect(await body("/screens/stations/data") == error("missing_parameter", #"query parameter "network" (string) is required; add ?network=..."#))
+        #expect(await body("/screens/stations/data?network=oslo&page=x") == error("invalid_parameter", #"query parameter "page" must be an integer, found "x""#))
+        #expect(await body("/screens/stations/data?network=oslo&page=2") == ["interface_data": [["identifier": "component$0", "content": ["value": "oslo p2"]]]])
     }
 
     @Test("routes parse names with slashes and the data suffix")
-    func routes() throws {
+    func routes() async throws {
         let load = ScreenSetLoader.load(files: ["s.json": Array(#"{"name": "bikes/stations", "components": []}"#.utf8)])
         let set = try #require(load.screenSet)
         let responder = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t")).responder
-        #expect(responder.respond(method: .GET, uri: "/screens/bikes/stations").status == .ok)
-        #expect(responder.respond(method: .GET, uri: "/screens/bikes/stations/data").status == .ok)
-        #expect(responder.respond(method: .GET, uri: "/screens/bikes").status == .notFound)
-        #expect(responder.respond(method: .GET, uri: "/healthz").status == .ok)
+        #expect(await responder.response(method: .GET, uri: "/screens/bikes/stations").status == .ok)
+        #expect(await responder.response(method: .GET, uri: "/screens/bikes/stations/data").status == .ok)
+        #expect(await responder.response(method: .GET, uri: "/screens/bikes").status == .notFound)
+        #expect(await responder.response(method: .GET, uri: "/healthz").status == .ok)
     }
 }

@@ -24,17 +24,19 @@ let exampleScreens: ScreenSet = {
 }()
 
 /// An application over the example screens, bound to port 0 on loopback.
-func exampleApplication() -> Application {
+func exampleApplication(limits: ConnectionLimits = ConnectionLimits()) -> Application {
     var configuration = ServerConfiguration()
     configuration.port = 0
     configuration.threads = 1
+    configuration.accessLog = false
+    configuration.limits = limits
     return buildApplication(configuration: configuration, screenSet: exampleScreens, logger: Logger(label: "test"))
 }
 
 /// Runs `body` against the real server on a free port, then drains it.
-func withRunningServer(_ body: (Int) async throws -> Void) async throws {
+func withRunningServer(limits: ConnectionLimits = ConnectionLimits(), _ body: (Int) async throws -> Void) async throws {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    let server = try await exampleApplication().start(on: group)
+    let server = try await exampleApplication(limits: limits).start(on: group)
     do {
         try await body(try #require(server.port))
     } catch {
@@ -67,8 +69,12 @@ struct RawResponse {
 final class RawConnection {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
+    /// Where the unparsed bytes of `buffer` start.
+    private var start = 0
 
-    init(port: Int) throws {
+    /// - Parameter receiveBuffer: a small kernel receive buffer, so a client that does not read
+    ///   pushes back on the server quickly.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         #if canImport(Glibc)
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -77,6 +83,9 @@ final class RawConnection {
         guard descriptor >= 0 else { throw POSIXError(.EIO) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -119,7 +128,13 @@ final class RawConnection {
 
     /// Whether the server closed the connection (reads end-of-file).
     func isClosedByPeer() -> Bool {
-        !fill() && buffer.isEmpty
+        !fill() && start == buffer.count
+    }
+
+    /// Whether bytes (or end-of-file) arrive within `milliseconds`.
+    func isReadable(within milliseconds: Int32) -> Bool {
+        var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, milliseconds) > 0
     }
 
     private func fill() -> Bool {
@@ -132,8 +147,8 @@ final class RawConnection {
 
     private func parse(isHead: Bool) -> RawResponse? {
         let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = buffer.indices.first(where: { buffer[$0...].starts(with: separator) }) else { return nil }
-        let head = String(decoding: buffer[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        guard let end = buffer.indices[start...].first(where: { buffer[$0...].starts(with: separator) }) else { return nil }
+        let head = String(decoding: buffer[start..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let status = Int(head[0].split(separator: " ")[1]) ?? 0
         let headers = head.dropFirst().map { line -> (String, String) in
             let parts = line.split(separator: ":", maxSplits: 1)
@@ -143,7 +158,11 @@ final class RawConnection {
         let bodyStart = end + 4
         guard buffer.count >= bodyStart + length else { return nil }
         let body = String(decoding: buffer[bodyStart..<bodyStart + length], as: UTF8.self)
-        buffer.removeFirst(bodyStart + length)
+        start = bodyStart + length
+        if start > 1 << 20 {
+            buffer.removeFirst(start)
+            start = 0
+        }
         return RawResponse(status: status, headers: headers, body: body)
     }
 }

@@ -30,6 +30,20 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var skeletonMaxAge: Int = 60
     /// Seconds a cache may still serve a stale skeleton while it revalidates.
     public var skeletonStaleWhileRevalidate: Int = 300
+    /// Connection cap, timeouts and request size limits.
+    public var limits = ConnectionLimits()
+    /// Seconds shutdown waits for in-flight requests before closing what is left.
+    public var drainTimeout: Double = 30
+    /// Whether one log line is written per request.
+    public var accessLog: Bool = true
+    /// How log lines are written.
+    public var logFormat: LogFormat = .text
+
+    /// How log lines are written: for people (`text`) or for log collectors (`json`, one object a line).
+    public enum LogFormat: String, Sendable, CaseIterable {
+        case text
+        case json
+    }
 
     public init() {}
 
@@ -44,6 +58,13 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("watch_interval", "TAKSI_WATCH_INTERVAL", "seconds between checks of the screens directory"),
         ("skeleton_max_age", "TAKSI_SKELETON_MAX_AGE", "Cache-Control max-age of skeletons, in seconds"),
         ("skeleton_stale_while_revalidate", "TAKSI_SKELETON_STALE_WHILE_REVALIDATE", "Cache-Control stale-while-revalidate of skeletons, in seconds"),
+        ("max_connections", "TAKSI_MAX_CONNECTIONS", "open client connections at most; more wait in the backlog"),
+        ("idle_timeout", "TAKSI_IDLE_TIMEOUT", "seconds before an idle keep-alive connection is closed"),
+        ("header_timeout", "TAKSI_HEADER_TIMEOUT", "seconds a client has to send a whole request head"),
+        ("max_pipelined_requests", "TAKSI_MAX_PIPELINED_REQUESTS", "requests read ahead of their responses per connection"),
+        ("drain_timeout", "TAKSI_DRAIN_TIMEOUT", "seconds shutdown waits for in-flight requests"),
+        ("access_log", "TAKSI_ACCESS_LOG", "one log line per request: true or false"),
+        ("log_format", "TAKSI_LOG_FORMAT", "text or json"),
     ]
 
     /// Applies a configuration file's settings over these.
@@ -127,10 +148,31 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
             logLevel = level
         case "watch":
-            switch value.lowercased() {
-            case "true", "1", "yes": watch = true
-            case "false", "0", "no": watch = false
-            default: throw ConfigurationError(source: source, message: "watch must be true or false, found \"\(value)\"")
+            watch = try Self.boolean(value, key: key, source: source)
+        case "access_log":
+            accessLog = try Self.boolean(value, key: key, source: source)
+        case "log_format":
+            guard let format = LogFormat(rawValue: value.lowercased()) else {
+                throw ConfigurationError(source: source, message: "log_format must be text or json, found \"\(value)\"")
+            }
+            logFormat = format
+        case "max_connections", "max_pipelined_requests":
+            let range = key == "max_connections" ? 1...1_000_000 : 1...1024
+            guard let count = Int(value), range.contains(count) else {
+                throw ConfigurationError(
+                    source: source, message: "\(key) must be a number from \(range.lowerBound) to \(range.upperBound), found \"\(value)\""
+                )
+            }
+            if key == "max_connections" { limits.maxConnections = count } else { limits.maxPipelinedRequests = count }
+        case "idle_timeout", "header_timeout", "drain_timeout":
+            guard let seconds = Double(value), seconds >= 0.01, seconds <= 86_400 else {
+                throw ConfigurationError(source: source, message: "\(key) must be a number of seconds from 0.01 to 86400, found \"\(value)\"")
+            }
+            let amount = TimeAmount.nanoseconds(Int64(seconds * 1_000_000_000))
+            switch key {
+            case "idle_timeout": limits.idleTimeout = amount
+            case "header_timeout": limits.headerTimeout = amount
+            default: drainTimeout = seconds
             }
         case "watch_interval":
             guard let seconds = Double(value), seconds >= 0.05, seconds <= 3600 else {
@@ -146,6 +188,14 @@ public struct ServerConfiguration: Sendable, Equatable {
             if key == "skeleton_max_age" { skeletonMaxAge = seconds } else { skeletonStaleWhileRevalidate = seconds }
         default:
             throw ConfigurationError(source: source, message: "unknown setting \"\(key)\"")
+        }
+    }
+
+    private static func boolean(_ value: String, key: String, source: String) throws(ConfigurationError) -> Bool {
+        switch value.lowercased() {
+        case "true", "1", "yes": return true
+        case "false", "0", "no": return false
+        default: throw ConfigurationError(source: source, message: "\(key) must be true or false, found \"\(value)\"")
         }
     }
 

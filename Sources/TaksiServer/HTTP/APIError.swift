@@ -53,4 +53,22 @@ public struct APIError: Error, Sendable, Equatable {
     static func invalidQuery(_ detail: String) -> APIError {
         APIError(status: .badRequest, code: "invalid_query", message: "the query string is malformed: \(detail)")
     }
+
+    static func uriTooLong(limit: Int) -> APIError {
+        APIError(
+            status: .uriTooLong, code: "uri_too_long",
+            message: "the request target is longer than \(limit) bytes; shorten the query"
+        )
+    }
+
+    static func headersTooLarge(limit: Int) -> APIError {
+        APIError(
+            status: .requestHeaderFieldsTooLarge, code: "headers_too_large",
+            message: "the request headers are larger than \(limit) bytes; send fewer or smaller headers"
+        )
+    }
+
+    static let malformedRequest = APIError(
+        status: .badRequest, code: "malformed_request", message: "the request is not valid HTTP/1.1"
+    )
 }

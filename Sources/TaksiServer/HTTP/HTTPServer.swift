@@ -1,3 +1,4 @@
+public import CoreMetrics
 public import Logging
 public import NIOCore
 import NIOExtras
@@ -25,8 +26,13 @@ public final class HTTPServer: Sendable {
     }
 
     /// Binds and starts serving.
+    /// - Parameters:
+    ///   - limits: connection cap, timeouts and request size limits.
+    ///   - accessLog: where one line per request goes, or nil for none.
+    ///   - observer: told about every response (metrics).
     public static func start(
-        host: String, port: Int, group: any EventLoopGroup, responder: Responder, logger: Logger
+        host: String, port: Int, group: any EventLoopGroup, responder: Responder, limits: ConnectionLimits = .init(),
+        accessLog: Logger? = nil, observer: (any RequestObserver)? = nil, openConnections: Gauge? = nil, logger: Logger
     ) async throws -> HTTPServer {
         let quiescing = ServerQuiescingHelper(group: group)
         let channel = try await ServerBootstrap(group: group)
@@ -35,16 +41,26 @@ public final class HTTPServer: Sendable {
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                    try channel.pipeline.syncOperations.addHandler(
+                        ConnectionLimiter(maxConnections: limits.maxConnections, gauge: openConnections)
+                    )
                 }
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelOption(.maxMessagesPerRead, value: 16)
+            // Small reads bound what one client can make the server decode before backpressure holds it.
+            .childChannelOption(.maxMessagesPerRead, value: 2)
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 512, initial: 2048, maximum: 16384))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: true
+                    let timeouts = RequestTimeoutHandler(idleTimeout: limits.idleTimeout, headerTimeout: limits.headerTimeout)
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(timeouts)
+                    try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                    try pipeline.addHandler(
+                        HTTPConnectionHandler(
+                            responder: responder, limits: limits, timeouts: timeouts, accessLog: accessLog, observer: observer
+                        )
                     )
-                    try channel.pipeline.syncOperations.addHandler(HTTPHandler(responder: responder))
                 }
             }
             .bind(host: host, port: port)
@@ -56,12 +72,23 @@ public final class HTTPServer: Sendable {
     }
 
     /// Stops accepting connections, finishes the requests in flight, closes idle connections and
-    /// returns when every connection is closed.
-    public func shutdown() async {
-        logger.info("draining connections")
-        let promise = channel.eventLoop.makePromise(of: Void.self)
-        quiescing.initiateShutdown(promise: promise)
-        try? await promise.futureResult.get()
-        logger.info("server stopped")
+    /// returns when every connection is closed, or after `drainTimeout` (the connections still open
+    /// then are closed when the event loops shut down).
+    public func shutdown(drainTimeout: Duration = .seconds(30)) async {
+        logger.info("draining connections", metadata: ["timeout_s": .stringConvertible(drainTimeout.components.seconds)])
+        let loop = channel.eventLoop
+        let drained = loop.makePromise(of: Bool.self)
+        let quiesced = loop.makePromise(of: Void.self)
+        quiesced.futureResult.whenComplete { _ in drained.succeed(true) }
+        // Whichever comes first wins; completing a promise twice is a no-op.
+        let timer = loop.scheduleTask(in: .nanoseconds(Int64(drainTimeout / .nanoseconds(1)))) { drained.succeed(false) }
+        quiescing.initiateShutdown(promise: quiesced)
+        let finished = (try? await drained.futureResult.get()) ?? true
+        timer.cancel()
+        if finished {
+            logger.info("server stopped")
+        } else {
+            logger.warning("drain timed out; closing the remaining connections")
+        }
     }
 }

@@ -5,33 +5,32 @@ import Foundation
 import TaksiSchema
 import TaksiScreens
 
-/// A response ready to write: status, headers and body. For `HEAD` the body is not written but
-/// `Content-Length` still describes it.
-public struct HTTPResponse: Sendable {
-    public var status: HTTPResponseStatus
+/// A request as the responder sees it: the head, and the id echoed as `X-Request-Id`.
+public struct HTTPRequest: Sendable {
+    public var method: HTTPMethod
+    public var uri: String
     public var headers: HTTPHeaders
-    public var body: ByteBuffer
 
-    init(status: HTTPResponseStatus = .ok, json body: ByteBuffer, headers extra: [(String, String)] = []) {
-        self.status = status
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(4 + extra.count)
-        headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
-        headers.add(name: "Content-Length", value: String(body.readableBytes))
-        for (name, value) in extra { headers.add(name: name, value: value) }
+    public init(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:]) {
+        self.method = method
+        self.uri = uri
         self.headers = headers
-        self.body = body
     }
+}
 
-    /// `304 Not Modified`: the validators and caching headers of the full response, no body.
-    init(notModified headers: [(String, String)]) {
-        self.status = .notModified
-        self.headers = HTTPHeaders(headers)
-        self.body = ByteBuffer()
-    }
+/// The responder's answer: ready now (everything served from memory), or after upstream calls.
+public enum Reply: Sendable {
+    case ready(HTTPResponse)
+    case pending(@Sendable () async -> HTTPResponse)
 
-    init(error: APIError) {
-        self.init(status: error.status, json: ByteBuffer(bytes: JSONWriter.bytes(error.body)), headers: error.headers)
+    /// The response, waiting for it if it is pending.
+    public var response: HTTPResponse {
+        get async {
+            switch self {
+            case .ready(let response): response
+            case .pending(let work): await work()
+            }
+        }
     }
 }
 
@@ -40,62 +39,58 @@ public struct HTTPResponse: Sendable {
 public struct Responder: Sendable {
     let store: ScreenStore
     let logger: Logger
-    /// `Cache-Control` of skeletons: public, so CDNs and shared caches may keep them.
-    let skeletonCacheControl: String
 
-    /// - Parameters:
-    ///   - skeletonMaxAge: seconds a cache may serve a skeleton without asking again.
-    ///   - skeletonStaleWhileRevalidate: seconds after that it may still serve it while it revalidates.
-    public init(store: ScreenStore, logger: Logger, skeletonMaxAge: Int = 60, skeletonStaleWhileRevalidate: Int = 300) {
+    public init(store: ScreenStore, logger: Logger) {
         self.store = store
         self.logger = logger
-        self.skeletonCacheControl = "public, max-age=\(skeletonMaxAge), stale-while-revalidate=\(skeletonStaleWhileRevalidate)"
     }
 
-    /// Data is per request and may hold a user's values: private, and revalidated every time.
-    static let dataCacheControl = "private, no-cache"
-
-    /// The response to a request's method, target (`/screens/home?x=1`) and headers.
-    public func respond(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:]) -> HTTPResponse {
+    /// The reply to a request; ready at once unless the data needs upstream calls.
+    public func respond(to request: HTTPRequest) -> Reply {
         do {
-            return try route(method: method, uri: uri, headers: headers)
+            return try route(request)
         } catch {
-            return HTTPResponse(error: error)
+            return .ready(HTTPResponse(error: error))
         }
     }
 
-    private func route(method: HTTPMethod, uri: String, headers requestHeaders: HTTPHeaders) throws(APIError) -> HTTPResponse {
-        let target = try RequestTarget(uri)
+    /// The response to a method, target (`/screens/home?x=1`) and headers (tests, embedding).
+    public func response(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:]) async -> HTTPResponse {
+        await respond(to: HTTPRequest(method: method, uri: uri, headers: headers)).response
+    }
+
+    private func route(_ request: HTTPRequest) throws(APIError) -> Reply {
+        let target = try RequestTarget(request.uri)
         let route = Route(path: target.path)
         if route == .notFound { throw .notFound(path: String(target.path)) }
-        guard method == .GET || method == .HEAD else { throw .methodNotAllowed(method) }
+        guard request.method == .GET || request.method == .HEAD else { throw .methodNotAllowed(request.method) }
         let screens = store.snapshot
         switch route {
         case .health:
-            return HTTPResponse(json: Self.healthBody)
+            return .ready(Self.health)
         case .ready:
-            return HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status))))
+            var response = HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status))))
+            response.route = "ready"
+            return .ready(response)
         case .index:
-            return HTTPResponse(json: screens.indexBody)
+            return .ready(screens.index)
         case .skeleton(let name):
             guard let screen = screens.screens[name] else { throw .screenNotFound(name) }
-            let variant = try select(in: screen, target: target, headers: requestHeaders)
+            let variant = try select(in: screen, target: target, headers: request.headers)
             variant.skeletonCounter.increment()
-            let headers = variantHeaders(variant, screen) + [("ETag", variant.skeletonETag), ("Cache-Control", skeletonCacheControl)]
-            if Self.matches(headers: requestHeaders, etag: variant.skeletonETag) { return HTTPResponse(notModified: headers) }
-            return HTTPResponse(json: variant.skeletonBody, headers: headers)
+            return .ready(variant.skeleton.response(to: request.headers))
         case .data(let name):
             guard let screen = screens.screens[name] else { throw .screenNotFound(name) }
-            let variant = try select(in: screen, target: target, headers: requestHeaders)
+            let variant = try select(in: screen, target: target, headers: request.headers)
             variant.dataCounter.increment()
-            var headers = variantHeaders(variant, screen) + [("Cache-Control", Self.dataCacheControl)]
-            if let body = variant.staticDataBody, let etag = variant.staticDataETag {
-                headers.append(("ETag", etag))
-                if Self.matches(headers: requestHeaders, etag: etag) { return HTTPResponse(notModified: headers) }
-                return HTTPResponse(json: body, headers: headers)
-            }
+            if let staticData = variant.staticData { return .ready(staticData.response(to: request.headers)) }
             let body = try data(for: variant.compiled, query: target.query, catalog: screens.screenSet.catalog)
-            return HTTPResponse(json: body, headers: headers)
+            var response = HTTPResponse(
+                json: body, headers: variant.headers + [("Cache-Control", ServedScreenSet.dataCacheControl)]
+            )
+            response.route = "data"
+            response.variant = variant.compiled.variantID
+            return .ready(response)
         case .notFound:
             throw .notFound(path: String(target.path))
         }
@@ -149,23 +144,6 @@ public struct Responder: Sendable {
         ]
     }
 
-    /// Whether `If-None-Match` names `etag` (or is `*`); weak comparison, as RFC 9110 asks for it.
-    static func matches(headers: HTTPHeaders, etag: String) -> Bool {
-        for value in headers[canonicalForm: "If-None-Match"] {
-            let candidate = value.trimmingCharacters(in: .whitespaces)
-            if candidate == "*" { return true }
-            let tag = candidate.hasPrefix("W/") ? candidate.dropFirst(2) : candidate[...]
-            if tag == etag[...] { return true }
-        }
-        return false
-    }
-
-    private func variantHeaders(_ variant: ServedScreenSet.Variant, _ screen: ServedScreenSet.Screen) -> [(String, String)] {
-        var headers = [("X-Taksi-Variant", variant.compiled.variantID), ("X-Taksi-Screens-Version", variant.setVersion)]
-        if let vary = screen.vary { headers.append(("Vary", vary)) }
-        return headers
-    }
-
     private func data(for screen: CompiledScreen, query: [String: String], catalog: ComponentCatalog) throws(APIError) -> ByteBuffer {
         let plan = screen.dataPlan
         let requestValues: [String: JSONValue]
@@ -188,5 +166,9 @@ public struct Responder: Sendable {
         return ByteBuffer(bytes: JSONWriter.bytes(data.jsonValue))
     }
 
-    private static let healthBody = ByteBuffer(string: #"{"status":"ok"}"#)
+    private static let health: HTTPResponse = {
+        var response = HTTPResponse(json: ByteBuffer(string: #"{"status":"ok"}"#))
+        response.route = "health"
+        return response.precomputed()
+    }()
 }

@@ -1,3 +1,4 @@
+public import CoreMetrics
 public import Foundation
 import NIOConcurrencyHelpers
 public import TaksiScreens
@@ -26,8 +27,18 @@ public final class ScreenStore: Sendable {
     // A lock, not an actor: the hot path reads the snapshot synchronously on the event loop, and
     // holding the lock only to copy one reference costs nanoseconds.
     private let state: NIOLockedValueBox<State>
+    /// How every set this store serves is prepared; kept so a reload prepares the same way.
+    private let options: ServedScreenSet.Options
+    private let metrics: any MetricsFactory
 
-    public init(_ screens: ServedScreenSet) {
+    /// Prepares `screenSet` for serving and holds it.
+    /// - Parameters:
+    ///   - options: caching headers of precomputed responses.
+    ///   - metrics: where the sets' counters are created.
+    public init(_ screenSet: ScreenSet, options: ServedScreenSet.Options = .init(), metrics: any MetricsFactory = MetricsSystem.factory) {
+        self.options = options
+        self.metrics = metrics
+        let screens = ServedScreenSet(screenSet, options: options, metrics: metrics)
         let status = Status(version: screens.screenSet.version, loadedAt: Date(), lastReloadAt: nil, pendingErrors: [])
         self.state = NIOLockedValueBox(State(screens: screens, status: status))
     }
@@ -42,8 +53,9 @@ public final class ScreenStore: Sendable {
         state.withLockedValue { $0.status }
     }
 
-    /// Replaces the served set atomically and clears pending errors.
-    public func replace(with screens: ServedScreenSet) {
+    /// Prepares `screenSet`, then replaces the served set with it atomically and clears pending errors.
+    public func replace(with screenSet: ScreenSet) {
+        let screens = ServedScreenSet(screenSet, options: options, metrics: metrics)
         let now = Date()
         state.withLockedValue {
             $0.screens = screens

@@ -57,7 +57,7 @@ public struct ScreenWatcher: Service {
             return false
         }
         if screenSet.version == store.status.version, store.status.pendingErrors.isEmpty { return true }
-        store.replace(with: ServedScreenSet(screenSet, metrics: metrics))
+        store.replace(with: screenSet)
         for warning in load.diagnostics where warning.severity == .warning { logger.warning("\(warning)") }
         logger.info("screens reloaded", metadata: ["version": .string(screenSet.version), "screens": .stringConvertible(screenSet.screens.count)])
         return true

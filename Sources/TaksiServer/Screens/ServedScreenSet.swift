@@ -1,23 +1,44 @@
 public import CoreMetrics
 import NIOCore
+import NIOHTTP1
 import TaksiSchema
 public import TaksiScreens
 
-/// A screen set made ready to serve: every body that does not depend on the request is encoded
-/// once, here, so the hot path only writes bytes. Immutable; a reload builds a new one.
+/// A screen set made ready to serve: every response that does not depend on the request is
+/// encoded once, here, with its gzip form, its 304 and its headers, so the hot path only picks
+/// one and writes its bytes. Immutable; a reload builds a new one.
 public final class ServedScreenSet: Sendable {
+    /// How precomputed responses are cached by clients and shared caches.
+    public struct Options: Sendable {
+        /// Seconds a cache may serve a skeleton without asking again.
+        public var skeletonMaxAge: Int
+        /// Seconds after that it may still serve it while it revalidates.
+        public var skeletonStaleWhileRevalidate: Int
+
+        public init(skeletonMaxAge: Int = 60, skeletonStaleWhileRevalidate: Int = 300) {
+            self.skeletonMaxAge = skeletonMaxAge
+            self.skeletonStaleWhileRevalidate = skeletonStaleWhileRevalidate
+        }
+
+        /// Public, so CDNs and shared caches may keep skeletons.
+        var skeletonCacheControl: String {
+            "public, max-age=\(skeletonMaxAge), stale-while-revalidate=\(skeletonStaleWhileRevalidate)"
+        }
+    }
+
+    /// Data is per request and may hold a user's values: private, and revalidated every time.
+    static let dataCacheControl = "private, no-cache"
+
     /// One variant's precomputed responses and counters.
     struct Variant: Sendable {
         let compiled: CompiledScreen
         /// The version of the set the variant belongs to, sent with every response of it.
         let setVersion: String
-        let skeletonBody: ByteBuffer
-        /// A strong validator of the skeleton's bytes, for `If-None-Match`.
-        let skeletonETag: String
+        /// Headers every response of this variant carries: the variant, the set version, `Vary`.
+        let headers: [(String, String)]
+        let skeleton: Representations
         /// Present when every source is a fixture.
-        let staticDataBody: ByteBuffer?
-        /// A strong validator of the static data's bytes.
-        let staticDataETag: String?
+        let staticData: Representations?
         /// Counts skeleton and data responses of this variant, for experiment exposure.
         let skeletonCounter: Counter
         let dataCounter: Counter
@@ -34,48 +55,52 @@ public final class ServedScreenSet: Sendable {
     /// The compiled screens and their catalog.
     public let screenSet: ScreenSet
     let screens: [String: Screen]
-    let indexBody: ByteBuffer
+    let index: HTTPResponse
 
-    /// - Parameter metrics: where variant counters are created (the global metrics system by default).
-    public init(_ screenSet: ScreenSet, metrics: any MetricsFactory = MetricsSystem.factory) {
+    /// - Parameters:
+    ///   - options: caching headers of precomputed responses.
+    ///   - metrics: where variant counters are created (the global metrics system by default).
+    public init(_ screenSet: ScreenSet, options: Options = Options(), metrics: any MetricsFactory = MetricsSystem.factory) {
         self.screenSet = screenSet
         var screens: [String: Screen] = [:]
         var index: [JSONValue] = []
         for name in screenSet.names {
             guard let variants = screenSet.screens[name] else { continue }
-            var served: [String: Variant] = [:]
-            for compiled in variants.all {
-                let dimensions = [("screen", name), ("variant", compiled.variantID)]
-                let skeleton = JSONWriter.bytes(compiled.skeleton.jsonValue)
-                let staticData = compiled.staticData.map { JSONWriter.bytes($0.jsonValue) }
-                served[compiled.variantID] = Variant(
-                    compiled: compiled,
-                    setVersion: screenSet.version,
-                    skeletonBody: ByteBuffer(bytes: skeleton),
-                    skeletonETag: Self.entityTag(skeleton),
-                    staticDataBody: staticData.map { ByteBuffer(bytes: $0) },
-                    staticDataETag: staticData.map(Self.entityTag),
-                    skeletonCounter: Counter(label: "taksi_variant_skeletons_total", dimensions: dimensions, factory: metrics),
-                    dataCounter: Counter(label: "taksi_variant_data_total", dimensions: dimensions, factory: metrics)
-                )
-            }
             let varied = [
                 variants.isVersioned ? "X-Taksi-Version" : nil, variants.hasAlternatives ? "X-Taksi-Alternative" : nil,
                 variants.hasExperiment ? "X-Taksi-User" : nil,
             ].compactMap { $0 }
+            var served: [String: Variant] = [:]
+            for compiled in variants.all {
+                let dimensions = [("screen", name), ("variant", compiled.variantID)]
+                let headers = [("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version)]
+                served[compiled.variantID] = Variant(
+                    compiled: compiled,
+                    setVersion: screenSet.version,
+                    headers: headers + (varied.isEmpty ? [] : [("Vary", varied.joined(separator: ", "))]),
+                    skeleton: Representations(
+                        body: JSONWriter.bytes(compiled.skeleton.jsonValue), route: "skeleton", variant: compiled.variantID,
+                        headers: headers + [("Cache-Control", options.skeletonCacheControl)], vary: varied
+                    ),
+                    staticData: compiled.staticData.map {
+                        Representations(
+                            body: JSONWriter.bytes($0.jsonValue), route: "data", variant: compiled.variantID,
+                            headers: headers + [("Cache-Control", Self.dataCacheControl)], vary: varied
+                        )
+                    },
+                    skeletonCounter: Counter(label: "taksi_variant_skeletons_total", dimensions: dimensions, factory: metrics),
+                    dataCounter: Counter(label: "taksi_variant_data_total", dimensions: dimensions, factory: metrics)
+                )
+            }
             screens[name] = Screen(variants: variants, served: served, vary: varied.isEmpty ? nil : varied.joined(separator: ", "))
             index.append(Self.indexEntry(variants))
         }
         self.screens = screens
-        self.indexBody = ByteBuffer(bytes: JSONWriter.bytes(["screens": .array(index)]))
+        var indexResponse = HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(["screens": .array(index)])))
+        indexResponse.route = "index"
+        self.index = indexResponse.precomputed()
     }
 
-    /// `"<16 hex digits>"`: a digest of the body, so equal bytes get equal tags on every replica.
-    static func entityTag(_ bytes: [UInt8]) -> String {
-        var digest = FNV1a()
-        digest.combine(bytes)
-        return "\"\(digest.hexDigest)\""
-    }
 
     private static func indexEntry(_ variants: ScreenVariants) -> JSONValue {
         let all = variants.all

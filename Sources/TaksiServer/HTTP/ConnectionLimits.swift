@@ -1,0 +1,21 @@
+public import NIOCore
+
+/// Limits that keep one client, or many, from exhausting the server. The defaults follow nginx's
+/// spirit: generous for real apps, tight enough that abuse costs a bounded amount of memory.
+public struct ConnectionLimits: Sendable, Equatable {
+    /// Open client connections at most; beyond it new connections wait in the listen backlog.
+    public var maxConnections: Int = 10_000
+    /// A keep-alive connection with no request in progress is closed after this long.
+    public var idleTimeout: TimeAmount = .seconds(60)
+    /// A request's head must arrive whole within this long of its first byte.
+    public var headerTimeout: TimeAmount = .seconds(10)
+    /// Requests read ahead of their responses; past it, the connection is not read until the
+    /// client reads its responses.
+    public var maxPipelinedRequests: Int = 16
+    /// Longest request target (path and query), in bytes; longer ones get 414.
+    public var maxURILength: Int = 8 * 1024
+    /// Largest total of header names and values, in bytes; larger ones get 431.
+    public var maxHeaderBytes: Int = 16 * 1024
+
+    public init() {}
+}

@@ -1,0 +1,271 @@
+import Foundation
+import Logging
+public import NIOCore
+import NIOHTTP1
+
+/// Serves HTTP/1.1 on one connection: answers requests in order (pipelined ones included), writes
+/// precomputed responses as bytes, and pushes back on clients that send faster than they read.
+///
+/// Backpressure: while the channel is not writable (the client is not reading) or
+/// ``ConnectionLimits/maxPipelinedRequests`` requests wait, no response is produced and nothing
+/// more is read from the socket, so a client that never reads costs a bounded amount of memory.
+final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    private struct Request {
+        var head: HTTPRequestHead
+        var id: String
+        var started: NIODeadline
+        /// An answer decided while reading: a limit was exceeded or the request was malformed.
+        var rejection: APIError?
+    }
+
+    private let responder: Responder
+    private let limits: ConnectionLimits
+    private let timeouts: RequestTimeoutHandler
+    private let accessLog: Logger?
+    private let observer: (any RequestObserver)?
+
+    /// The request whose head arrived and whose end has not.
+    private var receiving: Request?
+    /// Complete requests not answered yet, oldest first.
+    private var queue = CircularBuffer<Request>(initialCapacity: 4)
+    /// The oldest request's reply is being computed off the event loop.
+    private var awaitingReply = false
+    /// A `read` was held back and is owed to the channel.
+    private var heldRead = false
+    /// The connection closes after the response being written; nothing more is read or answered.
+    private var closing = false
+    /// The server is shutting down: the next response closes the connection.
+    private var quiescing = false
+    private var needsFlush = false
+
+    private let requestIDPrefix = String(UInt64.random(in: 0...UInt64.max) | (1 << 63), radix: 16)
+    private var requestCount = 0
+    private var dateSecond = -1
+    private var dateLine = ""
+
+    init(
+        responder: Responder, limits: ConnectionLimits, timeouts: RequestTimeoutHandler, accessLog: Logger?,
+        observer: (any RequestObserver)?
+    ) {
+        self.responder = responder
+        self.limits = limits
+        self.timeouts = timeouts
+        self.accessLog = accessLog
+        self.observer = observer
+    }
+
+    // MARK: Reading
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            timeouts.requestStarted()
+            var request = Request(head: head, id: requestID(head.headers), started: .now())
+            if head.uri.utf8.count > limits.maxURILength {
+                request.rejection = .uriTooLong(limit: limits.maxURILength)
+            } else if Self.headerBytes(head.headers) > limits.maxHeaderBytes {
+                request.rejection = .headersTooLarge(limit: limits.maxHeaderBytes)
+            }
+            receiving = request
+        case .body:
+            // No endpoint takes a body; it is read and discarded so the connection stays usable.
+            break
+        case .end:
+            guard let request = receiving else { return }
+            receiving = nil
+            queue.append(request)
+            processQueue(context: context)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flushIfNeeded(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if closing || queue.count >= limits.maxPipelinedRequests || !context.channel.isWritable {
+            heldRead = true
+        } else {
+            context.read()
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            processQueue(context: context)
+            flushIfNeeded(context: context)
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        quiescing = true
+        if queue.isEmpty, receiving == nil, !awaitingReply {
+            closing = true
+            context.close(promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parserError = error as? HTTPParserError, !closing else {
+            // A broken connection is the client's business; close it and keep serving the others.
+            context.close(promise: nil)
+            return
+        }
+        // Answer the bytes that are not HTTP after the requests before them, then close.
+        let rejection: APIError =
+            parserError == .headerOverflow ? .headersTooLarge(limit: limits.maxHeaderBytes) : .malformedRequest
+        let head = receiving?.head ?? HTTPRequestHead(version: .http1_1, method: .GET, uri: "-")
+        receiving = nil
+        queue.append(Request(head: head, id: requestID([:]), started: .now(), rejection: rejection))
+        processQueue(context: context)
+        flushIfNeeded(context: context)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closing = true
+        queue.removeAll()
+        context.fireChannelInactive()
+    }
+
+    // MARK: Answering
+
+    /// Answers waiting requests in order while the client keeps reading.
+    private func processQueue(context: ChannelHandlerContext) {
+        while !awaitingReply, !closing, context.channel.isWritable, let request = queue.first {
+            let reply: Reply
+            if let rejection = request.rejection {
+                reply = .ready(HTTPResponse(error: rejection))
+            } else {
+                reply = responder.respond(to: HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers))
+            }
+            switch reply {
+            case .ready(let response):
+                queue.removeFirst()
+                write(response, for: request, context: context)
+            case .pending(let work):
+                awaitingReply = true
+                let promise = context.eventLoop.makePromise(of: HTTPResponse.self)
+                promise.completeWithTask(work)
+                promise.futureResult.assumeIsolated().whenSuccess { response in
+                    self.awaitingReply = false
+                    guard !self.closing, context.channel.isActive else { return }
+                    self.queue.removeFirst()
+                    self.write(response, for: request, context: context)
+                    self.processQueue(context: context)
+                    self.flushIfNeeded(context: context)
+                }
+                return
+            }
+        }
+        if heldRead, !closing, queue.count < limits.maxPipelinedRequests, context.channel.isWritable {
+            heldRead = false
+            context.read()
+        }
+        if queue.isEmpty, receiving == nil, !awaitingReply, !closing { timeouts.connectionIdle() }
+    }
+
+    private func write(_ response: HTTPResponse, for request: Request, context: ChannelHandlerContext) {
+        let keepAlive = request.head.isKeepAlive && !quiescing && request.rejection == nil
+        var head = context.channel.allocator.buffer(capacity: (response.encodedHead?.readableBytes ?? 256) + 128)
+        if let encoded = response.encodedHead {
+            head.writeImmutableBuffer(encoded)
+        } else {
+            var encoded = HTTPResponse.encodeHead(status: response.status, headers: response.headers)
+            head.writeBuffer(&encoded)
+        }
+        head.writeStaticString("Date: ")
+        head.writeString(currentDate())
+        head.writeStaticString("\r\nX-Request-Id: ")
+        head.writeString(request.id)
+        if !keepAlive {
+            head.writeStaticString("\r\nConnection: close")
+        } else if request.head.version.minor == 0 {
+            head.writeStaticString("\r\nConnection: keep-alive")
+        }
+        head.writeStaticString("\r\n\r\n")
+        let headBytes = head.readableBytes
+        let sendsBody = request.head.method != .HEAD && response.body.readableBytes > 0
+        let last: EventLoopPromise<Void>? = keepAlive ? nil : context.eventLoop.makePromise()
+        context.write(wrapOutboundOut(.byteBuffer(head)), promise: sendsBody ? nil : last)
+        if sendsBody { context.write(wrapOutboundOut(.byteBuffer(response.body)), promise: last) }
+        needsFlush = true
+        finished(request, response: response, bytes: headBytes + (sendsBody ? response.body.readableBytes : 0))
+        if let last {
+            closing = true
+            flushIfNeeded(context: context)
+            let channel = context.channel
+            last.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    private func flushIfNeeded(context: ChannelHandlerContext) {
+        guard needsFlush else { return }
+        needsFlush = false
+        context.flush()
+    }
+
+    /// Reports a written response to the observer and the access log.
+    private func finished(_ request: Request, response: HTTPResponse, bytes: Int) {
+        let duration = NIODeadline.now() - request.started
+        observer?.responded(route: response.route, status: response.status.code, bytes: bytes, duration: duration)
+        guard let accessLog else { return }
+        let path = request.head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.head.uri
+        var metadata: Logger.Metadata = [
+            "method": .string(request.head.method.rawValue), "path": .string(path),
+            "status": .stringConvertible(response.status.code), "bytes": .stringConvertible(bytes),
+            "duration_ms": .string(String(format: "%.3f", Double(duration.nanoseconds) / 1_000_000)),
+            "request_id": .string(request.id),
+        ]
+        if let variant = response.variant { metadata["variant"] = .string(variant) }
+        accessLog.info("request", metadata: metadata)
+    }
+
+    // MARK: Helpers
+
+    /// The client's `X-Request-Id` when it is safe to echo (1 to 128 visible ASCII characters),
+    /// else a new one: a random per-connection prefix and a counter.
+    private func requestID(_ headers: HTTPHeaders) -> String {
+        if let given = headers.first(name: "X-Request-Id"), (1...128).contains(given.utf8.count),
+            given.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        {
+            return given
+        }
+        requestCount += 1
+        return "\(requestIDPrefix)-\(requestCount)"
+    }
+
+    /// The `Date` header's value (RFC 9110 IMF-fixdate), formatted at most once a second.
+    private func currentDate() -> String {
+        var now = time(nil)
+        guard now != dateSecond else { return dateLine }
+        dateSecond = now
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        dateLine = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+        return dateLine
+    }
+
+    private static func headerBytes(_ headers: HTTPHeaders) -> Int {
+        headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+    }
+}
+
+/// Told about every response written, for metrics.
+public protocol RequestObserver: Sendable {
+    func responded(route: String, status: UInt, bytes: Int, duration: TimeAmount)
+}

@@ -1,0 +1,76 @@
+public import NIOCore
+public import NIOHTTP1
+import TaksiSchema
+
+/// A response ready to write: status, headers and body. For `HEAD` the body is not written but
+/// `Content-Length` still describes it.
+///
+/// Precomputed responses (skeletons, fixture data, their 304s) also carry ``encodedHead``: the
+/// status line and headers already encoded, so writing one copies nothing and formats nothing.
+public struct HTTPResponse: Sendable {
+    public var status: HTTPResponseStatus
+    public var headers: HTTPHeaders
+    public var body: ByteBuffer
+    /// `HTTP/1.1 <status>\r\n` and every header line of ``headers``, without the blank line that
+    /// ends the head (the connection adds `Date`, `X-Request-Id` and `Connection` before it).
+    private(set) var encodedHead: ByteBuffer?
+    /// The endpoint, for metrics and the access log: `skeleton`, `data`, `index`, ...
+    var route: String = "other"
+    /// The variant served, for the access log.
+    var variant: String?
+
+    init(status: HTTPResponseStatus = .ok, json body: ByteBuffer, headers extra: [(String, String)] = []) {
+        self.status = status
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(4 + extra.count)
+        headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A response with exactly these headers (`Content-Length` included by the caller).
+    init(status: HTTPResponseStatus, headers: [(String, String)], body: ByteBuffer) {
+        self.status = status
+        self.headers = HTTPHeaders(headers)
+        self.body = body
+    }
+
+    /// `304 Not Modified`: the validators and caching headers of the full response, no body.
+    init(notModified headers: [(String, String)]) {
+        self.status = .notModified
+        self.headers = HTTPHeaders(headers)
+        self.body = ByteBuffer()
+    }
+
+    init(error: APIError) {
+        self.init(status: error.status, json: ByteBuffer(bytes: JSONWriter.bytes(error.body)), headers: error.headers)
+        self.route = "error"
+    }
+
+    /// The same response with its head encoded once, for responses served many times.
+    func precomputed() -> HTTPResponse {
+        var copy = self
+        copy.encodedHead = Self.encodeHead(status: status, headers: headers)
+        return copy
+    }
+
+    /// The status line and header lines of a response (no terminating blank line).
+    static func encodeHead(status: HTTPResponseStatus, headers: HTTPHeaders) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(64 + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        buffer.writeStaticString("HTTP/1.1 ")
+        buffer.writeString(String(status.code))
+        buffer.writeStaticString(" ")
+        buffer.writeString(status.reasonPhrase)
+        buffer.writeStaticString("\r\n")
+        for (name, value) in headers {
+            buffer.writeString(name)
+            buffer.writeStaticString(": ")
+            buffer.writeString(value)
+            buffer.writeStaticString("\r\n")
+        }
+        return buffer
+    }
+}
