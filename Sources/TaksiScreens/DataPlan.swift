@@ -29,26 +29,45 @@ public struct DataPlan: Sendable {
         /// Whether something was left out of the payload because of it (an entry, a field or a
         /// collection item); otherwise it explains a value that was missing and may be optional.
         public var isLoss: Bool
+        /// The field the problem is in, when known.
+        public var field: String? = nil
+        /// The source(s) the field is bound to, comma-separated.
+        public var source: String? = nil
         public var description: String { "component \"\(identifier)\": \(message)" }
     }
 
     /// Builds the data envelope from the sources' values. A source missing from `values` (it
     /// failed) leaves its components without an entry, so they keep their placeholders; every entry
     /// that is produced has been checked to decode.
-    public func build(values: [String: JSONValue], catalog: ComponentCatalog) -> (data: InterfaceData, problems: [Problem]) {
+    /// - Parameter unavailable: sources that failed; components bound to them get no entry.
+    public func build(
+        values: [String: JSONValue], catalog: ComponentCatalog, unavailable: Set<String> = []
+    ) -> (data: InterfaceData, problems: [Problem]) {
         var entries: [DataEntry] = []
         var problems: [Problem] = []
         for entry in self.entries {
+            let entrySources = entry.fields.values.reduce(into: Set<String>()) { $0.formUnion($1.sourceNames) }
+            if !entrySources.isDisjoint(with: unavailable) { continue }
             var content: [String: JSONValue] = [:]
-            for (name, expression) in entry.fields {
+            for (name, expression) in entry.fields.sorted(by: { $0.key < $1.key }) {
                 let result = expression.evaluate(values)
-                problems += result.problems.map { Problem(identifier: entry.identifier, message: "\(name): \($0)", isLoss: false) }
+                let source = expression.sourceNames.sorted().joined(separator: ",")
+                problems += result.problems.map {
+                    Problem(identifier: entry.identifier, message: "\(name): \($0)", isLoss: false, field: name, source: source)
+                }
                 if let value = result.value { content[name] = value }
             }
             let checked = catalog.check(
                 dataContent: .object(content), of: entry.componentName, staticContent: entry.staticContent, mode: .data
             )
-            problems += checked.violations.map { Problem(identifier: entry.identifier, message: $0.description, isLoss: true) }
+            problems += checked.violations.map { violation in
+                let field: String? = if case .key(let key)? = violation.path.segments.first { key } else { nil }
+                let source = field.flatMap { entry.fields[$0] }.map { $0.sourceNames.sorted().joined(separator: ",") }
+                return Problem(
+                    identifier: entry.identifier, message: violation.description, isLoss: true, field: field,
+                    source: source ?? entrySources.sorted().joined(separator: ",")
+                )
+            }
             if let value = checked.value {
                 entries.append(DataEntry(identifier: entry.identifier, content: value))
             } else {
@@ -69,22 +88,46 @@ public struct DataPlan: Sendable {
         var values: [String: JSONValue] = [:]
         for (sourceName, source) in sources.sorted(by: { $0.key < $1.key }) {
             guard case .request(let parameters) = source else { continue }
-            var object: [String: JSONValue] = [:]
-            for (name, parameter) in parameters.sorted(by: { $0.key < $1.key }) {
-                if let text = query[name] {
-                    guard let value = parameter.convert(text) else {
-                        throw .invalidParameter(name: name, expected: parameter.kind.rawValue, found: text)
-                    }
-                    object[name] = value
-                } else if let fallback = parameter.defaultValue {
-                    object[name] = fallback
-                } else if parameter.isRequired {
-                    throw .missingParameter(name: name, kind: parameter.kind.rawValue)
-                }
-            }
-            values[sourceName] = .object(object)
+            values[sourceName] = .object(try Self.parameterValues(parameters, query: query))
         }
         return values
+    }
+
+    /// The upstream calls of the `http` sources for a data request: each source's path and query
+    /// with the request's parameters filled in.
+    /// - Throws: ``DataRequestError`` when a required parameter is missing or one does not convert.
+    public func upstreamCalls(query: [String: String]) throws(DataRequestError) -> [UpstreamCall] {
+        var calls: [UpstreamCall] = []
+        for (sourceName, source) in sources.sorted(by: { $0.key < $1.key }) {
+            guard case .http(let http) = source else { continue }
+            let values = try Self.parameterValues(http.parameters, query: query)
+            calls.append(UpstreamCall(source: sourceName, definition: http, target: http.target(parameters: values)))
+        }
+        return calls
+    }
+
+    /// Whether any source is an upstream API.
+    public var callsUpstreams: Bool {
+        sources.values.contains { if case .http = $0 { true } else { false } }
+    }
+
+    private static func parameterValues(
+        _ parameters: [String: RequestParameter], query: [String: String]
+    ) throws(DataRequestError) -> [String: JSONValue] {
+        var object: [String: JSONValue] = [:]
+        for (name, parameter) in parameters.sorted(by: { $0.key < $1.key }) {
+            if let text = query[name] {
+                guard let value = parameter.convert(text) else {
+                    throw .invalidParameter(name: name, expected: parameter.expectation, found: text)
+                }
+                object[name] = value
+            } else if let fallback = parameter.defaultValue {
+                object[name] = fallback
+            } else if parameter.isRequired {
+                throw .missingParameter(name: name, kind: parameter.kind.rawValue)
+            }
+        }
+        return object
     }
 
     /// The values of the sources known at load time (fixtures).
@@ -93,6 +136,15 @@ public struct DataPlan: Sendable {
             if case .fixture(let value) = source.value { values[source.key] = value }
         }
     }
+}
+
+/// One upstream request a data request needs.
+public struct UpstreamCall: Sendable, Hashable {
+    /// The source's name in the screen.
+    public var source: String
+    public var definition: HTTPSource
+    /// Path and query, percent-encoded, to append to the upstream's base URL.
+    public var target: String
 }
 
 /// A data request the plan cannot serve: its query parameters are wrong. Answered with 400.
@@ -113,7 +165,7 @@ public enum DataRequestError: Error, Sendable, Equatable, CustomStringConvertibl
         case .missingParameter(let name, let kind):
             "query parameter \"\(name)\" (\(kind)) is required; add ?\(name)=..."
         case .invalidParameter(let name, let expected, let found):
-            "query parameter \"\(name)\" must be \(expected == "integer" ? "an" : "a") \(expected), found \"\(found)\""
+            "query parameter \"\(name)\" must be \(expected.hasPrefix("one of") ? "" : expected == "integer" ? "an " : "a ")\(expected), found \"\(found)\""
         }
     }
 }

@@ -29,6 +29,7 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let invalidBinding = Code(rawValue: "invalid_binding")
         public static let brokenNavigation = Code(rawValue: "broken_navigation")
         public static let invalidSource = Code(rawValue: "invalid_source")
+        public static let unknownUpstream = Code(rawValue: "unknown_upstream")
         public static let invalidSchema = Code(rawValue: "invalid_schema")
         public static let unresolvedData = Code(rawValue: "unresolved_data")
         public static let noScreens = Code(rawValue: "no_screens")

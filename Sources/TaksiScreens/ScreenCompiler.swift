@@ -18,12 +18,17 @@ struct ScreenCompiler {
 
     private var sources: [String: SourceDefinition] = [:]
     private var usedSources: Set<String> = []
+    /// Sources declared with errors: bindings to them are not reported again.
+    private var invalidSources: Set<String> = []
+    /// Configured upstream names, when known.
+    private let upstreams: Set<String>?
 
     init(
         name: String, file: SourceFile, catalog: ComponentCatalog, componentSince: [String: Version] = [:],
-        loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
+        upstreams: Set<String>? = nil, loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
     ) {
         self.name = name
+        self.upstreams = upstreams
         self.catalog = catalog
         self.componentSince = componentSince
         self.loadFixture = loadFixture
@@ -221,6 +226,8 @@ struct ScreenCompiler {
             }
             if let source = readSource(member.value, at: sourcePath) {
                 sources[member.key] = source
+            } else {
+                invalidSources.insert(member.key)
             }
         }
     }
@@ -276,6 +283,13 @@ struct ScreenCompiler {
                 }
             }
             return .request(parameters)
+        case "http":
+            guard
+                let members = reader.object(
+                    node, at: path, what: "an http source", allowed: HTTPSource.keys, required: ["upstream", "path"]
+                )
+            else { return nil }
+            return readHTTPSource(members, at: path).map { .http($0) }
         default:
             reader.report(
                 .invalidSource, at: typeNode, path: path.appending("type"),
@@ -286,10 +300,150 @@ struct ScreenCompiler {
         }
     }
 
+    private mutating func readHTTPSource(_ members: [JSONNode.Member], at path: JSONPath) -> HTTPSource? {
+        let member = { (key: String) in members.first { $0.key == key }?.value }
+        var valid = true
+        var parameters: [String: RequestParameter] = [:]
+        if let parametersNode = member("parameters") {
+            if let parameterMembers = parametersNode.members {
+                for parameterMember in parameterMembers {
+                    let parameterPath = path.appending("parameters").appending(parameterMember.key)
+                    guard let parameter = readParameter(parameterMember.value, at: parameterPath) else {
+                        valid = false
+                        continue
+                    }
+                    parameters[parameterMember.key] = parameter
+                }
+            } else {
+                reader.report(.wrongType, at: parametersNode, path: path.appending("parameters"), "parameters must be an object of named query parameters")
+                valid = false
+            }
+        }
+        let declared = parameters.keys.sorted()
+        func template(_ node: JSONNode, at path: JSONPath, what: String) -> [HTTPSource.Part]? {
+            let text: String
+            switch node.value {
+            case .string(let string): text = string
+            case .number, .bool: text = JSONWriter.string(node.value)
+            default:
+                reader.report(.wrongType, at: node, path: path, "\(what) must be a string, found \(node.typeName)")
+                return nil
+            }
+            switch HTTPSource.parseTemplate(text) {
+            case .failure(let error):
+                reader.report(.invalidSource, at: node, path: path, "\(what) \"\(text)\": \(error.message)")
+                return nil
+            case .success(let parts):
+                for name in HTTPSource.parameterNames(parts) where parameters[name] == nil {
+                    reader.report(
+                        .invalidSource, at: node, path: path,
+                        "{\(name)} is not a parameter of this source; declare it under \"parameters\""
+                            + (declared.isEmpty ? "" : " (declared: \(declared.joined(separator: ", ")))")
+                            + NameSuggestion.hint(for: name, among: declared)
+                    )
+                    return nil
+                }
+                return parts
+            }
+        }
+
+        let upstream = reader.string(member("upstream"), at: path.appending("upstream"), what: "upstream")
+        if let upstream, let node = member("upstream"),
+            upstream.isEmpty || !upstream.unicodeScalars.allSatisfy({ DefinitionReader.isIdentifierScalar($0) || $0 == "-" })
+        {
+            reader.report(.invalidSource, at: node, path: path.appending("upstream"), "upstream names a key of \"upstreams\" in config.json, like citybikes")
+            valid = false
+        } else if let upstream, let node = member("upstream"), let known = upstreams, !known.contains(upstream) {
+            let names = known.sorted()
+            reader.report(
+                .unknownUpstream, at: node, path: path.appending("upstream"),
+                "upstream \"\(upstream)\" is not configured; add it to \"upstreams\" in config.json"
+                    + (names.isEmpty ? "" : " (configured: \(names.joined(separator: ", ")))") + NameSuggestion.hint(for: upstream, among: names)
+            )
+            valid = false
+        }
+        var pathParts: [HTTPSource.Part]?
+        if let pathNode = member("path") {
+            if pathNode.stringValue?.hasPrefix("/") == false {
+                reader.report(.invalidSource, at: pathNode, path: path.appending("path"), "the path starts with \"/\", like /v2/networks")
+                valid = false
+            } else {
+                pathParts = template(pathNode, at: path.appending("path"), what: "the path")
+            }
+        }
+        var query: [HTTPSource.QueryItem] = []
+        if let queryNode = member("query") {
+            if let items = queryNode.members {
+                for item in items {
+                    if let value = template(item.value, at: path.appending("query").appending(item.key), what: "query value") {
+                        query.append(HTTPSource.QueryItem(name: item.key, value: value))
+                    } else {
+                        valid = false
+                    }
+                }
+            } else {
+                reader.report(.wrongType, at: queryNode, path: path.appending("query"), "query must be an object of names and values")
+                valid = false
+            }
+        }
+        var headers: [String] = []
+        if let headersNode = member("headers") {
+            if case .array(let elements) = headersNode.kind {
+                for (index, element) in elements.enumerated() {
+                    let elementPath = path.appending("headers").appending(index)
+                    guard let name = reader.string(element, at: elementPath, what: "a header name") else {
+                        valid = false
+                        continue
+                    }
+                    if !HTTPSource.isHeaderName(name) {
+                        reader.report(.invalidSource, at: element, path: elementPath, "\"\(name)\" is not a header name")
+                        valid = false
+                    } else if HTTPSource.unforwardableHeaders.contains(name.lowercased()) {
+                        reader.report(.invalidSource, at: element, path: elementPath, "\(name) describes this connection and is never forwarded; remove it")
+                        valid = false
+                    } else {
+                        headers.append(name)
+                    }
+                }
+            } else {
+                reader.report(.wrongType, at: headersNode, path: path.appending("headers"), "headers must be a list of request header names, like [Authorization]")
+                valid = false
+            }
+        }
+        guard valid, let upstream, let pathParts else { return nil }
+        var source = HTTPSource(upstream: upstream, path: pathParts, query: query, parameters: parameters, forwardedHeaders: headers)
+        func seconds(_ key: String, _ range: ClosedRange<Double>) -> Double? {
+            guard let node = member(key) else { return nil }
+            guard case .number(let value) = node.value, range.contains(value) else {
+                reader.report(
+                    .invalidSource, at: node, path: path.appending(key),
+                    "\(key) is a number of seconds from \(JSONWriter.string(.number(range.lowerBound))) to \(JSONWriter.string(.number(range.upperBound)))"
+                )
+                valid = false
+                return nil
+            }
+            return value
+        }
+        if let timeout = seconds("timeout", 0.001...60) { source.timeout = timeout }
+        if let ttl = seconds("ttl", 0...86_400) { source.ttl = ttl }
+        if let swr = seconds("stale_while_revalidate", 0...86_400) { source.staleWhileRevalidate = swr }
+        if let sie = seconds("stale_if_error", 0...604_800) { source.staleIfError = sie }
+        if let node = member("max_bytes") {
+            if let bytes = node.value.exactInteger, (1...(64 << 20)).contains(bytes) {
+                source.maxBytes = bytes
+            } else {
+                reader.report(.invalidSource, at: node, path: path.appending("max_bytes"), "max_bytes is a whole number of bytes from 1 to 67108864")
+                valid = false
+            }
+        }
+        source.fallback = member("fallback")?.value
+        return valid ? source : nil
+    }
+
     private mutating func readParameter(_ node: JSONNode, at path: JSONPath) -> RequestParameter? {
         guard
             let members = reader.object(
-                node, at: path, what: "a query parameter", allowed: ["type", "default", "required", "summary"]
+                node, at: path, what: "a query parameter", allowed: ["type", "default", "required", "one_of", "summary"]
             )
         else { return nil }
         let member = { (key: String) in members.first { $0.key == key }?.value }
@@ -307,6 +461,20 @@ struct ScreenCompiler {
             parameter.kind = kind
         }
         parameter.isRequired = reader.bool(member("required"), at: path.appending("required"), what: "required") ?? false
+        if let oneOf = member("one_of") {
+            guard case .array(let values) = oneOf.value, !values.isEmpty, values.allSatisfy(parameter.accepts) else {
+                reader.report(
+                    .wrongType, at: oneOf, path: path.appending("one_of"),
+                    "one_of is a non-empty list of \(parameter.kind.rawValue) values the parameter may take"
+                )
+                return nil
+            }
+            parameter.allowedValues = values
+        }
+        if let allowed = parameter.allowedValues, let defaultNode = member("default"), !allowed.contains(defaultNode.value) {
+            reader.report(.invalidSource, at: defaultNode, path: path.appending("default"), "the default must be one of the one_of values")
+            return nil
+        }
         if let defaultNode = member("default") {
             guard parameter.accepts(defaultNode.value) else {
                 reader.report(
@@ -673,6 +841,8 @@ struct ScreenCompiler {
             usedSources.insert(valuePath.root)
             return true
         }
+        // Its declaration is already reported; a binding to it is not a second mistake.
+        if invalidSources.contains(valuePath.root) { return false }
         let known = Array(sources.keys) + Array(scope)
         reader.report(
             .unknownSource, at: node, path: path,

@@ -164,19 +164,37 @@ public enum ScreenJSONSchema {
             ],
             [
                 "properties": [
-                    "type": ["const": "request"], "summary": ["type": "string"],
-                    "parameters": [
-                        "type": "object",
-                        "additionalProperties": [
-                            "type": "object", "additionalProperties": false,
-                            "properties": [
-                                "type": ["enum": ["string", "integer", "number", "bool"]], "default": [:],
-                                "required": ["type": "boolean"], "summary": ["type": "string"],
-                            ],
-                        ],
-                    ],
+                    "type": ["const": "request"], "summary": ["type": "string"], "parameters": parameters,
                 ],
                 "required": ["parameters"], "additionalProperties": false,
+            ],
+            [
+                "properties": [
+                    "type": ["const": "http"], "summary": ["type": "string"],
+                    "upstream": ["type": "string", "description": "A key of \"upstreams\" in config.json."],
+                    "path": ["type": "string", "pattern": "^/", "description": "Path on the upstream; {name} inserts a parameter."],
+                    "query": ["type": "object", "additionalProperties": ["type": ["string", "number", "boolean"]]],
+                    "parameters": parameters,
+                    "headers": ["type": "array", "items": ["type": "string"], "description": "Request headers forwarded to the upstream."],
+                    "timeout": ["type": "number", "exclusiveMinimum": 0, "maximum": 60],
+                    "ttl": ["type": "number", "minimum": 0, "maximum": 86_400],
+                    "stale_while_revalidate": ["type": "number", "minimum": 0, "maximum": 86_400],
+                    "stale_if_error": ["type": "number", "minimum": 0, "maximum": 604_800],
+                    "max_bytes": ["type": "integer", "minimum": 1, "maximum": 67_108_864],
+                    "fallback": [:],
+                ],
+                "required": ["upstream", "path"], "additionalProperties": false,
+            ],
+        ],
+    ]
+
+    private static let parameters: JSONValue = [
+        "type": "object",
+        "additionalProperties": [
+            "type": "object", "additionalProperties": false,
+            "properties": [
+                "type": ["enum": ["string", "integer", "number", "bool"]], "default": [:],
+                "required": ["type": "boolean"], "one_of": ["type": "array", "minItems": 1], "summary": ["type": "string"],
             ],
         ],
     ]

@@ -27,7 +27,9 @@ public enum ScreenSetLoader {
     public static let definitionExtensions = ["json", "yaml", "yml"]
 
     /// Loads the screen set in `directory`. Paths in diagnostics start with `directory` as given.
-    public static func load(directory: String) -> ScreenSetLoad {
+    /// - Parameter upstreams: the configured upstream names; when given, an `http` source naming
+    ///   another is an error. Nil skips the check (validating without a configuration).
+    public static func load(directory: String, upstreams: Set<String>? = nil) -> ScreenSetLoad {
         let root = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         var files: [String: [UInt8]] = [:]
         var diagnostics: [Diagnostic] = []
@@ -73,7 +75,7 @@ public enum ScreenSetLoader {
             }
             files[relative] = Array(data)
         }
-        var load = load(files: files, root: root)
+        var load = load(files: files, root: root, upstreams: upstreams)
         load.diagnostics = diagnostics + load.diagnostics
         if load.diagnostics.containsErrors { load.screenSet = nil }
         return load
@@ -81,7 +83,7 @@ public enum ScreenSetLoader {
 
     /// Loads a screen set from files in memory, keyed by their path relative to the screens
     /// directory (`home.json`, `components/card.json`). Used by ``load(directory:)`` and by tests.
-    public static func load(files: [String: [UInt8]], root: String = "Screens") -> ScreenSetLoad {
+    public static func load(files: [String: [UInt8]], root: String = "Screens", upstreams: Set<String>? = nil) -> ScreenSetLoad {
         var diagnostics: [Diagnostic] = []
         var parsed: [String: (SourceFile, JSONNode)] = [:]
         func parse(_ relative: String) -> (SourceFile, JSONNode)? {
@@ -192,7 +194,7 @@ public enum ScreenSetLoader {
         // "name#alternative" of files with errors, so grouping does not report them missing as well.
         var failedAlternatives: Set<String> = []
         for (name, file, node) in screenFiles {
-            var compiler = ScreenCompiler(name: name, file: file, catalog: catalog, componentSince: componentSince) {
+            var compiler = ScreenCompiler(name: name, file: file, catalog: catalog, componentSince: componentSince, upstreams: upstreams) {
                 reference, referenceNode, path, reader in
                 guard let relative = normalizedRelativePath(reference) else {
                     reader.report(

@@ -16,9 +16,11 @@ public enum SourceDefinition: Sendable, Hashable {
     case fixture(JSONValue)
     /// The data request's query parameters, typed and with defaults.
     case request([String: RequestParameter])
+    /// A GET to an upstream API; its value is the JSON response.
+    case http(HTTPSource)
 
     /// The `type` names of the source kinds, as written in screen files.
-    public static let kindNames = ["fixture", "request"]
+    public static let kindNames = ["fixture", "request", "http"]
 
     /// Whether the value is known without a request.
     public var isStatic: Bool {
@@ -39,15 +41,30 @@ public struct RequestParameter: Sendable, Hashable {
     public var defaultValue: JSONValue?
     /// Whether a request without the parameter (and with no default) is a bad request (400).
     public var isRequired: Bool
+    /// The only values accepted (`one_of`), or nil for any value of the kind.
+    public var allowedValues: [JSONValue]?
 
-    public init(kind: Kind = .string, defaultValue: JSONValue? = nil, isRequired: Bool = false) {
+    public init(kind: Kind = .string, defaultValue: JSONValue? = nil, isRequired: Bool = false, allowedValues: [JSONValue]? = nil) {
         self.kind = kind
         self.defaultValue = defaultValue
         self.isRequired = isRequired
+        self.allowedValues = allowedValues
     }
 
-    /// The parameter's text converted to its kind; nil when it does not convert.
+    /// The parameter's text converted to its kind; nil when it does not convert or is not allowed.
     public func convert(_ text: String) -> JSONValue? {
+        guard let value = convertKind(text) else { return nil }
+        if let allowedValues, !allowedValues.contains(value) { return nil }
+        return value
+    }
+
+    /// What a request must send, for error messages: `integer`, or `one of stars, forks`.
+    public var expectation: String {
+        guard let allowedValues else { return kind.rawValue }
+        return "one of " + allowedValues.map { $0.stringValue ?? JSONWriter.string($0) }.joined(separator: ", ")
+    }
+
+    private func convertKind(_ text: String) -> JSONValue? {
         switch kind {
         case .string: return .string(text)
         case .integer:

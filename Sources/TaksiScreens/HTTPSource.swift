@@ -1,0 +1,164 @@
+public import TaksiSchema
+
+/// A GET to one of the team's upstream APIs, declared as an `http` source:
+///
+/// ```yaml
+/// stations:
+///   type: http
+///   upstream: citybikes               # base URL from config.json's "upstreams"
+///   path: /v2/networks/{network}      # {name} is a parameter below, percent-encoded
+///   query: {fields: "id,name,stations"}
+///   parameters:                       # read from the data request's query string, typed
+///     network: {type: string, required: true}
+///   headers: [Accept-Language]        # forwarded from the data request; nothing else is
+///   timeout: 2                        # seconds
+///   ttl: 60                           # seconds a response is fresh
+///   fallback: {network: {stations: []}}
+/// ```
+///
+/// The source's value is the upstream's JSON body; bindings read into it like any other source.
+public struct HTTPSource: Sendable, Hashable {
+    /// A piece of the path or of a query value: literal text or a parameter's value.
+    public enum Part: Sendable, Hashable {
+        case text(String)
+        case parameter(String)
+    }
+
+    /// The upstream's name in `config.json`'s `upstreams`.
+    public var upstream: String
+    public var path: [Part]
+    /// Query items in order; values may hold parameters.
+    public var query: [QueryItem]
+    public var parameters: [String: RequestParameter]
+    /// Request headers forwarded to the upstream, as written (matched case-insensitively).
+    public var forwardedHeaders: [String]
+    /// Seconds to wait for the whole response.
+    public var timeout: Double = 2
+    /// Seconds a response stays fresh in the cache.
+    public var ttl: Double = 30
+    /// Seconds after that a stale response is still served while one refresh runs.
+    public var staleWhileRevalidate: Double = 30
+    /// Seconds after it expired a stale response may stand in when the upstream fails.
+    public var staleIfError: Double = 300
+    /// Largest response body accepted, in bytes.
+    public var maxBytes: Int = 1 << 20
+    /// The value used when the upstream fails and no stale copy may stand in.
+    public var fallback: JSONValue?
+
+    /// One query item.
+    public struct QueryItem: Sendable, Hashable {
+        public var name: String
+        public var value: [Part]
+    }
+
+    /// The settings with their keys in screen files, for messages and the editor schema.
+    public static let keys = [
+        "type", "upstream", "path", "query", "parameters", "headers", "timeout", "ttl", "stale_while_revalidate",
+        "stale_if_error", "max_bytes", "fallback", "summary",
+    ]
+
+    /// Request headers that are never forwarded: they describe this hop, not the caller.
+    public static let unforwardableHeaders: Set<String> = [
+        "host", "connection", "keep-alive", "content-length", "transfer-encoding", "te", "trailer", "upgrade",
+        "proxy-authorization", "proxy-connection", "expect", "accept-encoding",
+    ]
+
+    /// The path and query for these parameter values, percent-encoded: `/v2/networks/velib?fields=id`.
+    public func target(parameters values: [String: JSONValue]) -> String {
+        var target = Self.render(path, values, allowed: Self.pathCharacters)
+        if !query.isEmpty {
+            target += "?" + query.map {
+                Self.render([.text($0.name)], values, allowed: Self.queryCharacters) + "="
+                    + Self.render($0.value, values, allowed: Self.queryCharacters)
+            }.joined(separator: "&")
+        }
+        return target
+    }
+
+    /// Whether `name` is an HTTP field name (an RFC 9110 token).
+    public static func isHeaderName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { tokenCharacters.contains($0) }
+    }
+
+    private static let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+
+    /// Parses `{name}` references out of a path or query template.
+    /// - Returns: the parts, or a message saying what is wrong.
+    public static func parseTemplate(_ text: String) -> Result<[Part], TemplateError> {
+        var parts: [Part] = []
+        var literal = ""
+        var rest = Substring(text)
+        while let first = rest.first {
+            rest = rest.dropFirst()
+            guard first == "{" else {
+                if first == "}" { return .failure(TemplateError(message: "a \"}\" without its \"{\"")) }
+                literal.append(first)
+                continue
+            }
+            guard let close = rest.firstIndex(of: "}") else {
+                return .failure(TemplateError(message: "a \"{\" is never closed; write {parameter}"))
+            }
+            let name = String(rest[..<close])
+            guard !name.isEmpty, name.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar) else {
+                return .failure(TemplateError(message: "{\(name)} is not a parameter name; use letters, digits and '_'"))
+            }
+            if !literal.isEmpty { parts.append(.text(literal)) }
+            literal = ""
+            parts.append(.parameter(name))
+            rest = rest[rest.index(after: close)...]
+        }
+        if !literal.isEmpty { parts.append(.text(literal)) }
+        return .success(parts)
+    }
+
+    /// Why a template does not parse.
+    public struct TemplateError: Error, Sendable, Equatable {
+        public var message: String
+    }
+
+    /// The names of the parameters a template refers to.
+    static func parameterNames(_ parts: [Part]) -> [String] {
+        parts.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
+    }
+
+    private static func render(_ parts: [Part], _ values: [String: JSONValue], allowed: Set<UInt8>) -> String {
+        var output = ""
+        for part in parts {
+            switch part {
+            case .text(let text):
+                // Literal path text is the author's; only characters that cannot appear are escaped.
+                output += percentEncode(text, allowed: allowed.union(Self.reserved))
+            case .parameter(let name):
+                let text: String =
+                    switch values[name] {
+                    case .string(let string): string
+                    case .none, .null: ""
+                    case let value?: JSONWriter.string(value)
+                    }
+                output += percentEncode(text, allowed: allowed)
+            }
+        }
+        return output
+    }
+
+    private static func percentEncode(_ text: String, allowed: Set<UInt8>) -> String {
+        var output = ""
+        for byte in text.utf8 {
+            if allowed.contains(byte) {
+                output.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = Array("0123456789ABCDEF".utf8)
+                output += "%" + String(Unicode.Scalar(hex[Int(byte >> 4)])) + String(Unicode.Scalar(hex[Int(byte & 15)]))
+            }
+        }
+        return output
+    }
+
+    private static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+    /// Characters a parameter's value may keep in a path segment: a value never adds a segment.
+    private static let pathCharacters = unreserved
+    /// Characters a parameter's value may keep in a query value: never `&`, `=`, `+` or `#`.
+    private static let queryCharacters = unreserved
+    /// Delimiters an author may write literally in a template.
+    private static let reserved = Set("/?&=:@!$'()*,;".utf8)
+}

@@ -1,0 +1,67 @@
+import TaksiSchema
+import TaksiScreens
+import Testing
+
+/// `http` sources: what a definition may say, and the upstream URL a request produces.
+@Suite("HTTP sources")
+struct HTTPSourceTests {
+    func load(_ source: String, upstreams: Set<String>? = ["citybikes"]) -> ScreenSetLoad {
+        let screen = """
+            {"name": "home", "entry": true, "sources": {"bikes": \(source)},
+             "components": [{"name": "label_component", "identifier": "t", "content": {"value": {"$bind": "bikes.name"}}}]}
+            """
+        return ScreenSetLoader.load(files: ["home.json": Array(screen.utf8)], upstreams: upstreams)
+    }
+
+    @Test(
+        "a wrong http source gets one diagnostic that says how to fix it",
+        arguments: [
+            (#"{"type": "http", "upstream": "citybike", "path": "/v2"}"#, "unknown_upstream", #"did you mean "citybikes"?"#),
+            (#"{"type": "http", "upstream": "citybikes", "path": "/n/{network}"}"#, "invalid_source", "{network} is not a parameter of this source"),
+            (#"{"type": "http", "upstream": "citybikes", "path": "v2"}"#, "invalid_source", #"starts with "/""#),
+            (#"{"type": "http", "upstream": "citybikes", "path": "/v2", "headers": ["Host"]}"#, "invalid_source", "never forwarded"),
+            (#"{"type": "http", "upstream": "citybikes", "path": "/v2", "headers": ["Bad Header"]}"#, "invalid_source", "not a header name"),
+            (#"{"type": "http", "upstream": "citybikes", "path": "/v2", "timeout": 0}"#, "invalid_source", "timeout is a number of seconds"),
+            (#"{"type": "http", "upstream": "citybikes", "path": "/v2", "max_bytes": 1.5}"#, "invalid_source", "max_bytes is a whole number"),
+            (#"{"type": "http", "upstream": "citybikes", "path": "/v2/{x"}"#, "invalid_source", "never closed"),
+            (#"{"type": "http", "upstream": "citybikes", "path": "/v2", "retries": 3}"#, "unknown_key", "allowed keys are"),
+            (
+                #"{"type": "http", "upstream": "citybikes", "path": "/v2", "parameters": {"sort": {"one_of": ["a", "b"], "default": "c"}}}"#,
+                "invalid_source", "one of the one_of values"
+            ),
+        ]
+    )
+    func rejects(source: String, code: String, messagePart: String) throws {
+        let result = load(source)
+        let errors = result.diagnostics.filter { $0.severity == .error }
+        #expect(errors.count == 1, "\(result.diagnostics.report)")
+        let error = try #require(errors.first)
+        #expect(error.code.rawValue == code)
+        #expect(error.message.contains(messagePart), "\(error.message)")
+        #expect(error.path?.description.hasPrefix("sources.bikes") == true)
+    }
+
+    @Test("without a configuration any upstream name passes validation")
+    func unconfigured() {
+        #expect(load(#"{"type": "http", "upstream": "anything", "path": "/v2"}"#, upstreams: nil).screenSet != nil)
+    }
+
+    @Test("parameters fill the path and query percent-encoded, typed, with defaults; bad values are request errors")
+    func target() throws {
+        let result = load(
+            """
+            {"type": "http", "upstream": "citybikes", "path": "/v2/networks/{network}", "query": {"page": "{page}", "fields": "id,name", "sort": "{sort}"},
+             "parameters": {"network": {"required": true}, "page": {"type": "integer", "default": 1}, "sort": {"one_of": ["name", "city"], "default": "name"}}}
+            """
+        )
+        let screen = try #require(result.screenSet?["home"])
+        let calls = try screen.dataPlan.upstreamCalls(query: ["network": "a/b c&d", "page": "2"])
+        #expect(calls.map(\.target) == ["/v2/networks/a%2Fb%20c%26d?page=2&fields=id,name&sort=name"])
+        #expect(calls.first?.source == "bikes")
+        #expect(throws: DataRequestError.missingParameter(name: "network", kind: "string")) { try screen.dataPlan.upstreamCalls(query: [:]) }
+        #expect(throws: DataRequestError.invalidParameter(name: "sort", expected: "one of name, city", found: "size")) {
+            try screen.dataPlan.upstreamCalls(query: ["network": "x", "sort": "size"])
+        }
+        #expect(screen.staticData == nil, "data from an upstream is never precomputed")
+    }
+}
