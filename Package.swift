@@ -82,6 +82,7 @@ let package = Package(
                 "taksi-validate",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

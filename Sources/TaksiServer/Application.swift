@@ -17,10 +17,12 @@ public struct Application: Sendable {
     public let logger: Logger
     /// Where counters are created.
     public let metrics: any MetricsFactory
+    /// Calls and caches the upstreams of `http` sources.
+    public let resolver: DataResolver
 
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public var responder: Responder {
-        Responder(store: store, logger: logger)
+        Responder(store: store, logger: logger, resolver: resolver)
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
@@ -46,7 +48,7 @@ public struct Application: Sendable {
     public var watcher: ScreenWatcher {
         ScreenWatcher(
             directory: configuration.screensDirectory, interval: .milliseconds(Int64(configuration.watchInterval * 1000)),
-            store: store, metrics: metrics, logger: logger
+            upstreams: Set(configuration.upstreams.keys), store: store, metrics: metrics, logger: logger
         )
     }
 
@@ -94,7 +96,7 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
 public func buildApplication(
     configuration: ServerConfiguration, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory
 ) throws(ApplicationError) -> Application {
-    let load = ScreenSetLoader.load(directory: configuration.screensDirectory)
+    let load = ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
     guard let screenSet = load.screenSet else { throw .invalidScreens(load.diagnostics) }
     for warning in load.diagnostics where warning.severity == .warning {
         logger.warning("\(warning)")
@@ -107,8 +109,10 @@ public func buildApplication(
 }
 
 /// Assembles the application around an already loaded screen set (tests, embedding).
+/// - Parameter cache: the upstream response cache; tests pass one with a clock they control.
 public func buildApplication(
-    configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory
+    configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory,
+    cache: UpstreamCache? = nil
 ) -> Application {
     Application(
         configuration: configuration,
@@ -120,6 +124,9 @@ public func buildApplication(
             metrics: metrics
         ),
         logger: logger,
-        metrics: metrics
+        metrics: metrics,
+        resolver: DataResolver(
+            client: UpstreamClient(upstreams: configuration.upstreams), cache: cache ?? UpstreamCache(), logger: logger, metrics: metrics
+        )
     )
 }

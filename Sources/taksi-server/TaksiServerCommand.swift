@@ -93,8 +93,21 @@ struct Validate: ParsableCommand {
     @Argument(help: "The screens directory.")
     var directory: String = "Screens"
 
+    @Option(help: "A configuration file whose upstreams http sources must name (default: config.json when present).")
+    var config: String?
+
     func run() throws {
-        let load = ScreenSetLoader.load(directory: directory)
+        // Upstream names are checked only against a configuration; without one any name passes.
+        var upstreams: Set<String>?
+        if config != nil || FileManager.default.fileExists(atPath: "config.json") {
+            do {
+                upstreams = Set(try ServerConfiguration.resolve(file: config ?? "config.json").upstreams.keys)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(2)
+            }
+        }
+        let load = ScreenSetLoader.load(directory: directory, upstreams: upstreams)
         if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
         print(load.summary)
         if load.diagnostics.containsErrors { throw ExitCode.failure }

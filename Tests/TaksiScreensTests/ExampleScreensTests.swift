@@ -15,17 +15,34 @@ struct ExampleScreensTests {
     func loads() throws {
         #expect(Self.screens.diagnostics.isEmpty, "\(Self.screens.diagnostics.report)")
         let set = try #require(Self.screens.screenSet)
-        #expect(set.names == ["home", "landing", "login"])
+        #expect(set.names == ["bikes/networks", "bikes/stations", "home", "landing", "login", "repositories"])
     }
 
     /// Every variant's file name without `.json`: `home`, `home-classic`, `landing-compact`, ...
-    static let variantFiles = ["home", "home-classic", "landing", "landing-compact", "login"]
+    static let variantFiles = ["home", "home-classic", "landing", "landing-compact", "login", "networks", "repositories", "stations"]
+
+    /// Query strings for the data of screens that need parameters.
+    static let sampleQueries = ["bikes/stations": ["network": "velib"], "repositories": ["q": "swift"]]
+
+    /// The values of a screen's `http` sources, read from the offline fixtures under upstreams/
+    /// the way the server's `file:` upstreams answer (config.json points there).
+    static func upstreamValues(_ screen: CompiledScreen) throws -> [String: JSONValue] {
+        var values: [String: JSONValue] = [:]
+        for call in try screen.dataPlan.upstreamCalls(query: sampleQueries[screen.name] ?? [:]) {
+            let path = call.target.split(separator: "?").first.map(String.init) ?? ""
+            let file = repositoryRoot.appendingPathComponent("upstreams/\(call.definition.upstream)\(path).json")
+            values[call.source] = try JSONParser.parse(Array(try Data(contentsOf: file))).value
+        }
+        return values
+    }
 
     @Test("every variant's skeleton and data match their golden files", arguments: variantFiles)
     func golden(_ fileName: String) throws {
         let set = try #require(Self.screens.screenSet)
         let screen = try #require(set.screens.values.flatMap(\.all).first { (($0.file as NSString).lastPathComponent as NSString).deletingPathExtension == fileName })
-        let values = screen.dataPlan.staticValues.merging(try screen.dataPlan.requestValues(query: [:])) { $1 }
+        let query = Self.sampleQueries[screen.name] ?? [:]
+        let values = screen.dataPlan.staticValues.merging(try screen.dataPlan.requestValues(query: query)) { $1 }
+            .merging(try Self.upstreamValues(screen)) { $1 }
         let (data, problems) = screen.dataPlan.build(values: values, catalog: set.catalog)
         #expect(problems.filter(\.isLoss).isEmpty, "\(problems)")
         try compare(JSONWriter.string(screen.skeleton.jsonValue, pretty: true), golden: "\(fileName).skeleton.json")
@@ -57,6 +74,7 @@ struct ExampleScreensTests {
             }
             let dynamic = Set(skeleton.components.filter(\.requiresData).map(\.identifier))
             let values = screen.dataPlan.staticValues.merging(try screen.dataPlan.requestValues(query: ["name": "Ada"])) { $1 }
+                .merging(try Self.upstreamValues(screen)) { $1 }
             let data = screen.dataPlan.build(values: values, catalog: set.catalog).data
             #expect(Set(data.entries.map(\.identifier)).isSubset(of: dynamic))
             for entry in data.entries {

@@ -49,10 +49,16 @@ struct JSONSchemaTests {
     func examplesAndBadScreens() throws {
         var instances: [String: JSONValue] = [:]
         let root = repositoryRoot.appendingPathComponent("Screens")
-        for name in ["home.yaml", "home-classic.json", "landing.json", "landing-compact.json", "login.json"] {
+        // Every screen file, so a new example is covered without editing this list.
+        let names = try FileManager.default.subpathsOfDirectory(atPath: root.path).filter {
+            ["json", "yaml"].contains(($0 as NSString).pathExtension) && !$0.hasPrefix("components/") && !$0.hasPrefix("fixtures/")
+                && !$0.hasPrefix("actions.")
+        }
+        #expect(names.count == 8)
+        for name in names {
             let file = SourceFile(path: name, bytes: Array(try Data(contentsOf: root.appendingPathComponent(name))))
             let node = try name.hasSuffix(".yaml") ? YAMLReader.parse(file) : JSONParser.parse(file.bytes)
-            instances["good-\(name)"] = node.value
+            instances["good-\(name.replacingOccurrences(of: "/", with: "-"))"] = node.value
         }
         let bad: [String: String] = [
             "unknown-type": #"{"name": "a", "components": [{"name": "lable_component", "content": {"value": "x"}}]}"#,
@@ -65,6 +71,8 @@ struct JSONSchemaTests {
             "custom-type": #"{"name": "a", "components": [{"name": "restaurant_component", "content": {"title": "x", "icon_url": "no url", "kind": "cheap"}}]}"#,
             "bad-name": #"{"name": "a b", "components": []}"#,
             "no-components": #"{"name": "a"}"#,
+            "http-without-path": #"{"name": "a", "sources": {"s": {"type": "http", "upstream": "api"}}, "components": []}"#,
+            "http-bad-timeout": #"{"name": "a", "sources": {"s": {"type": "http", "upstream": "api", "path": "/x", "timeout": "2s"}}, "components": []}"#,
         ]
         for (name, text) in bad { instances["bad-\(name)"] = try JSONParser.parse(Array(text.utf8)).value }
         let rejected = try rejected(instances)

@@ -53,7 +53,7 @@ struct CommandLineTests {
     func validateExamples() throws {
         let result = try run(["validate", "Screens"])
         #expect(result.status == 0)
-        #expect(result.output == "3 screens (5 variants) are valid\n")
+        #expect(result.output == "6 screens (8 variants) are valid\n")
     }
 
     @Test("validate prints every diagnostic and exits 1 on an error")
@@ -91,7 +91,7 @@ struct CommandLineTests {
         let valid = try run(["Screens", output.path], executable: "taksi-validate")
         #expect(valid.status == 0, "\(valid.error)")
         let generated = try String(contentsOf: output, encoding: .utf8)
-        #expect(generated.contains("3 screens (5 variants) are valid"))
+        #expect(generated.contains("6 screens (8 variants) are valid"))
     }
 
     @Test("a bad flag value is a configuration error with exit code 2")

@@ -17,6 +17,7 @@ struct ReloadTests {
         try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("Screens"), to: directory)
         var configuration = ServerConfiguration()
         configuration.screensDirectory = directory.path
+        configuration.upstreams = exampleUpstreams
         return (try buildApplication(configuration: configuration, logger: Logger(label: "reload")), directory)
     }
 

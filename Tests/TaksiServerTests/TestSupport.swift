@@ -23,12 +23,19 @@ let exampleScreens: ScreenSet = {
     return set
 }()
 
+/// The example upstreams of config.json: the offline fixtures under upstreams/.
+let exampleUpstreams = [
+    "citybikes": "file:" + repositoryRoot.appendingPathComponent("upstreams/citybikes").path,
+    "github": "file:" + repositoryRoot.appendingPathComponent("upstreams/github").path,
+]
+
 /// An application over the example screens, bound to port 0 on loopback.
 func exampleApplication(limits: ConnectionLimits = ConnectionLimits()) -> Application {
     var configuration = ServerConfiguration()
     configuration.port = 0
     configuration.threads = 1
     configuration.accessLog = false
+    configuration.upstreams = exampleUpstreams
     configuration.limits = limits
     return buildApplication(configuration: configuration, screenSet: exampleScreens, logger: Logger(label: "test"))
 }

@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var accessLog: Bool = true
     /// How log lines are written.
     public var logFormat: LogFormat = .text
+    /// Base URLs of the upstream APIs that `http` sources call, by name: `https://api.citybik.es`,
+    /// or `file:DIR` to answer from JSON files (`DIR/v2/networks.json` for `/v2/networks`).
+    public var upstreams: [String: String] = [:]
 
     /// How log lines are written: for people (`text`) or for log collectors (`json`, one object a line).
     public enum LogFormat: String, Sendable, CaseIterable {
@@ -65,6 +68,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("drain_timeout", "TAKSI_DRAIN_TIMEOUT", "seconds shutdown waits for in-flight requests"),
         ("access_log", "TAKSI_ACCESS_LOG", "one log line per request: true or false"),
         ("log_format", "TAKSI_LOG_FORMAT", "text or json"),
+        ("upstreams", "TAKSI_UPSTREAM_<NAME>", "base URLs of upstream APIs by name (an object in the file)"),
     ]
 
     /// Applies a configuration file's settings over these.
@@ -94,6 +98,18 @@ public struct ServerConfiguration: Sendable, Equatable {
                 )
             }
             let value = member.value.value
+            if member.key == "upstreams" {
+                guard case .object(let entries) = value else {
+                    throw ConfigurationError(source: "\(path): \"upstreams\"", message: "upstreams must be an object of names and base URLs, like {\"citybikes\": \"https://api.citybik.es\"}")
+                }
+                for (name, base) in entries.sorted(by: { $0.key < $1.key }) {
+                    guard case .string(let base) = base else {
+                        throw ConfigurationError(source: "\(path): \"upstreams\".\(name)", message: "a base URL must be a string")
+                    }
+                    try setUpstream(name, base: base, relativeTo: directory, source: "\(path): \"upstreams\".\(name)")
+                }
+                continue
+            }
             let text: String
             switch value {
             case .string(let string): text = string
@@ -108,13 +124,46 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
     }
 
-    /// Applies the `TAKSI_*` environment variables that are set.
+    /// Applies the `TAKSI_*` environment variables that are set. `TAKSI_UPSTREAM_CITYBIKES`
+    /// sets (or overrides) the upstream `citybikes`: names upper-cased, `-` written `_`.
     public mutating func apply(environment: [String: String]) throws(ConfigurationError) {
-        for setting in Self.settings {
+        for setting in Self.settings where setting.key != "upstreams" {
             if let value = environment[setting.environment] {
                 try apply(key: setting.key, value: value, source: setting.environment)
             }
         }
+        let prefix = "TAKSI_UPSTREAM_"
+        for (variable, base) in environment.sorted(by: { $0.key < $1.key }) where variable.hasPrefix(prefix) && variable.count > prefix.count {
+            let written = variable.dropFirst(prefix.count)
+            let normalized = { (name: String) in name.uppercased().replacingOccurrences(of: "-", with: "_") }
+            let name = upstreams.keys.first { normalized($0) == written } ?? written.lowercased()
+            try setUpstream(name, base: base, relativeTo: "", source: variable)
+        }
+    }
+
+    /// Checks and records one upstream; a relative `file:` directory is taken relative to `directory`.
+    private mutating func setUpstream(_ name: String, base: String, relativeTo directory: String, source: String) throws(ConfigurationError) {
+        guard !name.isEmpty, name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-" }) else {
+            throw ConfigurationError(source: source, message: "upstream names use letters, digits, '_' and '-', like citybikes")
+        }
+        var base = base.trimmingCharacters(in: .whitespaces)
+        if base.hasPrefix("file:") {
+            let path = String(base.dropFirst("file:".count))
+            guard !path.isEmpty else { throw ConfigurationError(source: source, message: "a file: upstream names a directory, like file:upstreams/citybikes") }
+            let absolute = path.hasPrefix("/") || directory.isEmpty ? path : (directory as NSString).appendingPathComponent(path)
+            base = "file:" + absolute
+        } else {
+            guard let url = URL(string: base), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false,
+                url.query == nil, url.fragment == nil
+            else {
+                throw ConfigurationError(
+                    source: source,
+                    message: "\"\(base)\" is not a base URL; write http(s)://host[:port][/path] (no query), or file:DIR for JSON files"
+                )
+            }
+            while base.hasSuffix("/") { base.removeLast() }
+        }
+        upstreams[name] = base
     }
 
     /// Applies one setting given as text.

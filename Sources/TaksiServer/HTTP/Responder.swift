@@ -39,10 +39,13 @@ public enum Reply: Sendable {
 public struct Responder: Sendable {
     let store: ScreenStore
     let logger: Logger
+    /// Resolves data of screens with `http` sources; nil when the server calls no upstreams.
+    let resolver: DataResolver?
 
-    public init(store: ScreenStore, logger: Logger) {
+    public init(store: ScreenStore, logger: Logger, resolver: DataResolver? = nil) {
         self.store = store
         self.logger = logger
+        self.resolver = resolver
     }
 
     /// The reply to a request; ready at once unless the data needs upstream calls.
@@ -84,13 +87,7 @@ public struct Responder: Sendable {
             let variant = try select(in: screen, target: target, headers: request.headers)
             variant.dataCounter.increment()
             if let staticData = variant.staticData { return .ready(staticData.response(to: request.headers)) }
-            let body = try data(for: variant.compiled, query: target.query, catalog: screens.screenSet.catalog)
-            var response = HTTPResponse(
-                json: body, headers: variant.headers + [("Cache-Control", ServedScreenSet.dataCacheControl)]
-            )
-            response.route = "data"
-            response.variant = variant.compiled.variantID
-            return .ready(response)
+            return try data(for: variant, query: target.query, headers: request.headers, catalog: screens.screenSet.catalog)
         case .notFound:
             throw .notFound(path: String(target.path))
         }
@@ -144,26 +141,39 @@ public struct Responder: Sendable {
         ]
     }
 
-    private func data(for screen: CompiledScreen, query: [String: String], catalog: ComponentCatalog) throws(APIError) -> ByteBuffer {
+    /// Data that depends on the request: built here from request parameters, or after the
+    /// upstream calls when the screen has `http` sources. Parameter errors are answered at once.
+    private func data(
+        for variant: ServedScreenSet.Variant, query: [String: String], headers: HTTPHeaders, catalog: ComponentCatalog
+    ) throws(APIError) -> Reply {
+        let screen = variant.compiled
         let plan = screen.dataPlan
-        let requestValues: [String: JSONValue]
+        let values: [String: JSONValue]
+        let calls: [UpstreamCall]
         do {
-            requestValues = try plan.requestValues(query: query)
+            values = plan.staticValues.merging(try plan.requestValues(query: query)) { _, request in request }
+            calls = try plan.upstreamCalls(query: query)
         } catch {
             throw APIError(status: .badRequest, code: error.code, message: error.description)
         }
-        let values = plan.staticValues.merging(requestValues) { _, request in request }
-        let (data, problems) = plan.build(values: values, catalog: catalog)
-        for problem in problems {
-            logger.log(
-                level: problem.isLoss ? .warning : .debug, "data value left out",
-                metadata: [
-                    "screen": .string(screen.name), "variant": .string(screen.variantID),
-                    "component": .string(problem.identifier), "problem": .string(problem.message),
-                ]
+        if !calls.isEmpty {
+            guard let resolver else {
+                throw APIError(status: .serviceUnavailable, code: "upstreams_unavailable", message: "this server calls no upstreams")
+            }
+            let request = DataResolver.Request(
+                screen: screen, catalog: catalog, headers: variant.headers, values: values, calls: calls, requestHeaders: headers
             )
+            return .pending { await resolver.respond(request) }
         }
-        return ByteBuffer(bytes: JSONWriter.bytes(data.jsonValue))
+        let (data, problems) = plan.build(values: values, catalog: catalog)
+        logger.dataProblems(problems, in: screen)
+        var response = HTTPResponse(
+            json: ByteBuffer(bytes: JSONWriter.bytes(data.jsonValue)),
+            headers: variant.headers + [("Cache-Control", ServedScreenSet.dataCacheControl)]
+        )
+        response.route = "data"
+        response.variant = screen.variantID
+        return .ready(response)
     }
 
     private static let health: HTTPResponse = {
@@ -171,4 +181,21 @@ public struct Responder: Sendable {
         response.route = "health"
         return response.precomputed()
     }()
+}
+
+extension Logger {
+    /// Logs why values were left out of a data response: a loss as a warning, an explained
+    /// missing optional value at debug, each naming screen, component, field and source.
+    func dataProblems(_ problems: [DataPlan.Problem], in screen: CompiledScreen) {
+        for problem in problems {
+            log(
+                level: problem.isLoss ? .warning : .debug, "data value left out",
+                metadata: [
+                    "screen": .string(screen.name), "variant": .string(screen.variantID),
+                    "component": .string(problem.identifier), "field": .string(problem.field ?? "-"),
+                    "source": .string(problem.source ?? "-"), "problem": .string(problem.message),
+                ]
+            )
+        }
+    }
 }

@@ -16,9 +16,14 @@ public struct ScreenWatcher: Service {
     let interval: Duration
     let store: ScreenStore
     let metrics: any MetricsFactory
+    let upstreams: Set<String>?
     let logger: Logger
 
-    public init(directory: String, interval: Duration, store: ScreenStore, metrics: any MetricsFactory, logger: Logger) {
+    /// - Parameter upstreams: configured upstream names, so a reload naming another fails.
+    public init(
+        directory: String, interval: Duration, upstreams: Set<String>? = nil, store: ScreenStore, metrics: any MetricsFactory, logger: Logger
+    ) {
+        self.upstreams = upstreams
         self.directory = directory
         self.interval = interval
         self.store = store
@@ -44,7 +49,7 @@ public struct ScreenWatcher: Service {
     /// - Returns: whether the new set is being served.
     @discardableResult
     public func reload() -> Bool {
-        let load = ScreenSetLoader.load(directory: directory)
+        let load = ScreenSetLoader.load(directory: directory, upstreams: upstreams)
         guard let screenSet = load.screenSet else {
             store.recordFailedReload(load.diagnostics)
             for diagnostic in load.diagnostics where diagnostic.severity == .error {

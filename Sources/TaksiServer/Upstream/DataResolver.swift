@@ -1,0 +1,138 @@
+public import CoreMetrics
+public import Logging
+public import NIOCore
+public import NIOHTTP1
+import TaksiSchema
+public import TaksiScreens
+
+/// Builds data responses for screens with `http` sources: calls every upstream of the request
+/// at once through the cache, then maps the values into entries. A source that fails degrades
+/// only the components bound to it (its fallback, or no entry); the response is still 200 and
+/// names the failed sources in `X-Taksi-Degraded`.
+public struct DataResolver: Sendable {
+    let client: UpstreamClient
+    let cache: UpstreamCache
+    let logger: Logger
+    let metrics: any MetricsFactory
+
+    public init(client: UpstreamClient, cache: UpstreamCache, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory) {
+        self.client = client
+        self.cache = cache
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// What one data request asks for, computed on the event loop before anything is awaited.
+    struct Request: Sendable {
+        var screen: CompiledScreen
+        var catalog: ComponentCatalog
+        var headers: [(String, String)]
+        /// Values of the fixture and request sources.
+        var values: [String: JSONValue]
+        var calls: [UpstreamCall]
+        /// The request headers, for the allow-listed ones each call forwards.
+        var requestHeaders: HTTPHeaders
+    }
+
+    /// The data response: every upstream resolved concurrently, failures isolated.
+    func respond(_ request: Request) async -> HTTPResponse {
+        let lookups = await withTaskGroup(of: (UpstreamCall, UpstreamCache.Lookup).self) { group in
+            for call in request.calls {
+                group.addTask { (call, await resolve(call, requestHeaders: request.requestHeaders, screen: request.screen)) }
+            }
+            var lookups: [(UpstreamCall, UpstreamCache.Lookup)] = []
+            for await lookup in group { lookups.append(lookup) }
+            return lookups.sorted { $0.0.source < $1.0.source }
+        }
+        var values = request.values
+        var degraded: [String] = []
+        var unavailable: Set<String> = []
+        for (call, lookup) in lookups {
+            if let value = lookup.value {
+                values[call.source] = value
+                continue
+            }
+            degraded.append(call.source)
+            if let fallback = call.definition.fallback {
+                values[call.source] = fallback
+            } else {
+                unavailable.insert(call.source)
+            }
+        }
+        let (data, problems) = request.screen.dataPlan.build(values: values, catalog: request.catalog, unavailable: unavailable)
+        logger.dataProblems(problems, in: request.screen)
+        let ttl = request.calls.map(\.definition.ttl).min() ?? 0
+        var headers = request.headers
+        // Forwarded headers change the answer, so caches must key on them too.
+        let forwarded = Set(request.calls.flatMap(\.definition.forwardedHeaders)).sorted()
+        if !forwarded.isEmpty {
+            if let index = headers.firstIndex(where: { $0.0 == "Vary" }) {
+                headers[index].1 += ", " + forwarded.joined(separator: ", ")
+            } else {
+                headers.append(("Vary", forwarded.joined(separator: ", ")))
+            }
+        }
+        if degraded.isEmpty {
+            headers.append(("Cache-Control", "private, max-age=\(Int(ttl))"))
+        } else {
+            headers.append(("Cache-Control", "private, no-store"))
+            headers.append(("X-Taksi-Degraded", degraded.joined(separator: ", ")))
+        }
+        var response = HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(data.jsonValue)), headers: headers)
+        response.route = "data"
+        response.variant = request.screen.variantID
+        return response
+    }
+
+    /// One source's value through the cache, with its call logged and counted.
+    private func resolve(_ call: UpstreamCall, requestHeaders: HTTPHeaders, screen: CompiledScreen) async -> UpstreamCache.Lookup {
+        let forwarded = call.definition.forwardedHeaders.flatMap { name in
+            requestHeaders[canonicalForm: name].map { (name, String($0)) }
+        }
+        guard let url = client.url(of: call) else {
+            return .failed(.notConfigured(call.definition.upstream))
+        }
+        // The key holds the forwarded values, so one caller's response never reaches another.
+        let key = ([url] + forwarded.map { "\($0.0.lowercased()): \($0.1)" }).joined(separator: "\n")
+        let policy = UpstreamCache.Policy(
+            ttl: call.definition.ttl, staleWhileRevalidate: call.definition.staleWhileRevalidate,
+            staleIfError: call.definition.staleIfError
+        )
+        let dimensions = [("upstream", call.definition.upstream), ("source", call.source)]
+        let client = self.client
+        let metrics = self.metrics
+        let lookup = await cache.value(for: key, policy: policy) {
+            let start = NIODeadline.now()
+            let result = await client.fetch(call, headers: forwarded)
+            let outcome: String = switch result {
+                case .success: "ok"
+                case .failure(let failure): failure.code
+                }
+            Counter(label: "taksi_upstream_requests_total", dimensions: dimensions + [("result", outcome)], factory: metrics).increment()
+            Timer(label: "taksi_upstream_duration_seconds", dimensions: dimensions, factory: metrics)
+                .recordNanoseconds((NIODeadline.now() - start).nanoseconds)
+            return result
+        }
+        let cacheResult: String = switch lookup {
+            case .hit: "hit"
+            case .fetched: "miss"
+            case .stale: "stale"
+            case .staleOnError: "stale_on_error"
+            case .failed: "failed"
+            }
+        Counter(label: "taksi_upstream_cache_total", dimensions: [("result", cacheResult)], factory: metrics).increment()
+        // The URL's query may hold a user's input, the headers their credentials: neither is logged.
+        let where_: Logger.Metadata = [
+            "screen": .string(screen.name), "source": .string(call.source), "upstream": .string(call.definition.upstream),
+        ]
+        switch lookup {
+        case .failed(let failure):
+            logger.error("upstream failed; its components are degraded", metadata: where_.merging(["cause": .string(failure.description)]) { $1 })
+        case .staleOnError(_, let failure):
+            logger.warning("upstream failed; serving a stale copy", metadata: where_.merging(["cause": .string(failure.description)]) { $1 })
+        default:
+            break
+        }
+        return lookup
+    }
+}

@@ -1,0 +1,130 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A real upstream API for tests, on a free port: each path answers as its test says (JSON, a
+/// status, a delay, invalid or huge bodies, a dropped connection), and every request is recorded.
+final class TestUpstream: Sendable {
+    /// How a path answers.
+    enum Behavior: Sendable {
+        /// 200 with this body, after `delay`.
+        case json(String, delay: TimeAmount = .zero)
+        /// This status and a small body.
+        case status(Int)
+        /// Closes the connection without answering, `times` times, then answers with `then`.
+        indirect case dropConnection(times: Int, then: Behavior)
+    }
+
+    /// One request as the upstream saw it.
+    struct Request: Sendable {
+        var uri: String
+        var headers: [(String, String)]
+    }
+
+    private struct State {
+        var behaviors: [String: Behavior] = [:]
+        var requests: [Request] = []
+        var drops: [String: Int] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
+
+    var port: Int { channel.localAddress?.port ?? 0 }
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    init() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.group = group
+        let box = state
+        channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(Handler(state: box))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+    }
+
+    /// Sets how `path` (without the query) answers.
+    func on(_ path: String, _ behavior: Behavior) {
+        state.withLockedValue { $0.behaviors[path] = behavior }
+    }
+
+    /// Every request so far, oldest first.
+    var requests: [Request] { state.withLockedValue { $0.requests } }
+
+    /// Requests to `path` (without the query) so far.
+    func count(_ path: String) -> Int {
+        requests.filter { $0.uri.split(separator: "?").first.map(String.init) == path }.count
+    }
+
+    /// Stops listening and closes every connection: later calls are refused.
+    func stop() async throws {
+        try await group.shutdownGracefully()
+    }
+
+    private final class Handler: ChannelInboundHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+        let state: NIOLockedValueBox<State>
+
+        init(state: NIOLockedValueBox<State>) {
+            self.state = state
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard case .head(let head) = unwrapInboundIn(data) else { return }
+            let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
+            let behavior = state.withLockedValue { state -> Behavior in
+                state.requests.append(Request(uri: head.uri, headers: head.headers.map { ($0.name, $0.value) }))
+                guard case .dropConnection(let times, let then) = state.behaviors[path] ?? .status(404) else {
+                    return state.behaviors[path] ?? .status(404)
+                }
+                let dropped = state.drops[path, default: 0]
+                guard dropped < times else { return then }
+                state.drops[path] = dropped + 1
+                return .dropConnection(times: times, then: then)
+            }
+            switch behavior {
+            case .dropConnection:
+                context.close(promise: nil)
+            case .status(let code):
+                respond(context, status: HTTPResponseStatus(statusCode: code), body: #"{"error":"test"}"#, delay: .zero)
+            case .json(let body, let delay):
+                respond(context, status: .ok, body: body, delay: delay)
+            }
+        }
+
+        private func respond(_ context: ChannelHandlerContext, status: HTTPResponseStatus, body: String, delay: TimeAmount) {
+            let send = {
+                var headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(body.utf8.count)")])
+                headers.add(name: "Connection", value: "keep-alive")
+                context.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+                context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+                context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+            }
+            if delay == .zero {
+                send()
+            } else {
+                context.eventLoop.assumeIsolated().scheduleTask(in: delay) { send() }
+            }
+        }
+    }
+}
+
+/// A clock tests move by hand, so TTLs expire without waiting.
+final class ManualClock: Sendable {
+    private let seconds = NIOLockedValueBox(1_000.0)
+
+    var now: Double { seconds.withLockedValue { $0 } }
+
+    func advance(by interval: Double) {
+        seconds.withLockedValue { $0 += interval }
+    }
+}

@@ -1,0 +1,283 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import TaksiSchema
+import TaksiScreens
+import TaksiServer
+import Testing
+
+/// `http` sources against a real upstream on a free port: mapping, caching, failure isolation.
+@Suite("Upstream sources")
+struct UpstreamTests {
+    static let screens: [String: String] = [
+        "feed.json": """
+        {"name": "feed", "entry": true,
+         "sources": {"api": {"type": "http", "upstream": "api", "path": "/feed/{city}", "query": {"lang": "{lang}", "v": 2},
+           "parameters": {"city": {"type": "string", "required": true}, "lang": {"type": "string", "default": "en"}},
+           "ttl": 10, "stale_while_revalidate": 20, "stale_if_error": 100}},
+         "components": [
+           {"name": "label_component", "identifier": "title", "content": {"value": {"$bind": "api.feed.title"}, "kind": "title"}},
+           {"name": "label_component", "identifier": "first", "content": {"value": {"$bind": "api.feed.items[0].name"}}},
+           {"name": "label_component", "identifier": "summary", "content": {"value": {"$template": "{api.feed.count} places in {api.feed.city}"}}},
+           {"name": "label_component", "identifier": "rating", "content": {"value": {"$bind": "api.feed.rating"}}},
+           {"name": "label_component", "identifier": "broken", "content": {"value": {"$bind": "api.feed.object"}}},
+           {"name": "collection_component", "identifier": "items", "content": {"component_name": "label_component",
+             "values": {"$each": "api.feed.items", "as": "item", "limit": 2, "template": {"value": {"$template": "{item.name} ({item.stars})"}}}}}
+         ]}
+        """,
+        "pair.json": """
+        {"name": "pair", "entry": true,
+         "sources": {
+           "good": {"type": "http", "upstream": "api", "path": "/good"},
+           "bad": {"type": "http", "upstream": "api", "path": "/bad", "timeout": 0.5, "max_bytes": 1000, "stale_if_error": 0},
+           "backup": {"type": "http", "upstream": "api", "path": "/backup", "timeout": 0.5, "max_bytes": 1000, "stale_if_error": 0, "fallback": {"text": "from the fallback"}}},
+         "components": [
+           {"name": "label_component", "identifier": "a", "content": {"value": {"$bind": "good.text"}}},
+           {"name": "label_component", "identifier": "b", "content": {"value": {"$bind": "bad.text"}}},
+           {"name": "label_component", "identifier": "c", "content": {"value": {"$bind": "backup.text"}}}
+         ]}
+        """,
+        "me.json": """
+        {"name": "me", "entry": true,
+         "sources": {"me": {"type": "http", "upstream": "api", "path": "/me", "headers": ["Authorization", "Accept-Language"]}},
+         "components": [{"name": "label_component", "identifier": "name", "content": {"value": {"$bind": "me.name"}}}]}
+        """,
+    ]
+
+    static let feedBody = """
+        {"feed": {"title": "Cafés", "city": "Oslo", "count": 3, "rating": 4.5, "object": {"a": 1},
+          "items": [{"name": "A", "stars": 5}, {"name": "B", "stars": 4}, {"name": "C", "stars": 3}]}}
+        """
+
+    /// An application over the test screens whose `api` upstream is `upstream`, with a manual clock.
+    struct Fixture {
+        let upstream: TestUpstream
+        let clock = ManualClock()
+        let cache: UpstreamCache
+        let application: Application
+
+        init() async throws {
+            upstream = try await TestUpstream()
+            let clock = self.clock
+            cache = UpstreamCache(now: { clock.now })
+            let load = ScreenSetLoader.load(files: UpstreamTests.screens.mapValues { Array($0.utf8) }, upstreams: ["api"])
+            let screenSet = try #require(load.screenSet, "\(load.diagnostics.report)")
+            var configuration = ServerConfiguration()
+            configuration.port = 0
+            configuration.threads = 1
+            configuration.accessLog = false
+            configuration.upstreams = ["api": upstream.baseURL]
+            application = buildApplication(configuration: configuration, screenSet: screenSet, logger: Logger(label: "test"), cache: cache)
+        }
+
+        func get(_ uri: String, _ headers: [(String, String)] = []) async -> HTTPResponse {
+            await application.responder.response(method: .GET, uri: uri, headers: HTTPHeaders(headers))
+        }
+
+        func json(_ response: HTTPResponse) -> JSONValue? {
+            try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
+        }
+
+        /// The data entries by identifier.
+        func entries(_ response: HTTPResponse) -> [String: JSONValue] {
+            var entries: [String: JSONValue] = [:]
+            for entry in json(response)?["interface_data"]?.arrayValue ?? [] {
+                if let identifier = entry["identifier"]?.stringValue { entries[identifier] = entry["content"] }
+            }
+            return entries
+        }
+    }
+
+    @Test("paths into objects and arrays, templates, collections with a limit; wrong types convert or are left out")
+    func mapping() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/feed/S%C3%A3o%20Paulo%2Fx", .json(Self.feedBody))
+        let response = await fixture.get("/screens/feed/data?city=S%C3%A3o+Paulo/x")
+        #expect(response.status == .ok)
+        #expect(
+            fixture.json(response) == [
+                "interface_data": [
+                    ["identifier": "title", "content": ["value": "Cafés"]],
+                    ["identifier": "first", "content": ["value": "A"]],
+                    ["identifier": "summary", "content": ["value": "3 places in Oslo"]],
+                    // A number where a string goes converts without loss; an object does not, so
+                    // "broken" gets no entry and keeps its placeholder.
+                    ["identifier": "rating", "content": ["value": "4.5"]],
+                    ["identifier": "items", "content": ["values": [["value": "A (5)"], ["value": "B (4)"]]]],
+                ]
+            ]
+        )
+        #expect(fixture.upstream.requests.map(\.uri) == ["/feed/S%C3%A3o%20Paulo%2Fx?lang=en&v=2"])
+        #expect(response.headers["X-Taksi-Degraded"].isEmpty)
+        #expect(response.headers["Cache-Control"] == ["private, max-age=10"])
+        #expect(await fixture.get("/screens/feed/data").status == .badRequest, "city is required")
+        try await fixture.upstream.stop()
+    }
+
+    @Test("100 concurrent data requests share one upstream call")
+    func singleFlight() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/feed/Oslo", .json(Self.feedBody, delay: .milliseconds(200)))
+        let bodies = await withTaskGroup(of: ByteBuffer.self) { group in
+            for _ in 0..<100 { group.addTask { await fixture.get("/screens/feed/data?city=Oslo").body } }
+            var bodies: [ByteBuffer] = []
+            for await body in group { bodies.append(body) }
+            return bodies
+        }
+        #expect(bodies.count == 100)
+        #expect(Set(bodies).count == 1)
+        #expect(fixture.entries(await fixture.get("/screens/feed/data?city=Oslo"))["title"] == ["value": "Cafés"])
+        #expect(fixture.upstream.count("/feed/Oslo") == 1)
+        try await fixture.upstream.stop()
+    }
+
+    @Test("fresh for the TTL, then stale while one refresh runs, then fetched again")
+    func expiry() async throws {
+        let fixture = try await Fixture()
+        let body = { (title: String) in #"{"feed": {"title": "\#(title)"}}"# }
+        fixture.upstream.on("/feed/Oslo", .json(body("one")))
+        let title = { await fixture.entries(fixture.get("/screens/feed/data?city=Oslo"))["title"] }
+        #expect(await title() == ["value": "one"])
+        fixture.upstream.on("/feed/Oslo", .json(body("two")))
+        fixture.clock.advance(by: 9)
+        #expect(await title() == ["value": "one"], "fresh: no call")
+        #expect(fixture.upstream.count("/feed/Oslo") == 1)
+
+        // Past the TTL (10 s), within stale-while-revalidate (20 s): stale now, refreshed behind.
+        fixture.clock.advance(by: 5)
+        #expect(await title() == ["value": "one"])
+        await fixture.cache.settle()
+        #expect(fixture.upstream.count("/feed/Oslo") == 2)
+        #expect(await title() == ["value": "two"])
+
+        // Past both windows: the request waits for a new call.
+        fixture.upstream.on("/feed/Oslo", .json(body("three")))
+        fixture.clock.advance(by: 31)
+        #expect(await title() == ["value": "three"])
+        #expect(fixture.upstream.count("/feed/Oslo") == 3)
+        try await fixture.upstream.stop()
+    }
+
+    @Test("a failing upstream is covered by a stale copy within stale-if-error, and degrades after it")
+    func staleIfError() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/feed/Oslo", .json(#"{"feed": {"title": "kept"}}"#))
+        #expect(await fixture.entries(fixture.get("/screens/feed/data?city=Oslo"))["title"] == ["value": "kept"])
+        fixture.upstream.on("/feed/Oslo", .status(500))
+        fixture.clock.advance(by: 60)  // expired 50 s ago; stale-if-error allows 100
+        let covered = await fixture.get("/screens/feed/data?city=Oslo")
+        #expect(fixture.entries(covered)["title"] == ["value": "kept"])
+        #expect(covered.headers["X-Taksi-Degraded"].isEmpty)
+        fixture.clock.advance(by: 100)
+        let degraded = await fixture.get("/screens/feed/data?city=Oslo")
+        #expect(degraded.status == .ok)
+        #expect(degraded.headers["X-Taksi-Degraded"] == ["api"])
+        #expect(fixture.json(degraded) == ["interface_data": []])
+        #expect(fixture.upstream.count("/feed/Oslo") == 3)
+        try await fixture.upstream.stop()
+    }
+
+    @Test(
+        "one failing source degrades only its components; the fallback stands in; the rest is served",
+        arguments: [
+            ("500", TestUpstream.Behavior.status(500)), ("timeout", .json(#"{"text": "late"}"#, delay: .seconds(5))),
+            ("invalid JSON", .json(#"{"text": "#)), ("too large", .json(#"{"text": "\#(String(repeating: "x", count: 2_000))"}"#)),
+            ("not JSON at all", .json("<html>")),
+        ]
+    )
+    func isolation(_ name: String, behavior: TestUpstream.Behavior) async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/good", .json(#"{"text": "good"}"#))
+        fixture.upstream.on("/bad", behavior)
+        fixture.upstream.on("/backup", behavior)
+        let response = await fixture.get("/screens/pair/data")
+        #expect(response.status == .ok)
+        #expect(response.headers["X-Taksi-Degraded"] == ["backup, bad"])
+        #expect(response.headers["Cache-Control"] == ["private, no-store"])
+        #expect(
+            fixture.json(response) == [
+                "interface_data": [
+                    ["identifier": "a", "content": ["value": "good"]],
+                    ["identifier": "c", "content": ["value": "from the fallback"]],
+                ]
+            ]
+        )
+        let body = String(buffer: response.body)
+        #expect(!body.contains("500") && !body.contains("html") && !body.contains("late"), "upstream errors are never echoed")
+        try await fixture.upstream.stop()
+    }
+
+    @Test("with the upstream gone every data response still decodes, with the degraded header")
+    func upstreamDown() async throws {
+        let fixture = try await Fixture()
+        try await fixture.upstream.stop()
+        for uri in ["/screens/pair/data", "/screens/feed/data?city=Oslo", "/screens/me/data"] {
+            let response = await fixture.get(uri)
+            #expect(response.status == .ok)
+            #expect(!response.headers["X-Taksi-Degraded"].isEmpty)
+            let data = try JSONDecoder().decode(InterfaceData.self, from: Data(response.body.readableBytesView))
+            #expect(data.entries.allSatisfy { $0.identifier == "c" }, "\(uri): only the fallback's component has an entry")
+        }
+    }
+
+    @Test("a connection dropped before the response is retried once")
+    func retry() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/good", .dropConnection(times: 1, then: .json(#"{"text": "second try"}"#)))
+        fixture.upstream.on("/bad", .dropConnection(times: 2, then: .json(#"{"text": "third try"}"#)))
+        fixture.upstream.on("/backup", .json(#"{"text": "backup"}"#))
+        let response = await fixture.get("/screens/pair/data")
+        #expect(fixture.entries(response)["a"] == ["value": "second try"])
+        #expect(fixture.entries(response)["b"] == nil, "one retry only")
+        #expect(response.headers["X-Taksi-Degraded"] == ["bad"])
+        #expect(fixture.upstream.count("/good") == 2)
+        #expect(fixture.upstream.count("/bad") == 2)
+        try await fixture.upstream.stop()
+    }
+
+    @Test("only allow-listed headers reach the upstream, and each caller's values have their own cache entry")
+    func headerAllowList() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/me", .json(#"{"name": "Ada"}"#))
+        let secret = [
+            ("Authorization", "Bearer secret-token"), ("Accept-Language", "nb"), ("Cookie", "session=1"),
+            ("X-Internal", "no"), ("X-Taksi-User", "ada"),
+        ]
+        let response = await fixture.get("/screens/me/data", secret)
+        #expect(fixture.entries(response)["name"] == ["value": "Ada"])
+        #expect(response.headers["Vary"] == ["Accept-Language, Authorization"])
+        let seen = try #require(fixture.upstream.requests.first)
+        let names = Set(seen.headers.map { $0.0.lowercased() })
+        #expect(names.contains("authorization") && names.contains("accept-language"))
+        #expect(names.isDisjoint(with: ["cookie", "x-internal", "x-taksi-user"]), "\(names)")
+        #expect(seen.headers.first { $0.0.lowercased() == "authorization" }?.1 == "Bearer secret-token")
+
+        _ = await fixture.get("/screens/me/data", [("Authorization", "Bearer other"), ("Accept-Language", "nb")])
+        _ = await fixture.get("/screens/me/data", secret)
+        #expect(fixture.upstream.count("/me") == 2, "a second caller is not served the first one's response")
+        try await fixture.upstream.stop()
+    }
+
+    @Test("over a socket, a data reply that waits on an upstream keeps its place among pipelined requests")
+    func pipelinedPendingReply() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/feed/Oslo", .json(Self.feedBody, delay: .milliseconds(100)))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await fixture.application.start(on: group)
+        let connection = try RawConnection(port: try #require(server.port))
+        connection.send(
+            "GET /screens/feed/data?city=Oslo HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
+                + "GET /screens/feed/data?city=Oslo HTTP/1.1\r\nHost: a\r\n\r\n"
+        )
+        let responses = connection.receive(3)
+        #expect(responses.map(\.status) == [200, 200, 200])
+        #expect(responses[0].json?["interface_data"]?.arrayValue?.first == ["identifier": "title", "content": ["value": "Cafés"]])
+        #expect(responses[1].json == ["status": "ok"])
+        #expect(responses[2].body == responses[0].body)
+        await server.shutdown()
+        try await group.shutdownGracefully()
+        try await fixture.upstream.stop()
+    }
+}
