@@ -260,6 +260,28 @@ struct UpstreamTests {
         try await fixture.upstream.stop()
     }
 
+    @Test("the cache keeps at most its entries and bytes, dropping the least recently used first")
+    func bounded() async {
+        let clock = ManualClock()
+        let cache = UpstreamCache(maxEntries: 2, maxBytes: 100, now: { clock.now })
+        let policy = UpstreamCache.Policy(ttl: 600, staleWhileRevalidate: 0, staleIfError: 0)
+        func lookup(_ key: String, bytes: Int = 10) async -> UpstreamCache.Lookup {
+            clock.advance(by: 1)
+            return await cache.value(for: key, policy: policy) { .success(UpstreamValue(value: .string(key), bytes: bytes)) }
+        }
+        #expect(await lookup("a") == .fetched("a"))
+        #expect(await lookup("b") == .fetched("b"))
+        #expect(await lookup("a") == .hit("a"))
+        #expect(await lookup("c") == .fetched("c"), "evicts b, the least recently used")
+        #expect(await cache.size == (2, 20))
+        #expect(await lookup("a") == .hit("a"))
+        #expect(await lookup("b") == .fetched("b"))
+        #expect(await lookup("huge", bytes: 500) == .fetched("huge"), "served, but larger than the cache")
+        #expect(await lookup("huge", bytes: 500) == .fetched("huge"))
+        #expect(await lookup("d", bytes: 95) == .fetched("d"))
+        #expect(await cache.size == (1, 95), "bytes bound too")
+    }
+
     @Test("over a socket, a data reply that waits on an upstream keeps its place among pipelined requests")
     func pipelinedPendingReply() async throws {
         let fixture = try await Fixture()
