@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""The slow-reader flood: many connections pipeline requests as fast as the server accepts them
+and never read a byte, while fresh clients keep asking for the same URL. Prints one Markdown
+table row: fresh requests answered, their median and slowest latency, and the server's peak RSS.
+
+    slow_readers.py --url http://127.0.0.1:8080/screens/menu --pid 1234 [--connections 300] [--seconds 10]
+"""
+import argparse
+import os
+import selectors
+import socket
+import statistics
+import threading
+import time
+from urllib.parse import urlsplit
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def fetch(host, port, request, timeout):
+    """One fresh connection, one request; the seconds until the whole response arrived, or None."""
+    start = time.monotonic()
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.sendall(request)
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return None
+                data += chunk
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)
+            while len(body) < length:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return None
+                body += chunk
+            return time.monotonic() - start if head.startswith(b"HTTP/1.1 200") else None
+    except OSError:
+        return None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--pid", type=int, required=True)
+    parser.add_argument("--connections", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--label", default="server")
+    args = parser.parse_args()
+    url = urlsplit(args.url)
+    host, port = url.hostname, url.port
+    request = f"GET {url.path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+    burst = request * 256
+
+    selector = selectors.DefaultSelector()
+    for _ in range(args.connections):
+        sock = socket.create_connection((host, port))
+        sock.setblocking(False)
+        selector.register(sock, selectors.EVENT_WRITE)
+
+    stop = time.monotonic() + args.seconds
+    peak = [rss_mb(args.pid)]
+    latencies, failures = [], [0]
+
+    def probe():
+        while time.monotonic() < stop:
+            latency = fetch(host, port, request, timeout=5)
+            if latency is None:
+                failures[0] += 1
+            else:
+                latencies.append(latency * 1000)
+            time.sleep(0.05)
+
+    def sample():
+        while time.monotonic() < stop + 0.5:
+            peak[0] = max(peak[0], rss_mb(args.pid))
+            time.sleep(0.05)
+
+    threads = [threading.Thread(target=probe), threading.Thread(target=sample)]
+    for thread in threads:
+        thread.start()
+    sent = 0
+    while time.monotonic() < stop:
+        for key, _ in selector.select(timeout=0.1):
+            try:
+                sent += key.fileobj.send(burst)
+            except BlockingIOError:
+                pass
+            except OSError:
+                selector.unregister(key.fileobj)
+    for thread in threads:
+        thread.join()
+    for key in list(selector.get_map().values()):
+        key.fileobj.close()
+
+    total = len(latencies) + failures[0]
+    median = statistics.median(latencies) if latencies else float("nan")
+    slowest = max(latencies) if latencies else float("nan")
+    print(f"| {args.label} | {len(latencies)}/{total} | {median:.1f} | {slowest:.1f} | {peak[0]:.1f} |", flush=True)
+    print(f"{args.label}: flood sent {sent / 1e6:.1f} MB of pipelined requests", file=__import__("sys").stderr)
+
+
+if __name__ == "__main__":
+    main()
