@@ -2,6 +2,7 @@ public import CoreMetrics
 public import Logging
 public import NIOCore
 import NIOPosix
+public import Prometheus
 import ServiceLifecycle
 public import TaksiScreens
 
@@ -19,10 +20,15 @@ public struct Application: Sendable {
     public let metrics: any MetricsFactory
     /// Calls and caches the upstreams of `http` sources.
     public let resolver: DataResolver
+    /// What `GET /metrics` exposes: every metric the application records, when it made its own
+    /// factory (nil when the caller passed one, which then owns exporting).
+    public let prometheus: PrometheusCollectorRegistry?
+    /// Request, byte, latency and connection metrics of the HTTP server.
+    let serverMetrics: ServerMetrics
 
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public var responder: Responder {
-        Responder(store: store, logger: logger, resolver: resolver)
+        Responder(store: store, logger: logger, resolver: resolver, metrics: prometheus)
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
@@ -58,7 +64,8 @@ public struct Application: Sendable {
         accessLog[metadataKey: "log"] = "access"
         return try await HTTPServer.start(
             host: configuration.host, port: configuration.port, group: group, responder: responder, limits: configuration.limits,
-            accessLog: configuration.accessLog ? accessLog : nil, logger: logger
+            accessLog: configuration.accessLog ? accessLog : nil, observer: serverMetrics,
+            openConnections: serverMetrics.openConnections, logger: logger
         )
     }
 }
@@ -72,6 +79,7 @@ struct HTTPService: Service {
         let server = try await application.start(on: group)
         // Returns on graceful shutdown (SIGTERM/SIGINT), throws on cancellation: drain either way.
         try? await gracefulShutdown()
+        application.store.isDraining = true
         await server.shutdown(drainTimeout: .milliseconds(Int64(application.configuration.drainTimeout * 1000)))
     }
 }
@@ -92,9 +100,10 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
 
 /// Loads and validates the screens named by the configuration and assembles the application.
 /// - Throws: ``ApplicationError/invalidScreens(_:)`` with every diagnostic when the set has errors.
-/// - Parameter metrics: where counters are created; the global metrics system by default.
+/// - Parameter metrics: where metrics are recorded; by default a Prometheus registry of the
+///   application's own, exposed at `GET /metrics`.
 public func buildApplication(
-    configuration: ServerConfiguration, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory
+    configuration: ServerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil
 ) throws(ApplicationError) -> Application {
     let load = ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
     guard let screenSet = load.screenSet else { throw .invalidScreens(load.diagnostics) }
@@ -111,10 +120,23 @@ public func buildApplication(
 /// Assembles the application around an already loaded screen set (tests, embedding).
 /// - Parameter cache: the upstream response cache; tests pass one with a clock they control.
 public func buildApplication(
-    configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory,
+    configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger, metrics: (any MetricsFactory)? = nil,
     cache: UpstreamCache? = nil
 ) -> Application {
-    Application(
+    var prometheus: PrometheusCollectorRegistry?
+    let metrics: any MetricsFactory = metrics ?? {
+        let registry = PrometheusCollectorRegistry()
+        prometheus = registry
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // Finer buckets than the default (5 ms and up): most answers take well under a millisecond.
+        factory.durationHistogramBuckets["taksi_http_request_duration_seconds"] = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
+        ]
+        return factory
+    }()
+    return Application(
         configuration: configuration,
         store: ScreenStore(
             screenSet,
@@ -127,6 +149,8 @@ public func buildApplication(
         metrics: metrics,
         resolver: DataResolver(
             client: UpstreamClient(upstreams: configuration.upstreams), cache: cache ?? UpstreamCache(), logger: logger, metrics: metrics
-        )
+        ),
+        prometheus: prometheus,
+        serverMetrics: ServerMetrics(factory: metrics)
     )
 }

@@ -49,6 +49,12 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .long, help: "Do not reload the screens when they change (TAKSI_WATCH=false).")
     var noWatch = false
 
+    @Option(name: .long, help: "text or json: one JSON object per line, for log collectors (TAKSI_LOG_FORMAT; default text).")
+    var logFormat: String?
+
+    @Flag(name: .long, help: "Do not write one log line per request (TAKSI_ACCESS_LOG=false).")
+    var noAccessLog = false
+
     func run() async throws {
         var configuration: ServerConfiguration
         do {
@@ -57,6 +63,7 @@ struct Serve: AsyncParsableCommand {
                 ("host", host, "--host"), ("port", port, "--port"), ("screens", screens, "--screens"),
                 ("threads", threads, "--threads"), ("log_level", logLevel, "--log-level"),
                 ("watch_interval", watchInterval, "--watch-interval"), ("watch", noWatch ? "false" : nil, "--no-watch"),
+                ("log_format", logFormat, "--log-format"), ("access_log", noAccessLog ? "false" : nil, "--no-access-log"),
             ]
             for (key, value, flag) in flags {
                 if let value { try configuration.apply(key: key, value: value, source: flag) }
@@ -66,10 +73,19 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let level = configuration.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        switch configuration.logFormat {
+        case .text:
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        case .json:
+            LoggingSystem.bootstrap { label in
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
         }
         let logger = Logger(label: "taksi-server")
         let application: Application

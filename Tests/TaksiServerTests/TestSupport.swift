@@ -133,6 +133,15 @@ final class RawConnection {
         return responses
     }
 
+    /// ``receive(_:headRequests:)`` on a thread of its own, for tests whose server answers from
+    /// Swift tasks: a blocking read on the cooperative pool could starve the tasks it waits for.
+    func receiveOffPool(_ count: Int) async -> [RawResponse] {
+        await withCheckedContinuation { continuation in
+            let box = UncheckedBox(self)
+            Thread { continuation.resume(returning: box.value.receive(count)) }.start()
+        }
+    }
+
     /// Whether the server closed the connection (reads end-of-file).
     func isClosedByPeer() -> Bool {
         !fill() && start == buffer.count
@@ -172,4 +181,10 @@ final class RawConnection {
         }
         return RawResponse(status: status, headers: headers, body: body)
     }
+}
+
+/// Carries a non-Sendable value to a thread that is its only user from then on.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -14,6 +14,8 @@ final class TestUpstream: Sendable {
         case status(Int)
         /// Closes the connection without answering, `times` times, then answers with `then`.
         indirect case dropConnection(times: Int, then: Behavior)
+        /// 200 with this body once the test calls ``release()``.
+        case held(String)
     }
 
     /// One request as the upstream saw it.
@@ -26,6 +28,10 @@ final class TestUpstream: Sendable {
         var behaviors: [String: Behavior] = [:]
         var requests: [Request] = []
         var drops: [String: Int] = [:]
+        /// Answers of `held` requests, waiting for ``release()``.
+        var held: [@Sendable () -> Void] = []
+        /// Waiters for a number of requests.
+        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state = NIOLockedValueBox(State())
@@ -64,6 +70,23 @@ final class TestUpstream: Sendable {
         requests.filter { $0.uri.split(separator: "?").first.map(String.init) == path }.count
     }
 
+    /// Sends the answers of every `held` request so far.
+    func release() {
+        for answer in state.withLockedValue({ state in defer { state.held = [] }; return state.held }) { answer() }
+    }
+
+    /// Returns once the upstream has received `count` requests in all.
+    func waitForRequests(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLockedValue { state in
+                guard state.requests.count < count else { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
     /// Stops listening and closes every connection: later calls are refused.
     func stop() async throws {
         try await group.shutdownGracefully()
@@ -81,16 +104,14 @@ final class TestUpstream: Sendable {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             guard case .head(let head) = unwrapInboundIn(data) else { return }
             let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
-            let behavior = state.withLockedValue { state -> Behavior in
+            let (behavior, woken) = state.withLockedValue { state -> (Behavior, [CheckedContinuation<Void, Never>]) in
                 state.requests.append(Request(uri: head.uri, headers: head.headers.map { ($0.name, $0.value) }))
-                guard case .dropConnection(let times, let then) = state.behaviors[path] ?? .status(404) else {
-                    return state.behaviors[path] ?? .status(404)
-                }
-                let dropped = state.drops[path, default: 0]
-                guard dropped < times else { return then }
-                state.drops[path] = dropped + 1
-                return .dropConnection(times: times, then: then)
+                let count = state.requests.count
+                let woken = state.waiters.filter { $0.count <= count }.map(\.continuation)
+                state.waiters.removeAll { $0.count <= count }
+                return (Self.behavior(for: path, in: &state), woken)
             }
+            for continuation in woken { continuation.resume() }
             switch behavior {
             case .dropConnection:
                 context.close(promise: nil)
@@ -98,7 +119,27 @@ final class TestUpstream: Sendable {
                 respond(context, status: HTTPResponseStatus(statusCode: code), body: #"{"error":"test"}"#, delay: .zero)
             case .json(let body, let delay):
                 respond(context, status: .ok, body: body, delay: delay)
+            case .held(let body):
+                let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                let loop = context.eventLoop
+                state.withLockedValue {
+                    $0.held.append {
+                        loop.execute {
+                            let (handler, context) = bound.value
+                            handler.respond(context, status: .ok, body: body, delay: .zero)
+                        }
+                    }
+                }
             }
+        }
+
+        private static func behavior(for path: String, in state: inout State) -> Behavior {
+            let behavior = state.behaviors[path] ?? .status(404)
+            guard case .dropConnection(let times, let then) = behavior else { return behavior }
+            let dropped = state.drops[path, default: 0]
+            guard dropped < times else { return then }
+            state.drops[path] = dropped + 1
+            return behavior
         }
 
         private func respond(_ context: ChannelHandlerContext, status: HTTPResponseStatus, body: String, delay: TimeAmount) {

@@ -2,6 +2,7 @@ public import Logging
 public import NIOCore
 public import NIOHTTP1
 import Foundation
+public import Prometheus
 import TaksiSchema
 import TaksiScreens
 
@@ -41,11 +42,14 @@ public struct Responder: Sendable {
     let logger: Logger
     /// Resolves data of screens with `http` sources; nil when the server calls no upstreams.
     let resolver: DataResolver?
+    /// What `/metrics` exposes; nil answers it with 404.
+    let metrics: PrometheusCollectorRegistry?
 
-    public init(store: ScreenStore, logger: Logger, resolver: DataResolver? = nil) {
+    public init(store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil) {
         self.store = store
         self.logger = logger
         self.resolver = resolver
+        self.metrics = metrics
     }
 
     /// The reply to a request; ready at once unless the data needs upstream calls.
@@ -72,9 +76,25 @@ public struct Responder: Sendable {
         case .health:
             return .ready(Self.health)
         case .ready:
-            var response = HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status))))
+            let draining = store.isDraining
+            var response = HTTPResponse(
+                status: draining ? .serviceUnavailable : .ok,
+                json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status, draining: draining)))
+            )
             response.route = "ready"
             return .ready(response)
+        case .metrics:
+            guard let metrics else { throw .notFound(path: String(target.path)) }
+            let body = ByteBuffer(bytes: metrics.emitToBuffer())
+            var response = HTTPResponse(
+                status: .ok,
+                headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Content-Length", String(body.readableBytes))],
+                body: body
+            )
+            response.route = "metrics"
+            return .ready(response)
+        case .openAPI:
+            return .ready(Self.openAPI)
         case .index:
             return .ready(screens.index)
         case .skeleton(let name):
@@ -128,12 +148,13 @@ public struct Responder: Sendable {
         }
     }
 
-    /// A valid set is always loaded (start-up refuses an invalid one), so the server is ready; the
-    /// body says which set it serves and whether a later edit is waiting on errors.
-    private func readiness(_ status: ScreenStore.Status) -> JSONValue {
+    /// A valid set is always loaded (start-up refuses an invalid one), so the server is ready
+    /// until it starts draining for shutdown; the body says which set it serves and whether a later
+    /// edit is waiting on errors.
+    private func readiness(_ status: ScreenStore.Status, draining: Bool) -> JSONValue {
         let formatter = ISO8601DateFormatter()
         return [
-            "status": "ready",
+            "status": draining ? "draining" : "ready",
             "screens_version": .string(status.version),
             "loaded_at": .string(formatter.string(from: status.loadedAt)),
             "last_reload_at": status.lastReloadAt.map { .string(formatter.string(from: $0)) } ?? .null,
@@ -175,6 +196,21 @@ public struct Responder: Sendable {
         response.variant = screen.variantID
         return .ready(response)
     }
+
+    /// The OpenAPI description of this API (`docs/openapi.yaml`), encoded once.
+    private static let openAPI: HTTPResponse = {
+        let body = ByteBuffer(string: OpenAPIDocument.yaml)
+        var response = HTTPResponse(
+            status: .ok,
+            headers: [
+                ("Content-Type", "application/yaml; charset=utf-8"), ("Content-Length", String(body.readableBytes)),
+                ("Cache-Control", "public, max-age=3600"),
+            ],
+            body: body
+        )
+        response.route = "openapi"
+        return response.precomputed()
+    }()
 
     private static let health: HTTPResponse = {
         var response = HTTPResponse(json: ByteBuffer(string: #"{"status":"ok"}"#))

@@ -7,6 +7,8 @@
 /// | `/screens/<name>/data`, `/interfaces/<name>/data` | ``data(_:)`` |
 /// | `/healthz` | ``health`` |
 /// | `/readyz` | ``ready`` |
+/// | `/metrics` | ``metrics`` |
+/// | `/openapi.yaml` | ``openAPI`` |
 ///
 /// Screen names may hold `/`, and never end in the segment `data`, so the last `/data` always
 /// means the data endpoint.
@@ -16,6 +18,8 @@ enum Route: Sendable, Equatable {
     case data(String)
     case health
     case ready
+    case metrics
+    case openAPI
     case notFound
 
     init(path: Substring) {
@@ -25,9 +29,18 @@ enum Route: Sendable, Equatable {
             self = .health
             return
         }
-        if path == "/readyz" {
+        switch path {
+        case "/readyz":
             self = .ready
             return
+        case "/metrics":
+            self = .metrics
+            return
+        case "/openapi.yaml":
+            self = .openAPI
+            return
+        default:
+            break
         }
         for prefix in ["/screens", "/interfaces"] where path.hasPrefix(prefix) {
             let rest = path.dropFirst(prefix.count)

@@ -39,6 +39,7 @@ public final class ScreenStore: Sendable {
         self.options = options
         self.metrics = metrics
         let screens = ServedScreenSet(screenSet, options: options, metrics: metrics)
+        Self.recordSize(screenSet, metrics)
         let status = Status(version: screens.screenSet.version, loadedAt: Date(), lastReloadAt: nil, pendingErrors: [])
         self.state = NIOLockedValueBox(State(screens: screens, status: status))
     }
@@ -56,12 +57,28 @@ public final class ScreenStore: Sendable {
     /// Prepares `screenSet`, then replaces the served set with it atomically and clears pending errors.
     public func replace(with screenSet: ScreenSet) {
         let screens = ServedScreenSet(screenSet, options: options, metrics: metrics)
+        Self.recordSize(screenSet, metrics)
         let now = Date()
         state.withLockedValue {
             $0.screens = screens
             $0.status = Status(version: screens.screenSet.version, loadedAt: now, lastReloadAt: now, pendingErrors: [])
         }
     }
+
+    /// `taksi_screens_loaded` and `taksi_screen_variants_loaded`: the size of the served set.
+    private static func recordSize(_ screenSet: ScreenSet, _ metrics: any MetricsFactory) {
+        Gauge(label: "taksi_screens_loaded", factory: metrics).record(screenSet.screens.count)
+        Gauge(label: "taksi_screen_variants_loaded", factory: metrics).record(screenSet.screens.values.reduce(0) { $0 + $1.all.count })
+    }
+
+    /// Whether the server is shutting down: `/readyz` then answers 503 so load balancers stop
+    /// sending new requests while the ones in flight finish.
+    public var isDraining: Bool {
+        get { draining.withLockedValue { $0 } }
+        set { draining.withLockedValue { $0 = newValue } }
+    }
+
+    private let draining = NIOLockedValueBox(false)
 
     /// Records a failed reload: the served set stays; its errors are reported until a reload succeeds.
     public func recordFailedReload(_ diagnostics: [Diagnostic]) {

@@ -51,6 +51,7 @@ public struct ScreenWatcher: Service {
     public func reload() -> Bool {
         let load = ScreenSetLoader.load(directory: directory, upstreams: upstreams)
         guard let screenSet = load.screenSet else {
+            Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "failed")], factory: metrics).increment()
             store.recordFailedReload(load.diagnostics)
             for diagnostic in load.diagnostics where diagnostic.severity == .error {
                 logger.error("\(diagnostic)")
@@ -63,6 +64,7 @@ public struct ScreenWatcher: Service {
         }
         if screenSet.version == store.status.version, store.status.pendingErrors.isEmpty { return true }
         store.replace(with: screenSet)
+        Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "ok")], factory: metrics).increment()
         for warning in load.diagnostics where warning.severity == .warning { logger.warning("\(warning)") }
         logger.info("screens reloaded", metadata: ["version": .string(screenSet.version), "screens": .stringConvertible(screenSet.screens.count)])
         return true

@@ -1,0 +1,359 @@
+// Generated from docs/openapi.yaml by scripts/embed-openapi.sh; edit that file, then run the script.
+
+/// The OpenAPI 3.1 description of the HTTP API, served at `GET /openapi.yaml`.
+enum OpenAPIDocument {
+    static let yaml = #"""
+openapi: 3.1.0
+info:
+  title: taksi-server
+  version: "1.0"
+  summary: "Server-driven UI for Taksi clients: screen skeletons and their data."
+  description: |
+    A skeleton is a screen's layout with typed placeholders; its data fills the dynamic components.
+    Screen names may contain `/` (for example `bikes/stations`): the `name` path parameter then
+    spans several segments (`/screens/bikes/stations/data`). Every `/screens` path is also served
+    under `/interfaces`, the routes of the earlier Ruby server.
+  license:
+    name: Apache-2.0
+servers:
+  - url: http://localhost:8080
+tags:
+  - name: screens
+  - name: operations
+paths:
+  /screens:
+    get:
+      tags: [screens]
+      operationId: listScreens
+      summary: Every screen with its variants and experiments.
+      responses:
+        "200":
+          description: The index.
+          headers:
+            X-Request-Id: {$ref: "#/components/headers/X-Request-Id"}
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Index"}
+  /screens/{name}:
+    get:
+      tags: [screens]
+      operationId: getSkeleton
+      summary: A screen's skeleton, for the variant the request selects.
+      parameters:
+        - $ref: "#/components/parameters/name"
+        - $ref: "#/components/parameters/X-Taksi-Version"
+        - $ref: "#/components/parameters/version"
+        - $ref: "#/components/parameters/X-Taksi-Alternative"
+        - $ref: "#/components/parameters/X-Taksi-User"
+        - $ref: "#/components/parameters/If-None-Match"
+        - $ref: "#/components/parameters/Accept-Encoding"
+        - $ref: "#/components/parameters/X-Request-Id"
+      responses:
+        "200":
+          description: The skeleton. Public and cacheable; gzip when the client accepts it.
+          headers:
+            ETag: {$ref: "#/components/headers/ETag"}
+            Cache-Control: {$ref: "#/components/headers/Cache-Control"}
+            Vary: {$ref: "#/components/headers/Vary"}
+            Content-Encoding: {$ref: "#/components/headers/Content-Encoding"}
+            X-Taksi-Variant: {$ref: "#/components/headers/X-Taksi-Variant"}
+            X-Taksi-Screens-Version: {$ref: "#/components/headers/X-Taksi-Screens-Version"}
+            X-Request-Id: {$ref: "#/components/headers/X-Request-Id"}
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Skeleton"}
+        "304": {$ref: "#/components/responses/NotModified"}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "404": {$ref: "#/components/responses/NotFound"}
+        "405": {$ref: "#/components/responses/MethodNotAllowed"}
+        "414": {$ref: "#/components/responses/URITooLong"}
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
+  /screens/{name}/data:
+    get:
+      tags: [screens]
+      operationId: getData
+      summary: The data of a screen's dynamic components.
+      description: |
+        Query parameters feed the screen's `request` and `http` sources (their names and types are
+        in the screen definition). A failing upstream source degrades only its components: the
+        answer is still 200 and names the source in `X-Taksi-Degraded`.
+      parameters:
+        - $ref: "#/components/parameters/name"
+        - $ref: "#/components/parameters/X-Taksi-Version"
+        - $ref: "#/components/parameters/version"
+        - $ref: "#/components/parameters/X-Taksi-Alternative"
+        - $ref: "#/components/parameters/X-Taksi-User"
+        - $ref: "#/components/parameters/If-None-Match"
+        - $ref: "#/components/parameters/Accept-Encoding"
+        - $ref: "#/components/parameters/X-Request-Id"
+        - name: parameters
+          in: query
+          description: The screen's own query parameters.
+          style: form
+          explode: true
+          schema:
+            type: object
+            additionalProperties: {type: string}
+      responses:
+        "200":
+          description: The data entries. Private.
+          headers:
+            Cache-Control: {$ref: "#/components/headers/Cache-Control"}
+            Vary: {$ref: "#/components/headers/Vary"}
+            X-Taksi-Variant: {$ref: "#/components/headers/X-Taksi-Variant"}
+            X-Taksi-Screens-Version: {$ref: "#/components/headers/X-Taksi-Screens-Version"}
+            X-Taksi-Degraded:
+              description: The sources that failed, comma-separated; their components got their fallback or no entry.
+              schema: {type: string}
+            X-Request-Id: {$ref: "#/components/headers/X-Request-Id"}
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/InterfaceData"}
+        "304": {$ref: "#/components/responses/NotModified"}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "404": {$ref: "#/components/responses/NotFound"}
+        "405": {$ref: "#/components/responses/MethodNotAllowed"}
+        "414": {$ref: "#/components/responses/URITooLong"}
+        "431": {$ref: "#/components/responses/HeadersTooLarge"}
+  /healthz:
+    get:
+      tags: [operations]
+      operationId: health
+      summary: Liveness; answers while the process serves.
+      responses:
+        "200":
+          description: Alive.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [status]
+                properties:
+                  status: {const: ok}
+  /readyz:
+    get:
+      tags: [operations]
+      operationId: ready
+      summary: Readiness; 503 while the server drains for shutdown.
+      responses:
+        "200":
+          description: A valid screen set is served.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Readiness"}
+        "503":
+          description: Draining; send new requests elsewhere.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Readiness"}
+  /metrics:
+    get:
+      tags: [operations]
+      operationId: metrics
+      summary: Metrics in the Prometheus text format.
+      responses:
+        "200":
+          description: Counters, gauges and histograms.
+          content:
+            text/plain:
+              schema: {type: string}
+  /openapi.yaml:
+    get:
+      tags: [operations]
+      operationId: openAPI
+      summary: This document.
+      responses:
+        "200":
+          description: OpenAPI 3.1, YAML.
+          content:
+            application/yaml:
+              schema: {type: string}
+components:
+  parameters:
+    name:
+      name: name
+      in: path
+      required: true
+      description: The screen's name; may contain `/`.
+      schema: {type: string, pattern: "^[A-Za-z0-9_/-]{1,80}$"}
+    X-Taksi-Version:
+      name: X-Taksi-Version
+      in: header
+      description: The app's version (like 2.3.1); selects among versioned variants.
+      schema: {type: string}
+    version:
+      name: version
+      in: query
+      description: The app's version, when the header cannot be sent.
+      schema: {type: string}
+    X-Taksi-Alternative:
+      name: X-Taksi-Alternative
+      in: header
+      description: Asks for a named alternative.
+      schema: {type: string}
+    X-Taksi-User:
+      name: X-Taksi-User
+      in: header
+      description: An opaque user id; assigns the user to an experiment's alternative.
+      schema: {type: string}
+    If-None-Match:
+      name: If-None-Match
+      in: header
+      description: ETags the client holds; a match answers 304.
+      schema: {type: string}
+    Accept-Encoding:
+      name: Accept-Encoding
+      in: header
+      description: "`gzip` gets a gzip body where one was precomputed."
+      schema: {type: string}
+    X-Request-Id:
+      name: X-Request-Id
+      in: header
+      description: Echoed when 1 to 128 visible ASCII characters; otherwise the server makes one.
+      schema: {type: string, maxLength: 128}
+  headers:
+    X-Request-Id:
+      description: The request's id, as logged.
+      schema: {type: string}
+    ETag:
+      description: A strong validator of the body's bytes.
+      schema: {type: string}
+    Cache-Control:
+      description: Public with max-age and stale-while-revalidate for skeletons; private for data.
+      schema: {type: string}
+    Vary:
+      description: The request headers that chose this answer.
+      schema: {type: string}
+    Content-Encoding:
+      description: "`gzip` when the body is compressed."
+      schema: {type: string}
+    X-Taksi-Variant:
+      description: The variant served, `name|version requirement|alternative`.
+      schema: {type: string}
+    X-Taksi-Screens-Version:
+      description: A digest of the screen files the answer comes from.
+      schema: {type: string}
+  responses:
+    NotModified:
+      description: The client's copy is current; no body.
+      headers:
+        ETag: {$ref: "#/components/headers/ETag"}
+        Cache-Control: {$ref: "#/components/headers/Cache-Control"}
+        Vary: {$ref: "#/components/headers/Vary"}
+    BadRequest:
+      description: "`invalid_query`, `missing_parameter`, `invalid_parameter`, `invalid_version` or `malformed_request`."
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+    NotFound:
+      description: "`screen_not_found`, `screen_version_not_found`, `screen_alternative_not_found` or `not_found`."
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+    MethodNotAllowed:
+      description: "`method_not_allowed`: only GET and HEAD."
+      headers:
+        Allow:
+          schema: {type: string, const: "GET, HEAD"}
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+    URITooLong:
+      description: "`uri_too_long`: the target is over 8 KiB; the connection closes."
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+    HeadersTooLarge:
+      description: "`headers_too_large`: the headers are over 16 KiB; the connection closes."
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+  schemas:
+    Error:
+      type: object
+      required: [error]
+      additionalProperties: false
+      properties:
+        error:
+          type: object
+          required: [code, message]
+          additionalProperties: false
+          properties:
+            code: {type: string, description: Stable; clients may branch on it.}
+            message: {type: string, description: What went wrong and what to do.}
+    Skeleton:
+      type: object
+      required: [components]
+      properties:
+        components:
+          type: array
+          items: {$ref: "#/components/schemas/Component"}
+    Component:
+      type: object
+      required: [name, identifier, requires_data, content]
+      properties:
+        name: {type: string}
+        identifier: {type: string}
+        requires_data: {type: boolean}
+        content: {type: object}
+    InterfaceData:
+      type: object
+      required: [interface_data]
+      additionalProperties: false
+      properties:
+        interface_data:
+          type: array
+          items:
+            type: object
+            required: [identifier, content]
+            additionalProperties: false
+            properties:
+              identifier: {type: string}
+              content: {type: object}
+    Index:
+      type: object
+      required: [screens]
+      properties:
+        screens:
+          type: array
+          items:
+            type: object
+            required: [name, requires_data, variants, experiments]
+            properties:
+              name: {type: string}
+              requires_data: {type: boolean}
+              variants:
+                type: array
+                items:
+                  type: object
+                  required: [id, version, alternative, requires_data]
+                  properties:
+                    id: {type: string}
+                    version: {type: [string, "null"]}
+                    alternative: {type: string}
+                    requires_data: {type: boolean}
+              experiments:
+                type: array
+                items:
+                  type: object
+                  required: [name, version, weights]
+                  properties:
+                    name: {type: string}
+                    version: {type: [string, "null"]}
+                    weights:
+                      type: object
+                      additionalProperties: {type: integer}
+    Readiness:
+      type: object
+      required: [status, screens_version, loaded_at, last_reload_at, pending_errors]
+      properties:
+        status: {enum: [ready, draining]}
+        screens_version: {type: string}
+        loaded_at: {type: string, format: date-time}
+        last_reload_at: {type: [string, "null"], format: date-time}
+        pending_errors:
+          type: array
+          items: {type: string}
+
+"""#
+}

@@ -1,0 +1,66 @@
+public import Foundation
+public import Logging
+import NIOConcurrencyHelpers
+import TaksiSchema
+
+/// Writes each log record as one JSON object on one line, for log collectors:
+///
+/// ```json
+/// {"label":"taksi-server","level":"info","message":"request","metadata":{"request_id":"9f3c-1","status":"200"},"source":"TaksiServer","timestamp":"2026-11-21T02:37:38.120Z"}
+/// ```
+public struct JSONLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level = .info
+    private let label: String
+    private let output: FileHandle
+
+    /// - Parameter output: standard error by default, like the text format.
+    public init(label: String, output: FileHandle = .standardError) {
+        self.label = label
+        self.output = output
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        var record: [String: JSONValue] = [
+            "timestamp": .string(Self.timestamp()), "level": .string(event.level.rawValue), "label": .string(label),
+            "message": .string(event.message.description), "source": .string(event.source),
+        ]
+        if !merged.isEmpty { record["metadata"] = .object(merged.mapValues(Self.json)) }
+        let line = JSONWriter.bytes(.object(record)) + [10]
+        // One write per line under a lock, so lines from different threads never interleave.
+        Self.lock.withLock { output.write(Data(line)) }
+    }
+
+    private static let lock = NIOLock()
+
+    private static func json(_ value: Logger.Metadata.Value) -> JSONValue {
+        switch value {
+        case .string(let string): .string(string)
+        case .stringConvertible(let convertible): .string(convertible.description)
+        case .array(let values): .array(values.map(json))
+        case .dictionary(let values): .object(values.mapValues(json))
+        }
+    }
+
+    private static func timestamp() -> String {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        var seconds = time_t(time.tv_sec)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let milliseconds = Int(time.tv_nsec) / 1_000_000
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds), 3))Z"
+    }
+}

@@ -1,0 +1,229 @@
+import Foundation
+import Logging
+import NIOPosix
+import TaksiSchema
+import TaksiServer
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What operators rely on: metrics, the OpenAPI document, JSON logs and a draining shutdown.
+@Suite("Operations")
+struct OperationsTests {
+    /// The value of one sample line of a Prometheus text exposition, `name{labels} value`.
+    func sample(_ text: String, _ series: String) -> Double? {
+        for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1))
+        }
+        return nil
+    }
+
+    @Test("/metrics scrapes in Prometheus text format, and its counters move as requests are made")
+    func metrics() async throws {
+        try await withRunningServer { port in
+            let connection = try RawConnection(port: port)
+            connection.send("GET /screens/login HTTP/1.1\r\nHost: a\r\n\r\n")
+            let etag = try #require(connection.receive(1).first?.header("ETag"))
+            connection.send(
+                "GET /screens/login HTTP/1.1\r\nHost: a\r\nIf-None-Match: \(etag)\r\n\r\n" + "GET /screens/nope HTTP/1.1\r\nHost: a\r\n\r\n"
+                    + "GET /screens/bikes/stations/data?network=velib HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n"
+            )
+            let responses = await connection.receiveOffPool(4)
+            #expect(responses.map(\.status) == [304, 404, 200, 200])
+            let first = try #require(responses.last)
+            #expect(first.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
+            let text = first.body
+            #expect(sample(text, #"taksi_http_requests_total{route="skeleton",status="200"}"#) == 1)
+            #expect(sample(text, #"taksi_http_requests_total{route="skeleton",status="304"}"#) == 1)
+            #expect(sample(text, #"taksi_http_requests_total{route="error",status="404"}"#) == 1)
+            #expect(sample(text, #"taksi_http_requests_total{route="data",status="200"}"#) == 1)
+            #expect(sample(text, #"taksi_http_request_duration_seconds_count{route="skeleton"}"#) == 2)
+            #expect((sample(text, #"taksi_http_response_bytes_total{route="skeleton"}"#) ?? 0) > 900)
+            #expect(sample(text, "taksi_open_connections") == 1)
+            #expect(sample(text, "taksi_screens_loaded") == 6)
+            #expect(sample(text, #"taksi_upstream_requests_total{upstream="citybikes",source="citybikes",result="ok"}"#) == 1)
+            #expect(sample(text, #"taksi_upstream_cache_total{result="miss"}"#) == 1)
+            #expect(sample(text, #"taksi_variant_skeletons_total{screen="login",variant="login|*|default"}"#) == 2)
+            // Every sample line is `name{labels} number` or `name number`; comments start with #.
+            for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+                #expect(line.split(separator: " ").last.flatMap { Double($0) } != nil, "\(line)")
+            }
+
+            connection.send("GET /screens/bikes/stations/data?network=velib HTTP/1.1\r\nHost: a\r\n\r\nGET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
+            let again = try #require(await connection.receiveOffPool(2).last?.body)
+            #expect(sample(again, #"taksi_http_requests_total{route="data",status="200"}"#) == 2)
+            #expect(sample(again, #"taksi_http_requests_total{route="metrics",status="200"}"#) == 1)
+            #expect(sample(again, #"taksi_upstream_cache_total{result="hit"}"#) == 1)
+        }
+    }
+
+    @Test("/readyz answers 503 while the server drains, /healthz stays 200")
+    func readiness() async throws {
+        let application = exampleApplication()
+        #expect(await application.responder.response(method: .GET, uri: "/readyz").status == .ok)
+        application.store.isDraining = true
+        let draining = await application.responder.response(method: .GET, uri: "/readyz")
+        #expect(draining.status == .serviceUnavailable)
+        let body = try JSONDecoder().decode(JSONValue.self, from: Data(draining.body.readableBytesView))
+        #expect(body["status"] == "draining")
+        #expect(await application.responder.response(method: .GET, uri: "/healthz").status == .ok)
+    }
+
+    /// Runs a Python script with arguments; its exit status and output.
+    func python(_ script: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    @Test("the served OpenAPI document is docs/openapi.yaml, valid OpenAPI 3.1, and real responses match it")
+    func openAPI() async throws {
+        let file = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        let responder = exampleApplication().responder
+        let served = await responder.response(method: .GET, uri: "/openapi.yaml")
+        #expect(served.headers["Content-Type"] == ["application/yaml; charset=utf-8"])
+        #expect(String(buffer: served.body) == file, "the server embeds an old copy; run scripts/embed-openapi.sh")
+
+        // Real bodies, each with the path and status whose schema it must match.
+        var samples: [JSONValue] = []
+        for (uri, path, headers) in [
+            ("/screens", "/screens", [(String, String)]()), ("/screens/home", "/screens/{name}", [("X-Taksi-Version", "2.1")]),
+            ("/screens/home/data?name=Ada", "/screens/{name}/data", [("X-Taksi-Version", "2.1")]),
+            ("/screens/bikes/stations/data?network=velib", "/screens/{name}/data", []), ("/screens/nope", "/screens/{name}", []),
+            ("/screens/home/data?version=x", "/screens/{name}/data", []), ("/readyz", "/readyz", []), ("/healthz", "/healthz", []),
+        ] {
+            let response = await responder.response(method: .GET, uri: uri, headers: .init(headers))
+            let body = try JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
+            samples.append(["path": .string(path), "status": .string(String(response.status.code)), "body": body])
+        }
+        let samplesFile = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-openapi-\(UUID().uuidString).json")
+        try Data(JSONWriter.bytes(.array(samples))).write(to: samplesFile)
+        let script = """
+            import json, sys
+            try:
+                import yaml, jsonschema
+                from openapi_spec_validator import validate
+            except ImportError:
+                print("MISSING: python3 -m pip install openapi-spec-validator"); sys.exit(3)
+            spec = yaml.safe_load(open(sys.argv[1]))
+            validate(spec)
+            def resolve(node):
+                if isinstance(node, dict):
+                    if "$ref" in node:
+                        target = spec
+                        for part in node["$ref"][2:].split("/"):
+                            target = target[part]
+                        return resolve(target)
+                    return {key: resolve(value) for key, value in node.items()}
+                if isinstance(node, list):
+                    return [resolve(value) for value in node]
+                return node
+            failures = 0
+            for sample in json.load(open(sys.argv[2])):
+                response = resolve(spec["paths"][sample["path"]]["get"]["responses"][sample["status"]])
+                schema = response["content"]["application/json"]["schema"]
+                try:
+                    jsonschema.Draft202012Validator(schema).validate(sample["body"])
+                except jsonschema.ValidationError as error:
+                    failures += 1
+                    print("MISMATCH", sample["path"], sample["status"], error.message)
+            print("checked", len(json.load(open(sys.argv[2]))))
+            sys.exit(1 if failures else 0)
+            """
+        let result = try python(script, [repositoryRoot.appendingPathComponent("docs/openapi.yaml").path, samplesFile.path])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("checked 8"))
+    }
+
+    @Test("SIGTERM lets slow requests in flight finish, then the process exits 0; JSON logs carry the request id")
+    func drainOnSIGTERM() async throws {
+        let upstream = try await TestUpstream()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-drain-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("Screens"), withIntermediateDirectories: true)
+        try Data(
+            """
+            {"name": "slow", "entry": true,
+             "sources": {"api": {"type": "http", "upstream": "api", "path": "/slow/{n}", "parameters": {"n": {"required": true}}, "timeout": 60}},
+             "components": [{"name": "label_component", "identifier": "text", "content": {"value": {"$bind": "api.text"}}}]}
+            """.utf8
+        ).write(to: directory.appendingPathComponent("Screens/slow.json"))
+        try Data(#"{"port": 0, "screens": "Screens", "upstreams": {"api": "\#(upstream.baseURL)"}}"#.utf8)
+            .write(to: directory.appendingPathComponent("config.json"))
+        for n in 0..<5 { upstream.on("/slow/\(n)", .held(#"{"text": "slow \#(n)"}"#)) }
+
+        let executable = try #require(CommandLineTests.built("taksi-server"))
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--config", directory.appendingPathComponent("config.json").path, "--log-format", "json", "--no-watch"]
+        let logs = Pipe()
+        process.standardError = logs
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let reader = LineReader(logs.fileHandleForReading)
+
+        // The bound port is in the "listening on" line.
+        var port: Int?
+        while port == nil, let line = reader.next() {
+            let message = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?["message"]?.stringValue ?? ""
+            if message.hasPrefix("listening on http://127.0.0.1:") { port = Int(message.split(separator: ":").last ?? "") }
+        }
+        let boundPort = try #require(port)
+
+        let connections = try (0..<5).map { _ in try RawConnection(port: boundPort) }
+        for (n, connection) in connections.enumerated() {
+            connection.send("GET /screens/slow/data?n=\(n) HTTP/1.1\r\nHost: a\r\nX-Request-Id: drain-\(n)\r\n\r\n")
+        }
+        await upstream.waitForRequests(5)  // all five are in flight, waiting on the upstream
+        kill(process.processIdentifier, SIGTERM)
+        // The server stops accepting at once, but the requests in flight still get their answers.
+        upstream.release()
+        for (n, connection) in connections.enumerated() {
+            let response = try #require(connection.receive(1).first, "request \(n) got no answer")
+            #expect(response.status == 200)
+            #expect(response.json == ["interface_data": [["identifier": "text", "content": ["value": .string("slow \(n)")]]]])
+            #expect(response.header("X-Request-Id") == "drain-\(n)")
+        }
+        var lines: [JSONValue] = []
+        while let line = reader.next() {
+            if let record = try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) { lines.append(record) }
+        }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let logged = Set(lines.compactMap { $0["message"] == "request" ? $0["metadata"]?["request_id"]?.stringValue : nil })
+        #expect(logged == Set((0..<5).map { "drain-\($0)" }))
+        #expect(lines.contains { $0["message"] == "server stopped" })
+        try await upstream.stop()
+    }
+}
+
+/// Reads a pipe line by line, blocking until a line or the end.
+final class LineReader {
+    private let handle: FileHandle
+    private var buffer = Data()
+
+    init(_ handle: FileHandle) {
+        self.handle = handle
+    }
+
+    func next() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: 10) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return line
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty { return buffer.isEmpty ? nil : String(decoding: buffer, as: UTF8.self) }
+            buffer.append(chunk)
+        }
+    }
+}
