@@ -14,9 +14,16 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
 
+    /// A request's id: the client's, or this connection's prefix and a counter, written into the
+    /// response without building a string (one is built only for the access log).
+    private enum RequestID {
+        case given(String)
+        case generated(Int)
+    }
+
     private struct Request {
         var head: HTTPRequestHead
-        var id: String
+        var id: RequestID
         var started: NIODeadline
         /// An answer decided while reading: a limit was exceeded or the request was malformed.
         var rejection: APIError?
@@ -42,7 +49,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var quiescing = false
     private var needsFlush = false
 
-    private let requestIDPrefix = String(UInt64.random(in: 0...UInt64.max) | (1 << 63), radix: 16)
+    private let requestIDPrefix = String(UInt64.random(in: 0...UInt64.max) | (1 << 63), radix: 16) + "-"
     private var requestCount = 0
     private var dateSecond = -1
     private var dateLine = ""
@@ -187,7 +194,13 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         head.writeStaticString("Date: ")
         head.writeString(currentDate())
         head.writeStaticString("\r\nX-Request-Id: ")
-        head.writeString(request.id)
+        switch request.id {
+        case .given(let id):
+            head.writeString(id)
+        case .generated(let number):
+            head.writeString(requestIDPrefix)
+            Self.writeDecimal(number, to: &head)
+        }
         if !keepAlive {
             head.writeStaticString("\r\nConnection: close")
         } else if request.head.version.minor == 0 {
@@ -225,7 +238,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             "method": .string(request.head.method.rawValue), "path": .string(path),
             "status": .stringConvertible(response.status.code), "bytes": .stringConvertible(bytes),
             "duration_ms": .string(String(format: "%.3f", Double(duration.nanoseconds) / 1_000_000)),
-            "request_id": .string(request.id),
+            "request_id": .string(text(of: request.id)),
         ]
         if let variant = response.variant { metadata["variant"] = .string(variant) }
         accessLog.info("request", metadata: metadata)
@@ -235,14 +248,36 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     /// The client's `X-Request-Id` when it is safe to echo (1 to 128 visible ASCII characters),
     /// else a new one: a random per-connection prefix and a counter.
-    private func requestID(_ headers: HTTPHeaders) -> String {
+    private func requestID(_ headers: HTTPHeaders) -> RequestID {
         if let given = headers.first(name: "X-Request-Id"), (1...128).contains(given.utf8.count),
             given.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
         {
-            return given
+            return .given(given)
         }
         requestCount += 1
-        return "\(requestIDPrefix)-\(requestCount)"
+        return .generated(requestCount)
+    }
+
+    private func text(of id: RequestID) -> String {
+        switch id {
+        case .given(let id): id
+        case .generated(let number): requestIDPrefix + String(number)
+        }
+    }
+
+    private static func writeDecimal(_ value: Int, to buffer: inout ByteBuffer) {
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { bytes in
+            var value = value
+            var index = bytes.count
+            repeat {
+                index -= 1
+                bytes[index] = UInt8(truncatingIfNeeded: 48 + value % 10)
+                value /= 10
+            } while value > 0
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[index...]))
+        }
     }
 
     /// The `Date` header's value (RFC 9110 IMF-fixdate), formatted at most once a second.

@@ -11,6 +11,7 @@ import NIOPosix
 public final class HTTPServer: Sendable {
     private let channel: any Channel
     private let quiescing: ServerQuiescingHelper
+    private let sweepers: [NIOLoopBound<ConnectionSweeper>]
     private let logger: Logger
 
     /// The address the server is bound to (with the real port when 0 was asked for).
@@ -19,9 +20,10 @@ public final class HTTPServer: Sendable {
     /// The bound port.
     public var port: Int? { channel.localAddress?.port }
 
-    private init(channel: any Channel, quiescing: ServerQuiescingHelper, logger: Logger) {
+    private init(channel: any Channel, quiescing: ServerQuiescingHelper, sweepers: [NIOLoopBound<ConnectionSweeper>], logger: Logger) {
         self.channel = channel
         self.quiescing = quiescing
+        self.sweepers = sweepers
         self.logger = logger
     }
 
@@ -35,6 +37,14 @@ public final class HTTPServer: Sendable {
         accessLog: Logger? = nil, observer: (any RequestObserver)? = nil, openConnections: Gauge? = nil, logger: Logger
     ) async throws -> HTTPServer {
         let quiescing = ServerQuiescingHelper(group: group)
+        // One sweeper per event loop closes the connections whose timeouts passed.
+        let shortest = min(limits.idleTimeout.nanoseconds, limits.headerTimeout.nanoseconds)
+        let sweepInterval = TimeAmount.nanoseconds(max(10_000_000, min(1_000_000_000, shortest / 4)))
+        var sweepers: [ObjectIdentifier: NIOLoopBound<ConnectionSweeper>] = [:]
+        for loop in group.makeIterator() {
+            sweepers[ObjectIdentifier(loop)] = try await ConnectionSweeper.start(on: loop, interval: sweepInterval)
+        }
+        let allSweepers = sweepers
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -52,7 +62,12 @@ public final class HTTPServer: Sendable {
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 512, initial: 2048, maximum: 16384))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let timeouts = RequestTimeoutHandler(idleTimeout: limits.idleTimeout, headerTimeout: limits.headerTimeout)
+                    guard let sweeper = allSweepers[ObjectIdentifier(channel.eventLoop)]?.value else {
+                        throw ChannelError.inappropriateOperationForState
+                    }
+                    let timeouts = RequestTimeoutHandler(
+                        idleTimeout: limits.idleTimeout, headerTimeout: limits.headerTimeout, sweeper: sweeper
+                    )
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(timeouts)
                     try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
@@ -65,7 +80,7 @@ public final class HTTPServer: Sendable {
             }
             .bind(host: host, port: port)
             .get()
-        let server = HTTPServer(channel: channel, quiescing: quiescing, logger: logger)
+        let server = HTTPServer(channel: channel, quiescing: quiescing, sweepers: Array(sweepers.values), logger: logger)
         let boundPort = channel.localAddress?.port ?? port
         logger.info("listening on http://\(host.contains(":") ? "[\(host)]" : host):\(boundPort)")
         return server
@@ -85,6 +100,9 @@ public final class HTTPServer: Sendable {
         quiescing.initiateShutdown(promise: quiesced)
         let finished = (try? await drained.futureResult.get()) ?? true
         timer.cancel()
+        for sweeper in sweepers {
+            sweeper.eventLoop.execute { sweeper.value.stop() }
+        }
         if finished {
             logger.info("server stopped")
         } else {

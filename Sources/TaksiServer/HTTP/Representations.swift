@@ -5,7 +5,7 @@ import TaksiScreens
 
 /// One resource's precomputed responses: the identity body and, when it is smaller, a gzip body,
 /// each with its strong `ETag` and its `304`. Picking one is a header scan; nothing is encoded.
-struct Representations: Sendable {
+final class Representations: Sendable {
     /// One content coding of the resource.
     struct Form: Sendable {
         let full: HTTPResponse

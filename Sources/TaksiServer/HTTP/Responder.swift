@@ -132,7 +132,7 @@ public struct Responder: Sendable {
         request.user = headers.first(name: "X-Taksi-User")
         switch screen.variants.select(request) {
         case .success(let compiled):
-            guard let variant = screen.served[compiled.variantID] else { throw .screenNotFound(screen.variants.name) }
+            guard let variant = screen.served[compiled.file] else { throw .screenNotFound(screen.variants.name) }
             logger.debug(
                 "variant selected",
                 metadata: ["screen": .string(screen.variants.name), "variant": .string(compiled.variantID)]
