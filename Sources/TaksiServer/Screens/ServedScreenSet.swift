@@ -29,8 +29,9 @@ public final class ServedScreenSet: Sendable {
     /// Data is per request and may hold a user's values: private, and revalidated every time.
     static let dataCacheControl = "private, no-cache"
 
-    /// One variant's precomputed responses and counters.
-    struct Variant: Sendable {
+    /// One variant's precomputed responses and counters. A class: the hot path passes it around
+    /// with one reference count instead of one per field.
+    final class Variant: Sendable {
         let compiled: CompiledScreen
         /// The version of the set the variant belongs to, sent with every response of it.
         let setVersion: String
@@ -42,11 +43,25 @@ public final class ServedScreenSet: Sendable {
         /// Counts skeleton and data responses of this variant, for experiment exposure.
         let skeletonCounter: Counter
         let dataCounter: Counter
+
+        init(
+            compiled: CompiledScreen, setVersion: String, headers: [(String, String)], skeleton: Representations,
+            staticData: Representations?, skeletonCounter: Counter, dataCounter: Counter
+        ) {
+            self.compiled = compiled
+            self.setVersion = setVersion
+            self.headers = headers
+            self.skeleton = skeleton
+            self.staticData = staticData
+            self.skeletonCounter = skeletonCounter
+            self.dataCounter = dataCounter
+        }
     }
 
     /// All variants of one screen name, and the request headers that choose between them.
     struct Screen: Sendable {
         let variants: ScreenVariants
+        /// By the file that defines the variant (one file is one variant).
         let served: [String: Variant]
         /// The `Vary` value for this screen's responses, or nil when nothing in the request matters.
         let vary: String?
@@ -74,7 +89,7 @@ public final class ServedScreenSet: Sendable {
             for compiled in variants.all {
                 let dimensions = [("screen", name), ("variant", compiled.variantID)]
                 let headers = [("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version)]
-                served[compiled.variantID] = Variant(
+                served[compiled.file] = Variant(
                     compiled: compiled,
                     setVersion: screenSet.version,
                     headers: headers + (varied.isEmpty ? [] : [("Vary", varied.joined(separator: ", "))]),
