@@ -85,6 +85,18 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .end:
             guard let request = receiving else { return }
             receiving = nil
+            if queue.isEmpty, !awaitingReply, context.channel.isWritable, request.rejection == nil {
+                // The common case, one request at a time: answer it without queueing it.
+                let reply = responder.respond(to: HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers))
+                if case .ready(let response) = reply {
+                    write(response, for: request, context: context)
+                    if !closing { timeouts.connectionIdle() }
+                    return
+                }
+                queue.append(request)
+                wait(for: reply, of: request, context: context)
+                return
+            }
             queue.append(request)
             processQueue(context: context)
         }
@@ -160,18 +172,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             case .ready(let response):
                 queue.removeFirst()
                 write(response, for: request, context: context)
-            case .pending(let work):
-                awaitingReply = true
-                let promise = context.eventLoop.makePromise(of: HTTPResponse.self)
-                promise.completeWithTask(work)
-                promise.futureResult.assumeIsolated().whenSuccess { response in
-                    self.awaitingReply = false
-                    guard !self.closing, context.channel.isActive else { return }
-                    self.queue.removeFirst()
-                    self.write(response, for: request, context: context)
-                    self.processQueue(context: context)
-                    self.flushIfNeeded(context: context)
-                }
+            case .pending:
+                wait(for: reply, of: request, context: context)
                 return
             }
         }
@@ -180,6 +182,23 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.read()
         }
         if queue.isEmpty, receiving == nil, !awaitingReply, !closing { timeouts.connectionIdle() }
+    }
+
+    /// Waits off the event loop for a pending reply to the oldest request (at the queue's head),
+    /// then writes it and goes on with the queue.
+    private func wait(for reply: Reply, of request: Request, context: ChannelHandlerContext) {
+        guard case .pending(let work) = reply else { return }
+        awaitingReply = true
+        let promise = context.eventLoop.makePromise(of: HTTPResponse.self)
+        promise.completeWithTask(work)
+        promise.futureResult.assumeIsolated().whenSuccess { response in
+            self.awaitingReply = false
+            guard !self.closing, context.channel.isActive else { return }
+            self.queue.removeFirst()
+            self.write(response, for: request, context: context)
+            self.processQueue(context: context)
+            self.flushIfNeeded(context: context)
+        }
     }
 
     private func write(_ response: HTTPResponse, for request: Request, context: ChannelHandlerContext) {

@@ -47,6 +47,7 @@ final class Representations: Sendable {
 
     /// Whether `If-None-Match` names `etag` (or is `*`); weak comparison, as RFC 9110 asks for it.
     static func matches(headers: HTTPHeaders, etag: String) -> Bool {
+        guard headers.contains(name: "If-None-Match") else { return false }
         for value in headers[canonicalForm: "If-None-Match"] {
             let candidate = value.trimmingSpaces
             if candidate == "*" { return true }
@@ -80,31 +81,37 @@ final class Representations: Sendable {
     }
 }
 
-/// `Accept-Encoding` negotiation (RFC 9110, section 12.5.3) for the one coding we send.
+/// `Accept-Encoding` negotiation (RFC 9110, section 12.5.3) for the one coding we send. Reads the
+/// header in place: no allocation on the hot path.
 enum ContentCoding {
     /// Whether the client accepts gzip: listed (or `x-gzip`, or `*`) with a non-zero quality. A
     /// request without the header, or with `identity` only, gets the identity body.
     static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
         var wildcard: Bool?
-        for value in headers[canonicalForm: "Accept-Encoding"] {
+        for (name, value) in headers where name.utf8.count == 15 && equalsIgnoringCase(name[...], "accept-encoding") {
             for element in value.split(separator: ",") {
-                let parts = element.split(separator: ";")
-                guard let coding = parts.first?.trimmingSpaces.lowercased() else { continue }
-                let accepted = parts.dropFirst().allSatisfy { !isZeroQuality($0) }
-                switch coding {
-                case "gzip", "x-gzip": return accepted
-                case "*": wildcard = accepted
-                default: continue
+                var parameters = element.split(separator: ";").makeIterator()
+                guard let coding = parameters.next()?.trimmingSpaces else { continue }
+                var accepted = true
+                while let parameter = parameters.next() {
+                    let parameter = parameter.trimmingSpaces
+                    if parameter.count > 2, equalsIgnoringCase(parameter.prefix(2), "q="), Double(parameter.dropFirst(2)) == 0 {
+                        accepted = false
+                    }
                 }
+                if equalsIgnoringCase(coding, "gzip") || equalsIgnoringCase(coding, "x-gzip") { return accepted }
+                if coding == "*" { wildcard = accepted }
             }
         }
         return wildcard ?? false
     }
 
-    private static func isZeroQuality(_ parameter: Substring) -> Bool {
-        let parameter = parameter.trimmingSpaces.lowercased()
-        guard parameter.hasPrefix("q=") else { return false }
-        return (Double(parameter.dropFirst(2)) ?? 1) == 0
+    /// ASCII case-insensitive equality with a lower-case literal.
+    static func equalsIgnoringCase(_ text: Substring, _ lowercase: StaticString) -> Bool {
+        guard text.utf8.count == lowercase.utf8CodeUnitCount else { return false }
+        return lowercase.withUTF8Buffer { expected in
+            zip(text.utf8, expected).allSatisfy { byte, wanted in (byte | (byte >= 65 && byte <= 90 ? 0x20 : 0)) == wanted }
+        }
     }
 }
 

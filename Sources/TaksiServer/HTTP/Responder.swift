@@ -117,9 +117,13 @@ public struct Responder: Sendable {
     private func select(
         in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
     ) throws(APIError) -> ServedScreenSet.Variant {
+        let versionText = headers.first(name: "X-Taksi-Version") ?? target.query["version"]
+        let alternative = headers.first(name: "X-Taksi-Alternative")
+        // One variant, and nothing in the request that could be refused: no selection to make.
+        if versionText == nil, alternative == nil, let only = screen.onlyVariant { return only }
         var request = ScreenVariants.Request()
         let vary = screen.vary.map { [("Vary", $0)] } ?? []
-        if let text = headers.first(name: "X-Taksi-Version") ?? target.query["version"] {
+        if let text = versionText {
             guard let version = Version(text.trimmingCharacters(in: .whitespaces)) else {
                 throw APIError(
                     status: .badRequest, code: "invalid_version",
@@ -128,7 +132,7 @@ public struct Responder: Sendable {
             }
             request.version = version
         }
-        request.alternative = headers.first(name: "X-Taksi-Alternative")
+        request.alternative = alternative
         request.user = headers.first(name: "X-Taksi-User")
         switch screen.variants.select(request) {
         case .success(let compiled):

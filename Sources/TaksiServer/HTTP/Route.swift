@@ -22,6 +22,8 @@ enum Route: Sendable, Equatable {
     case openAPI
     case notFound
 
+    private static let prefixes = ["/screens", "/interfaces"]
+
     init(path: Substring) {
         var path = path
         if path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
@@ -42,7 +44,7 @@ enum Route: Sendable, Equatable {
         default:
             break
         }
-        for prefix in ["/screens", "/interfaces"] where path.hasPrefix(prefix) {
+        for prefix in Self.prefixes where path.hasPrefix(prefix) {
             let rest = path.dropFirst(prefix.count)
             if rest.isEmpty {
                 self = .index

@@ -65,6 +65,15 @@ public final class ServedScreenSet: Sendable {
         let served: [String: Variant]
         /// The `Vary` value for this screen's responses, or nil when nothing in the request matters.
         let vary: String?
+        /// The variant when there is exactly one, for any app version: no selection is needed.
+        let onlyVariant: Variant?
+
+        init(variants: ScreenVariants, served: [String: Variant], vary: String?) {
+            self.variants = variants
+            self.served = served
+            self.vary = vary
+            self.onlyVariant = served.count == 1 && !variants.isVersioned ? served.values.first : nil
+        }
     }
 
     /// The compiled screens and their catalog.
