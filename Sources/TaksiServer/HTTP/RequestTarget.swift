@@ -9,7 +9,7 @@ struct RequestTarget: Sendable, Equatable {
     /// of repeated parameters wins.
     /// - Throws: ``APIError`` `invalid_query` when a percent escape is malformed or not UTF-8.
     init(_ uri: String) throws(APIError) {
-        guard let mark = uri.firstIndex(of: "?") else {
+        guard let mark = uri.utf8.firstIndex(of: UInt8(ascii: "?")) else {
             path = uri[...]
             query = [:]
             return

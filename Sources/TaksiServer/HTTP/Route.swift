@@ -22,43 +22,44 @@ enum Route: Sendable, Equatable {
     case openAPI
     case notFound
 
-    private static let prefixes = ["/screens", "/interfaces"]
+    private static let prefixes: [StaticString] = ["/screens", "/interfaces"]
 
+    /// Matches on the path's UTF-8 bytes: String's Unicode-aware comparisons were a tenth of the
+    /// hot path's time in the benchmark.
     init(path: Substring) {
-        var path = path
-        if path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
-        if path == "/healthz" {
+        var bytes = path.utf8[...]
+        if bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes = bytes.dropLast() }
+        if Self.equals(bytes, "/healthz") {
             self = .health
-            return
-        }
-        switch path {
-        case "/readyz":
+        } else if Self.equals(bytes, "/readyz") {
             self = .ready
-            return
-        case "/metrics":
+        } else if Self.equals(bytes, "/metrics") {
             self = .metrics
-            return
-        case "/openapi.yaml":
+        } else if Self.equals(bytes, "/openapi.yaml") {
             self = .openAPI
-            return
-        default:
-            break
+        } else {
+            self = Self.screenRoute(bytes) ?? .notFound
         }
-        for prefix in Self.prefixes where path.hasPrefix(prefix) {
-            let rest = path.dropFirst(prefix.count)
-            if rest.isEmpty {
-                self = .index
-                return
-            }
-            guard rest.hasPrefix("/") else { continue }
+    }
+
+    private static func screenRoute(_ bytes: Substring.UTF8View.SubSequence) -> Route? {
+        for prefix in prefixes {
+            let length = prefix.utf8CodeUnitCount
+            guard bytes.count >= length, equals(bytes.prefix(length), prefix) else { continue }
+            let rest = bytes.dropFirst(length)
+            if rest.isEmpty { return .index }
+            guard rest.first == UInt8(ascii: "/") else { continue }
             let name = rest.dropFirst()
-            if name.hasSuffix("/data") {
-                self = .data(String(name.dropLast("/data".count)))
-            } else {
-                self = .skeleton(String(name))
+            let suffix = "/data".utf8
+            if name.count >= suffix.count, name.suffix(suffix.count).elementsEqual(suffix) {
+                return .data(String(Substring(name.dropLast(suffix.count))))
             }
-            return
+            return .skeleton(String(Substring(name)))
         }
-        self = .notFound
+        return nil
+    }
+
+    private static func equals(_ bytes: Substring.UTF8View.SubSequence, _ literal: StaticString) -> Bool {
+        literal.withUTF8Buffer { bytes.elementsEqual($0) }
     }
 }
