@@ -6,10 +6,12 @@ table row: fresh requests answered, their median and slowest latency, and the se
     slow_readers.py --url http://127.0.0.1:8080/screens/menu --pid 1234 [--connections 300] [--seconds 10]
 """
 import argparse
+import multiprocessing
 import os
 import selectors
 import socket
 import statistics
+import sys
 import threading
 import time
 from urllib.parse import urlsplit
@@ -48,6 +50,32 @@ def fetch(host, port, request, timeout):
         return None
 
 
+def flood(host, port, request, connections, seconds, sent):
+    """Opens the connections and pipelines requests into them until `seconds` pass, never reading.
+    Runs in its own process, at a lower priority, so the probes' timings are not the flood's."""
+    os.nice(10)
+    burst = request * 256
+    selector = selectors.DefaultSelector()
+    for _ in range(connections):
+        sock = socket.create_connection((host, port))
+        sock.setblocking(False)
+        selector.register(sock, selectors.EVENT_WRITE)
+    stop = time.monotonic() + seconds
+    total = 0
+    while time.monotonic() < stop:
+        for key, _ in selector.select(timeout=0.1):
+            try:
+                total += key.fileobj.send(burst)
+            except BlockingIOError:
+                pass
+            except OSError:
+                selector.unregister(key.fileobj)
+    sent.value = total
+    time.sleep(1)  # keep the connections open until the last probes are done
+    for key in list(selector.get_map().values()):
+        key.fileobj.close()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
@@ -59,54 +87,37 @@ def main():
     url = urlsplit(args.url)
     host, port = url.hostname, url.port
     request = f"GET {url.path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
-    burst = request * 256
 
-    selector = selectors.DefaultSelector()
-    for _ in range(args.connections):
-        sock = socket.create_connection((host, port))
-        sock.setblocking(False)
-        selector.register(sock, selectors.EVENT_WRITE)
-
-    stop = time.monotonic() + args.seconds
+    sent = multiprocessing.Value("d", 0.0)
+    flooder = multiprocessing.Process(target=flood, args=(host, port, request, args.connections, args.seconds, sent))
+    flooder.start()
+    time.sleep(1)  # let the flood build up before measuring
+    stop = time.monotonic() + args.seconds - 1
     peak = [rss_mb(args.pid)]
-    latencies, failures = [], [0]
-
-    def probe():
-        while time.monotonic() < stop:
-            latency = fetch(host, port, request, timeout=5)
-            if latency is None:
-                failures[0] += 1
-            else:
-                latencies.append(latency * 1000)
-            time.sleep(0.05)
+    latencies, failures = [], 0
 
     def sample():
         while time.monotonic() < stop + 0.5:
             peak[0] = max(peak[0], rss_mb(args.pid))
             time.sleep(0.05)
 
-    threads = [threading.Thread(target=probe), threading.Thread(target=sample)]
-    for thread in threads:
-        thread.start()
-    sent = 0
+    sampler = threading.Thread(target=sample)
+    sampler.start()
     while time.monotonic() < stop:
-        for key, _ in selector.select(timeout=0.1):
-            try:
-                sent += key.fileobj.send(burst)
-            except BlockingIOError:
-                pass
-            except OSError:
-                selector.unregister(key.fileobj)
-    for thread in threads:
-        thread.join()
-    for key in list(selector.get_map().values()):
-        key.fileobj.close()
+        latency = fetch(host, port, request, timeout=5)
+        if latency is None:
+            failures += 1
+        else:
+            latencies.append(latency * 1000)
+        time.sleep(0.02)
+    sampler.join()
+    flooder.join()
 
-    total = len(latencies) + failures[0]
+    total = len(latencies) + failures
     median = statistics.median(latencies) if latencies else float("nan")
     slowest = max(latencies) if latencies else float("nan")
     print(f"| {args.label} | {len(latencies)}/{total} | {median:.1f} | {slowest:.1f} | {peak[0]:.1f} |", flush=True)
-    print(f"{args.label}: flood sent {sent / 1e6:.1f} MB of pipelined requests", file=__import__("sys").stderr)
+    print(f"{args.label}: flood sent {sent.value / 1e6:.1f} MB of pipelined requests", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -203,7 +203,13 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     private func write(_ response: HTTPResponse, for request: Request, context: ChannelHandlerContext) {
         let keepAlive = request.head.isKeepAlive && !quiescing && request.rejection == nil
-        var head = context.channel.allocator.buffer(capacity: (response.encodedHead?.readableBytes ?? 256) + 128)
+        let sendsBody = request.head.method != .HEAD && response.body.readableBytes > 0
+        // A small body goes in the same buffer as the head: one write through the pipeline and one
+        // system call instead of two. Large ones are written as they are, without a copy.
+        let inline = sendsBody && response.body.readableBytes <= Self.inlineBodyLimit
+        var head = context.channel.allocator.buffer(
+            capacity: (response.encodedHead?.readableBytes ?? 256) + 128 + (inline ? response.body.readableBytes : 0)
+        )
         if let encoded = response.encodedHead {
             head.writeImmutableBuffer(encoded)
         } else {
@@ -227,10 +233,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
         head.writeStaticString("\r\n\r\n")
         let headBytes = head.readableBytes
-        let sendsBody = request.head.method != .HEAD && response.body.readableBytes > 0
+        if inline { head.writeImmutableBuffer(response.body) }
         let last: EventLoopPromise<Void>? = keepAlive ? nil : context.eventLoop.makePromise()
-        context.write(wrapOutboundOut(.byteBuffer(head)), promise: sendsBody ? nil : last)
-        if sendsBody { context.write(wrapOutboundOut(.byteBuffer(response.body)), promise: last) }
+        context.write(wrapOutboundOut(.byteBuffer(head)), promise: sendsBody && !inline ? nil : last)
+        if sendsBody, !inline { context.write(wrapOutboundOut(.byteBuffer(response.body)), promise: last) }
         needsFlush = true
         finished(request, response: response, bytes: headBytes + (sendsBody ? response.body.readableBytes : 0))
         if let last {
@@ -240,6 +246,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             last.futureResult.whenComplete { _ in channel.close(promise: nil) }
         }
     }
+
+    /// Bodies up to this size are copied next to their head.
+    private static let inlineBodyLimit = 16 * 1024
 
     private func flushIfNeeded(context: ChannelHandlerContext) {
         guard needsFlush else { return }

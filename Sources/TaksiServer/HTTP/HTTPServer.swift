@@ -58,8 +58,8 @@ public final class HTTPServer: Sendable {
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             // Small reads bound what one client can make the server decode before backpressure holds it.
-            .childChannelOption(.maxMessagesPerRead, value: 2)
-            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 512, initial: 2048, maximum: 16384))
+            .childChannelOption(.maxMessagesPerRead, value: 1)
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 512, initial: 2048, maximum: 8192))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let sweeper = allSweepers[ObjectIdentifier(channel.eventLoop)]?.value else {
