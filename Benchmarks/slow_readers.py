@@ -57,7 +57,12 @@ def flood(host, port, request, connections, seconds, sent):
     burst = request * 256
     selector = selectors.DefaultSelector()
     for _ in range(connections):
-        sock = socket.create_connection((host, port))
+        sock = socket.socket()
+        # A bounded send buffer: otherwise the kernel buffers megabytes per connection on the
+        # flood's side, and the machine-wide TCP memory pressure delays every server's new
+        # connections by a SYN retransmission (1 s), which measures the kernel, not the server.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 * 1024)
+        sock.connect((host, port))
         sock.setblocking(False)
         selector.register(sock, selectors.EVENT_WRITE)
     stop = time.monotonic() + seconds
