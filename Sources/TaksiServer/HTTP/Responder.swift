@@ -100,12 +100,12 @@ public struct Responder: Sendable {
         case .skeleton(let name):
             guard let screen = screens.screens[name] else { throw .screenNotFound(name) }
             let variant = try select(in: screen, target: target, headers: request.headers)
-            variant.skeletonCounter.increment()
+            variant.counted.skeleton.increment()
             return .ready(variant.skeleton.response(to: request.headers))
         case .data(let name):
             guard let screen = screens.screens[name] else { throw .screenNotFound(name) }
             let variant = try select(in: screen, target: target, headers: request.headers)
-            variant.dataCounter.increment()
+            variant.counted.data.increment()
             if let staticData = variant.staticData { return .ready(staticData.response(to: request.headers)) }
             return try data(for: variant, query: target.query, headers: request.headers, catalog: screens.screenSet.catalog)
         case .notFound:

@@ -1,4 +1,5 @@
 public import CoreMetrics
+import Atomics
 import NIOCore
 import NIOHTTP1
 import TaksiSchema
@@ -41,20 +42,44 @@ public final class ServedScreenSet: Sendable {
         /// Present when every source is a fixture.
         let staticData: Representations?
         /// Counts skeleton and data responses of this variant, for experiment exposure.
-        let skeletonCounter: Counter
-        let dataCounter: Counter
+        private let metrics: any MetricsFactory
+        private let counters = ManagedAtomicLazyReference<Counters>()
+
+        /// Counts skeleton and data responses of this variant, for experiment exposure.
+        final class Counters: Sendable {
+            let skeleton: Counter
+            let data: Counter
+
+            init(skeleton: Counter, data: Counter) {
+                self.skeleton = skeleton
+                self.data = data
+            }
+        }
 
         init(
             compiled: CompiledScreen, setVersion: String, headers: [(String, String)], skeleton: Representations,
-            staticData: Representations?, skeletonCounter: Counter, dataCounter: Counter
+            staticData: Representations?, metrics: any MetricsFactory
         ) {
             self.compiled = compiled
             self.setVersion = setVersion
             self.headers = headers
             self.skeleton = skeleton
             self.staticData = staticData
-            self.skeletonCounter = skeletonCounter
-            self.dataCounter = dataCounter
+            self.metrics = metrics
+        }
+
+        /// Made on first use, without a lock: registering two labelled series per variant at load
+        /// made loading 10,000 screens quadratic (swift-prometheus copies a metric family to add a
+        /// series), and most variants of a large set are rarely asked for.
+        var counted: Counters {
+            if let counters = counters.load() { return counters }
+            let dimensions = [("screen", compiled.name), ("variant", compiled.variantID)]
+            return counters.storeIfNilThenLoad(
+                Counters(
+                    skeleton: Counter(label: "taksi_variant_skeletons_total", dimensions: dimensions, factory: metrics),
+                    data: Counter(label: "taksi_variant_data_total", dimensions: dimensions, factory: metrics)
+                )
+            )
         }
     }
 
@@ -96,7 +121,6 @@ public final class ServedScreenSet: Sendable {
             ].compactMap { $0 }
             var served: [String: Variant] = [:]
             for compiled in variants.all {
-                let dimensions = [("screen", name), ("variant", compiled.variantID)]
                 let headers = [("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version)]
                 served[compiled.file] = Variant(
                     compiled: compiled,
@@ -112,8 +136,7 @@ public final class ServedScreenSet: Sendable {
                             headers: headers + [("Cache-Control", Self.dataCacheControl)], vary: varied
                         )
                     },
-                    skeletonCounter: Counter(label: "taksi_variant_skeletons_total", dimensions: dimensions, factory: metrics),
-                    dataCounter: Counter(label: "taksi_variant_data_total", dimensions: dimensions, factory: metrics)
+                    metrics: metrics
                 )
             }
             screens[name] = Screen(variants: variants, served: served, vary: varied.isEmpty ? nil : varied.joined(separator: ", "))
