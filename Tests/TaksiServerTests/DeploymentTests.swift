@@ -8,25 +8,11 @@ import Testing
 /// files its ConfigMap mounts load as a valid screen set with its configuration.
 @Suite("Deployment")
 struct DeploymentTests {
-    func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.currentDirectoryURL = repositoryRoot
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
-    }
-
     @Test("the manifest is up to date with Screens/ and passes the Kubernetes 1.30 schemas")
     func valid() throws {
-        let current = try run(["python3", "scripts/render-kubernetes.py", "--check"])
+        let current = try runTool(["python3", "scripts/render-kubernetes.py", "--check"])
         #expect(current.status == 0, "\(current.output)")
-        let validation = try run([
+        let validation = try runTool([
             "python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", "deploy/kubernetes.yaml",
         ])
         #expect(validation.status == 0, "python3 -m pip install kubernetes-validate where missing: \(validation.output)")
@@ -56,7 +42,7 @@ struct DeploymentTests {
                 "service": documents["Service"]["spec"]["ports"][0]["targetPort"], "minReplicas": documents["HorizontalPodAutoscaler"]["spec"]["minReplicas"],
             }))
             """
-        let result = try run(["python3", "-c", script, directory.path])
+        let result = try runTool(["python3", "-c", script, directory.path])
         try #require(result.status == 0, "\(result.output)")
         let facts = try JSONDecoder().decode(JSONValue.self, from: Data(result.output.utf8))
         #expect(facts["args"] == ["serve", "--config", "/etc/taksi/config.json"])

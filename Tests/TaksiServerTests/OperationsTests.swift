@@ -71,20 +71,6 @@ struct OperationsTests {
         #expect(await application.responder.response(method: .GET, uri: "/healthz").status == .ok)
     }
 
-    /// Runs a Python script with arguments; its exit status and output.
-    func python(_ script: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
-    }
-
     @Test("the served OpenAPI document is docs/openapi.yaml, valid OpenAPI 3.1, and real responses match it")
     func openAPI() async throws {
         let file = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
@@ -139,7 +125,7 @@ struct OperationsTests {
             print("checked", len(json.load(open(sys.argv[2]))))
             sys.exit(1 if failures else 0)
             """
-        let result = try python(script, [repositoryRoot.appendingPathComponent("docs/openapi.yaml").path, samplesFile.path])
+        let result = try runTool(["python3", "-c", script, repositoryRoot.appendingPathComponent("docs/openapi.yaml").path, samplesFile.path])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("checked 8"))
     }

@@ -55,6 +55,22 @@ func withRunningServer(limits: ConnectionLimits = ConnectionLimits(), _ body: (I
     try await group.shutdownGracefully()
 }
 
+/// Runs a command (found on PATH) in the repository's root; its exit status and its output and
+/// errors together. For the independent checkers some tests use (Python validators, scripts).
+func runTool(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    process.currentDirectoryURL = repositoryRoot
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, text)
+}
+
 /// One parsed HTTP/1.1 response.
 struct RawResponse {
     var status: Int

@@ -52,7 +52,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let requestIDPrefix = String(UInt64.random(in: 0...UInt64.max) | (1 << 63), radix: 16) + "-"
     private var requestCount = 0
     private var dateSecond = -1
-    private var dateLine = ""
+    private var dateText = ""
 
     init(
         responder: Responder, limits: ConnectionLimits, timeouts: RequestTimeoutHandler, accessLog: Logger?,
@@ -311,16 +311,16 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// The `Date` header's value (RFC 9110 IMF-fixdate), formatted at most once a second.
     private func currentDate() -> String {
         var now = time(nil)
-        guard now != dateSecond else { return dateLine }
+        guard now != dateSecond else { return dateText }
         dateSecond = now
         var parts = tm()
         gmtime_r(&now, &parts)
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        dateLine = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+        dateText = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
-        return dateLine
+        return dateText
     }
 
     private static func headerBytes(_ headers: HTTPHeaders) -> Int {
