@@ -269,6 +269,51 @@ struct UpstreamTests {
         try await fixture.upstream.stop()
     }
 
+    @Test("the bike-share and repository examples work end to end against a live upstream, and degrade when it dies")
+    func examples() async throws {
+        let upstream = try await TestUpstream()
+        // The upstream answers with the offline fixtures, so the answers must equal the goldens.
+        let fixtures = repositoryRoot.appendingPathComponent("upstreams")
+        for (path, file) in [
+            ("/v2/networks", "citybikes/v2/networks.json"), ("/v2/networks/velib", "citybikes/v2/networks/velib.json"),
+            ("/search/repositories", "github/search/repositories.json"),
+        ] {
+            upstream.on(path, .json(try String(contentsOf: fixtures.appendingPathComponent(file), encoding: .utf8)))
+        }
+        var configuration = ServerConfiguration()
+        configuration.upstreams = ["citybikes": upstream.baseURL, "github": upstream.baseURL]
+        let application = buildApplication(configuration: configuration, screenSet: exampleScreens, logger: Logger(label: "test"))
+        let golden = repositoryRoot.appendingPathComponent("Tests/TaksiScreensTests/Golden")
+        for (uri, name) in [
+            ("/screens/bikes/networks/data", "networks"), ("/screens/bikes/stations/data?network=velib", "stations"),
+            ("/screens/repositories/data?q=swift", "repositories"),
+        ] {
+            let response = await application.responder.response(method: .GET, uri: uri, headers: ["Authorization": "Bearer t"])
+            #expect(response.status == .ok)
+            #expect(response.headers["X-Taksi-Degraded"].isEmpty)
+            let expected = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: golden.appendingPathComponent("\(name).data.json")))
+            #expect(try JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView)) == expected, "\(uri)")
+        }
+        #expect(
+            Set(upstream.requests.map(\.uri)) == [
+                "/v2/networks?fields=id,name,location", "/v2/networks/velib?fields=id,name,stations",
+                "/search/repositories?q=swift&sort=stars&per_page=20",
+            ]
+        )
+        let search = try #require(upstream.requests.first { $0.uri.hasPrefix("/search") })
+        #expect(search.headers.contains { $0.0 == "Authorization" && $0.1 == "Bearer t" })
+
+        try await upstream.stop()
+        // A new application has nothing cached to stand in.
+        let restarted = buildApplication(configuration: configuration, screenSet: exampleScreens, logger: Logger(label: "test"))
+        for uri in ["/screens/bikes/networks/data", "/screens/bikes/stations/data?network=velib", "/screens/repositories/data?q=swift"] {
+            let response = await restarted.responder.response(method: .GET, uri: uri)
+            #expect(response.status == .ok)
+            #expect(!response.headers["X-Taksi-Degraded"].isEmpty, "\(uri)")
+            #expect((try? JSONDecoder().decode(InterfaceData.self, from: Data(response.body.readableBytesView))) != nil, "\(uri) decodes")
+        }
+    }
+
     @Test("the cache keeps at most its entries and bytes, dropping the least recently used first")
     func bounded() async {
         let clock = ManualClock()

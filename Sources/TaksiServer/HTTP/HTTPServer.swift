@@ -56,7 +56,10 @@ public final class HTTPServer: Sendable {
                     )
                 }
             }
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // A TCP-level option: `.socketOption(.tcp_nodelay)` would set SOL_SOCKET option 1, which is
+            // SO_DEBUG, and fails for a non-root user, resetting every connection (the container
+            // check found it).
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             // Small reads, and a small allowance of unsent responses, bound what one client that does
             // not read can cost: in the slow-reader flood (300 such clients) the server grew by
             // about 58 MB with 8 KiB reads and NIO's default 64 KiB allowance.

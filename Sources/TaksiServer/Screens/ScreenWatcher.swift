@@ -73,15 +73,16 @@ public struct ScreenWatcher: Service {
     /// Names, sizes and modification times of every file under the directory: changes when a file
     /// is added, removed or rewritten.
     static func fingerprint(of directory: String) -> [String: String] {
+        // stat(2) each file: Foundation's resource values also resolve the owner's name, reading
+        // /etc/passwd and /etc/group for every file on every check.
         var result: [String: String] = [:]
-        let keys: [URLResourceKey] = [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey]
-        let enumerator = FileManager.default.enumerator(
-            at: URL(fileURLWithPath: directory, isDirectory: true), includingPropertiesForKeys: keys, options: [.skipsHiddenFiles]
-        )
-        while let url = enumerator?.nextObject() as? URL {
-            guard let values = try? url.resourceValues(forKeys: Set(keys)), values.isRegularFile == true else { continue }
-            let modified = values.contentModificationDate?.timeIntervalSince1970 ?? 0
-            result[url.path] = "\(values.fileSize ?? -1)@\(modified)"
+        guard let enumerator = FileManager.default.enumerator(atPath: directory) else { return result }
+        while let relative = enumerator.nextObject() as? String {
+            if relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) { continue }
+            let path = (directory as NSString).appendingPathComponent(relative)
+            var info = stat()
+            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            result[path] = "\(info.st_size)@\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
         }
         return result
     }
