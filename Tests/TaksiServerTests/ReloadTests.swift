@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
-import TaksiServer
+@testable import TaksiServer
 import Testing
 
 /// Live reload: a valid edit is served, an invalid one keeps the last good set and shows up in
@@ -127,5 +127,27 @@ struct ReloadTests {
             #expect(replay.body == response.body, "\(requests[index].0) mixes versions")
         }
         #expect(versions.count >= 1)
+    }
+
+    @Test("the watcher's fingerprint changes when a file is rewritten, added or removed, and ignores hidden files")
+    func fingerprint() throws {
+        let (_, directory) = try makeApplication()
+        let login = directory.appendingPathComponent("login.json")
+        let before = ScreenWatcher.fingerprint(of: directory.path)
+        #expect(before[login.path] != nil)
+        #expect(before.keys.contains(directory.appendingPathComponent("bikes/stations.yaml").path), "subdirectories count")
+        #expect(ScreenWatcher.fingerprint(of: directory.path) == before, "nothing changed")
+
+        try write(String(contentsOf: login, encoding: .utf8) + " ", to: login)
+        let rewritten = ScreenWatcher.fingerprint(of: directory.path)
+        #expect(rewritten[login.path] != before[login.path])
+
+        try write("{}", to: directory.appendingPathComponent(".editor-swap.json"))
+        #expect(ScreenWatcher.fingerprint(of: directory.path) == rewritten, "hidden files are ignored")
+
+        try write("{}", to: directory.appendingPathComponent("new.json"))
+        #expect(ScreenWatcher.fingerprint(of: directory.path).count == rewritten.count + 1)
+        try FileManager.default.removeItem(at: login)
+        #expect(ScreenWatcher.fingerprint(of: directory.path)[login.path] == nil)
     }
 }
