@@ -85,9 +85,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .end:
             guard let request = receiving else { return }
             receiving = nil
-            if queue.isEmpty, !awaitingReply, context.channel.isWritable, request.rejection == nil {
+            if queue.isEmpty, !awaitingReply, context.channel.isWritable {
                 // The common case, one request at a time: answer it without queueing it.
-                let reply = responder.respond(to: HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers))
+                let reply = reply(to: request)
                 if case .ready(let response) = reply {
                     write(response, for: request, context: context)
                     if !closing { timeouts.connectionIdle() }
@@ -162,12 +162,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// Answers waiting requests in order while the client keeps reading.
     private func processQueue(context: ChannelHandlerContext) {
         while !awaitingReply, !closing, context.channel.isWritable, let request = queue.first {
-            let reply: Reply
-            if let rejection = request.rejection {
-                reply = .ready(HTTPResponse(error: rejection))
-            } else {
-                reply = responder.respond(to: HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers))
-            }
+            let reply = reply(to: request)
             switch reply {
             case .ready(let response):
                 queue.removeFirst()
@@ -182,6 +177,12 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.read()
         }
         if queue.isEmpty, receiving == nil, !awaitingReply, !closing { timeouts.connectionIdle() }
+    }
+
+    /// The responder's reply, or the rejection decided while reading.
+    private func reply(to request: Request) -> Reply {
+        if let rejection = request.rejection { return .ready(HTTPResponse(error: rejection)) }
+        return responder.respond(to: HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers))
     }
 
     /// Waits off the event loop for a pending reply to the oldest request (at the queue's head),

@@ -49,7 +49,7 @@ final class Representations: Sendable {
     static func matches(headers: HTTPHeaders, etag: String) -> Bool {
         guard headers.contains(name: "If-None-Match") else { return false }
         for value in headers[canonicalForm: "If-None-Match"] {
-            let candidate = value.trimmingSpaces
+            let candidate = value.trimmingOptionalWhitespace
             if candidate == "*" { return true }
             let tag = candidate.hasPrefix("W/") ? candidate.dropFirst(2) : candidate
             if tag == etag[...] { return true }
@@ -91,10 +91,10 @@ enum ContentCoding {
         for (name, value) in headers where name.utf8.count == 15 && equalsIgnoringCase(name[...], "accept-encoding") {
             for element in value.split(separator: ",") {
                 var parameters = element.split(separator: ";").makeIterator()
-                guard let coding = parameters.next()?.trimmingSpaces else { continue }
+                guard let coding = parameters.next()?.trimmingOptionalWhitespace else { continue }
                 var accepted = true
                 while let parameter = parameters.next() {
-                    let parameter = parameter.trimmingSpaces
+                    let parameter = parameter.trimmingOptionalWhitespace
                     if parameter.count > 2, equalsIgnoringCase(parameter.prefix(2), "q="), Double(parameter.dropFirst(2)) == 0 {
                         accepted = false
                     }
@@ -116,8 +116,10 @@ enum ContentCoding {
 }
 
 extension StringProtocol {
-    /// Without leading and trailing spaces and tabs (optional whitespace in HTTP fields).
-    var trimmingSpaces: SubSequence {
+    /// Without leading and trailing spaces and tabs: HTTP's optional whitespace (RFC 9110, 5.6.3).
+    /// Not TaksiScreens' `trimmingSpaces`, which trims spaces only because screen files treat tabs
+    /// as errors.
+    var trimmingOptionalWhitespace: SubSequence {
         let start = firstIndex { $0 != " " && $0 != "\t" } ?? endIndex
         let end = lastIndex { $0 != " " && $0 != "\t" }.map { index(after: $0) } ?? start
         return self[start..<Swift.max(start, end)]

@@ -34,8 +34,6 @@ public final class ServedScreenSet: Sendable {
     /// with one reference count instead of one per field.
     final class Variant: Sendable {
         let compiled: CompiledScreen
-        /// The version of the set the variant belongs to, sent with every response of it.
-        let setVersion: String
         /// Headers every response of this variant carries: the variant, the set version, `Vary`.
         let headers: [(String, String)]
         let skeleton: Representations
@@ -57,11 +55,10 @@ public final class ServedScreenSet: Sendable {
         }
 
         init(
-            compiled: CompiledScreen, setVersion: String, headers: [(String, String)], skeleton: Representations,
+            compiled: CompiledScreen, headers: [(String, String)], skeleton: Representations,
             staticData: Representations?, metrics: any MetricsFactory
         ) {
             self.compiled = compiled
-            self.setVersion = setVersion
             self.headers = headers
             self.skeleton = skeleton
             self.staticData = staticData
@@ -124,7 +121,6 @@ public final class ServedScreenSet: Sendable {
                 let headers = [("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version)]
                 served[compiled.file] = Variant(
                     compiled: compiled,
-                    setVersion: screenSet.version,
                     headers: headers + (varied.isEmpty ? [] : [("Vary", varied.joined(separator: ", "))]),
                     skeleton: Representations(
                         body: JSONWriter.bytes(compiled.skeleton.jsonValue), route: "skeleton", variant: compiled.variantID,
