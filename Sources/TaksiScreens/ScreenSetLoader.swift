@@ -33,9 +33,8 @@ public enum ScreenSetLoader {
         let root = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         var files: [String: [UInt8]] = [:]
         var diagnostics: [Diagnostic] = []
-        let rootURL = URL(fileURLWithPath: root, isDirectory: true)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: rootURL.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        // Links are followed (a Kubernetes ConfigMap is a tree of symbolic links); see ScreenDirectory.
+        guard let found = ScreenDirectory.files(in: root) else {
             return ScreenSetLoad(
                 screenSet: nil,
                 diagnostics: [
@@ -46,28 +45,18 @@ public enum ScreenSetLoader {
                 ]
             )
         }
-        let keys: [URLResourceKey] = [.isRegularFileKey, .fileSizeKey]
-        let enumerator = FileManager.default.enumerator(
-            at: rootURL, includingPropertiesForKeys: keys, options: [.skipsHiddenFiles]
-        )
-        let rootPath = rootURL.standardizedFileURL.path
-        while let url = enumerator?.nextObject() as? URL {
-            let values = try? url.resourceValues(forKeys: Set(keys))
-            guard values?.isRegularFile == true, definitionExtensions.contains(url.pathExtension) else { continue }
-            let fullPath = url.standardizedFileURL.path
-            guard fullPath.hasPrefix(rootPath + "/") else { continue }
-            let relative = String(fullPath.dropFirst(rootPath.count + 1))
-            let size = values?.fileSize ?? 0
-            if size > maximumFileSize {
+        for file in found where definitionExtensions.contains((file.relativePath as NSString).pathExtension) {
+            let relative = file.relativePath
+            if file.size > maximumFileSize {
                 diagnostics.append(
                     Diagnostic(
-                        code: .fileTooLarge, file: "\(root)/\(relative)",
-                        message: "the file has \(size) bytes, more than the limit of \(maximumFileSize); split it or move data to an upstream"
+                        code: .fileTooLarge, file: "\(root)/\(relative)", location: SourceLocation(line: 1, column: 1),
+                        message: "the file has \(file.size) bytes, more than the limit of \(maximumFileSize); split it or move data to an upstream"
                     )
                 )
                 continue
             }
-            guard let data = FileManager.default.contents(atPath: url.path) else {
+            guard let data = FileManager.default.contents(atPath: file.path) else {
                 diagnostics.append(
                     Diagnostic(code: .unreadableFile, file: "\(root)/\(relative)", message: "the file cannot be read; check its permissions")
                 )

@@ -5,7 +5,8 @@ import TaksiServer
 import Testing
 
 /// deploy/kubernetes.yaml: current, valid against the Kubernetes schemas, and deployable: the
-/// files its ConfigMap mounts load as a valid screen set with its configuration.
+/// files its ConfigMap mounts, laid out as the kubelet lays them out, load as a valid screen set
+/// with its configuration.
 @Suite("Deployment")
 struct DeploymentTests {
     @Test("the manifest is up to date with Screens/ and passes the Kubernetes 1.30 schemas")
@@ -22,7 +23,7 @@ struct DeploymentTests {
     @Test("what the ConfigMap mounts loads: a valid screen set and configuration; probes, replicas and user are right")
     func deployable() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-k8s-\(UUID().uuidString)")
-        // Writes each ConfigMap key where the Deployment mounts it, and prints the facts checked below.
+        // Prints each mounted item's path and content, and the facts checked below.
         let script = """
             import json, os, sys, yaml
             documents = {d["kind"]: d for d in yaml.safe_load_all(open("deploy/kubernetes.yaml"))}
@@ -30,11 +31,8 @@ struct DeploymentTests {
             pod = documents["Deployment"]["spec"]["template"]["spec"]
             container = pod["containers"][0]
             mount = container["volumeMounts"][0]["mountPath"]
-            for item in pod["volumes"][0]["configMap"]["items"]:
-                path = os.path.join(sys.argv[1], item["path"])
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                open(path, "w").write(data[item["key"]])
             print(json.dumps({
+                "files": {item["path"]: data[item["key"]] for item in pod["volumes"][0]["configMap"]["items"]},
                 "mount": mount, "args": container["args"], "replicas": documents["Deployment"]["spec"]["replicas"],
                 "readiness": container["readinessProbe"]["httpGet"]["path"], "liveness": container["livenessProbe"]["httpGet"]["path"],
                 "user": pod["securityContext"]["runAsUser"], "nonRoot": pod["securityContext"]["runAsNonRoot"],
@@ -42,9 +40,12 @@ struct DeploymentTests {
                 "service": documents["Service"]["spec"]["ports"][0]["targetPort"], "minReplicas": documents["HorizontalPodAutoscaler"]["spec"]["minReplicas"],
             }))
             """
-        let result = try runTool(["python3", "-c", script, directory.path])
+        let result = try runTool(["python3", "-c", script])
         try #require(result.status == 0, "\(result.output)")
         let facts = try JSONDecoder().decode(JSONValue.self, from: Data(result.output.utf8))
+        // Laid out exactly as the kubelet mounts a ConfigMap with items: links into a timestamped folder.
+        guard case .object(let mounted)? = facts["files"] else { Issue.record("no files: \(result.output)"); return }
+        try KubeletVolume(mount: directory).publish(mounted.compactMapValues { if case .string(let text) = $0 { text } else { nil } })
         #expect(facts["args"] == ["serve", "--config", "/etc/taksi/config.json"])
         #expect(facts["mount"] == "/etc/taksi")
         #expect(facts["replicas"] == 3)

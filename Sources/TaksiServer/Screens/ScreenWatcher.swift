@@ -70,20 +70,12 @@ public struct ScreenWatcher: Service {
         return true
     }
 
-    /// Names, sizes and modification times of every file under the directory: changes when a file
-    /// is added, removed or rewritten.
+    /// The device, inode, size and modification time of every file under the directory, links
+    /// followed: changes when a file is added, removed, rewritten, or replaced by the kubelet's
+    /// atomic swap of a ConfigMap's `..data` link (the files then live in a new folder).
     static func fingerprint(of directory: String) -> [String: String] {
-        // stat(2) each file: Foundation's resource values also resolve the owner's name, reading
-        // /etc/passwd and /etc/group for every file on every check.
         var result: [String: String] = [:]
-        guard let enumerator = FileManager.default.enumerator(atPath: directory) else { return result }
-        while let relative = enumerator.nextObject() as? String {
-            if relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) { continue }
-            let path = (directory as NSString).appendingPathComponent(relative)
-            var info = stat()
-            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-            result[path] = "\(info.st_size)@\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
-        }
+        for file in ScreenDirectory.files(in: directory) ?? [] { result[file.relativePath] = file.fingerprint }
         return result
     }
 }

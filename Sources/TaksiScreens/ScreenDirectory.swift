@@ -1,0 +1,86 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The files of a screens directory, found the way a deployment lays them out: symbolic links are
+/// followed wherever they point (the directory itself and anything in it), because Kubernetes
+/// mounts a ConfigMap as `Screens -> ..data/Screens` with `..data` a link to a timestamped folder.
+/// Names starting with `.` are skipped (editor files, and the kubelet's own `..data` and
+/// `..2026_11_21_...` entries, which would otherwise list every file twice). A directory reached
+/// twice (a link loop, or two links to one folder) is read once.
+public enum ScreenDirectory {
+    /// One regular file under the directory.
+    public struct File: Sendable, Equatable {
+        /// The path relative to the directory, with `/` separators: `bikes/stations.yaml`.
+        public var relativePath: String
+        /// The path to open: the directory as given, joined with ``relativePath``.
+        public var path: String
+        /// Size in bytes.
+        public var size: Int
+        /// A token that changes when the file is rewritten or replaced: device, inode, size and
+        /// modification time of the file the links lead to.
+        public var fingerprint: String
+    }
+
+    /// Every regular file under `directory`, sorted by relative path, or nil when `directory` is
+    /// not a directory (after following links).
+    public static func files(in directory: String) -> [File]? {
+        guard let root = status(of: directory), root.isDirectory else { return nil }
+        var files: [File] = []
+        var visited: Set<DirectoryID> = [root.id]
+        walk(directory, relative: "", visited: &visited, into: &files)
+        return files.sorted { $0.relativePath < $1.relativePath }
+    }
+
+    private struct DirectoryID: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    private struct Status {
+        var id: DirectoryID
+        var isDirectory: Bool
+        var isRegularFile: Bool
+        var size: Int
+        var modified: String
+    }
+
+    /// stat(2), which follows links; nil for a broken link or an unreadable entry.
+    private static func status(of path: String) -> Status? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let type = info.st_mode & S_IFMT
+        #if canImport(Darwin)
+        let modified = "\(info.st_mtimespec.tv_sec).\(info.st_mtimespec.tv_nsec)"
+        #else
+        let modified = "\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+        #endif
+        return Status(
+            id: DirectoryID(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)),
+            isDirectory: type == S_IFDIR, isRegularFile: type == S_IFREG, size: Int(info.st_size), modified: modified
+        )
+    }
+
+    private static func walk(_ directory: String, relative: String, visited: inout Set<DirectoryID>, into files: inout [File]) {
+        // contentsOfDirectory lists names without resolving anything; stat below follows links.
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names.sorted() where !name.hasPrefix(".") {
+            let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+            let relativePath = relative.isEmpty ? name : relative + "/" + name
+            guard let entry = status(of: path) else { continue }
+            if entry.isDirectory {
+                guard visited.insert(entry.id).inserted else { continue }
+                walk(path, relative: relativePath, visited: &visited, into: &files)
+            } else if entry.isRegularFile {
+                let fingerprint = "\(entry.id.device):\(entry.id.inode):\(entry.size)@\(entry.modified)"
+                files.append(File(relativePath: relativePath, path: path, size: entry.size, fingerprint: fingerprint))
+            }
+        }
+    }
+}
