@@ -63,6 +63,16 @@ public indirect enum ContentExpression: Sendable, Hashable {
 public struct Evaluation: Sendable, Equatable {
     public var value: JSONValue?
     public var problems: [String]
+    /// The problems where the data had another shape than the binding reads (an object where an
+    /// array is bound, text where an object is walked), or where an item was dropped for it: the
+    /// data is at fault, not a value that is merely absent. A subset of ``problems``.
+    public var shapeFaults: [String] = []
+
+    public init(value: JSONValue?, problems: [String], shapeFaults: [String] = []) {
+        self.value = value
+        self.problems = problems
+        self.shapeFaults = shapeFaults
+    }
 }
 
 extension ContentExpression {
@@ -75,29 +85,33 @@ extension ContentExpression {
         case .object(let members):
             var output: [String: JSONValue] = [:]
             var problems: [String] = []
+            var faults: [String] = []
             for (key, member) in members {
                 let result = member.evaluate(values)
                 problems += result.problems
+                faults += result.shapeFaults
                 if let value = result.value { output[key] = value }
             }
-            return Evaluation(value: .object(output), problems: problems)
+            return Evaluation(value: .object(output), problems: problems, shapeFaults: faults)
         case .array(let elements):
             var output: [JSONValue] = []
             var problems: [String] = []
+            var faults: [String] = []
             for element in elements {
                 let result = element.evaluate(values)
                 problems += result.problems
-                guard let value = result.value else { return Evaluation(value: nil, problems: problems) }
+                faults += result.shapeFaults
+                guard let value = result.value else { return Evaluation(value: nil, problems: problems, shapeFaults: faults) }
                 output.append(value)
             }
-            return Evaluation(value: .array(output), problems: problems)
+            return Evaluation(value: .array(output), problems: problems, shapeFaults: faults)
         case .bind(let path, let options):
             switch Self.resolve(path, in: values) {
             case .success(let value):
                 return Evaluation(value: value, problems: [])
             case .failure(let problem):
                 if let fallback = options.defaultValue { return Evaluation(value: fallback, problems: []) }
-                return Evaluation(value: nil, problems: [problem.message])
+                return Evaluation(value: nil, problems: [problem.message], shapeFaults: problem.isShapeFault ? [problem.message] : [])
             }
         case .template(let parts, let options):
             var text = ""
@@ -107,6 +121,7 @@ extension ContentExpression {
                     text += literal
                 case .value(let path):
                     let problem: String
+                    var isShapeFault = true
                     switch Self.resolve(path, in: values) {
                     case .success(.string(let string)):
                         text += string
@@ -118,9 +133,10 @@ extension ContentExpression {
                         problem = "\(path) is \(value.typeName == "object" ? "an" : "a") \(value.typeName), which cannot be spliced into text"
                     case .failure(let failure):
                         problem = failure.message
+                        isShapeFault = failure.isShapeFault
                     }
                     if let fallback = options.defaultValue { return Evaluation(value: fallback, problems: []) }
-                    return Evaluation(value: nil, problems: [problem])
+                    return Evaluation(value: nil, problems: [problem], shapeFaults: isShapeFault ? [problem] : [])
                 }
             }
             return Evaluation(value: .string(text), problems: [])
@@ -130,25 +146,37 @@ extension ContentExpression {
             case .success(.array(let array)):
                 items = array
             case .success(let value):
-                return Evaluation(value: nil, problems: ["\(path) is \(value.typeName), not an array"])
+                let problem = "\(path) is \(value.typeName), not an array"
+                return Evaluation(value: nil, problems: [problem], shapeFaults: [problem])
             case .failure(let problem):
-                return Evaluation(value: nil, problems: [problem.message])
+                return Evaluation(value: nil, problems: [problem.message], shapeFaults: problem.isShapeFault ? [problem.message] : [])
             }
             var output: [JSONValue] = []
             var problems: [String] = []
+            var faults: [String] = []
             var scope = values
             for (index, item) in items.prefix(limit ?? .max).enumerated() {
                 scope[variable] = item
                 let result = template.evaluate(scope)
-                problems += result.problems.map { "item \(index) of \(path): \($0)" }
-                if let value = result.value { output.append(value) }
+                let itemProblems = result.problems.map { "item \(index) of \(path): \($0)" }
+                problems += itemProblems
+                if let value = result.value {
+                    output.append(value)
+                    faults += result.shapeFaults.map { "item \(index) of \(path): \($0)" }
+                } else {
+                    // The item is dropped: whatever made it fail is the data's fault.
+                    faults += itemProblems
+                }
             }
-            return Evaluation(value: .array(output), problems: problems)
+            return Evaluation(value: .array(output), problems: problems, shapeFaults: faults)
         }
     }
 
     struct LookupFailure: Error {
         var message: String
+        /// The data has another shape than the path walks (not an object, not an array); false
+        /// when a key, an element or the source is simply absent, or the value is null.
+        var isShapeFault = false
     }
 
     /// The value at `path`, or why it is missing, naming the nearest key that exists.
@@ -161,7 +189,9 @@ extension ContentExpression {
             switch segment {
             case .key(let key):
                 guard case .object(let members) = current else {
-                    return .failure(LookupFailure(message: "\(walked) is \(current.typeName), so it has no key \"\(key)\""))
+                    return .failure(
+                        LookupFailure(message: "\(walked) is \(current.typeName), so it has no key \"\(key)\"", isShapeFault: true)
+                    )
                 }
                 guard let next = members[key] else {
                     return .failure(
@@ -173,7 +203,7 @@ extension ContentExpression {
                 current = next
             case .index(let index):
                 guard case .array(let elements) = current else {
-                    return .failure(LookupFailure(message: "\(walked) is \(current.typeName), not an array"))
+                    return .failure(LookupFailure(message: "\(walked) is \(current.typeName), not an array", isShapeFault: true))
                 }
                 guard elements.indices.contains(index) else {
                     return .failure(LookupFailure(message: "\(walked) has \(elements.count) elements, so no [\(index)]"))

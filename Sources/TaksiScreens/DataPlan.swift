@@ -49,13 +49,23 @@ public struct DataPlan: Sendable {
             let entrySources = entry.fields.values.reduce(into: Set<String>()) { $0.formUnion($1.sourceNames) }
             if !entrySources.isDisjoint(with: unavailable) { continue }
             var content: [String: JSONValue] = [:]
+            // Why a field has no value, so a check that fails for it names the binding, not the screen.
+            var unresolved: [String: String] = [:]
             for (name, expression) in entry.fields.sorted(by: { $0.key < $1.key }) {
                 let result = expression.evaluate(values)
                 let source = expression.sourceNames.sorted().joined(separator: ",")
                 problems += result.problems.map {
-                    Problem(identifier: entry.identifier, message: "\(name): \($0)", isLoss: false, field: name, source: source)
+                    // A shape fault drops a value (or an item) the source should have had.
+                    Problem(
+                        identifier: entry.identifier, message: "\(name): \($0)", isLoss: result.shapeFaults.contains($0), field: name,
+                        source: source
+                    )
                 }
-                if let value = result.value { content[name] = value }
+                if let value = result.value {
+                    content[name] = value
+                } else if let first = result.problems.first {
+                    unresolved[name] = first
+                }
             }
             let checked = catalog.check(
                 dataContent: .object(content), of: entry.componentName, staticContent: entry.staticContent, mode: .data
@@ -63,8 +73,10 @@ public struct DataPlan: Sendable {
             problems += checked.violations.map { violation in
                 let field: String? = if case .key(let key)? = violation.path.segments.first { key } else { nil }
                 let source = field.flatMap { entry.fields[$0] }.map { $0.sourceNames.sorted().joined(separator: ",") }
+                // A field the data left out is the binding's story, not the schema's.
+                let message = field.flatMap { unresolved[$0] }.map { "\(field ?? ""): \($0), and the field is required" }
                 return Problem(
-                    identifier: entry.identifier, message: violation.description, isLoss: true, field: field,
+                    identifier: entry.identifier, message: message ?? violation.description, isLoss: true, field: field,
                     source: source ?? entrySources.sorted().joined(separator: ",")
                 )
             }
@@ -101,6 +113,12 @@ public struct DataPlan: Sendable {
         for (sourceName, source) in sources.sorted(by: { $0.key < $1.key }) {
             guard case .http(let http) = source else { continue }
             let values = try Self.parameterValues(http.parameters, query: query)
+            for name in HTTPSource.parameterNames(http.path) {
+                let text = HTTPSource.text(of: values[name])
+                if let reason = HTTPSource.pathSegmentProblem(text) {
+                    throw .invalidPathValue(name: name, found: text, reason: reason)
+                }
+            }
             calls.append(UpstreamCall(source: sourceName, definition: http, target: http.target(parameters: values)))
         }
         return calls
@@ -151,12 +169,15 @@ public struct UpstreamCall: Sendable, Hashable {
 public enum DataRequestError: Error, Sendable, Equatable, CustomStringConvertible {
     case missingParameter(name: String, kind: String)
     case invalidParameter(name: String, expected: String, found: String)
+    /// A value that would fill a path segment of an upstream request with something that is not
+    /// one segment's worth of text (`..`, `.`, nothing, a control character).
+    case invalidPathValue(name: String, found: String, reason: String)
 
     /// A stable code for the error body.
     public var code: String {
         switch self {
         case .missingParameter: "missing_parameter"
-        case .invalidParameter: "invalid_parameter"
+        case .invalidParameter, .invalidPathValue: "invalid_parameter"
         }
     }
 
@@ -166,6 +187,8 @@ public enum DataRequestError: Error, Sendable, Equatable, CustomStringConvertibl
             "query parameter \"\(name)\" (\(kind)) is required; add ?\(name)=..."
         case .invalidParameter(let name, let expected, let found):
             "query parameter \"\(name)\" must be \(expected.hasPrefix("one of") ? "" : expected == "integer" ? "an " : "a ")\(expected), found \"\(found)\""
+        case .invalidPathValue(let name, let found, let reason):
+            "query parameter \"\(name)\" cannot be \"\(found.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined())\": \(reason)"
         }
     }
 }

@@ -75,6 +75,29 @@ public struct HTTPSource: Sendable, Hashable {
         return target
     }
 
+    /// A parameter's value as the text put into a template: strings as they are, other JSON as
+    /// written, nothing for a missing value.
+    static func text(of value: JSONValue?) -> String {
+        switch value {
+        case .string(let string): string
+        case .none, .null: ""
+        case let value?: JSONWriter.string(value)
+        }
+    }
+
+    /// Why `text` cannot fill a path segment, or nil when it can. Percent-encoding keeps a value
+    /// inside one segment, but `.` and `..` are still dot-segments that servers resolve (`..`
+    /// would climb to the parent resource), an empty value leaves `//`, and control characters
+    /// have no business in a path (NUL cuts a file name short).
+    public static func pathSegmentProblem(_ text: String) -> String? {
+        if text.isEmpty { return "it fills a path segment of an upstream request and is empty; send a value" }
+        if text == "." || text == ".." { return "it fills a path segment of an upstream request, where \"\(text)\" would change the path; send a name" }
+        if text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            return "it holds a control character, which a path segment of an upstream request never takes"
+        }
+        return nil
+    }
+
     /// Whether `name` is an HTTP field name (an RFC 9110 token).
     public static func isHeaderName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.allSatisfy { tokenCharacters.contains($0) }
@@ -129,13 +152,7 @@ public struct HTTPSource: Sendable, Hashable {
                 // Literal path text is the author's; only characters that cannot appear are escaped.
                 output += percentEncode(text, allowed: allowed.union(Self.reserved))
             case .parameter(let name):
-                let text: String =
-                    switch values[name] {
-                    case .string(let string): string
-                    case .none, .null: ""
-                    case let value?: JSONWriter.string(value)
-                    }
-                output += percentEncode(text, allowed: allowed)
+                output += percentEncode(text(of: values[name]), allowed: allowed)
             }
         }
         return output

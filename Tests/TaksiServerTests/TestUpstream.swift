@@ -16,6 +16,11 @@ final class TestUpstream: Sendable {
         indirect case dropConnection(times: Int, then: Behavior)
         /// 200 with this body once the test calls ``release()``.
         case held(String)
+        /// 200 with a `Content-Length` 100 bytes longer than this body, the body, then nothing:
+        /// a response head in time and a body that never ends.
+        case stalledBody(String)
+        /// This status (a redirect) with a `Location` header.
+        case redirect(Int, location: String)
     }
 
     /// One request as the upstream saw it.
@@ -119,6 +124,17 @@ final class TestUpstream: Sendable {
                 respond(context, status: HTTPResponseStatus(statusCode: code), body: #"{"error":"test"}"#, delay: .zero)
             case .json(let body, let delay):
                 respond(context, status: .ok, body: body, delay: delay)
+            case .stalledBody(let body):
+                let headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(body.utf8.count + 100)")])
+                context.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+                context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+            case .redirect(let status, let location):
+                let headers = HTTPHeaders([("Location", location), ("Content-Length", "0")])
+                context.write(
+                    NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers))),
+                    promise: nil
+                )
+                context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
             case .held(let body):
                 let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
                 let loop = context.eventLoop

@@ -61,6 +61,9 @@ struct UpstreamTests {
           "items": [{"name": "A", "stars": 5}, {"name": "B", "stars": 4}, {"name": "C", "stars": 3}]}}
         """
 
+    /// An answer with every value the feed screen binds, in the shapes it binds them.
+    static let completeFeedBody = feedBody.replacingOccurrences(of: #""object": {"a": 1}"#, with: #""object": "text""#)
+
     /// An application over the test screens whose `api` upstream is `upstream`, with a manual clock.
     struct Fixture {
         let upstream: TestUpstream
@@ -120,8 +123,9 @@ struct UpstreamTests {
             ]
         )
         #expect(fixture.upstream.requests.map(\.uri) == ["/feed/S%C3%A3o%20Paulo%2Fx?lang=en&v=2"])
-        #expect(response.headers["X-Taksi-Degraded"].isEmpty)
-        #expect(response.headers["Cache-Control"] == ["private, max-age=10"])
+        // "broken" was left out because the upstream's answer has another shape than it binds.
+        #expect(response.headers["X-Taksi-Degraded"] == ["api"])
+        #expect(response.headers["Cache-Control"] == ["private, no-store"])
         #expect(await fixture.get("/screens/feed/data").status == .badRequest, "city is required")
         try await fixture.upstream.stop()
     }
@@ -173,12 +177,12 @@ struct UpstreamTests {
     @Test("a failing upstream is covered by a stale copy within stale-if-error, and degrades after it")
     func staleIfError() async throws {
         let fixture = try await Fixture()
-        fixture.upstream.on("/feed/Oslo", .json(#"{"feed": {"title": "kept"}}"#))
-        #expect(await fixture.entries(fixture.get("/screens/feed/data?city=Oslo"))["title"] == ["value": "kept"])
+        fixture.upstream.on("/feed/Oslo", .json(Self.completeFeedBody))
+        #expect(await fixture.entries(fixture.get("/screens/feed/data?city=Oslo"))["title"] == ["value": "Cafés"])
         fixture.upstream.on("/feed/Oslo", .status(500))
         fixture.clock.advance(by: 60)  // expired 50 s ago; stale-if-error allows 100
         let covered = await fixture.get("/screens/feed/data?city=Oslo")
-        #expect(fixture.entries(covered)["title"] == ["value": "kept"])
+        #expect(fixture.entries(covered)["title"] == ["value": "Cafés"])
         #expect(covered.headers["X-Taksi-Degraded"].isEmpty)
         fixture.clock.advance(by: 100)
         let degraded = await fixture.get("/screens/feed/data?city=Oslo")

@@ -61,6 +61,16 @@ public struct DataResolver: Sendable {
         }
         let (data, problems) = request.screen.dataPlan.build(values: values, catalog: request.catalog, unavailable: unavailable)
         logger.dataProblems(problems, in: request.screen)
+        // An upstream that answered, but not in the shape the screen binds, degrades too: what it
+        // should have filled was left out.
+        let called = Set(request.calls.map(\.source))
+        for problem in problems where problem.isLoss {
+            for source in (problem.source ?? "").split(separator: ",").map(String.init)
+            where called.contains(source) && !degraded.contains(source) {
+                degraded.append(source)
+            }
+        }
+        degraded.sort()
         let ttl = request.calls.map(\.definition.ttl).min() ?? 0
         var headers = request.headers
         // Forwarded headers change the answer, so caches must key on them too.

@@ -14,6 +14,8 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
     case invalidJSON(String)
     case tooLarge(limit: Int)
     case notConfigured(String)
+    /// A redirect this client does not follow: to another origin, or more than ``UpstreamClient/maxRedirects``.
+    case redirect(String)
 
     /// A short stable name, for metrics.
     public var code: String {
@@ -24,6 +26,7 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidJSON: "invalid_json"
         case .tooLarge: "too_large"
         case .notConfigured: "not_configured"
+        case .redirect: "redirect"
         }
     }
 
@@ -35,6 +38,7 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidJSON(let detail): "the body is not JSON: \(detail)"
         case .tooLarge(let limit): "the body is larger than max_bytes (\(limit))"
         case .notConfigured(let name): "upstream \"\(name)\" is not configured"
+        case .redirect(let detail): "redirect not followed: \(detail)"
         }
     }
 }
@@ -42,10 +46,11 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
 /// One connection pool for the process, on AsyncHTTPClient's own event loops. A global, so it lives
 /// as long as the process and needs no shutdown however many applications (tests) come and go.
 /// A refused connection fails at once (no connect retries until the deadline): the caller retries
-/// once itself, then degrades the source.
+/// once itself, then degrades the source. Redirects are followed by ``UpstreamClient`` itself,
+/// only within the upstream's origin.
 private let upstreamHTTPClient: HTTPClient = {
     var configuration = HTTPClient.Configuration()
-    configuration.redirectConfiguration = .follow(max: 3, allowCycles: false)
+    configuration.redirectConfiguration = .disallow
     configuration.timeout = .init(connect: .seconds(2))
     configuration.decompression = .enabled(limit: .ratio(20))
     configuration.connectionPool.retryConnectionEstablishment = false
@@ -71,23 +76,70 @@ public struct UpstreamClient: Sendable {
         bases[call.definition.upstream].map { $0 + call.target }
     }
 
+    /// Redirects followed at most, per call.
+    public static let maxRedirects = 3
+
     /// GETs the call's URL with the forwarded headers; retries once when the connection fails
-    /// before a response, within the same deadline.
+    /// before a response. The source's timeout bounds the whole exchange, body included: an
+    /// upstream that stalls or drips its body fails with ``UpstreamFailure/timeout(seconds:)``.
+    /// Redirects (301, 302, 303, 307, 308) are followed up to ``maxRedirects`` times within the
+    /// upstream's origin (scheme, host and port); a redirect elsewhere fails the call, so neither
+    /// forwarded headers nor the answer ever cross to a host the configuration does not name.
     public func fetch(_ call: UpstreamCall, headers: [(String, String)]) async -> Result<UpstreamValue, UpstreamFailure> {
         guard let base = bases[call.definition.upstream] else { return .failure(.notConfigured(call.definition.upstream)) }
         if base.hasPrefix("file:") {
             return readFile(directory: String(base.dropFirst("file:".count)), call: call)
         }
+        let timeout = call.definition.timeout
+        // AsyncHTTPClient's deadline stops counting once the response head arrives, so the body is
+        // raced against a timer of our own; the loser is cancelled (which closes the connection).
+        return await withTaskGroup(of: Result<UpstreamValue, UpstreamFailure>?.self) { group in
+            group.addTask { await exchange(url: base + call.target, call: call, headers: headers) }
+            group.addTask {
+                try? await Task.sleep(for: .nanoseconds(Int64(timeout * 1e9)))
+                return Task.isCancelled ? nil : .failure(.timeout(seconds: timeout))
+            }
+            var result: Result<UpstreamValue, UpstreamFailure> = .failure(.timeout(seconds: timeout))
+            while let finished = await group.next() {
+                guard let finished else { continue }
+                result = finished
+                group.cancelAll()
+                break
+            }
+            return result
+        }
+    }
+
+    /// One call: request, same-origin redirects, status, size and JSON checks.
+    private func exchange(url: String, call: UpstreamCall, headers: [(String, String)]) async -> Result<UpstreamValue, UpstreamFailure> {
         let deadline = NIODeadline.now() + .nanoseconds(Int64(call.definition.timeout * 1e9))
-        var request = HTTPClientRequest(url: base + call.target)
-        request.headers.add(name: "Accept", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "taksi-server")
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        var url = url
+        var redirects = 0
         var attempt = 0
         while true {
             attempt += 1
+            var request = HTTPClientRequest(url: url)
+            request.headers.add(name: "Accept", value: "application/json")
+            request.headers.add(name: "User-Agent", value: "taksi-server")
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
             do {
                 let response = try await http.execute(request, deadline: deadline)
+                if Self.redirectStatuses.contains(response.status.code) {
+                    _ = try? await response.body.collect(upTo: 64 << 10)
+                    guard let location = response.headers.first(name: "Location") else {
+                        return .failure(.status(response.status.code))
+                    }
+                    guard let next = Self.sameOrigin(location, from: url) else {
+                        return .failure(.redirect("HTTP \(response.status.code) to another origin"))
+                    }
+                    guard redirects < Self.maxRedirects else {
+                        return .failure(.redirect("more than \(Self.maxRedirects) redirects"))
+                    }
+                    redirects += 1
+                    url = next
+                    attempt = 0
+                    continue
+                }
                 guard (200..<300).contains(response.status.code) else {
                     _ = try? await response.body.collect(upTo: 64 << 10)
                     return .failure(.status(response.status.code))
@@ -106,11 +158,24 @@ public struct UpstreamClient: Sendable {
             } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
                 return .failure(.timeout(seconds: call.definition.timeout))
             } catch {
-                if NIODeadline.now() >= deadline { return .failure(.timeout(seconds: call.definition.timeout)) }
+                if NIODeadline.now() >= deadline || Task.isCancelled { return .failure(.timeout(seconds: call.definition.timeout)) }
                 if attempt == 1, Self.isConnectionFailure(error) { continue }
                 return .failure(.connection(String(describing: error)))
             }
         }
+    }
+
+    private static let redirectStatuses: Set<UInt> = [301, 302, 303, 307, 308]
+
+    /// The absolute URL a `Location` leads to, when it stays on the origin of `current`.
+    static func sameOrigin(_ location: String, from current: String) -> String? {
+        guard let base = URL(string: current), let target = URL(string: location, relativeTo: base)?.absoluteURL,
+            let scheme = target.scheme?.lowercased(), scheme == base.scheme?.lowercased(),
+            let host = target.host?.lowercased(), host == base.host?.lowercased()
+        else { return nil }
+        let defaultPort = scheme == "https" ? 443 : 80
+        guard (target.port ?? defaultPort) == (base.port ?? defaultPort) else { return nil }
+        return target.absoluteString
     }
 
     /// Failures before any response: refused, reset, closed or timed-out connects.
@@ -121,12 +186,17 @@ public struct UpstreamClient: Sendable {
         return error is IOError || error is ChannelError || String(describing: type(of: error)).contains("Connect")
     }
 
-    /// `DIR/v2/networks.json` for `/v2/networks?x=1`: the query is ignored; `.` and `..`
-    /// segments are refused so a parameter can never leave the directory.
+    /// `DIR/v2/networks.json` for `/v2/networks?x=1`: the query is ignored; `.`, `..`, empty
+    /// segments and control characters are refused so a parameter can never leave the directory.
     private func readFile(directory: String, call: UpstreamCall) -> Result<UpstreamValue, UpstreamFailure> {
         let path = call.target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
         let segments = path.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
-        guard !segments.isEmpty, !segments.contains(where: { $0 == "." || $0 == ".." || $0.contains("/") || $0.isEmpty }) else {
+        // Control characters (NUL above all, which would cut the path short in open(2)) never reach the file system.
+        let unsafe = { (segment: String) in
+            segment == "." || segment == ".." || segment.isEmpty || segment.contains("/")
+                || segment.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        }
+        guard !segments.isEmpty, !segments.contains(where: unsafe) else {
             return .failure(.status(404))
         }
         let file = ([directory] + segments).joined(separator: "/") + ".json"
