@@ -149,7 +149,8 @@ struct ResponderTests {
 
         let method = await get("/screens/home", method: .POST)
         #expect(method.status == .methodNotAllowed)
-        #expect(method.headers["Allow"] == ["GET, HEAD"])
+        #expect(method.headers["Allow"] == ["GET, HEAD, OPTIONS"])
+        #expect(method.headers["Cache-Control"] == ["no-store"], "errors are never stored by shared caches")
         #expect(method.body == error("method_not_allowed", "POST is not allowed here; use GET or HEAD"))
 
         let query = await get("/screens/home/data?name=%E0%A4")

@@ -64,6 +64,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("max_connections", "TAKSI_MAX_CONNECTIONS", "open client connections at most; more wait in the backlog"),
         ("idle_timeout", "TAKSI_IDLE_TIMEOUT", "seconds before an idle keep-alive connection is closed"),
         ("header_timeout", "TAKSI_HEADER_TIMEOUT", "seconds a client has to send a whole request head"),
+        ("body_timeout", "TAKSI_BODY_TIMEOUT", "seconds a client has to send a whole request body"),
+        ("max_body_bytes", "TAKSI_MAX_BODY_BYTES", "largest request body accepted, in bytes; larger ones get 413"),
         ("max_pipelined_requests", "TAKSI_MAX_PIPELINED_REQUESTS", "requests read ahead of their responses per connection"),
         ("drain_timeout", "TAKSI_DRAIN_TIMEOUT", "seconds shutdown waits for in-flight requests"),
         ("access_log", "TAKSI_ACCESS_LOG", "one log line per request: true or false"),
@@ -213,7 +215,12 @@ public struct ServerConfiguration: Sendable, Equatable {
                 )
             }
             if key == "max_connections" { limits.maxConnections = count } else { limits.maxPipelinedRequests = count }
-        case "idle_timeout", "header_timeout", "drain_timeout":
+        case "max_body_bytes":
+            guard let bytes = Int(value), (0...(64 << 20)).contains(bytes) else {
+                throw ConfigurationError(source: source, message: "max_body_bytes must be a number of bytes from 0 to 67108864, found \"\(value)\"")
+            }
+            limits.maxBodyBytes = bytes
+        case "idle_timeout", "header_timeout", "body_timeout", "drain_timeout":
             guard let seconds = Double(value), seconds >= 0.01, seconds <= 86_400 else {
                 throw ConfigurationError(source: source, message: "\(key) must be a number of seconds from 0.01 to 86400, found \"\(value)\"")
             }
@@ -221,6 +228,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             switch key {
             case "idle_timeout": limits.idleTimeout = amount
             case "header_timeout": limits.headerTimeout = amount
+            case "body_timeout": limits.bodyTimeout = amount
             default: drainTimeout = seconds
             }
         case "watch_interval":

@@ -43,12 +43,51 @@ public struct APIError: Error, Sendable, Equatable {
         )
     }
 
+    /// The methods every endpoint answers, for `Allow`.
+    static let allowedMethods = "GET, HEAD, OPTIONS"
+
     static func methodNotAllowed(_ method: HTTPMethod) -> APIError {
         APIError(
             status: .methodNotAllowed, code: "method_not_allowed",
-            message: "\(method.rawValue) is not allowed here; use GET or HEAD", headers: [("Allow", "GET, HEAD")]
+            message: "\(method.rawValue) is not allowed here; use GET or HEAD", headers: [("Allow", allowedMethods)]
         )
     }
+
+    /// A method this server does not know at all (RFC 9110, 15.6.2).
+    static func methodNotImplemented(_ method: HTTPMethod?) -> APIError {
+        APIError(
+            status: .notImplemented, code: "method_not_implemented",
+            message: "\(method.map { "the method \($0.rawValue)" } ?? "the request's method") is not implemented; use GET or HEAD",
+            headers: [("Allow", allowedMethods)]
+        )
+    }
+
+    static func bodyTooLarge(limit: Int) -> APIError {
+        APIError(
+            status: .payloadTooLarge, code: "body_too_large",
+            message: "the request body is larger than \(limit) bytes; no endpoint takes a body that large"
+        )
+    }
+
+    static let bodyTimeout = APIError(
+        status: .requestTimeout, code: "body_timeout",
+        message: "the request body did not arrive in time; send it whole, without pauses"
+    )
+
+    static let invalidHost = APIError(
+        status: .badRequest, code: "invalid_host",
+        message: "an HTTP/1.1 request needs exactly one Host header (RFC 9112, 3.2); send one"
+    )
+
+    static let versionNotSupported = APIError(
+        status: .httpVersionNotSupported, code: "http_version_not_supported",
+        message: "this server speaks HTTP/1.1 (and 1.0); for HTTP/2 or 3, terminate them at a proxy or load balancer"
+    )
+
+    static let expectationFailed = APIError(
+        status: .expectationFailed, code: "expectation_failed",
+        message: "the only expectation this server meets is Expect: 100-continue"
+    )
 
     static func invalidQuery(_ detail: String) -> APIError {
         APIError(status: .badRequest, code: "invalid_query", message: "the query string is malformed: \(detail)")

@@ -16,6 +16,14 @@ public struct ConnectionLimits: Sendable, Equatable {
     public var maxURILength: Int = 8 * 1024
     /// Largest total of header names and values, in bytes; larger ones get 431.
     public var maxHeaderBytes: Int = 16 * 1024
+    /// Largest request body, in bytes; a larger one gets 413 and the connection closes, without
+    /// the body being read into memory (no endpoint takes a body yet: bodies are discarded).
+    public var maxBodyBytes: Int = 64 * 1024
+    /// A request body must arrive whole within this long of its head; else 408 and a close.
+    public var bodyTimeout: TimeAmount = .seconds(10)
+    /// After an error that closes the connection, how long what the client still sends is read
+    /// and dropped, so the error reaches it instead of a reset (nginx's lingering close).
+    public var lingerTimeout: TimeAmount = .seconds(2)
 
     public init() {}
 }

@@ -27,6 +27,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         var started: NIODeadline
         /// An answer decided while reading: a limit was exceeded or the request was malformed.
         var rejection: APIError?
+        /// Body bytes received so far (they are discarded).
+        var bodyBytes = 0
+        /// The head asks for a protocol upgrade, after which NIO's decoder parses nothing more.
+        var offersUpgrade = false
     }
 
     private let responder: Responder
@@ -47,6 +51,11 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var closing = false
     /// The server is shutting down: the next response closes the connection.
     private var quiescing = false
+    /// A rejected request ends this connection: nothing more is read until its answer is written.
+    private var discarding = false
+    /// The last answer is written and the output closed; reads go on (and are dropped) for a
+    /// moment so the client gets the answer rather than a reset.
+    private var lingering = false
     private var needsFlush = false
 
     private let requestIDPrefix = String(UInt64.random(in: 0...UInt64.max) | (1 << 63), radix: 16) + "-"
@@ -67,24 +76,61 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     // MARK: Reading
 
+    /// NIO's request decoder, bounded a little above our own limits so an oversized head is
+    /// refused early. Leftover bytes are forwarded when it is removed, so it can be replaced
+    /// after an upgrade offer (see ``replaceDecoder(context:)``).
+    static func makeDecoder(limits: ConnectionLimits) -> ByteToMessageHandler<HTTPRequestDecoder> {
+        var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+        decoderLimits.maxHeaderListSize = limits.maxURILength + limits.maxHeaderBytes + 4096
+        decoderLimits.maxHeaderFieldSize = decoderLimits.maxHeaderListSize
+        return ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: decoderLimits))
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !closing else { return }
+        guard !closing, !discarding else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
-            timeouts.requestStarted()
             var request = Request(head: head, id: requestID(head.headers), started: .now())
-            if head.uri.utf8.count > limits.maxURILength {
-                request.rejection = .uriTooLong(limit: limits.maxURILength)
-            } else if Self.headerBytes(head.headers) > limits.maxHeaderBytes {
-                request.rejection = .headersTooLarge(limit: limits.maxHeaderBytes)
+            request.rejection = rejection(of: head)
+            request.offersUpgrade = Self.offersUpgrade(head)
+            let length = head.headers.first(name: "content-length").flatMap { Int($0.trimmingOptionalWhitespace) }
+            let hasBody = (length ?? 0) > 0 || head.headers.contains(name: "transfer-encoding")
+            if let length, length > limits.maxBodyBytes, request.rejection == nil {
+                // Refused before a byte of it is read.
+                request.rejection = .bodyTooLarge(limit: limits.maxBodyBytes)
+            }
+            if request.rejection == nil, let expectation = head.headers.first(name: "expect") {
+                if expectation.trimmingOptionalWhitespace.lowercased() != "100-continue" {
+                    request.rejection = .expectationFailed
+                } else if hasBody, queue.isEmpty, !awaitingReply {
+                    // The client waits for this before it sends the body. With answers still to
+                    // write ahead of it, it is left out (RFC 9110, 10.1.1 lets the client go on).
+                    var interim = context.channel.allocator.buffer(capacity: 25)
+                    interim.writeStaticString("HTTP/1.1 100 Continue\r\n\r\n")
+                    context.writeAndFlush(wrapOutboundOut(.byteBuffer(interim)), promise: nil)
+                }
+            }
+            if request.rejection?.status == .payloadTooLarge || request.rejection?.status == .expectationFailed {
+                // Answer now, without waiting for (or reading) a body.
+                receiving = request
+                rejectReceiving(request.rejection!, context: context)
+                return
             }
             receiving = request
-        case .body:
-            // No endpoint takes a body; it is read and discarded so the connection stays usable.
-            break
+            if hasBody { timeouts.bodyStarted() } else { timeouts.requestStarted() }
+        case .body(let part):
+            // No endpoint takes a body; it is counted and discarded so the connection stays usable.
+            guard var request = receiving else { return }
+            request.bodyBytes += part.readableBytes
+            receiving = request
+            if request.bodyBytes > limits.maxBodyBytes {
+                rejectReceiving(.bodyTooLarge(limit: limits.maxBodyBytes), context: context)
+            }
         case .end:
             guard let request = receiving else { return }
             receiving = nil
+            timeouts.requestStarted()
+            if request.offersUpgrade { replaceDecoder(context: context) }
             if queue.isEmpty, !awaitingReply, context.channel.isWritable {
                 // The common case, one request at a time: answer it without queueing it.
                 let reply = reply(to: request)
@@ -108,7 +154,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func read(context: ChannelHandlerContext) {
-        if closing || queue.count >= limits.maxPipelinedRequests || !context.channel.isWritable {
+        if lingering {
+            context.read()
+        } else if closing || discarding || queue.count >= limits.maxPipelinedRequests || !context.channel.isWritable {
             heldRead = true
         } else {
             context.read()
@@ -124,6 +172,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is RequestTimeoutHandler.BodyTimedOut {
+            if receiving != nil, !closing, !discarding { rejectReceiving(.bodyTimeout, context: context) }
+            return
+        }
         guard event is ChannelShouldQuiesceEvent else {
             context.fireUserInboundEventTriggered(event)
             return
@@ -136,6 +188,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if lingering || discarding { return }
         guard let parserError = error as? HTTPParserError, !closing else {
             // A broken connection is the client's business; close it and keep serving the others.
             context.close(promise: nil)
@@ -143,12 +196,65 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
         // Answer the bytes that are not HTTP after the requests before them, then close.
         let rejection: APIError =
-            parserError == .headerOverflow ? .headersTooLarge(limit: limits.maxHeaderBytes) : .malformedRequest
-        let head = receiving?.head ?? HTTPRequestHead(version: .http1_1, method: .GET, uri: "-")
+            switch parserError {
+            case .headerOverflow:
+                // Too large for the decoder: the target, when the request line alone is over its limit.
+                timeouts.requestLineBytes > limits.maxURILength
+                    ? .uriTooLong(limit: limits.maxURILength) : .headersTooLarge(limit: limits.maxHeaderBytes)
+            case .invalidMethod where timeouts.wellFormedRequestLineMajorVersion == 1: .methodNotImplemented(nil)
+            case .invalidVersion where (timeouts.wellFormedRequestLineMajorVersion ?? 1) != 1: .versionNotSupported
+            default: .malformedRequest
+            }
+        rejectReceiving(rejection, context: context)
+    }
+
+    /// Answers the request being read (or a placeholder for bytes that never made one) with
+    /// `rejection`, after the requests before it; nothing more is read, and the connection closes
+    /// once the answer is written.
+    private func rejectReceiving(_ rejection: APIError, context: ChannelHandlerContext) {
+        var request = receiving ?? Request(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "-"), id: requestID([:]), started: .now())
+        request.rejection = rejection
         receiving = nil
-        queue.append(Request(head: head, id: requestID([:]), started: .now(), rejection: rejection))
+        discarding = true
+        timeouts.requestStarted()
+        queue.append(request)
         processQueue(context: context)
         flushIfNeeded(context: context)
+    }
+
+    /// What is wrong with a request head that must be refused whatever it asks for, if anything.
+    private func rejection(of head: HTTPRequestHead) -> APIError? {
+        if head.uri.utf8.count > limits.maxURILength { return .uriTooLong(limit: limits.maxURILength) }
+        if Self.headerBytes(head.headers) > limits.maxHeaderBytes { return .headersTooLarge(limit: limits.maxHeaderBytes) }
+        // RFC 9112, 3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.
+        let hosts = head.headers[canonicalForm: "host"].count
+        if hosts > 1 || (hosts == 0 && head.version.minor >= 1) { return .invalidHost }
+        return nil
+    }
+
+    /// Whether NIO's decoder takes this head as an upgrade (llhttp's rule: `Connection: upgrade`
+    /// with an `Upgrade` header, or CONNECT), after which it parses nothing more.
+    private static func offersUpgrade(_ head: HTTPRequestHead) -> Bool {
+        if head.method == .CONNECT { return true }
+        guard head.headers.contains(name: "upgrade") else { return false }
+        return head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
+    }
+
+    /// Upgrades are not taken (HTTP/2 belongs at the load balancer), but NIO's decoder stops
+    /// parsing after an upgrade offer, so the connection would answer nothing more. It is replaced
+    /// by a fresh one; the bytes the old one holds are forwarded to it on removal.
+    private func replaceDecoder(context: ChannelHandlerContext) {
+        let pipeline = context.pipeline.syncOperations
+        guard let old = try? pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self) else { return }
+        do {
+            try pipeline.addHandler(Self.makeDecoder(limits: limits), position: .after(old.handler))
+            // Requests in the forwarded bytes are answered outside a read, so nothing else flushes them.
+            let removed = context.eventLoop.makePromise(of: Void.self)
+            removed.futureResult.assumeIsolated().whenComplete { _ in self.flushIfNeeded(context: context) }
+            pipeline.removeHandler(context: old, promise: removed)
+        } catch {
+            context.close(promise: nil)
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -244,7 +350,21 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             closing = true
             flushIfNeeded(context: context)
             let channel = context.channel
-            last.futureResult.whenComplete { _ in channel.close(promise: nil) }
+            guard request.rejection != nil else {
+                last.futureResult.whenComplete { _ in channel.close(promise: nil) }
+                return
+            }
+            // The client may still be sending (a body, an oversized head): closing now would reset
+            // the connection and lose the answer. Close the output, drop what arrives for a moment.
+            last.futureResult.assumeIsolated().whenComplete { _ in
+                guard channel.isActive else { return }
+                self.lingering = true
+                self.timeouts.linger()
+                let halfClosed = context.eventLoop.makePromise(of: Void.self)
+                halfClosed.futureResult.whenFailure { _ in channel.close(promise: nil) }
+                channel.close(mode: .output, promise: halfClosed)
+                context.read()
+            }
         }
     }
 

@@ -44,8 +44,11 @@ public struct HTTPResponse: Sendable {
         self.body = ByteBuffer()
     }
 
+    /// An error's JSON body. Never stored by a shared cache (`Cache-Control: no-store` unless
+    /// the error sets its own): one client's bad header must not become everyone's answer.
     init(error: APIError) {
-        self.init(status: error.status, json: ByteBuffer(bytes: JSONWriter.bytes(error.body)), headers: error.headers)
+        let caching = error.headers.contains { $0.0 == "Cache-Control" } ? [] : [("Cache-Control", "no-store")]
+        self.init(status: error.status, json: ByteBuffer(bytes: JSONWriter.bytes(error.body)), headers: error.headers + caching)
         self.route = "error"
     }
 

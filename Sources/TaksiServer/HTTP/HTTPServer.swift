@@ -38,7 +38,7 @@ public final class HTTPServer: Sendable {
     ) async throws -> HTTPServer {
         let quiescing = ServerQuiescingHelper(group: group)
         // One sweeper per event loop closes the connections whose timeouts passed.
-        let shortest = min(limits.idleTimeout.nanoseconds, limits.headerTimeout.nanoseconds)
+        let shortest = [limits.idleTimeout, limits.headerTimeout, limits.bodyTimeout, limits.lingerTimeout].map(\.nanoseconds).min() ?? 0
         let sweepInterval = TimeAmount.nanoseconds(max(10_000_000, min(1_000_000_000, shortest / 4)))
         var sweepers: [ObjectIdentifier: NIOLoopBound<ConnectionSweeper>] = [:]
         for loop in group.makeIterator() {
@@ -71,12 +71,10 @@ public final class HTTPServer: Sendable {
                     guard let sweeper = allSweepers[ObjectIdentifier(channel.eventLoop)]?.value else {
                         throw ChannelError.inappropriateOperationForState
                     }
-                    let timeouts = RequestTimeoutHandler(
-                        idleTimeout: limits.idleTimeout, headerTimeout: limits.headerTimeout, sweeper: sweeper
-                    )
+                    let timeouts = RequestTimeoutHandler(limits: limits, sweeper: sweeper)
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(timeouts)
-                    try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                    try pipeline.addHandler(HTTPConnectionHandler.makeDecoder(limits: limits))
                     try pipeline.addHandler(
                         HTTPConnectionHandler(
                             responder: responder, limits: limits, timeouts: timeouts, accessLog: accessLog, observer: observer

@@ -5,10 +5,12 @@ struct RequestTarget: Sendable, Equatable {
     var path: Substring
     var query: [String: String]
 
-    /// Splits and decodes `uri`. Query values are percent-decoded, `+` is a space, and the first
-    /// of repeated parameters wins.
+    /// Splits and decodes a request target. Query values are percent-decoded, `+` is a space, and
+    /// the first of repeated parameters wins. An absolute-form target (`http://host/screens/home`,
+    /// which RFC 9112, 3.2.2 says a server must accept) is read as its path and query.
     /// - Throws: ``APIError`` `invalid_query` when a percent escape is malformed or not UTF-8.
-    init(_ uri: String) throws(APIError) {
+    init(_ target: String) throws(APIError) {
+        let uri = Self.originForm(target)
         guard let mark = uri.utf8.firstIndex(of: UInt8(ascii: "?")) else {
             path = uri[...]
             query = [:]
@@ -23,6 +25,20 @@ struct RequestTarget: Sendable, Equatable {
             if query[key] == nil { query[key] = value }
         }
         self.query = query
+    }
+
+    /// `/screens/home?x=1` for `http://host:8080/screens/home?x=1`; other targets as they are.
+    static func originForm(_ target: String) -> Substring {
+        let bytes = target.utf8
+        guard bytes.first == UInt8(ascii: "h") || bytes.first == UInt8(ascii: "H") else { return target[...] }
+        let lower = target.prefix(8).lowercased()
+        let schemeLength = lower.hasPrefix("http://") ? 7 : lower.hasPrefix("https://") ? 8 : 0
+        guard schemeLength > 0 else { return target[...] }
+        let afterScheme = target.utf8.index(target.startIndex, offsetBy: schemeLength)
+        guard let start = target.utf8[afterScheme...].firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) else {
+            return "/"
+        }
+        return target.utf8[start] == UInt8(ascii: "?") ? Substring("/" + target[start...]) : target[start...]
     }
 
     private static func decode(_ component: Substring) throws(APIError) -> String {

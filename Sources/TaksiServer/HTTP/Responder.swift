@@ -67,10 +67,17 @@ public struct Responder: Sendable {
     }
 
     private func route(_ request: HTTPRequest) throws(APIError) -> Reply {
+        // CONNECT's target is a host and port, never a path here; OPTIONS * asks about the server.
+        if request.method == .CONNECT { throw .methodNotAllowed(request.method) }
+        if request.method == .OPTIONS, request.uri == "*" { return .ready(Self.options) }
         let target = try RequestTarget(request.uri)
         let route = Route(path: target.path)
         if route == .notFound { throw .notFound(path: String(target.path)) }
-        guard request.method == .GET || request.method == .HEAD else { throw .methodNotAllowed(request.method) }
+        if request.method == .OPTIONS { return .ready(Self.options) }
+        guard request.method == .GET || request.method == .HEAD else {
+            if case .RAW = request.method { throw .methodNotImplemented(request.method) }
+            throw .methodNotAllowed(request.method)
+        }
         let screens = store.snapshot
         switch route {
         case .health:
@@ -79,7 +86,8 @@ public struct Responder: Sendable {
             let draining = store.isDraining
             var response = HTTPResponse(
                 status: draining ? .serviceUnavailable : .ok,
-                json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status, draining: draining)))
+                json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status, draining: draining))),
+                headers: [("Cache-Control", "no-store")]
             )
             response.route = "ready"
             return .ready(response)
@@ -88,7 +96,10 @@ public struct Responder: Sendable {
             let body = ByteBuffer(bytes: metrics.emitToBuffer())
             var response = HTTPResponse(
                 status: .ok,
-                headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Content-Length", String(body.readableBytes))],
+                headers: [
+                    ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Content-Length", String(body.readableBytes)),
+                    ("Cache-Control", "no-store"),
+                ],
                 body: body
             )
             response.route = "metrics"
@@ -122,12 +133,19 @@ public struct Responder: Sendable {
         // One variant, and nothing in the request that could be refused: no selection to make.
         if versionText == nil, alternative == nil, let only = screen.onlyVariant { return only }
         var request = ScreenVariants.Request()
-        let vary = screen.vary.map { [("Vary", $0)] } ?? []
+        // An error here depends on a header even where the screen's answers do not (a screen
+        // without alternatives refuses any asked for): its Vary names that header too, so a
+        // shared cache never serves it for the plain URL (and errors are `no-store` anyway).
+        func vary(_ header: String) -> [(String, String)] {
+            let names = (screen.vary.map { $0.components(separatedBy: ", ") } ?? [])
+            return [("Vary", (names.contains(header) ? names : names + [header]).joined(separator: ", "))]
+        }
         if let text = versionText {
             guard let version = Version(text.trimmingCharacters(in: .whitespaces)) else {
                 throw APIError(
                     status: .badRequest, code: "invalid_version",
-                    message: "\"\(text)\" is not an app version; send numbers separated by dots, like 2.3.1", headers: vary
+                    message: "\"\(text)\" is not an app version; send numbers separated by dots, like 2.3.1 or 2.3.1-beta.2",
+                    headers: headers.contains(name: "X-Taksi-Version") ? vary("X-Taksi-Version") : screen.vary.map { [("Vary", $0)] } ?? []
                 )
             }
             request.version = version
@@ -143,12 +161,14 @@ public struct Responder: Sendable {
             )
             return variant
         case .failure(let error):
-            let code =
-                switch error {
-                case .versionNotFound: "screen_version_not_found"
-                case .alternativeNotFound: "screen_alternative_not_found"
-                }
-            throw APIError(status: .notFound, code: code, message: error.description, headers: vary)
+            switch error {
+            case .versionNotFound:
+                throw APIError(status: .notFound, code: "screen_version_not_found", message: error.description, headers: vary("X-Taksi-Version"))
+            case .alternativeNotFound:
+                throw APIError(
+                    status: .notFound, code: "screen_alternative_not_found", message: error.description, headers: vary("X-Taksi-Alternative")
+                )
+            }
         }
     }
 
@@ -216,8 +236,17 @@ public struct Responder: Sendable {
         return response.precomputed()
     }()
 
+    /// `OPTIONS`: what the server allows, with no body.
+    private static let options: HTTPResponse = {
+        var response = HTTPResponse(
+            status: .noContent, headers: [("Allow", APIError.allowedMethods), ("Cache-Control", "no-store")], body: ByteBuffer()
+        )
+        response.route = "options"
+        return response.precomputed()
+    }()
+
     private static let health: HTTPResponse = {
-        var response = HTTPResponse(json: ByteBuffer(string: #"{"status":"ok"}"#))
+        var response = HTTPResponse(json: ByteBuffer(string: #"{"status":"ok"}"#), headers: [("Cache-Control", "no-store")])
         response.route = "health"
         return response.precomputed()
     }()

@@ -139,7 +139,10 @@ public final class ServedScreenSet: Sendable {
             index.append(Self.indexEntry(variants))
         }
         self.screens = screens
-        var indexResponse = HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(["screens": .array(index)])))
+        // The index changes with every reload and is for people and tools, not for caches.
+        var indexResponse = HTTPResponse(
+            json: ByteBuffer(bytes: JSONWriter.bytes(["screens": .array(index)])), headers: [("Cache-Control", "no-store")]
+        )
         indexResponse.route = "index"
         self.index = indexResponse.precomputed()
     }
