@@ -277,7 +277,7 @@ struct ScreenCompiler {
                 return nil
             }
             var parameters: [String: RequestParameter] = [:]
-            for member in parameterMembers {
+            for member in parameterMembers where !isReservedParameter(member, at: parametersPath.appending(member.key)) {
                 if let parameter = readParameter(member.value, at: parametersPath.appending(member.key)) {
                     parameters[member.key] = parameter
                 }
@@ -308,7 +308,9 @@ struct ScreenCompiler {
             if let parameterMembers = parametersNode.members {
                 for parameterMember in parameterMembers {
                     let parameterPath = path.appending("parameters").appending(parameterMember.key)
-                    guard let parameter = readParameter(parameterMember.value, at: parameterPath) else {
+                    guard !isReservedParameter(parameterMember, at: parameterPath),
+                        let parameter = readParameter(parameterMember.value, at: parameterPath)
+                    else {
                         valid = false
                         continue
                     }
@@ -438,6 +440,20 @@ struct ScreenCompiler {
         }
         source.fallback = member("fallback")?.value
         return valid ? source : nil
+    }
+
+    /// Query parameter names the server reads itself: `?version=` is the app version when the
+    /// `X-Taksi-Version` header is absent, so a screen parameter of that name could never be read.
+    public static let reservedParameterNames: Set<String> = ["version"]
+
+    /// Reports a parameter whose name the server reserves; true when it did.
+    private mutating func isReservedParameter(_ member: JSONNode.Member, at path: JSONPath) -> Bool {
+        guard Self.reservedParameterNames.contains(member.key) else { return false }
+        reader.report(
+            .invalidName, offset: member.keyOffset, path: path,
+            "\"\(member.key)\" is reserved: ?\(member.key)= is the app version (when no X-Taksi-Version header is sent); name the parameter otherwise, like app_\(member.key) or api_\(member.key)"
+        )
+        return true
     }
 
     private mutating func readParameter(_ node: JSONNode, at path: JSONPath) -> RequestParameter? {

@@ -29,6 +29,10 @@ struct HTTPSourceTests {
                 #"{"type": "http", "upstream": "citybikes", "path": "/v2", "parameters": {"sort": {"one_of": ["a", "b"], "default": "c"}}}"#,
                 "invalid_source", "one of the one_of values"
             ),
+            (
+                #"{"type": "http", "upstream": "citybikes", "path": "/v2", "parameters": {"version": {"type": "string"}}}"#,
+                "invalid_name", "?version= is the app version"
+            ),
         ]
     )
     func rejects(source: String, code: String, messagePart: String) throws {
@@ -39,6 +43,20 @@ struct HTTPSourceTests {
         #expect(error.code.rawValue == code)
         #expect(error.message.contains(messagePart), "\(error.message)")
         #expect(error.path?.description.hasPrefix("sources.bikes") == true)
+    }
+
+    @Test("a request parameter named version is refused at its key, with the fix")
+    func reservedVersion() throws {
+        let screen = """
+            {"name": "home", "entry": true,
+             "sources": {"query": {"type": "request", "parameters": {"version": {"type": "string"}}}},
+             "components": [{"name": "label_component", "identifier": "t", "content": {"value": {"$bind": "query.version", "default": "-"}}}]}
+            """
+        let result = ScreenSetLoader.load(files: ["home.json": Array(screen.utf8)])
+        let errors = result.diagnostics.filter { $0.severity == .error }
+        #expect(errors.map(\.description) == [
+            #"Screens/home.json:2:58: error: sources.query.parameters.version: "version" is reserved: ?version= is the app version (when no X-Taksi-Version header is sent); name the parameter otherwise, like app_version or api_version"#
+        ], "\(result.diagnostics.report)")
     }
 
     @Test("without a configuration any upstream name passes validation")

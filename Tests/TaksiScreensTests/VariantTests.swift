@@ -31,6 +31,32 @@ struct VariantTests {
         for candidate in other { #expect(!parsed.isSatisfied(by: version(candidate)), "\(text) should not match \(candidate)") }
     }
 
+    @Test("Semantic Versioning forms: pre-releases order before their release, build metadata is ignored, v is dropped")
+    func semanticVersions() {
+        #expect(version("v2.1") == version("2.1"))
+        #expect(version("2.1.0+45") == version("2.1"))
+        #expect(version("2.1.0-beta+exp.sha.5114f85") == version("2.1-beta"))
+        // The order Semantic Versioning 2.0 gives as its example, with missing segments as zero.
+        let ordered = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1-0", "1.0.1"]
+        for (lower, higher) in zip(ordered, ordered.dropFirst()) { #expect(version(lower) < version(higher), "\(lower) < \(higher)") }
+        #expect(!(version("1.0-beta") < version("1.0-beta")))
+        #expect(version("2.1-beta").description == "2.1-beta")
+        for bad in ["2.1-", "2.1+", "2.1-be ta", "2.1-beta..1", "2.1-é", "vv2", "2.1+a+b"] { #expect(Version(bad) == nil, "\(bad)") }
+    }
+
+    @Test("requirements with pre-releases", arguments: [
+        (">= 2.0", ["2.0", "2.1-beta", "3"], ["2.0-rc.1", "1.9"]),
+        (">= 2.0-0", ["2.0-alpha", "2.0-rc.1", "2.0"], ["1.9.9"]),
+        ("~> 1.2", ["1.2", "1.9.9-beta"], ["2.0-beta", "1.2-beta", "2.0"]),
+        ("< 2.0", ["1.9", "2.0-beta"], ["2.0"]),
+        ("= 2.1-beta.2", ["2.1.0-beta.2", "2.1-beta.2+9"], ["2.1-beta.3", "2.1"]),
+    ])
+    func prereleaseRequirements(_ text: String, _ matching: [String], _ other: [String]) throws {
+        let parsed = try requirement(text)
+        for candidate in matching { #expect(parsed.isSatisfied(by: version(candidate)), "\(text) should match \(candidate)") }
+        for candidate in other { #expect(!parsed.isSatisfied(by: version(candidate)), "\(text) should not match \(candidate)") }
+    }
+
     @Test("malformed requirements say why")
     func parseErrors() {
         #expect(throws: VersionRequirement.ParseError.self) { try VersionRequirement(parsing: "=> 1.0") }

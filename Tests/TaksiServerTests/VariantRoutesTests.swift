@@ -110,6 +110,11 @@ struct VariantRoutesTests {
         #expect(invalid.0 == .badRequest)
         #expect(invalid.1?["error"]?["code"] == "invalid_version")
         #expect(await responder.response(method: .GET, uri: "/screens/news", headers: [:]).headers["Vary"] == ["X-Taksi-Version"])
+        // Semantic Versioning forms are app versions too; a pre-release is before its release.
+        for accepted in ["3.1-beta.2", "3.0.0+45", "v3.1"] {
+            #expect(await body("/screens/news", [("X-Taksi-Version", accepted)]).0 == .ok, "\(accepted)")
+        }
+        #expect(await body("/screens/news?version=3.0-rc.1", []).1?["error"]?["code"] == "screen_version_not_found")
     }
 
     @Test("every served variant is counted, skeletons and data apart")
