@@ -75,7 +75,11 @@ struct ScreenCompiler {
         var componentIndices: [String: Int] = [:]
         for (index, node) in componentNodes.enumerated() {
             let componentPath = componentsPath.appending(index)
-            guard let (component, entry) = compileComponent(node, index: index, at: componentPath) else { continue }
+            guard let (component, entry) = compileComponent(node, index: index, at: componentPath) else {
+                // Its own error is reported; the sources it names are not "never used" on top of it.
+                usedSources.formUnion(Self.sourcesNamed(in: node))
+                continue
+            }
             if let first = identifiers[component.identifier] {
                 reader.report(
                     .duplicateIdentifier, at: node["identifier"] ?? node, path: componentPath.appending("identifier"),
@@ -440,6 +444,34 @@ struct ScreenCompiler {
         }
         source.fallback = member("fallback")?.value
         return valid ? source : nil
+    }
+
+    /// The roots of every `$bind`, `$each` and `$template` reference in a definition, read loosely
+    /// (for a component that failed to compile, whose bindings were never read properly).
+    static func sourcesNamed(in node: JSONNode) -> Set<String> {
+        func root(_ path: Substring) -> String {
+            String(path.prefix { $0 != "." && $0 != "[" && $0 != "}" }).trimmingSpaces
+        }
+        var names: Set<String> = []
+        switch node.kind {
+        case .object(let members):
+            for member in members {
+                if let text = member.value.stringValue {
+                    switch member.key {
+                    case "$bind", "$each": names.insert(root(text[...]))
+                    case "$template":
+                        for piece in text.split(separator: "{").dropFirst() where !piece.hasPrefix("{") { names.insert(root(piece)) }
+                    default: break
+                    }
+                }
+                names.formUnion(sourcesNamed(in: member.value))
+            }
+        case .array(let elements):
+            for element in elements { names.formUnion(sourcesNamed(in: element)) }
+        default:
+            break
+        }
+        return names
     }
 
     /// Query parameter names the server reads itself: `?version=` is the app version when the

@@ -110,6 +110,7 @@ public enum ScreenSetLoader {
         // What the app knows: custom components and custom actions.
         var customComponents: [ComponentSchema] = []
         var componentFiles: [String: String] = [:]
+        var componentLocations: [String: SourceLocation] = [:]
         var componentSince: [String: Version] = [:]
         for relative in componentPaths {
             guard let (file, node) = parse(relative) else { continue }
@@ -127,6 +128,7 @@ public enum ScreenSetLoader {
                 continue
             }
             componentFiles[schema.name] = file.path
+            componentLocations[schema.name] = file.location(ofOffset: (node["name"] ?? node).offset)
             customComponents.append(schema)
         }
         var customActions: Set<String> = []
@@ -218,7 +220,7 @@ public enum ScreenSetLoader {
         }
         let (screens, found) = VariantGrouping.group(compiled, failedAlternatives: failedAlternatives)
         diagnostics += found
-        diagnostics += reachabilityWarnings(screenFiles: screenFiles, componentFiles: componentFiles, parse: parse)
+        diagnostics += reachabilityWarnings(screenFiles: screenFiles, componentFiles: componentFiles, componentLocations: componentLocations)
 
         let warnings = diagnostics.filter { $0.severity == .warning }
         let screenSet =
@@ -231,7 +233,7 @@ public enum ScreenSetLoader {
     /// screen navigates to unless they are marked `"entry": true` (a screen the app opens itself).
     private static func reachabilityWarnings(
         screenFiles: [(name: String, file: SourceFile, node: JSONNode)], componentFiles: [String: String],
-        parse: (String) -> (SourceFile, JSONNode)?
+        componentLocations: [String: SourceLocation]
     ) -> [Diagnostic] {
         var usedTypes: Set<String> = []
         var targets: [String: Set<String>] = [:]
@@ -246,7 +248,8 @@ public enum ScreenSetLoader {
         for (type, path) in componentFiles.sorted(by: { $0.key < $1.key }) where !usedTypes.contains(type) {
             warnings.append(
                 Diagnostic(
-                    severity: .warning, code: .unusedComponent, file: path,
+                    severity: .warning, code: .unusedComponent, file: path, location: componentLocations[type],
+                    path: componentLocations[type] == nil ? nil : JSONPath.root.appending("name"),
                     message: "component \"\(type)\" is not used by any screen; use it or remove the file"
                 )
             )

@@ -152,6 +152,18 @@ enum YAMLReader {
         switch error {
         case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
             return JSONParser.SyntaxError(offset: offset(mark, in: file), message: "YAML: \(problem)")
+        case .reader(let problem, let characterOffset, let value, let yaml):
+            // libyaml refuses control characters (and invalid text) before parsing; it gives a
+            // character offset, which becomes the byte offset diagnostics need.
+            let byteOffset =
+                characterOffset.flatMap { yaml.index(yaml.startIndex, offsetBy: $0, limitedBy: yaml.endIndex) }
+                .map { yaml.utf8.distance(from: yaml.utf8.startIndex, to: $0) } ?? 0
+            let hex = String(value, radix: 16, uppercase: true)
+            let character = value >= 0 ? " (U+\(String(repeating: "0", count: max(0, 4 - hex.count)) + hex))" : ""
+            return JSONParser.SyntaxError(
+                offset: byteOffset,
+                message: "YAML: \(problem)\(character); remove it, or write it as an escape in a double-quoted string, like \"\\u0007\""
+            )
         case .duplicatedKeysInMapping(let duplicates, let context):
             return JSONParser.SyntaxError(
                 offset: offset(context.mark, in: file), message: "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")); keep one of them"

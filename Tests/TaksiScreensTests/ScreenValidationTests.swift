@@ -240,10 +240,30 @@ struct ScreenValidationTests {
         #expect(result.screenSet != nil)
         #expect(
             result.diagnostics.map(\.description) == [
-                #"Screens/components/unused.json: warning: component "unused" is not used by any screen; use it or remove the file"#,
+                #"Screens/components/unused.json:1:10: warning: name: component "unused" is not used by any screen; use it or remove the file"#,
                 #"Screens/lost.json:1:10: warning: name: no other screen navigates to "lost"; add "entry": true if the app opens it directly"#,
             ]
         )
+    }
+
+    @Test("a rejected component's bindings do not also make its source \"never used\"")
+    func rejectedComponentUsesItsSource() {
+        let result = loadScreen(
+            components: #"[{"name": "lable_component", "content": {"value": {"$template": "Hi {feed.name}"}}}]"#,
+            sources: #"{"feed": {"type": "fixture", "value": {"name": "x"}}}"#
+        )
+        #expect(result.diagnostics.map(\.code) == [.unknownComponent], "\(result.diagnostics.report)")
+    }
+
+    @Test("a file over the size limit is reported at its first line")
+    func tooLarge() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-large-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(count: ScreenSetLoader.maximumFileSize + 1).write(to: folder.appendingPathComponent("huge.json"))
+        let result = ScreenSetLoader.load(directory: folder.path)
+        let error = try #require(result.diagnostics.first { $0.code == .fileTooLarge })
+        #expect(error.location == SourceLocation(line: 1, column: 1))
+        #expect(error.description.hasPrefix("\(folder.path)/huge.json:1:1: error: the file has 4194305 bytes"))
     }
 
     @Test("unused sources are warnings and do not stop the set")

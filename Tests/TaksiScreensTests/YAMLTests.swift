@@ -67,6 +67,15 @@ struct YAMLTests {
         #expect(data.entries.first?.content == ["value": "NO|yes|true|true|42|4.5|1.1"])
     }
 
+    @Test("a control character in YAML is reported at its line and column, on one line")
+    func controlCharacter() throws {
+        let result = load(["home.yaml": "name: home\ncomponents:\n  - name: label_component\n    content: {value: \"a\u{07}b\"}\n"])
+        let error = try #require(result.diagnostics.first { $0.severity == .error })
+        #expect(error.location == SourceLocation(line: 4, column: 24), "\(result.diagnostics.report)")
+        #expect(!error.description.contains("\n"), "one line: \(error.description)")
+        #expect(error.message.contains("U+0007"))
+    }
+
     @Test("broken or hostile YAML gets a clear diagnostic", arguments: [
         ("name: home\ncomponents: [\n", "YAML:"),
         ("name: home\nname: again\ncomponents: []\n", "duplicate key"),

@@ -66,8 +66,13 @@ paths:
         "400": {$ref: "#/components/responses/BadRequest"}
         "404": {$ref: "#/components/responses/NotFound"}
         "405": {$ref: "#/components/responses/MethodNotAllowed"}
+        "408": {$ref: "#/components/responses/BodyTimeout"}
+        "413": {$ref: "#/components/responses/BodyTooLarge"}
         "414": {$ref: "#/components/responses/URITooLong"}
+        "417": {$ref: "#/components/responses/ExpectationFailed"}
         "431": {$ref: "#/components/responses/HeadersTooLarge"}
+        "501": {$ref: "#/components/responses/NotImplemented"}
+        "505": {$ref: "#/components/responses/VersionNotSupported"}
   /screens/{name}/data:
     get:
       tags: [screens]
@@ -113,8 +118,13 @@ paths:
         "400": {$ref: "#/components/responses/BadRequest"}
         "404": {$ref: "#/components/responses/NotFound"}
         "405": {$ref: "#/components/responses/MethodNotAllowed"}
+        "408": {$ref: "#/components/responses/BodyTimeout"}
+        "413": {$ref: "#/components/responses/BodyTooLarge"}
         "414": {$ref: "#/components/responses/URITooLong"}
+        "417": {$ref: "#/components/responses/ExpectationFailed"}
         "431": {$ref: "#/components/responses/HeadersTooLarge"}
+        "501": {$ref: "#/components/responses/NotImplemented"}
+        "505": {$ref: "#/components/responses/VersionNotSupported"}
   /healthz:
     get:
       tags: [operations]
@@ -167,7 +177,7 @@ paths:
           description: OpenAPI 3.1, YAML.
           content:
             application/yaml:
-              schema: {type: string}
+              schema: {type: object, required: [openapi, info, paths], description: This document, parsed.}
 components:
   parameters:
     name:
@@ -222,8 +232,11 @@ components:
       description: Public with max-age and stale-while-revalidate for skeletons; private for data.
       schema: {type: string}
     Vary:
-      description: The request headers that chose this answer.
+      description: The request headers that chose this answer (for an error, the header it depends on).
       schema: {type: string}
+    NoStore:
+      description: "`no-store`: errors are never kept by shared caches."
+      schema: {type: string, const: no-store}
     Content-Encoding:
       description: "`gzip` when the body is compressed."
       schema: {type: string}
@@ -241,20 +254,54 @@ components:
         Cache-Control: {$ref: "#/components/headers/Cache-Control"}
         Vary: {$ref: "#/components/headers/Vary"}
     BadRequest:
-      description: "`invalid_query`, `missing_parameter`, `invalid_parameter`, `invalid_version` or `malformed_request`."
+      description: "`invalid_query`, `missing_parameter`, `invalid_parameter`, `invalid_version`, `invalid_host` or `malformed_request`. Like every error, `Cache-Control: no-store`, and `Vary` names the request header it depends on."
+      headers:
+        Cache-Control: {$ref: "#/components/headers/NoStore"}
+        Vary: {$ref: "#/components/headers/Vary"}
       content:
         application/json:
           schema: {$ref: "#/components/schemas/Error"}
     NotFound:
       description: "`screen_not_found`, `screen_version_not_found`, `screen_alternative_not_found` or `not_found`."
+      headers:
+        Cache-Control: {$ref: "#/components/headers/NoStore"}
+        Vary: {$ref: "#/components/headers/Vary"}
       content:
         application/json:
           schema: {$ref: "#/components/schemas/Error"}
     MethodNotAllowed:
-      description: "`method_not_allowed`: only GET and HEAD."
+      description: "`method_not_allowed`: only GET and HEAD (and OPTIONS)."
       headers:
         Allow:
-          schema: {type: string, const: "GET, HEAD"}
+          schema: {type: string, const: "GET, HEAD, OPTIONS"}
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+    BodyTimeout:
+      description: "`body_timeout`: an announced request body did not arrive within `body_timeout`; the connection closes."
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+    BodyTooLarge:
+      description: "`body_too_large`: the request body is over `max_body_bytes` (64 KiB); it is not read, and the connection closes."
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+    ExpectationFailed:
+      description: "`expectation_failed`: an `Expect` other than `100-continue`."
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+    NotImplemented:
+      description: "`method_not_implemented`: a method this server does not know."
+      headers:
+        Allow:
+          schema: {type: string, const: "GET, HEAD, OPTIONS"}
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+    VersionNotSupported:
+      description: "`http_version_not_supported`: HTTP/2 or later spoken in text; terminate HTTP/2 and 3 at a proxy."
       content:
         application/json:
           schema: {$ref: "#/components/schemas/Error"}
