@@ -10,6 +10,7 @@ struct TaksiServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "taksi-server",
         abstract: "Serves Taksi server-driven UI screens: skeletons and data patches over HTTP.",
+        version: TaksiServerVersion.current,
         subcommands: [Serve.self, Validate.self, Schema.self],
         defaultSubcommand: Serve.self
     )
@@ -106,24 +107,26 @@ struct Validate: ParsableCommand {
         discussion: "Warnings are printed but do not fail. Diagnostics read FILE:LINE:COLUMN: error: PATH: MESSAGE."
     )
 
-    @Argument(help: "The screens directory.")
-    var directory: String = "Screens"
+    @Argument(help: "The screens directory (default: the configuration's, as serve finds it: TAKSI_SCREENS, \"screens\" in the file, else Screens).")
+    var directory: String?
 
-    @Option(help: "A configuration file whose upstreams http sources must name (default: config.json when present).")
+    @Option(help: "A configuration file whose upstreams http sources must name (TAKSI_CONFIG; default ./config.json when present).")
     var config: String?
 
     func run() throws {
-        // Upstream names are checked only against a configuration; without one any name passes.
-        var upstreams: Set<String>?
-        if config != nil || FileManager.default.fileExists(atPath: "config.json") {
-            do {
-                upstreams = Set(try ServerConfiguration.resolve(file: config ?? "config.json").upstreams.keys)
-            } catch {
-                printError("error: \(error)")
-                throw ExitCode(2)
-            }
+        // The configuration is found exactly as `serve` finds it, so both check the same screens
+        // against the same upstream names. Without a file, upstream names are not checked.
+        let configuration: ServerConfiguration
+        do {
+            configuration = try ServerConfiguration.resolve(file: config)
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(2)
         }
-        let load = ScreenSetLoader.load(directory: directory, upstreams: upstreams)
+        let hasFile = config != nil || ProcessInfo.processInfo.environment["TAKSI_CONFIG"] != nil
+            || FileManager.default.fileExists(atPath: "config.json")
+        let upstreams = hasFile || !configuration.upstreams.isEmpty ? Set(configuration.upstreams.keys) : nil
+        let load = ScreenSetLoader.load(directory: directory ?? configuration.screensDirectory, upstreams: upstreams)
         if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
         print(load.summary)
         if load.diagnostics.containsErrors { throw ExitCode.failure }

@@ -15,12 +15,15 @@ struct CommandLineTests {
         return nil
     }
 
-    func run(_ arguments: [String], executable name: String = "taksi-server") throws -> (status: Int32, output: String, error: String) {
+    func run(
+        _ arguments: [String], executable name: String = "taksi-server", in directory: URL = repositoryRoot, environment: [String: String] = [:]
+    ) throws -> (status: Int32, output: String, error: String) {
         let executable = try #require(Self.built(name), "\(name) was not built next to the tests")
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.currentDirectoryURL = repositoryRoot
+        process.currentDirectoryURL = directory
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }.merging(environment) { $1 }
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
@@ -92,6 +95,28 @@ struct CommandLineTests {
         #expect(valid.status == 0, "\(valid.error)")
         let generated = try String(contentsOf: output, encoding: .utf8)
         #expect(generated.contains("6 screens (8 variants) are valid"))
+    }
+
+    @Test("--version prints the release")
+    func version() throws {
+        let result = try run(["--version"])
+        #expect(result.status == 0)
+        #expect(result.output == "1.0.0\n")
+    }
+
+    @Test("validate finds the configuration as serve does: its screens directory and its upstream names")
+    func validateUsesConfiguration() throws {
+        let project = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: project.appendingPathComponent("Mine"), withIntermediateDirectories: true)
+        try Data(#"{"screens": "Mine", "upstreams": {"api": "http://127.0.0.1:9"}}"#.utf8).write(to: project.appendingPathComponent("app.json"))
+        try Data(
+            #"{"name": "home", "entry": true, "sources": {"s": {"type": "http", "upstream": "apii", "path": "/x"}}, "components": [{"name": "label_component", "identifier": "t", "content": {"value": {"$bind": "s.v"}}}]}"#.utf8
+        ).write(to: project.appendingPathComponent("Mine/home.json"))
+        let viaFlag = try run(["validate", "--config", "app.json"], in: project)
+        #expect(viaFlag.status == 1)
+        #expect(viaFlag.output.contains(#"Mine/home.json:1:79: error: sources.s.upstream: upstream "apii" is not configured"#), "\(viaFlag.output)")
+        let viaEnvironment = try run(["validate"], in: project, environment: ["TAKSI_CONFIG": project.appendingPathComponent("app.json").path])
+        #expect(viaEnvironment.output == viaFlag.output.replacingOccurrences(of: "Mine/", with: project.appendingPathComponent("Mine").path + "/"))
     }
 
     @Test("a bad flag value is a configuration error with exit code 2")

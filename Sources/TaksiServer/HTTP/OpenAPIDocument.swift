@@ -137,9 +137,10 @@ paths:
             application/json:
               schema:
                 type: object
-                required: [status]
+                required: [status, version]
                 properties:
                   status: {const: ok}
+                  version: {type: string, description: "The server's release, as `taksi-server --version` prints it."}
   /readyz:
     get:
       tags: [operations]

@@ -1,5 +1,5 @@
 public import Logging
-public import NIOCore
+import NIOCore
 public import NIOHTTP1
 import Foundation
 public import Prometheus
@@ -246,7 +246,8 @@ public struct Responder: Sendable {
     }()
 
     private static let health: HTTPResponse = {
-        var response = HTTPResponse(json: ByteBuffer(string: #"{"status":"ok"}"#), headers: [("Cache-Control", "no-store")])
+        let body = JSONWriter.bytes(["status": "ok", "version": .string(TaksiServerVersion.current)])
+        var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: [("Cache-Control", "no-store")])
         response.route = "health"
         return response.precomputed()
     }()

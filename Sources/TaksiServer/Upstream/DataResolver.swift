@@ -1,9 +1,9 @@
 public import CoreMetrics
 public import Logging
-public import NIOCore
-public import NIOHTTP1
+import NIOCore
+import NIOHTTP1
 import TaksiSchema
-public import TaksiScreens
+import TaksiScreens
 
 /// Builds data responses for screens with `http` sources: calls every upstream of the request
 /// at once through the cache, then maps the values into entries. A source that fails degrades

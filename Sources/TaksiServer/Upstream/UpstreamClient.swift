@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
-public import NIOCore
+import NIOCore
 import NIOHTTP1
 import TaksiSchema
 public import TaksiScreens
