@@ -71,13 +71,23 @@ struct OperationsTests {
         #expect(await application.responder.response(method: .GET, uri: "/healthz").status == .ok)
     }
 
-    @Test("the served OpenAPI document is docs/openapi.yaml, valid OpenAPI 3.1, and real responses match it")
-    func openAPI() async throws {
+    @Test("the served OpenAPI document is docs/openapi.yaml, as YAML")
+    func openAPIServed() async throws {
         let file = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
-        let responder = exampleApplication().responder
-        let served = await responder.response(method: .GET, uri: "/openapi.yaml")
+        let served = await exampleApplication().responder.response(method: .GET, uri: "/openapi.yaml")
         #expect(served.headers["Content-Type"] == ["application/yaml; charset=utf-8"])
         #expect(String(buffer: served.body) == file, "the server embeds an old copy; run scripts/embed-openapi.sh")
+    }
+
+    @Test(
+        "the OpenAPI document is valid OpenAPI 3.1, and real responses match it",
+        .enabled(
+            if: pythonHas("yaml", "jsonschema", "openapi_spec_validator"),
+            "needs python3 -m pip install pyyaml jsonschema openapi-spec-validator (.ci/run installs them)"
+        )
+    )
+    func openAPI() async throws {
+        let responder = exampleApplication().responder
 
         // Real bodies, each with the path and status whose schema it must match.
         var samples: [JSONValue] = []

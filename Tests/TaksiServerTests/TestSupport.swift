@@ -204,3 +204,10 @@ struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
+
+/// Whether the independent validators some tests use can run here: `python3` with these modules.
+/// CI (`CI` set) always runs those tests, so a missing install fails there instead of skipping.
+func pythonHas(_ modules: String...) -> Bool {
+    ProcessInfo.processInfo.environment["CI"] != nil
+        || (try? runTool(["python3", "-c", "import " + modules.joined(separator: ", ")]))?.status == 0
+}
