@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "TaksiScreens", targets: ["TaksiScreens"]),
         .library(name: "TaksiServer", targets: ["TaksiServer"]),
         .executable(name: "taksi-server", targets: ["taksi-server"]),
+        // For a team's own package: validates its Screens/ (and config.json) during swift build.
+        .plugin(name: "ValidateScreens", targets: ["ValidateScreens"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),

@@ -1,17 +1,48 @@
 // The screen validator the ValidateScreens build-tool plugin runs during `swift build`:
-// `taksi-validate SCREENS_DIR OUTPUT_FILE`. Prints every diagnostic in compiler form
-// (FILE:LINE:COLUMN: error: ...), so SwiftPM and IDEs show them at the offending value, and
-// exits 1 on any error. On success it writes OUTPUT_FILE, a Swift file of comments that lets
-// the build go on.
+// `taksi-validate SCREENS_DIR OUTPUT_FILE [--config CONFIG_FILE] [--stamp STAMP_FILE]`. Prints
+// every diagnostic in compiler form (FILE:LINE:COLUMN: error: ...), so SwiftPM and IDEs show them
+// at the offending value, and exits 1 on any error. With a configuration file, `http` sources must
+// name one of its `upstreams`, as `taksi-server validate` and the server check them. On success
+// it writes OUTPUT_FILE, a Swift file of comments that lets the build go on; only when its text
+// changes, so a validation that finds nothing new recompiles nothing. STAMP_FILE, the command's
+// input, is rewritten on every run so that the next build runs the check again (see the plugin).
 import Foundation
 import TaksiScreens
 
-let arguments = CommandLine.arguments
-guard arguments.count == 3 else {
-    FileHandle.standardError.write(Data("usage: taksi-validate SCREENS_DIR OUTPUT_FILE\n".utf8))
+/// Removes `--name VALUE` from `arguments` and returns VALUE.
+func option(_ name: String, from arguments: inout [String]) -> String? {
+    guard let flag = arguments.firstIndex(of: name), flag + 1 < arguments.count else { return nil }
+    defer { arguments.removeSubrange(flag...flag + 1) }
+    return arguments[flag + 1]
+}
+var arguments = Array(CommandLine.arguments.dropFirst())
+let configPath = option("--config", from: &arguments)
+let stampPath = option("--stamp", from: &arguments)
+guard arguments.count == 2 else {
+    FileHandle.standardError.write(Data("usage: taksi-validate SCREENS_DIR OUTPUT_FILE [--config CONFIG_FILE] [--stamp STAMP_FILE]\n".utf8))
     exit(2)
 }
-let load = ScreenSetLoader.load(directory: arguments[1])
+let (directory, outputPath) = (arguments[0], arguments[1])
+if let stampPath {
+    // A new time each run: the stamp always differs from what the build recorded.
+    try? Data("\(Date().timeIntervalSince1970)\n".utf8).write(to: URL(fileURLWithPath: stampPath), options: .atomic)
+}
+
+/// The upstream names of a configuration file: the keys of its `upstreams` object.
+func upstreamNames(inConfiguration path: String) -> Set<String> {
+    let bytes = FileManager.default.contents(atPath: path).map { Array($0) } ?? []
+    let root: JSONNode
+    do {
+        root = try JSONParser.parse(bytes)
+    } catch {
+        let location = SourceFile(path: path, bytes: bytes).location(ofOffset: error.offset)
+        FileHandle.standardError.write(Data("\(path):\(location): error: \(error.message)\n".utf8))
+        exit(1)
+    }
+    return Set(root["upstreams"]?.members?.map(\.key) ?? [])
+}
+
+let load = ScreenSetLoader.load(directory: directory, upstreams: configPath.map(upstreamNames(inConfiguration:)))
 if !load.diagnostics.isEmpty {
     // stderr, so the build log shows them as the tool's diagnostics.
     FileHandle.standardError.write(Data((load.diagnostics.report + "\n").utf8))
@@ -25,9 +56,11 @@ let generated = """
     // \(load.summary): screen set version \(screenSet.version).
 
     """
-do {
-    try Data(generated.utf8).write(to: URL(fileURLWithPath: arguments[2]), options: .atomic)
-} catch {
-    FileHandle.standardError.write(Data("error: cannot write \(arguments[2]): \(error)\n".utf8))
-    exit(1)
+if FileManager.default.contents(atPath: outputPath) != Data(generated.utf8) {
+    do {
+        try Data(generated.utf8).write(to: URL(fileURLWithPath: outputPath), options: .atomic)
+    } catch {
+        FileHandle.standardError.write(Data("error: cannot write \(outputPath): \(error)\n".utf8))
+        exit(1)
+    }
 }

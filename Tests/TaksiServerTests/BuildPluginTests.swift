@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// The ValidateScreens plugin as a team uses it: from a package of its own that depends on this
+/// one, through real `swift build` runs.
+@Suite("Build plugin")
+struct BuildPluginTests {
+    /// Runs `swift build` in `package`; its exit status and its output.
+    func build(_ package: URL) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swift", "build", "--package-path", package.path, "--scratch-path", package.appendingPathComponent(".build").path]
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    func write(_ text: String, _ url: URL) throws {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+    }
+
+    @Test("screens added, moved or deleted after a first build are checked by the next one, with config.json's upstreams")
+    func newFilesAreChecked() throws {
+        let package = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-plugin-\(UUID().uuidString)")
+        // A path dependency's identity is its folder's name.
+        let identity = repositoryRoot.lastPathComponent.lowercased()
+        try write(
+            """
+            // swift-tools-version:6.0
+            import PackageDescription
+
+            let package = Package(
+                name: "app",
+                dependencies: [.package(path: "\(repositoryRoot.path)")],
+                targets: [.executableTarget(name: "App", plugins: [.plugin(name: "ValidateScreens", package: "\(identity)")])]
+            )
+            """, package.appendingPathComponent("Package.swift")
+        )
+        try write("print(\"app\")\n", package.appendingPathComponent("Sources/App/main.swift"))
+        try write(#"{"upstreams": {"api": "http://127.0.0.1:9"}}"#, package.appendingPathComponent("config.json"))
+        try write(
+            #"{"name": "home", "entry": true, "components": [{"name": "label_component", "identifier": "t", "content": {"value": "Hi"}}]}"#,
+            package.appendingPathComponent("Screens/home.json")
+        )
+        let first = try build(package)
+        try #require(first.status == 0, "\(first.output)")
+
+        // Added after the first build, in a new folder.
+        let bad = package.appendingPathComponent("Screens/more/bad.yaml")
+        try write("name: bad\nentry: true\ncomponents:\n  - name: labl_component\n    content: {value: x}\n", bad)
+        let added = try build(package)
+        #expect(added.status != 0)
+        #expect(added.output.contains("Screens/more/bad.yaml:4:11: error: components[0].name: component type \"labl_component\" is not known"), "\(added.output)")
+
+        // Renamed: still checked; deleted: the build passes again.
+        try FileManager.default.moveItem(at: bad, to: package.appendingPathComponent("Screens/more/worse.yaml"))
+        let renamed = try build(package)
+        #expect(renamed.output.contains("Screens/more/worse.yaml:4:11: error:"), "\(renamed.output)")
+        try FileManager.default.removeItem(at: package.appendingPathComponent("Screens/more"))
+        let deleted = try build(package)
+        #expect(deleted.status == 0, "\(deleted.output)")
+
+        // An http source naming an upstream config.json does not have fails the build too.
+        try write(
+            #"{"name": "feed", "entry": true, "sources": {"s": {"type": "http", "upstream": "apii", "path": "/x"}}, "components": [{"name": "label_component", "identifier": "t", "content": {"value": {"$bind": "s.v"}}}]}"#,
+            package.appendingPathComponent("Screens/feed.json")
+        )
+        let upstream = try build(package)
+        #expect(upstream.status != 0)
+        #expect(upstream.output.contains(#"upstream "apii" is not configured"#), "\(upstream.output)")
+    }
+}
