@@ -4,7 +4,8 @@ PodDisruptionBudget below, and a ConfigMap holding every file of Screens/ and a 
 config.json, so the manifest always ships the screens in the repository.
 
     scripts/render-kubernetes.py           # rewrite deploy/kubernetes.yaml
-    scripts/render-kubernetes.py --check   # exit 1 when it is out of date (a test runs this)
+    scripts/render-kubernetes.py --check   # exit 1 when it is out of date (the examples' test runs this)
+    scripts/render-kubernetes.py --stdout  # print it instead (the deployment test reads this)
 """
 import json
 import os
@@ -142,6 +143,9 @@ def render():
 
 def main():
     text = render()
+    if "--stdout" in sys.argv:
+        sys.stdout.write(text)
+        return
     if "--check" in sys.argv:
         with open(OUTPUT, encoding="utf-8") as handle:
             if handle.read() != text:

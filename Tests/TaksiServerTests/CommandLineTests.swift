@@ -52,9 +52,9 @@ struct CommandLineTests {
         return directory.path
     }
 
-    @Test("validate exits 0 on the example screens")
+    @Test("validate exits 0 on a valid set")
     func validateExamples() throws {
-        let result = try run(["validate", "Screens"])
+        let result = try run(["validate", fixtureScreensDirectory.path])
         #expect(result.status == 0)
         #expect(result.output == "6 screens (8 variants) are valid\n")
     }
@@ -82,7 +82,7 @@ struct CommandLineTests {
         #expect(result.error.contains("did you mean \"profile\"?"))
     }
 
-    @Test("the build-time validator fails on a broken set with compiler-style diagnostics, and passes the examples")
+    @Test("the build-time validator fails on a broken set with compiler-style diagnostics, and passes a valid one")
     func buildTimeValidator() throws {
         let directory = try brokenScreens()
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("validated-\(UUID().uuidString).swift")
@@ -91,7 +91,7 @@ struct CommandLineTests {
         #expect(broken.error.hasPrefix("\(directory)/home.json:4:136: error: components[0].content.action.content.interface_identifier"))
         #expect(!FileManager.default.fileExists(atPath: output.path))
 
-        let valid = try run(["Screens", output.path], executable: "taksi-validate")
+        let valid = try run([fixtureScreensDirectory.path, output.path], executable: "taksi-validate")
         #expect(valid.status == 0, "\(valid.error)")
         let generated = try String(contentsOf: output, encoding: .utf8)
         #expect(generated.contains("6 screens (8 variants) are valid"))

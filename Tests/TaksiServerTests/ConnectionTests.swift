@@ -83,7 +83,7 @@ struct ConnectionTests {
             #expect(responses.count == paths.count)
             for (path, response) in zip(paths, responses) {
                 let expected: JSONValue? =
-                    path == "/healthz" ? ["status": "ok", "version": .string(TaksiServerVersion.current)] : exampleScreens[String(path.dropFirst("/screens/".count))]?.skeleton.jsonValue
+                    path == "/healthz" ? ["status": "ok", "version": .string(TaksiServerVersion.current)] : fixtureScreens[String(path.dropFirst("/screens/".count))]?.skeleton.jsonValue
                 #expect(response.status == 200)
                 #expect(response.json == expected, "\(path) answered out of order")
             }

@@ -15,7 +15,7 @@ struct LiveServerTests {
             connection.send("GET /screens/home/data?name=Ada HTTP/1.1\r\nHost: localhost\r\n\r\n")
             let data = connection.receive(1)
             #expect(skeleton.first?.status == 200)
-            #expect(skeleton.first?.json == exampleScreens["home"]?.skeleton.jsonValue)
+            #expect(skeleton.first?.json == fixtureScreens["home"]?.skeleton.jsonValue)
             #expect(data.first?.json?["interface_data"]?.arrayValue?.first == ["identifier": "greeting", "content": ["value": "Hello, Ada!"]])
         }
     }
@@ -30,9 +30,9 @@ struct LiveServerTests {
             )
             let responses = connection.receive(4)
             #expect(responses.map(\.status) == [200, 404, 200, 200])
-            #expect(responses[0].json == exampleScreens["landing"]?.skeleton.jsonValue)
+            #expect(responses[0].json == fixtureScreens["landing"]?.skeleton.jsonValue)
             #expect(responses[1].json?["error"]?["code"] == "screen_not_found")
-            #expect(responses[2].json == exampleScreens["login"]?.skeleton.jsonValue)
+            #expect(responses[2].json == fixtureScreens["login"]?.skeleton.jsonValue)
             #expect(responses[3].json == ["status": "ok", "version": .string(TaksiServerVersion.current)])
         }
     }

@@ -61,7 +61,7 @@ struct OperationsTests {
 
     @Test("/readyz answers 503 while the server drains, /healthz stays 200")
     func readiness() async throws {
-        let application = exampleApplication()
+        let application = fixtureApplication()
         #expect(await application.responder.response(method: .GET, uri: "/readyz").status == .ok)
         application.store.isDraining = true
         let draining = await application.responder.response(method: .GET, uri: "/readyz")
@@ -74,7 +74,7 @@ struct OperationsTests {
     @Test("the served OpenAPI document is docs/openapi.yaml, as YAML")
     func openAPIServed() async throws {
         let file = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
-        let served = await exampleApplication().responder.response(method: .GET, uri: "/openapi.yaml")
+        let served = await fixtureApplication().responder.response(method: .GET, uri: "/openapi.yaml")
         #expect(served.headers["Content-Type"] == ["application/yaml; charset=utf-8"])
         #expect(String(buffer: served.body) == file, "the server embeds an old copy; run scripts/embed-openapi.sh")
     }
@@ -87,7 +87,7 @@ struct OperationsTests {
         )
     )
     func openAPI() async throws {
-        let responder = exampleApplication().responder
+        let responder = fixtureApplication().responder
 
         // Real bodies, each with the path and status whose schema it must match.
         var samples: [JSONValue] = []

@@ -11,13 +11,13 @@ import Testing
 /// `/readyz`, and requests during reloads always get a whole answer from one set.
 @Suite("Reload")
 struct ReloadTests {
-    /// A copy of the example screens in a fresh temporary directory, and an application over it.
+    /// A copy of the fixture screens in a fresh temporary directory, and an application over it.
     func makeApplication() throws -> (Application, URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-reload-\(UUID().uuidString)")
-        try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("Screens"), to: directory)
+        try FileManager.default.copyItem(at: fixtureScreensDirectory, to: directory)
         var configuration = ServerConfiguration()
         configuration.screensDirectory = directory.path
-        configuration.upstreams = exampleUpstreams
+        configuration.upstreams = fixtureUpstreams
         return (try buildApplication(configuration: configuration, logger: Logger(label: "reload")), directory)
     }
 

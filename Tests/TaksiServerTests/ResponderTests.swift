@@ -10,7 +10,7 @@ import Testing
 /// The routes, answered in-process (no socket): statuses, headers and whole bodies.
 @Suite("Responder")
 struct ResponderTests {
-    let responder = exampleApplication().responder
+    let responder = fixtureApplication().responder
 
     func get(
         _ uri: String, method: HTTPMethod = .GET, headers: [(String, String)] = []
@@ -48,10 +48,10 @@ struct ResponderTests {
 
     @Test("skeletons are the compiled screens, under both prefixes", arguments: ["/screens/", "/interfaces/"])
     func skeleton(_ prefix: String) async throws {
-        for name in exampleScreens.names {
+        for name in fixtureScreens.names {
             let response = await get(prefix + name)
             #expect(response.status == .ok)
-            #expect(response.body == exampleScreens[name]?.skeleton.jsonValue)
+            #expect(response.body == fixtureScreens[name]?.skeleton.jsonValue)
             let length = await responder.response(method: .GET, uri: prefix + name, headers: [:]).body.readableBytes
             #expect(response.headers["Content-Length"] == ["\(length)"])
         }

@@ -16,34 +16,40 @@ import Darwin
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
-/// The example screen set, loaded once.
-let exampleScreens: ScreenSet = {
-    let load = ScreenSetLoader.load(directory: repositoryRoot.appendingPathComponent("Screens").path)
-    guard let set = load.screenSet else { preconditionFailure("the example screens do not load:\n\(load.diagnostics.report)") }
+/// The tests' own screen set, `Tests/Fixtures/Screens`: every kind of screen (versions, an
+/// experiment, custom components, fixture, request and upstream sources). It began as a copy of
+/// the examples and is frozen, so a team can replace `Screens/` without breaking these tests;
+/// only `ExampleScreensTests` checks the examples.
+let fixtureScreensDirectory = repositoryRoot.appendingPathComponent("Tests/Fixtures/Screens")
+
+/// ``fixtureScreensDirectory``, loaded once.
+let fixtureScreens: ScreenSet = {
+    let load = ScreenSetLoader.load(directory: fixtureScreensDirectory.path)
+    guard let set = load.screenSet else { preconditionFailure("the test screens do not load:\n\(load.diagnostics.report)") }
     return set
 }()
 
-/// The example upstreams of config.json: the offline fixtures under upstreams/.
-let exampleUpstreams = [
-    "citybikes": "file:" + repositoryRoot.appendingPathComponent("upstreams/citybikes").path,
-    "github": "file:" + repositoryRoot.appendingPathComponent("upstreams/github").path,
+/// The fixture set's upstreams: offline answers under `Tests/Fixtures/upstreams`.
+let fixtureUpstreams = [
+    "citybikes": "file:" + repositoryRoot.appendingPathComponent("Tests/Fixtures/upstreams/citybikes").path,
+    "github": "file:" + repositoryRoot.appendingPathComponent("Tests/Fixtures/upstreams/github").path,
 ]
 
-/// An application over the example screens, bound to port 0 on loopback.
-func exampleApplication(limits: ConnectionLimits = ConnectionLimits()) -> Application {
+/// An application over the fixture screens, bound to port 0 on loopback.
+func fixtureApplication(limits: ConnectionLimits = ConnectionLimits()) -> Application {
     var configuration = ServerConfiguration()
     configuration.port = 0
     configuration.threads = 1
     configuration.accessLog = false
-    configuration.upstreams = exampleUpstreams
+    configuration.upstreams = fixtureUpstreams
     configuration.limits = limits
-    return buildApplication(configuration: configuration, screenSet: exampleScreens, logger: Logger(label: "test"))
+    return buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"))
 }
 
 /// Runs `body` against the real server on a free port, then drains it.
 func withRunningServer(limits: ConnectionLimits = ConnectionLimits(), _ body: (Int) async throws -> Void) async throws {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    let server = try await exampleApplication(limits: limits).start(on: group)
+    let server = try await fixtureApplication(limits: limits).start(on: group)
     do {
         try await body(try #require(server.port))
     } catch {

@@ -273,11 +273,11 @@ struct UpstreamTests {
         try await fixture.upstream.stop()
     }
 
-    @Test("the bike-share and repository examples work end to end against a live upstream, and degrade when it dies")
-    func examples() async throws {
+    @Test("the bike-share and repository screens work end to end against a live upstream, and degrade when it dies")
+    func liveUpstream() async throws {
         let upstream = try await TestUpstream()
-        // The upstream answers with the offline fixtures, so the answers must equal the goldens.
-        let fixtures = repositoryRoot.appendingPathComponent("upstreams")
+        // The upstream answers with the offline fixtures, so the answers must equal the file: upstream's.
+        let fixtures = repositoryRoot.appendingPathComponent("Tests/Fixtures/upstreams")
         for (path, file) in [
             ("/v2/networks", "citybikes/v2/networks.json"), ("/v2/networks/velib", "citybikes/v2/networks/velib.json"),
             ("/search/repositories", "github/search/repositories.json"),
@@ -286,17 +286,15 @@ struct UpstreamTests {
         }
         var configuration = ServerConfiguration()
         configuration.upstreams = ["citybikes": upstream.baseURL, "github": upstream.baseURL]
-        let application = buildApplication(configuration: configuration, screenSet: exampleScreens, logger: Logger(label: "test"))
-        let golden = repositoryRoot.appendingPathComponent("Tests/TaksiScreensTests/Golden")
-        for (uri, name) in [
-            ("/screens/bikes/networks/data", "networks"), ("/screens/bikes/stations/data?network=velib", "stations"),
-            ("/screens/repositories/data?q=swift", "repositories"),
-        ] {
+        let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"))
+        let offline = fixtureApplication().responder
+        for uri in ["/screens/bikes/networks/data", "/screens/bikes/stations/data?network=velib", "/screens/repositories/data?q=swift"] {
             let response = await application.responder.response(method: .GET, uri: uri, headers: ["Authorization": "Bearer t"])
             #expect(response.status == .ok)
             #expect(response.headers["X-Taksi-Degraded"].isEmpty)
-            let expected = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: golden.appendingPathComponent("\(name).data.json")))
-            #expect(try JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView)) == expected, "\(uri)")
+            let expected = await offline.response(method: .GET, uri: uri, headers: ["Authorization": "Bearer t"])
+            #expect(expected.body.readableBytes > 30, "\(uri) has entries")
+            #expect(response.body == expected.body, "\(uri)")
         }
         #expect(
             Set(upstream.requests.map(\.uri)) == [
@@ -309,7 +307,7 @@ struct UpstreamTests {
 
         try await upstream.stop()
         // A new application has nothing cached to stand in.
-        let restarted = buildApplication(configuration: configuration, screenSet: exampleScreens, logger: Logger(label: "test"))
+        let restarted = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"))
         for uri in ["/screens/bikes/networks/data", "/screens/bikes/stations/data?network=velib", "/screens/repositories/data?q=swift"] {
             let response = await restarted.responder.response(method: .GET, uri: uri)
             #expect(response.status == .ok)

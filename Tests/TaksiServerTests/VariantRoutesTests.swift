@@ -7,7 +7,7 @@ import TaksiScreens
 import TaksiServer
 import Testing
 
-/// Versions, alternatives and experiments over HTTP, on the example screens: `home` is served in
+/// Versions, alternatives and experiments over HTTP, on the fixture screens: `home` is served in
 /// two app versions, `landing` runs an experiment over two alternatives.
 @Suite("Variant routes")
 struct VariantRoutesTests {
@@ -17,7 +17,7 @@ struct VariantRoutesTests {
     init() {
         var configuration = ServerConfiguration()
         configuration.port = 0
-        responder = buildApplication(configuration: configuration, screenSet: exampleScreens, logger: Logger(label: "test"), metrics: metrics).responder
+        responder = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"), metrics: metrics).responder
     }
 
     func get(_ uri: String, _ headers: [(String, String)] = []) async -> HTTPResponse {
@@ -74,7 +74,7 @@ struct VariantRoutesTests {
 
     @Test("users keep their assignment across a restart")
     func restart() async throws {
-        let load = ScreenSetLoader.load(directory: repositoryRoot.appendingPathComponent("Screens").path)
+        let load = ScreenSetLoader.load(directory: fixtureScreensDirectory.path)
         let restarted = buildApplication(
             configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: Logger(label: "restarted")
         ).responder
