@@ -11,7 +11,7 @@ struct TaksiServerCommand: AsyncParsableCommand {
         commandName: "taksi-server",
         abstract: "Serves Taksi server-driven UI screens: skeletons and data patches over HTTP.",
         version: TaksiServerVersion.current,
-        subcommands: [Serve.self, Validate.self, Schema.self],
+        subcommands: [Serve.self, Validate.self, Schema.self, Init.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -130,6 +130,29 @@ struct Validate: ParsableCommand {
         if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
         print(load.summary)
         if load.diagnostics.containsErrors { throw ExitCode.failure }
+    }
+}
+
+/// Writes a starter project a team owns.
+struct Init: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a project folder: a starter screen, a custom component, config.json, a Dockerfile.",
+        discussion: "Never writes over a file. Then: cd DIR && taksi-server validate && taksi-server serve"
+    )
+
+    @Argument(help: "The folder to create (or an empty one).")
+    var directory: String
+
+    func run() throws {
+        do {
+            let written = try StarterProject.create(in: URL(fileURLWithPath: directory))
+            print("Created \(directory):")
+            for path in written { print("  \(path)") }
+            print("Next: cd \(directory) && taksi-server serve, then curl localhost:8080/screens/home")
+        } catch {
+            printError("taksi-server: \(error)")
+            throw ExitCode.failure
+        }
     }
 }
 

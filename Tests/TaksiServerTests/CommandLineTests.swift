@@ -97,6 +97,20 @@ struct CommandLineTests {
         #expect(generated.contains("6 screens (8 variants) are valid"))
     }
 
+    @Test("init writes a project where validate and serve's configuration work with no flags; a second init refuses")
+    func initProject() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-init-cli-\(UUID().uuidString)")
+        let created = try run(["init", folder.path])
+        #expect(created.status == 0, "\(created.error)")
+        #expect(created.output.contains("Screens/home.yaml"))
+        let validated = try run(["validate"], in: folder)
+        #expect(validated.status == 0, "\(validated.output)\(validated.error)")
+        #expect(validated.output == "1 screen is valid\n")
+        let again = try run(["init", folder.path])
+        #expect(again.status == 1)
+        #expect(again.error.contains("init never writes over a file"))
+    }
+
     @Test("--version prints the release")
     func version() throws {
         let result = try run(["--version"])

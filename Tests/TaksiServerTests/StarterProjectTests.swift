@@ -1,0 +1,46 @@
+import Foundation
+import Logging
+import TaksiSchema
+import TaksiScreens
+import TaksiServer
+import Testing
+
+/// `taksi-server init DIR`: a project a team owns, valid as written, served with no flags, and
+/// never written over an existing file.
+@Suite("Starter project")
+struct StarterProjectTests {
+    func makeFolder() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("taksi-init-\(UUID().uuidString)")
+    }
+
+    @Test("the starter loads with no diagnostic, and its configuration serves its screen and data")
+    func servesAsWritten() async throws {
+        let folder = makeFolder()
+        let written = try StarterProject.create(in: folder)
+        #expect(written == ["Screens/home.yaml", "Screens/components/card_component.json", "Screens/fixtures/home.json", "config.json", "Dockerfile", ".gitignore", "README.md"])
+        let configuration = try ServerConfiguration.resolve(file: folder.appendingPathComponent("config.json").path, environment: [:])
+        let load = ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
+        #expect(load.diagnostics.isEmpty, "\(load.diagnostics.report)")
+
+        let application = try buildApplication(configuration: configuration, logger: Logger(label: "starter"))
+        let skeleton = await application.responder.response(method: .GET, uri: "/screens/home")
+        #expect(skeleton.status == .ok)
+        let decoded = try JSONDecoder().decode(Skeleton.self, from: Data(skeleton.body.readableBytesView))
+        #expect(decoded.components.map(\.name) == ["label_component", "label_component", "collection_component", "spacer_component", "button_component"])
+        let data = await application.responder.response(method: .GET, uri: "/screens/home/data?name=Ada")
+        let entries = try JSONDecoder().decode(InterfaceData.self, from: Data(data.body.readableBytesView)).entries
+        #expect(entries.map(\.identifier) == ["greeting", "intro", "cards"])
+        #expect(entries.first?.content == ["value": "Hello, Ada!"])
+        #expect(entries.last?.content["values"]?.arrayValue?.count == 3)
+    }
+
+    @Test("init refuses a folder where any of its files exists, and writes nothing there")
+    func neverOverwrites() throws {
+        let folder = makeFolder()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: folder.appendingPathComponent("config.json"))
+        #expect(throws: StarterProject.CreationError.self) { try StarterProject.create(in: folder) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["config.json"])
+        #expect(try String(contentsOf: folder.appendingPathComponent("config.json"), encoding: .utf8) == "mine")
+    }
+}
