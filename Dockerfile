@@ -4,6 +4,12 @@
 #   docker run -p 8080:8080 taksi-server
 #   docker run -p 8080:8080 -v "$PWD/Screens:/app/Screens:ro" -v "$PWD/config.json:/app/config.json:ro" taksi-server
 #
+# The image's defaults are a configuration file, /app/config.json (deploy/container-config.json:
+# 0.0.0.0:8080, JSON logs, the example upstreams at their live URLs), not environment variables,
+# so a config.json mounted over it is honoured whole. TAKSI_* variables and flags still override it.
+# The offline upstream fixtures of upstreams/ are not in the image: mount them and a config.json
+# naming them (file:upstreams/...) to use them.
+#
 # There is no Docker engine on the build machines: Benchmarks/container-check.sh proves the runtime
 # stage is complete by running the binary, built the same way, in a debootstrapped Debian root
 # filesystem holding only what the runtime stage installs.
@@ -16,9 +22,10 @@ RUN swift package resolve
 COPY Sources Sources
 COPY Plugins Plugins
 COPY Screens Screens
+# Stripped: the symbols are half of the binary (147 MB unstripped, about 78 MB stripped).
 RUN swift build -c release --product taksi-server --static-swift-stdlib \
     && mkdir /staging \
-    && cp "$(swift build -c release --show-bin-path)/taksi-server" /staging/
+    && strip -o /staging/taksi-server "$(swift build -c release --show-bin-path)/taksi-server"
 
 # Run on slim Debian with only what the binary needs at run time: glibc, libstdc++ and zlib are in
 # the base image; CA certificates for https upstreams; curl for the health check.
@@ -30,12 +37,10 @@ RUN apt-get update \
     && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin taksi
 COPY --from=build /staging/taksi-server /usr/local/bin/taksi-server
 WORKDIR /app
-# The example screens and configuration; mount your own over /app/Screens and /app/config.json.
+# The example screens and the container's configuration; mount your own over /app/Screens and
+# /app/config.json (a config.json of yours needs "host": "0.0.0.0" to be reachable).
 COPY Screens /app/Screens
-COPY upstreams /app/upstreams
-COPY config.json /app/config.json
-# Listen on every interface inside the container; logs as JSON lines for collectors.
-ENV TAKSI_HOST=0.0.0.0 TAKSI_PORT=8080 TAKSI_LOG_FORMAT=json
+COPY deploy/container-config.json /app/config.json
 USER 10001:10001
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=2s --start-period=10s --retries=3 \

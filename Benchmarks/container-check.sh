@@ -39,10 +39,11 @@ if [ ! -x "$ROOTFS/usr/bin/apt-get" ] || [ "$(cat "$ROOTFS/.packages" 2>/dev/nul
 fi
 
 # What the image copies, where it copies it.
-install -D -m 0755 "$BINARY" "$ROOTFS/usr/local/bin/taksi-server"
+install -D -s -m 0755 "$BINARY" "$ROOTFS/usr/local/bin/taksi-server"
 rm -rf "$ROOTFS/app"
 mkdir -p "$ROOTFS/app"
-cp -R Screens upstreams config.json "$ROOTFS/app/"
+cp -R Screens "$ROOTFS/app/"
+cp deploy/container-config.json "$ROOTFS/app/config.json"
 
 # The kernel interfaces a container gets.
 mount -t proc proc "$ROOTFS/proc"
@@ -62,8 +63,9 @@ if chroot "$ROOTFS" ldd /usr/local/bin/taksi-server | grep -q 'not found'; then
 fi
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-# As the image runs it: user 10001, /app, its environment, its command.
-chroot --userspec=10001:10001 "$ROOTFS" /usr/bin/env -i HOME=/app TAKSI_HOST=0.0.0.0 TAKSI_PORT="$PORT" TAKSI_LOG_FORMAT=json \
+# As the image runs it: user 10001, /app, its command, and no environment of its own (the image
+# sets none); TAKSI_PORT picks a free port here, as `docker run -e` would.
+chroot --userspec=10001:10001 "$ROOTFS" /usr/bin/env -i HOME=/app TAKSI_PORT="$PORT" \
     /bin/sh -c 'cd /app && exec taksi-server serve --config /app/config.json' &
 SERVER=$!
 for _ in $(seq 1 250); do
@@ -79,7 +81,8 @@ check() { # description, curl arguments...
 }
 check "skeleton" "http://127.0.0.1:$PORT/screens/landing"
 check "gzip skeleton" -H 'Accept-Encoding: gzip' "http://127.0.0.1:$PORT/screens/login"
-check "upstream data from file fixtures" "http://127.0.0.1:$PORT/screens/bikes/stations/data?network=velib"
+# The image's upstreams are the live APIs, out of reach here: the data still answers 200, degraded.
+check "data of an upstream screen" "http://127.0.0.1:$PORT/screens/bikes/stations/data?network=velib"
 check "metrics" "http://127.0.0.1:$PORT/metrics"
 if chroot --userspec=10001:10001 "$ROOTFS" curl -fsS -o /dev/null "http://127.0.0.1:$PORT/healthz"; then
     echo "ok: the HEALTHCHECK command inside the image"

@@ -363,7 +363,7 @@ struct ScreenCompiler {
             let names = known.sorted()
             reader.report(
                 .unknownUpstream, at: node, path: path.appending("upstream"),
-                "upstream \"\(upstream)\" is not configured; add it to \"upstreams\" in config.json"
+                "upstream \"\(upstream)\" is not configured; add it to \"upstreams\" in config.json and restart the server, which reads its configuration at start-up"
                     + (names.isEmpty ? "" : " (configured: \(names.joined(separator: ", ")))") + NameSuggestion.hint(for: upstream, among: names)
             )
             valid = false

@@ -96,7 +96,12 @@ struct Serve: AsyncParsableCommand {
             printError("taksi-server: \(error)")
             throw ExitCode.failure
         }
-        try await application.run()
+        do {
+            try await application.run()
+        } catch let error as ServerStartError {
+            printError("taksi-server: \(error)")
+            throw ExitCode.failure
+        }
     }
 }
 

@@ -91,6 +91,14 @@ struct ExampleScreensTests {
 
     static var pythonHasYAML: Bool { pythonHas("yaml") }
 
+    @Test("the container image's configuration names every upstream the examples use")
+    func containerUpstreams() throws {
+        let config = try JSONParser.parse(Array(Data(contentsOf: repositoryRoot.appendingPathComponent("deploy/container-config.json"))))
+        let upstreams = Set(config["upstreams"]?.members?.map(\.key) ?? [])
+        let load = ScreenSetLoader.load(directory: repositoryRoot.appendingPathComponent("Screens").path, upstreams: upstreams)
+        #expect(!load.diagnostics.containsErrors, "\(load.diagnostics.report)")
+    }
+
     @Test("payloads follow the protocol: typed placeholders, requires_data exactly where data comes, entries only for dynamic components")
     func protocolRules() throws {
         let set = try #require(Self.screens.screenSet)

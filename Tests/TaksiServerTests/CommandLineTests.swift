@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Testing
 
 /// The `taksi-server` executable as users run it: exit codes and output.
@@ -109,6 +110,21 @@ struct CommandLineTests {
         let again = try run(["init", folder.path])
         #expect(again.status == 1)
         #expect(again.error.contains("init never writes over a file"))
+    }
+
+    @Test("a port in use is said plainly, with the fix, and exit code 1")
+    func portInUse() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let holder = try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(holder.localAddress?.port)
+        let result = try run(["serve", "--screens", fixtureScreensDirectory.path, "--port", String(port), "--no-watch"])
+        try await holder.close()
+        try await group.shutdownGracefully()
+        #expect(result.status == 1)
+        #expect(
+            result.error.contains("taksi-server: cannot listen on 127.0.0.1:\(port): the port is already in use by another process; stop it, or choose another port with --port"),
+            "\(result.error)"
+        )
     }
 
     @Test("--version prints the release")

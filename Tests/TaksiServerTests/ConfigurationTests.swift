@@ -56,6 +56,17 @@ struct ConfigurationTests {
         #expect(configuration.port == 8080)
     }
 
+    @Test("the image's configuration file listens on every interface and logs JSON, and the environment still overrides it")
+    func containerConfig() throws {
+        let file = repositoryRoot.appendingPathComponent("deploy/container-config.json").path
+        let configuration = try ServerConfiguration.resolve(file: file, environment: [:])
+        #expect(configuration.host == "0.0.0.0")
+        #expect(configuration.port == 8080)
+        #expect(configuration.logFormat == .json)
+        #expect(configuration.upstreams.values.allSatisfy { $0.hasPrefix("https://") }, "no offline fixtures in the image")
+        #expect(try ServerConfiguration.resolve(file: file, environment: ["TAKSI_PORT": "9000"]).port == 9000)
+    }
+
     @Test("start-up refuses an invalid screen set and reports every error")
     func refusesInvalidScreens() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-screens-\(UUID().uuidString)")

@@ -5,6 +5,14 @@ import NIOExtras
 import NIOHTTP1
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The listening HTTP server on SwiftNIO. ``start(host:port:group:responder:logger:)`` binds and
 /// returns at once; ``shutdown()`` stops accepting, lets in-flight requests finish and closes
 /// idle keep-alive connections.
@@ -83,6 +91,7 @@ public final class HTTPServer: Sendable {
                 }
             }
             .bind(host: host, port: port)
+            .flatMapErrorThrowing { error in throw ServerStartError(host: host, port: port, cause: error) }
             .get()
         let server = HTTPServer(channel: channel, quiescing: quiescing, sweepers: Array(sweepers.values), logger: logger)
         let boundPort = channel.localAddress?.port ?? port
@@ -111,6 +120,28 @@ public final class HTTPServer: Sendable {
             logger.info("server stopped")
         } else {
             logger.warning("drain timed out; closing the remaining connections")
+        }
+    }
+}
+
+/// The server could not listen: said the way a person fixes it, not as a socket error.
+public struct ServerStartError: Error, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    /// The underlying error (NIO's), for logs.
+    public var cause: any Error
+
+    public var description: String {
+        let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        switch (cause as? IOError)?.errnoCode {
+        case EADDRINUSE:
+            return "cannot listen on \(address): the port is already in use by another process; stop it, or choose another port with --port (or \"port\" in config.json, or TAKSI_PORT)"
+        case EACCES:
+            return "cannot listen on \(address): permission denied; ports below 1024 need privileges, so use a port like 8080"
+        case EADDRNOTAVAIL:
+            return "cannot listen on \(address): no network interface has that address; use 127.0.0.1, 0.0.0.0 or an address of this machine"
+        default:
+            return "cannot listen on \(address): \(cause)"
         }
     }
 }
