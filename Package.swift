@@ -9,7 +9,8 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "taksi-server",
-    platforms: [.macOS(.v14)],
+    // iOS for the TaksiSchema product (Foundation only), which an app can use; see docs/client.md.
+    platforms: [.macOS(.v14), .iOS(.v14)],
     products: [
         .library(name: "TaksiSchema", targets: ["TaksiSchema"]),
         .library(name: "TaksiScreens", targets: ["TaksiScreens"]),
