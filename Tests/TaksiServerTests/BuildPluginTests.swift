@@ -7,17 +7,7 @@ import Testing
 struct BuildPluginTests {
     /// Runs `swift build` in `package`; its exit status and its output.
     func build(_ package: URL) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "build", "--package-path", package.path, "--scratch-path", package.appendingPathComponent(".build").path]
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        try runTool(["swift", "build", "--package-path", package.path, "--scratch-path", package.appendingPathComponent(".build").path])
     }
 
     func write(_ text: String, _ url: URL) throws {

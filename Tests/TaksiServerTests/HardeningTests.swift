@@ -65,21 +65,11 @@ struct HardeningTests {
         return folder
     }()
 
-    /// Runs `body` against the real server on a free port, then drains it.
+    /// Runs `body` against the real server over ``screens`` on a free port, then drains it.
     static func withServer(
         limits: ConnectionLimits = ConnectionLimits(), upstream: String = "http://127.0.0.1:9", _ body: (Int) async throws -> Void
     ) async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await makeApplication(limits: limits, upstream: upstream).start(on: group)
-        do {
-            try await body(try #require(server.port))
-        } catch {
-            await server.shutdown()
-            try await group.shutdownGracefully()
-            throw error
-        }
-        await server.shutdown()
-        try await group.shutdownGracefully()
+        try await withRunningServer(makeApplication(limits: limits, upstream: upstream), body)
     }
 
     static func limits(_ change: (inout ConnectionLimits) -> Void) -> ConnectionLimits {

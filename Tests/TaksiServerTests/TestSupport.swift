@@ -46,10 +46,16 @@ func fixtureApplication(limits: ConnectionLimits = ConnectionLimits()) -> Applic
     return buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"))
 }
 
-/// Runs `body` against the real server on a free port, then drains it.
+/// Runs `body` against the real server over the fixture screens on a free port, then drains it.
 func withRunningServer(limits: ConnectionLimits = ConnectionLimits(), _ body: (Int) async throws -> Void) async throws {
+    try await withRunningServer(fixtureApplication(limits: limits), body)
+}
+
+/// Runs `body` against `application`'s real server on a free port (it must be configured for
+/// port 0), then drains it.
+func withRunningServer(_ application: Application, _ body: (Int) async throws -> Void) async throws {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    let server = try await fixtureApplication(limits: limits).start(on: group)
+    let server = try await application.start(on: group)
     do {
         try await body(try #require(server.port))
     } catch {
