@@ -188,7 +188,7 @@ public enum DataRequestError: Error, Sendable, Equatable, CustomStringConvertibl
         case .invalidParameter(let name, let expected, let found):
             "query parameter \"\(name)\" must be \(expected.hasPrefix("one of") ? "" : expected == "integer" ? "an " : "a ")\(expected), found \"\(found)\""
         case .invalidPathValue(let name, let found, let reason):
-            "query parameter \"\(name)\" cannot be \"\(found.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined())\": \(reason)"
+            "query parameter \"\(name)\" cannot be \"\(found.unicodeScalars.map { HTTPSource.isControl($0) ? "?" : String($0) }.joined())\": \(reason)"
         }
     }
 }

@@ -191,11 +191,10 @@ public struct UpstreamClient: Sendable {
     private func readFile(directory: String, call: UpstreamCall) -> Result<UpstreamValue, UpstreamFailure> {
         let path = call.target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
         let segments = path.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
-        // Control characters (NUL above all, which would cut the path short in open(2)) never reach the file system.
-        let unsafe = { (segment: String) in
-            segment == "." || segment == ".." || segment.isEmpty || segment.contains("/")
-                || segment.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
-        }
+        // The rule data requests are held to (no empty, `.` or `..` segment, no control character,
+        // NUL above all, which would cut the path short in open(2)), checked again at the file
+        // system; a decoded `/` would add a segment.
+        let unsafe = { (segment: String) in segment.contains("/") || HTTPSource.pathSegmentProblem(segment) != nil }
         guard !segments.isEmpty, !segments.contains(where: unsafe) else {
             return .failure(.status(404))
         }
