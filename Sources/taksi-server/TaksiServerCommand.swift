@@ -128,8 +128,7 @@ struct Validate: ParsableCommand {
             printError("error: \(error)")
             throw ExitCode(2)
         }
-        let hasFile = config != nil || ProcessInfo.processInfo.environment["TAKSI_CONFIG"] != nil
-            || FileManager.default.fileExists(atPath: "config.json")
+        let hasFile = ServerConfiguration.filePath(given: config) != nil
         let upstreams = hasFile || !configuration.upstreams.isEmpty ? Set(configuration.upstreams.keys) : nil
         let load = ScreenSetLoader.load(directory: directory ?? configuration.screensDirectory, upstreams: upstreams)
         if !load.diagnostics.isEmpty { print(load.diagnostics.report) }

@@ -256,14 +256,21 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
     }
 
+    /// The configuration file that ``resolve(file:environment:)`` reads: the one given, else
+    /// `TAKSI_CONFIG`, else `config.json` in the working directory when it exists; nil for none.
+    public static func filePath(
+        given file: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String? {
+        file ?? environment["TAKSI_CONFIG"] ?? (FileManager.default.fileExists(atPath: "config.json") ? "config.json" : nil)
+    }
+
     /// The configuration from defaults, the file (when given, or `config.json` in the working
     /// directory when that exists) and the environment, in that order.
     public static func resolve(
         file: String?, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigurationError) -> ServerConfiguration {
         var configuration = ServerConfiguration()
-        let path = file ?? environment["TAKSI_CONFIG"] ?? (FileManager.default.fileExists(atPath: "config.json") ? "config.json" : nil)
-        if let path { try configuration.apply(file: path) }
+        if let path = filePath(given: file, environment: environment) { try configuration.apply(file: path) }
         try configuration.apply(environment: environment)
         return configuration
     }
