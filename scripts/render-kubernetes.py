@@ -25,7 +25,7 @@ CONFIG = {
     "screens": "Screens",
     "log_format": "json",
     "drain_timeout": 20,
-    "upstreams": {"citybikes": "https://api.citybik.es", "github": "https://api.github.com"},
+    "upstreams": {"citybikes": "https://api.citybik.es", "github": "https://api.github.com", "eats": "https://eats.example.com"},
 }
 
 

@@ -13,12 +13,12 @@ public struct ComponentCatalog: Sendable {
     public var customActions: Set<String>
     /// The screens a navigation action may open; `nil` accepts any target. A target that names no
     /// screen is a broken link in the app.
-    public var navigationTargets: Set<String>?
+    public var navigationTargets: NavigationTargets?
 
     /// A catalog of the built-in types, the given custom types and custom action identifiers.
     /// A custom type with a built-in's name replaces nothing: built-ins always win.
     public init(
-        customComponents: [ComponentSchema] = [], customActions: Set<String> = [], navigationTargets: Set<String>? = nil
+        customComponents: [ComponentSchema] = [], customActions: Set<String> = [], navigationTargets: NavigationTargets? = nil
     ) {
         self.navigationTargets = navigationTargets
         var schemas: [String: ComponentSchema] = [:]
@@ -35,6 +35,30 @@ public struct ComponentCatalog: Sendable {
     public func schema(named name: String) -> ComponentSchema? {
         schemas[name]
     }
+}
+
+/// The screens a navigation action may open, and how to tell whether a target opens one.
+public struct NavigationTargets: Sendable {
+    /// The screens' names, for suggestions.
+    public var names: [String]
+    private let check: @Sendable (String) -> String?
+
+    /// - Parameter problem: why a target opens no screen, or nil when it opens one.
+    public init(names: [String], problem: @escaping @Sendable (String) -> String?) {
+        self.names = names
+        self.check = problem
+    }
+
+    /// Targets that are exactly these names.
+    public init(_ names: Set<String>) {
+        self.init(names: names.sorted()) { names.contains($0) ? nil : NavigationTargets.notAScreen }
+    }
+
+    /// Why `target` opens no screen, as a predicate (`is not a screen; ...`), or nil when it opens one.
+    public func problem(_ target: String) -> String? { check(target) }
+
+    /// The problem of a target that matches no screen.
+    public static let notAScreen = "is not a screen; name an existing screen"
 }
 
 /// How strictly a value is checked.
@@ -268,11 +292,11 @@ extension ComponentCatalog {
                     "a navigation action needs the target screen's name as a string \"interface_identifier\""
                 )
             }
-            if let screens = navigationTargets, !screens.contains(target) {
+            if let targets = navigationTargets, let problem = targets.problem(target) {
                 return invalid(
                     .brokenNavigation, path.appending("content").appending("interface_identifier"),
-                    "navigation target \"\(target)\" is not a screen; name an existing screen"
-                        + NameSuggestion.hint(for: target, among: screens)
+                    "navigation target \"\(target)\" \(problem)"
+                        + NameSuggestion.hint(for: target, among: targets.names)
                 )
             }
         case "executable":

@@ -8,6 +8,8 @@ public import TaksiSchema
 /// - `{"$each": "feed.items", "as": "item", "template": {...}, "limit": 20}`: an array made from
 ///   another, one element per item, with the template evaluated with `item` bound to the item.
 ///
+/// In a navigation action's `interface_identifier`, a `$template` makes a ``target(_:)``.
+///
 /// `$bind` and `$template` also take `default` (used when the value is missing or null) and
 /// `placeholder` (sent in the skeleton instead of the type's neutral value).
 public indirect enum ContentExpression: Sendable, Hashable {
@@ -17,6 +19,9 @@ public indirect enum ContentExpression: Sendable, Hashable {
     case bind(ValuePath, BindingOptions)
     case template([TemplatePart], BindingOptions)
     case each(ValuePath, variable: String, template: ContentExpression, limit: Int?)
+    /// A navigation target from a `$template` (`bikes/stations/{network.id}`): every value fills
+    /// one whole path segment, percent-encoded, so any text gives one valid segment.
+    case target([TemplatePart])
 
     /// Options of `$bind` and `$template`.
     public struct BindingOptions: Sendable, Hashable {
@@ -50,7 +55,7 @@ public indirect enum ContentExpression: Sendable, Hashable {
         case .object(let members): members.values.reduce(into: []) { $0.formUnion($1.sourceNames) }
         case .array(let elements): elements.reduce(into: []) { $0.formUnion($1.sourceNames) }
         case .bind(let path, _): [path.root]
-        case .template(let parts, _):
+        case .template(let parts, _), .target(let parts):
             Set(parts.compactMap { if case .value(let path) = $0 { path.root } else { nil } })
         case .each(let path, let variable, let template, _):
             template.sourceNames.subtracting([variable]).union([path.root])
@@ -140,6 +145,8 @@ extension ContentExpression {
                 }
             }
             return Evaluation(value: .string(text), problems: [])
+        case .target(let parts):
+            return Self.target(parts, values)
         case .each(let path, let variable, let template, let limit):
             let items: [JSONValue]
             switch Self.resolve(path, in: values) {
@@ -170,6 +177,41 @@ extension ContentExpression {
             }
             return Evaluation(value: .array(output), problems: problems, shapeFaults: faults)
         }
+    }
+
+    /// A navigation target: the template's text as written, each value percent-encoded as one
+    /// segment. A value that cannot be a segment (empty, `.`, `..`, a control character, or
+    /// `data` as the last segment, which is the data endpoint) makes no target: the action, and
+    /// so the item holding it, is left out rather than sent as a broken link.
+    private static func target(_ parts: [TemplatePart], _ values: [String: JSONValue]) -> Evaluation {
+        var text = ""
+        for (index, part) in parts.enumerated() {
+            switch part {
+            case .text(let literal):
+                text += literal
+            case .value(let path):
+                let problem: String
+                switch resolve(path, in: values) {
+                case .success(let value) where value.stringValue != nil || value.numberValue != nil || value.boolValue != nil:
+                    let segment = value.stringValue ?? JSONWriter.string(value)
+                    if let reason = ScreenPattern.segmentProblem(segment) {
+                        problem = "\(path) cannot be a path segment of a navigation target: \(reason)"
+                    } else if index == parts.count - 1, segment == "data" {
+                        problem = "\(path) is \"data\", which as the last segment of a target would name the data endpoint"
+                    } else {
+                        text += PercentEncoding.encode(segment)
+                        continue
+                    }
+                case .success(let value):
+                    problem = "\(path) is \(value.typeName == "object" ? "an" : "a") \(value.typeName), which cannot fill a path segment"
+                case .failure(let failure):
+                    problem = failure.message
+                }
+                // Whatever the reason, the link would be broken: the data is at fault.
+                return Evaluation(value: nil, problems: [problem], shapeFaults: [problem])
+            }
+        }
+        return Evaluation(value: .string(text), problems: [])
     }
 
     struct LookupFailure: Error {

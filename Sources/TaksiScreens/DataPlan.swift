@@ -94,25 +94,31 @@ public struct DataPlan: Sendable {
         return (InterfaceData(entries: entries), problems)
     }
 
-    /// The values of the request-dependent sources for a data request's query parameters.
+    /// The values of the request-dependent sources for a data request's query parameters and
+    /// path parameters (already typed, see ``ScreenPattern/values(_:)``).
     /// - Throws: ``DataRequestError`` when a required parameter is missing or one does not convert.
-    public func requestValues(query: [String: String]) throws(DataRequestError) -> [String: JSONValue] {
+    public func requestValues(query: [String: String], path: [String: JSONValue] = [:]) throws(DataRequestError) -> [String: JSONValue] {
         var values: [String: JSONValue] = [:]
         for (sourceName, source) in sources.sorted(by: { $0.key < $1.key }) {
-            guard case .request(let parameters) = source else { continue }
-            values[sourceName] = .object(try Self.parameterValues(parameters, query: query))
+            switch source {
+            case .request(let parameters): values[sourceName] = .object(try Self.parameterValues(parameters, query: query))
+            case .path: values[sourceName] = .object(path)
+            case .fixture, .http: continue
+            }
         }
         return values
     }
 
     /// The upstream calls of the `http` sources for a data request: each source's path and query
-    /// with the request's parameters filled in.
+    /// with the request's query parameters and the screen's path parameters filled in.
     /// - Throws: ``DataRequestError`` when a required parameter is missing or one does not convert.
-    public func upstreamCalls(query: [String: String]) throws(DataRequestError) -> [UpstreamCall] {
+    public func upstreamCalls(query: [String: String], path: [String: JSONValue] = [:]) throws(DataRequestError) -> [UpstreamCall] {
         var calls: [UpstreamCall] = []
         for (sourceName, source) in sources.sorted(by: { $0.key < $1.key }) {
             guard case .http(let http) = source else { continue }
-            let values = try Self.parameterValues(http.parameters, query: query)
+            var values = try Self.parameterValues(http.parameters, query: query)
+            // A source never declares a path parameter's name itself (the compiler refuses it).
+            values.merge(path) { query, _ in query }
             for name in HTTPSource.parameterNames(http.path) {
                 let text = HTTPSource.text(of: values[name])
                 if let reason = HTTPSource.pathSegmentProblem(text) {
@@ -172,12 +178,22 @@ public enum DataRequestError: Error, Sendable, Equatable, CustomStringConvertibl
     /// A value that would fill a path segment of an upstream request with something that is not
     /// one segment's worth of text (`..`, `.`, nothing, a control character).
     case invalidPathValue(name: String, found: String, reason: String)
+    /// A segment of the request's path that does not fit the screen's parameter there.
+    case invalidPathParameter(name: String, screen: String, problem: String)
 
     /// A stable code for the error body.
     public var code: String {
         switch self {
         case .missingParameter: "missing_parameter"
-        case .invalidParameter, .invalidPathValue: "invalid_parameter"
+        case .invalidParameter, .invalidPathValue, .invalidPathParameter: "invalid_parameter"
+        }
+    }
+
+    /// What is wrong with a path parameter, as a clause: `network of bikes/stations/{network} is empty`.
+    var pathProblem: String {
+        switch self {
+        case .invalidPathParameter(let name, _, let problem): "{\(name)} does not fit: \(problem)"
+        default: description
         }
     }
 
@@ -187,6 +203,8 @@ public enum DataRequestError: Error, Sendable, Equatable, CustomStringConvertibl
             "query parameter \"\(name)\" (\(kind)) is required; add ?\(name)=..."
         case .invalidParameter(let name, let expected, let found):
             "query parameter \"\(name)\" must be \(expected.hasPrefix("one of") ? "" : expected == "integer" ? "an " : "a ")\(expected), found \"\(found)\""
+        case .invalidPathParameter(let name, let screen, let problem):
+            "path parameter \"\(name)\" of screen \(screen) does not fit: \(problem)"
         case .invalidPathValue(let name, let found, let reason):
             "query parameter \"\(name)\" cannot be \"\(found.unicodeScalars.map { HTTPSource.isControl($0) ? "?" : String($0) }.joined())\": \(reason)"
         }

@@ -155,32 +155,18 @@ public struct HTTPSource: Sendable, Hashable {
             switch part {
             case .text(let text):
                 // Literal path text is the author's; only characters that cannot appear are escaped.
-                output += percentEncode(text, allowed: allowed.union(Self.reserved))
+                output += PercentEncoding.encode(text, allowed: allowed.union(Self.reserved))
             case .parameter(let name):
-                output += percentEncode(text(of: values[name]), allowed: allowed)
+                output += PercentEncoding.encode(text(of: values[name]), allowed: allowed)
             }
         }
         return output
     }
 
-    private static func percentEncode(_ text: String, allowed: Set<UInt8>) -> String {
-        var output = ""
-        for byte in text.utf8 {
-            if allowed.contains(byte) {
-                output.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                let hex = Array("0123456789ABCDEF".utf8)
-                output += "%" + String(Unicode.Scalar(hex[Int(byte >> 4)])) + String(Unicode.Scalar(hex[Int(byte & 15)]))
-            }
-        }
-        return output
-    }
-
-    private static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
     /// Characters a parameter's value may keep in a path segment: a value never adds a segment.
-    private static let pathCharacters = unreserved
+    private static let pathCharacters = PercentEncoding.unreserved
     /// Characters a parameter's value may keep in a query value: never `&`, `=`, `+` or `#`.
-    private static let queryCharacters = unreserved
+    private static let queryCharacters = PercentEncoding.unreserved
     /// Delimiters an author may write literally in a template.
     private static let reserved = Set("/?&=:@!$'()*,;".utf8)
 }

@@ -5,10 +5,16 @@ import TaksiSchema
 /// skeleton (typed placeholders, `requires_data` exactly where data will come) and the data plan.
 struct ScreenCompiler {
     /// The keys a screen file may have at its top level.
-    static let screenKeys = ["name", "description", "entry", "version", "alternative", "experiment", "sources", "components"]
+    static let screenKeys = ["name", "description", "entry", "parameters", "version", "alternative", "experiment", "sources", "components"]
+    /// The source a screen's path parameters are bound as: `{$bind: path.network}`.
+    static let pathSourceName = "path"
     static let bindingKeys = ["$bind", "$template", "$each"]
 
     let name: String
+    /// The screen's path shape and parameter types (read before compiling, with every screen's).
+    let pattern: ScreenPattern
+    /// Every screen's path shape, for navigation targets.
+    let routes: ScreenRoutes
     let catalog: ComponentCatalog
     /// The first app version that knows each custom component type that declares one.
     let componentSince: [String: Version]
@@ -24,10 +30,12 @@ struct ScreenCompiler {
     private let upstreams: Set<String>?
 
     init(
-        name: String, file: SourceFile, catalog: ComponentCatalog, componentSince: [String: Version] = [:],
+        pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog, componentSince: [String: Version] = [:],
         upstreams: Set<String>? = nil, loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
     ) {
-        self.name = name
+        self.name = pattern.name
+        self.pattern = pattern
+        self.routes = routes
         self.upstreams = upstreams
         self.catalog = catalog
         self.componentSince = componentSince
@@ -59,6 +67,7 @@ struct ScreenCompiler {
             alternative = given
         }
         let experiment = member("experiment").flatMap { readExperiment($0, at: path.appending("experiment"), alternative: alternative) }
+        if pattern.hasParameters { sources[Self.pathSourceName] = .path(pattern.parameters) }
         if let sourcesNode = member("sources") {
             readSources(sourcesNode, at: path.appending("sources"))
         }
@@ -92,7 +101,8 @@ struct ScreenCompiler {
             if let entry { entries.append(entry) }
         }
 
-        for (sourceName, _) in sources where !usedSources.contains(sourceName) {
+        for (sourceName, source) in sources where !usedSources.contains(sourceName) {
+            if case .path = source { continue }
             let sourcePath = path.appending("sources").appending(sourceName)
             reader.report(
                 .unknownSource, at: root.closestNode(at: sourcePath), path: sourcePath,
@@ -105,7 +115,7 @@ struct ScreenCompiler {
         let staticData = plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
         guard !reader.diagnostics.containsErrors else { return nil }
         return CompiledScreen(
-            name: name, file: reader.file.path, requirement: requirement, alternative: alternative, experiment: experiment,
+            name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative, experiment: experiment,
             skeleton: Skeleton(components: components), dataPlan: plan, staticData: staticData
         )
     }
@@ -228,6 +238,14 @@ struct ScreenCompiler {
                 )
                 continue
             }
+            if member.key == Self.pathSourceName, pattern.hasParameters {
+                reader.report(
+                    .invalidName, offset: member.keyOffset, path: sourcePath,
+                    "\"\(Self.pathSourceName)\" is the source of this screen's path parameters ({$bind: path.\(pattern.parameterNames[0])}); name this source otherwise"
+                )
+                invalidSources.insert(member.key)
+                continue
+            }
             if let source = readSource(member.value, at: sourcePath) {
                 sources[member.key] = source
             } else {
@@ -281,8 +299,11 @@ struct ScreenCompiler {
                 return nil
             }
             var parameters: [String: RequestParameter] = [:]
-            for member in parameterMembers where !isReservedParameter(member, at: parametersPath.appending(member.key)) {
-                if let parameter = readParameter(member.value, at: parametersPath.appending(member.key)) {
+            for member in parameterMembers
+            where !reader.isReservedParameter(member, at: parametersPath.appending(member.key))
+                && !isPathParameter(member, at: parametersPath.appending(member.key))
+            {
+                if let parameter = reader.parameter(member.value, at: parametersPath.appending(member.key)) {
                     parameters[member.key] = parameter
                 }
             }
@@ -312,8 +333,9 @@ struct ScreenCompiler {
             if let parameterMembers = parametersNode.members {
                 for parameterMember in parameterMembers {
                     let parameterPath = path.appending("parameters").appending(parameterMember.key)
-                    guard !isReservedParameter(parameterMember, at: parameterPath),
-                        let parameter = readParameter(parameterMember.value, at: parameterPath)
+                    guard !reader.isReservedParameter(parameterMember, at: parameterPath),
+                        !isPathParameter(parameterMember, at: parameterPath),
+                        let parameter = reader.parameter(parameterMember.value, at: parameterPath)
                     else {
                         valid = false
                         continue
@@ -340,12 +362,13 @@ struct ScreenCompiler {
                 reader.report(.invalidSource, at: node, path: path, "\(what) \"\(text)\": \(error.message)")
                 return nil
             case .success(let parts):
-                for name in HTTPSource.parameterNames(parts) where parameters[name] == nil {
+                for name in HTTPSource.parameterNames(parts) where parameters[name] == nil && pattern.parameters[name] == nil {
+                    let known = declared + pattern.parameterNames
                     reader.report(
                         .invalidSource, at: node, path: path,
-                        "{\(name)} is not a parameter of this source; declare it under \"parameters\""
-                            + (declared.isEmpty ? "" : " (declared: \(declared.joined(separator: ", ")))")
-                            + NameSuggestion.hint(for: name, among: declared)
+                        "{\(name)} is not a parameter of this source or of the screen's path; declare it under \"parameters\""
+                            + (known.isEmpty ? "" : " (known: \(known.joined(separator: ", ")))")
+                            + NameSuggestion.hint(for: name, among: known)
                     )
                     return nil
                 }
@@ -474,72 +497,14 @@ struct ScreenCompiler {
         return names
     }
 
-    /// Query parameter names the server reads itself: `?version=` is the app version when the
-    /// `X-Taksi-Version` header is absent, so a screen parameter of that name could never be read.
-    public static let reservedParameterNames: Set<String> = ["version"]
-
-    /// Reports a parameter whose name the server reserves; true when it did.
-    private mutating func isReservedParameter(_ member: JSONNode.Member, at path: JSONPath) -> Bool {
-        guard Self.reservedParameterNames.contains(member.key) else { return false }
+    /// Reports a query parameter named like one of the screen's path parameters; true when it did.
+    private mutating func isPathParameter(_ member: JSONNode.Member, at path: JSONPath) -> Bool {
+        guard pattern.parameters[member.key] != nil else { return false }
         reader.report(
             .invalidName, offset: member.keyOffset, path: path,
-            "\"\(member.key)\" is reserved: ?\(member.key)= is the app version (when no X-Taksi-Version header is sent); name the parameter otherwise, like app_\(member.key) or api_\(member.key)"
+            "\"\(member.key)\" is a path parameter of this screen (\(pattern.name)); an http source's path and query use {\(member.key)} as they are, bindings read path.\(member.key); remove this declaration"
         )
         return true
-    }
-
-    private mutating func readParameter(_ node: JSONNode, at path: JSONPath) -> RequestParameter? {
-        guard
-            let members = reader.object(
-                node, at: path, what: "a query parameter", allowed: ["type", "default", "required", "one_of", "summary"]
-            )
-        else { return nil }
-        let member = { (key: String) in members.first { $0.key == key }?.value }
-        var parameter = RequestParameter()
-        if let typeName = reader.string(member("type"), at: path.appending("type"), what: "type") {
-            guard let kind = RequestParameter.Kind(rawValue: typeName) else {
-                let kinds = RequestParameter.Kind.allCases.map(\.rawValue)
-                reader.report(
-                    .invalidSource, at: member("type")!, path: path.appending("type"),
-                    "unknown parameter type \"\(typeName)\"; use one of \(kinds.joined(separator: ", "))"
-                        + NameSuggestion.hint(for: typeName, among: kinds)
-                )
-                return nil
-            }
-            parameter.kind = kind
-        }
-        parameter.isRequired = reader.bool(member("required"), at: path.appending("required"), what: "required") ?? false
-        if let oneOf = member("one_of") {
-            guard case .array(let values) = oneOf.value, !values.isEmpty, values.allSatisfy(parameter.accepts) else {
-                reader.report(
-                    .wrongType, at: oneOf, path: path.appending("one_of"),
-                    "one_of is a non-empty list of \(parameter.kind.rawValue) values the parameter may take"
-                )
-                return nil
-            }
-            parameter.allowedValues = values
-        }
-        if let allowed = parameter.allowedValues, let defaultNode = member("default"), !allowed.contains(defaultNode.value) {
-            reader.report(.invalidSource, at: defaultNode, path: path.appending("default"), "the default must be one of the one_of values")
-            return nil
-        }
-        if let defaultNode = member("default") {
-            guard parameter.accepts(defaultNode.value) else {
-                reader.report(
-                    .wrongType, at: defaultNode, path: path.appending("default"),
-                    "the default must be a \(parameter.kind.rawValue), like the parameter"
-                )
-                return nil
-            }
-            if parameter.isRequired {
-                reader.report(
-                    .invalidSource, at: defaultNode, path: path.appending("default"),
-                    "a required parameter never uses its default; remove \"default\" or \"required\""
-                )
-            }
-            parameter.defaultValue = defaultNode.value
-        }
-        return parameter
     }
 
     // MARK: Components
@@ -744,6 +709,8 @@ struct ScreenCompiler {
                 compiled.append(Self.normalized(.object(fields)))
             }
             return valid ? Self.normalized(.array(compiled)) : nil
+        case (.action, .object) where Self.firstBinding(in: node, at: path) != nil:
+            return compileNavigation(node, at: path, scope: scope)
         case (nil, .object(let members)) where Self.firstBinding(in: node, at: path) != nil:
             var compiled: [String: ContentExpression] = [:]
             for member in members {
@@ -942,6 +909,163 @@ struct ScreenCompiler {
         }
         if !literal.isEmpty { parts.append(.text(literal)) }
         return parts
+    }
+
+    // MARK: Navigation targets
+
+    /// A navigation action whose target is a `$template` over data:
+    /// `{identifier: navigation, content: {interface_identifier: {$template: "bikes/stations/{network.id}"}}}`.
+    /// The template must open exactly one screen, each value filling one of its parameter
+    /// segments, with a type that fits where the type is known at load.
+    private mutating func compileNavigation(_ node: JSONNode, at path: JSONPath, scope: Set<String>) -> ContentExpression? {
+        let contentPath = path.appending("content")
+        let targetPath = contentPath.appending("interface_identifier")
+        guard node["identifier"]?.stringValue == "navigation", let content = node["content"], let target = content["interface_identifier"],
+            let binding = target.members?.first(where: { $0.key.hasPrefix("$") }),
+            node.members?.count == 2, content.members?.count == 1,
+            let bindingPath = Self.firstBinding(in: node, at: path), bindingPath.absolute == targetPath
+        else {
+            let found = Self.firstBinding(in: node, at: path)
+            reader.report(
+                .invalidBinding, at: found.map { node.closestNode(at: $0.relative) } ?? node, path: found?.absolute ?? path,
+                "in an action, only a navigation's interface_identifier may come from data, as a $template: {identifier: navigation, content: {interface_identifier: {$template: \"bikes/stations/{network.id}\"}}}"
+            )
+            return nil
+        }
+        guard binding.key == "$template" else {
+            reader.report(
+                .invalidBinding, at: target, path: targetPath,
+                "a navigation target is built with $template, which percent-encodes each value as one path segment (like {$template: \"bikes/stations/{network.id}\"}); \(binding.key) cannot make one"
+            )
+            return nil
+        }
+        guard let members = reader.object(target, at: targetPath, what: "a $template binding", allowed: ["$template"]),
+            let textNode = members.first?.value, let text = reader.string(textNode, at: targetPath.appending("$template"), what: "a $template"),
+            let parts = readTemplate(text, node: textNode, at: targetPath.appending("$template"), scope: scope)
+        else { return nil }
+        guard resolveTarget(text, parts: parts, node: textNode, at: targetPath.appending("$template"), scope: scope) != nil else { return nil }
+        return .object(["identifier": .literal("navigation"), "content": .object(["interface_identifier": .target(parts)])])
+    }
+
+    /// The one screen a target template opens; nil (reported) when it opens none, could open
+    /// several, or fills a parameter with a value of another type.
+    private mutating func resolveTarget(
+        _ text: String, parts: [ContentExpression.TemplatePart], node: JSONNode, at path: JSONPath, scope: Set<String>
+    ) -> ScreenPattern? {
+        // The segments: literal text, or exactly one value.
+        var segments: [[ContentExpression.TemplatePart]] = [[]]
+        for part in parts {
+            guard case .text(let literal) = part else {
+                segments[segments.count - 1].append(part)
+                continue
+            }
+            for (index, piece) in literal.split(separator: "/", omittingEmptySubsequences: false).enumerated() {
+                if index > 0 { segments.append([]) }
+                if !piece.isEmpty { segments[segments.count - 1].append(.text(String(piece))) }
+            }
+        }
+        var shape: [ScreenRoutes.TargetSegment] = []
+        var values: [ValuePath?] = []
+        for segment in segments {
+            if segment.isEmpty {
+                reader.report(.brokenNavigation, at: node, path: path, "navigation target \"\(text)\" has an empty path segment")
+                return nil
+            }
+            guard segment.count == 1 else {
+                reader.report(
+                    .brokenNavigation, at: node, path: path,
+                    "in navigation target \"\(text)\", a value fills a whole path segment; write it between slashes, like bikes/stations/{network.id}"
+                )
+                return nil
+            }
+            switch segment[0] {
+            case .text(let literal):
+                guard PercentEncoding.isEncodedSegment(literal[...]) else {
+                    reader.report(
+                        .brokenNavigation, at: node, path: path,
+                        "\"\(literal)\" in navigation target \"\(text)\" is not a path segment; write letters, digits, '-', '_', '.' and '~' (values from data are encoded for you)"
+                    )
+                    return nil
+                }
+                shape.append(.text(literal))
+                values.append(nil)
+            case .value(let value):
+                shape.append(.value)
+                values.append(value)
+            }
+        }
+        let written = shape.map { if case .text(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/")
+        let candidates = routes.candidates(for: shape)
+        guard let screen = candidates.first else {
+            let shapes = Dictionary(routes.patterns.values.map { pattern in
+                (pattern.segments.map { if case .literal(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/"), pattern.name)
+            }, uniquingKeysWith: { first, _ in first })
+            let suggestion = NameSuggestion.closest(to: written, among: shapes.keys).flatMap { shapes[$0] }
+            reader.report(
+                .brokenNavigation, at: node, path: path,
+                "navigation target \"\(text)\" opens no screen: none has the path \(written) (a {} stands for a value)"
+                    + (suggestion.map { " (did you mean \"\($0)\"?)" } ?? "")
+            )
+            return nil
+        }
+        guard candidates.count == 1 else {
+            reader.report(
+                .brokenNavigation, at: node, path: path,
+                "navigation target \"\(text)\" could open any of \(candidates.map(\.name).joined(separator: ", ")), depending on the value (a literal name wins over a parameter); a target must open exactly one screen, so give them different paths"
+            )
+            return nil
+        }
+        for ((segment, value), index) in zip(zip(screen.segments, values), values.indices) {
+            guard let value else { continue }
+            guard case .parameter(let name) = segment, let parameter = screen.parameters[name] else {
+                reader.report(
+                    .brokenNavigation, at: node, path: path,
+                    "in navigation target \"\(text)\", {\(value)} stands where screen \(screen.name) has the fixed segment \"\(written.split(separator: "/")[index])\"; write that text instead"
+                )
+                return nil
+            }
+            if let known = knownParameter(value, scope: scope), let problem = Self.fitProblem(known, into: parameter) {
+                reader.report(
+                    .brokenNavigation, at: node, path: path,
+                    "in navigation target \"\(text)\", {\(value)} fills {\(name)} of screen \(screen.name), but \(problem)"
+                )
+                return nil
+            }
+        }
+        return screen
+    }
+
+    /// The declared type of a value that is a request or path parameter (`path.network`,
+    /// `query.name`); nil for data whose type is only known when it arrives.
+    private func knownParameter(_ value: ValuePath, scope: Set<String>) -> RequestParameter? {
+        guard !scope.contains(value.root), value.steps.segments.count == 1, case .key(let key)? = value.steps.segments.first else { return nil }
+        switch sources[value.root] {
+        case .request(let parameters)?, .path(let parameters)?: return parameters[key]
+        default: return nil
+        }
+    }
+
+    /// Why every value of `source` may not fit `target` (nil when it always does).
+    static func fitProblem(_ source: RequestParameter, into target: RequestParameter) -> String? {
+        if let values = source.allowedValues {
+            let refused = values.filter { target.convert(HTTPSource.text(of: $0)) == nil }
+            return refused.isEmpty ? nil : "it may be \(refused.map { JSONWriter.string($0) }.joined(separator: ", ")), which is not \(target.expectation == "integer" ? "an" : "a") \(target.expectation)"
+        }
+        let constrained = target.allowedValues != nil || target.pattern != nil || target.minLength != nil || target.maxLength != nil
+        if constrained {
+            var unconstrainedSource = source
+            unconstrainedSource.defaultValue = nil
+            unconstrainedSource.isRequired = target.isRequired
+            return unconstrainedSource == target ? nil : "it is any \(source.kind.rawValue), and the parameter is only \(target.expectation); declare the same constraints on both"
+        }
+        let fits: Bool
+        switch target.kind {
+        case .string: fits = true
+        case .number: fits = source.kind == .integer || source.kind == .number
+        case .integer: fits = source.kind == .integer
+        case .bool: fits = source.kind == .bool
+        }
+        return fits ? nil : "it is \(source.kind == .integer ? "an" : "a") \(source.kind.rawValue), and the parameter is \(target.kind == .integer ? "an" : "a") \(target.kind.rawValue)"
     }
 
     // MARK: Static data

@@ -7,8 +7,10 @@ public struct CompiledScreen: Sendable {
     /// The alternative's name when a file does not name one.
     public static let defaultAlternative = "default"
 
-    /// The screen's name, as clients ask for it (`home`, `bikes/stations`).
+    /// The screen's name, as clients ask for it (`home`, `bikes/stations/{network}`).
     public var name: String
+    /// The paths the screen serves and its path parameters' types (the same for every variant).
+    public var pattern: ScreenPattern
     /// The file that defines it, as shown in diagnostics.
     public var file: String
     /// The app versions this variant is for; nil for any (and for requests without a version).
@@ -49,6 +51,9 @@ public struct ScreenVariants: Sendable {
     public var name: String
     /// The version ranges: those with a requirement first, the one without (if any) last.
     public var versions: [VersionedScreen]
+
+    /// The paths the screen serves (every variant declares the same).
+    public var pattern: ScreenPattern { versions.first?.alternatives.values.first?.pattern ?? ScreenPattern(name: name) }
 
     /// Whether the client's version can change the answer.
     public var isVersioned: Bool { versions.contains { $0.requirement != nil } }
@@ -130,6 +135,8 @@ public struct ScreenVariants: Sendable {
 public struct ScreenSet: Sendable {
     /// Screens by name.
     public var screens: [String: ScreenVariants]
+    /// Every screen's path shape: which screen a path or a navigation target opens.
+    public var routes: ScreenRoutes
     /// The component types and custom actions the screens were checked against.
     public var catalog: ComponentCatalog
     /// Problems that do not stop the set from being served.
@@ -141,7 +148,8 @@ public struct ScreenSet: Sendable {
     /// The screen names in sorted order.
     public var names: [String] { screens.keys.sorted() }
 
-    /// The variant a request with no version, alternative or user gets, if there is one.
+    /// The variant a request with no version, alternative or user gets, if there is one (by the
+    /// screen's name as written: `bikes/stations/{network}`).
     public subscript(name: String) -> CompiledScreen? {
         try? screens[name]?.select(ScreenVariants.Request()).get()
     }

@@ -176,16 +176,58 @@ public enum ScreenSetLoader {
             )
         }
 
+        // Every screen's path shape next, so navigation targets can be checked across the set.
+        var patterns: [ScreenPattern] = []
+        var patternFiles: [String: (pattern: ScreenPattern, file: String)] = [:]
+        for (name, file, node) in screenFiles {
+            var reader = DefinitionReader(file: file)
+            let pattern = readPattern(name: name, node: node, reader: &reader)
+            diagnostics += reader.diagnostics
+            patterns.append(pattern)
+            if let first = patternFiles[name] {
+                if first.pattern != pattern {
+                    diagnostics.append(
+                        Diagnostic(
+                            code: .invalidName, file: file.path, location: file.location(ofOffset: (node["parameters"] ?? node["name"] ?? node).offset),
+                            path: JSONPath.root.appending(node["parameters"] == nil ? "name" : "parameters"),
+                            message: "every variant of screen \"\(name)\" declares the same path parameters, since they serve the same paths; \(first.file) declares them otherwise"
+                        )
+                    )
+                }
+            } else {
+                patternFiles[name] = (pattern, file.path)
+            }
+        }
+        let routes = ScreenRoutes(patterns)
+        for (first, second) in routes.overlaps {
+            guard let firstFile = patternFiles[first.name]?.file, let (_, file, node) = screenFiles.first(where: { $0.name == second.name }) else {
+                continue
+            }
+            let example = zip(first.segments, second.segments).map { pair -> String in
+                if case .literal(let text) = pair.0 { return text }
+                if case .literal(let text) = pair.1 { return text }
+                return "x"
+            }.joined(separator: "/")
+            diagnostics.append(
+                Diagnostic(
+                    code: .ambiguousScreens, file: file.path, location: file.location(ofOffset: (node["name"] ?? node).offset),
+                    path: JSONPath.root.appending("name"),
+                    message: "screens \(first.name) (\(firstFile)) and \(second.name) can both match a path like \(example); give one of them a literal segment where the other has a parameter, or different ones"
+                )
+            )
+        }
+
         let catalog = ComponentCatalog(
-            customComponents: customComponents, customActions: customActions,
-            navigationTargets: Set(screenFiles.map(\.name))
+            customComponents: customComponents, customActions: customActions, navigationTargets: routes.navigationTargets
         )
         var compiled: [(screen: CompiledScreen, root: JSONNode, file: SourceFile)] = []
         var fixtureCache: [String: JSONValue] = [:]
         // "name#alternative" of files with errors, so grouping does not report them missing as well.
         var failedAlternatives: Set<String> = []
-        for (name, file, node) in screenFiles {
-            var compiler = ScreenCompiler(name: name, file: file, catalog: catalog, componentSince: componentSince, upstreams: upstreams) {
+        for ((name, file, node), pattern) in zip(screenFiles, patterns) {
+            var compiler = ScreenCompiler(
+                pattern: pattern, routes: routes, file: file, catalog: catalog, componentSince: componentSince, upstreams: upstreams
+            ) {
                 reference, referenceNode, path, reader in
                 guard let relative = normalizedRelativePath(reference) else {
                     reader.report(
@@ -220,19 +262,49 @@ public enum ScreenSetLoader {
         }
         let (screens, found) = VariantGrouping.group(compiled, failedAlternatives: failedAlternatives)
         diagnostics += found
-        diagnostics += reachabilityWarnings(screenFiles: screenFiles, componentFiles: componentFiles, componentLocations: componentLocations)
+        diagnostics += reachabilityWarnings(
+            screenFiles: screenFiles, routes: routes, componentFiles: componentFiles, componentLocations: componentLocations
+        )
 
         let warnings = diagnostics.filter { $0.severity == .warning }
         let screenSet =
             diagnostics.containsErrors
-            ? nil : ScreenSet(screens: screens, catalog: catalog, warnings: warnings, version: contentVersion(of: files))
+            ? nil : ScreenSet(screens: screens, routes: routes, catalog: catalog, warnings: warnings, version: contentVersion(of: files))
         return ScreenSetLoad(screenSet: screenSet, diagnostics: diagnostics, catalog: catalog)
+    }
+
+    /// A screen's path shape: its name's segments, with the types its `parameters` declare (a
+    /// parameter not declared is a string).
+    private static func readPattern(name: String, node: JSONNode, reader: inout DefinitionReader) -> ScreenPattern {
+        let names = ScreenPattern(name: name).parameterNames
+        var declared: [String: RequestParameter] = [:]
+        guard let parametersNode = node["parameters"] else { return ScreenPattern(name: name) }
+        let path = JSONPath.root.appending("parameters")
+        guard let members = parametersNode.members else {
+            reader.report(.wrongType, at: parametersNode, path: path, "parameters must be an object of the path parameters in the screen's name, like {network: {type: string}}")
+            return ScreenPattern(name: name)
+        }
+        for member in members {
+            guard names.contains(member.key) else {
+                reader.report(
+                    .invalidName, offset: member.keyOffset, path: path.appending(member.key),
+                    "\"\(member.key)\" is not a parameter of the screen's name \(name); "
+                        + (names.isEmpty ? "add {\(member.key)} to the name, or declare query parameters under a request source" : "its parameters are \(names.joined(separator: ", "))")
+                        + NameSuggestion.hint(for: member.key, among: names)
+                )
+                continue
+            }
+            if let parameter = reader.parameter(member.value, at: path.appending(member.key), place: .path) {
+                declared[member.key] = parameter
+            }
+        }
+        return ScreenPattern(name: name, declared: declared)
     }
 
     /// Warnings for what nothing uses: custom component types no screen uses, and screens no other
     /// screen navigates to unless they are marked `"entry": true` (a screen the app opens itself).
     private static func reachabilityWarnings(
-        screenFiles: [(name: String, file: SourceFile, node: JSONNode)], componentFiles: [String: String],
+        screenFiles: [(name: String, file: SourceFile, node: JSONNode)], routes: ScreenRoutes, componentFiles: [String: String],
         componentLocations: [String: SourceLocation]
     ) -> [Diagnostic] {
         var usedTypes: Set<String> = []
@@ -242,7 +314,7 @@ public enum ScreenSetLoader {
                 let path = JSONPath.root.appending("components").appending(index)
                 usedTypes.formUnion(ScreenCompiler.componentTypes(in: component, at: path).map(\.0))
             }
-            targets[name, default: []].formUnion(navigationTargets(in: node))
+            targets[name, default: []].formUnion(navigationTargets(in: node, routes: routes))
         }
         var warnings: [Diagnostic] = []
         for (type, path) in componentFiles.sorted(by: { $0.key < $1.key }) where !usedTypes.contains(type) {
@@ -272,16 +344,22 @@ public enum ScreenSetLoader {
         return warnings
     }
 
-    /// The screen names that literal navigation actions in a document point at.
-    private static func navigationTargets(in node: JSONNode) -> Set<String> {
+    /// The screens that navigation actions in a document open: literal targets
+    /// (`bikes/stations/velib` opens `bikes/stations/{network}`) and `$template` ones.
+    private static func navigationTargets(in node: JSONNode, routes: ScreenRoutes) -> Set<String> {
         var targets: Set<String> = []
         func search(_ node: JSONNode) {
             switch node.kind {
             case .object(let members):
-                if node["identifier"]?.stringValue == "navigation",
-                    let target = node["content"]?["interface_identifier"]?.stringValue
-                {
-                    targets.insert(target)
+                if node["identifier"]?.stringValue == "navigation", let target = node["content"]?["interface_identifier"] {
+                    if let literal = target.stringValue, let match = routes.match(literal[...]) {
+                        targets.insert(match.pattern.name)
+                    } else if let template = target["$template"]?.stringValue {
+                        let shape = template.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+                            segment.contains("{") ? ScreenRoutes.TargetSegment.value : .text(String(segment))
+                        }
+                        if let only = routes.candidates(for: shape).first { targets.insert(only.name) }
+                    }
                 }
                 members.forEach { search($0.value) }
             case .array(let elements):

@@ -16,6 +16,9 @@ public enum SourceDefinition: Sendable, Hashable {
     case fixture(JSONValue)
     /// The data request's query parameters, typed and with defaults.
     case request([String: RequestParameter])
+    /// The screen's path parameters (`network` of `bikes/stations/{network}`), bound as the
+    /// source named `path`; declared under the screen's `parameters`, never under `sources`.
+    case path([String: RequestParameter])
     /// A GET to an upstream API; its value is the JSON response.
     case http(HTTPSource)
 
@@ -29,7 +32,8 @@ public enum SourceDefinition: Sendable, Hashable {
     }
 }
 
-/// One query parameter a `request` source reads.
+/// One parameter a request carries: a query parameter a source reads, or a typed segment of a
+/// screen's path.
 public struct RequestParameter: Sendable, Hashable {
     /// The type a parameter's text is converted to.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
@@ -44,24 +48,56 @@ public struct RequestParameter: Sendable, Hashable {
     /// The only values accepted (`one_of`), or nil for any value of the kind.
     public var allowedValues: [JSONValue]?
 
-    public init(kind: Kind = .string, defaultValue: JSONValue? = nil, isRequired: Bool = false, allowedValues: [JSONValue]? = nil) {
+    /// A regular expression the whole text must match (strings only).
+    public var pattern: TextPattern?
+    /// The fewest and most characters a string may have.
+    public var minLength: Int?
+    public var maxLength: Int?
+
+    public init(
+        kind: Kind = .string, defaultValue: JSONValue? = nil, isRequired: Bool = false, allowedValues: [JSONValue]? = nil,
+        pattern: TextPattern? = nil, minLength: Int? = nil, maxLength: Int? = nil
+    ) {
         self.kind = kind
         self.defaultValue = defaultValue
         self.isRequired = isRequired
         self.allowedValues = allowedValues
+        self.pattern = pattern
+        self.minLength = minLength
+        self.maxLength = maxLength
     }
 
     /// The parameter's text converted to its kind; nil when it does not convert or is not allowed.
     public func convert(_ text: String) -> JSONValue? {
         guard let value = convertKind(text) else { return nil }
         if let allowedValues, !allowedValues.contains(value) { return nil }
+        if kind == .string {
+            if minLength != nil || maxLength != nil {
+                let count = text.count
+                if let minLength, count < minLength { return nil }
+                if let maxLength, count > maxLength { return nil }
+            }
+            if let pattern, !pattern.matches(text) { return nil }
+        }
         return value
     }
 
-    /// What a request must send, for error messages: `integer`, or `one of stars, forks`.
+    /// What a request must send, for error messages: `integer`, `one of stars, forks`, or
+    /// `a string of 1 to 40 characters matching [a-z0-9-]+`.
     public var expectation: String {
-        guard let allowedValues else { return kind.rawValue }
-        return "one of " + allowedValues.map { $0.stringValue ?? JSONWriter.string($0) }.joined(separator: ", ")
+        if let allowedValues {
+            return "one of " + allowedValues.map { $0.stringValue ?? JSONWriter.string($0) }.joined(separator: ", ")
+        }
+        guard kind == .string, minLength != nil || maxLength != nil || pattern != nil else { return kind.rawValue }
+        var text = "string"
+        switch (minLength, maxLength) {
+        case (let low?, let high?): text += " of \(low) to \(high) characters"
+        case (let low?, nil): text += " of at least \(low) characters"
+        case (nil, let high?): text += " of at most \(high) characters"
+        case (nil, nil): break
+        }
+        if let pattern { text += " matching \(pattern.source)" }
+        return text
     }
 
     private func convertKind(_ text: String) -> JSONValue? {
@@ -90,4 +126,27 @@ public struct RequestParameter: Sendable, Hashable {
         default: false
         }
     }
+}
+
+/// A regular expression that a parameter's whole text must match (`pattern` in screen files).
+/// A class so the compiled expression is made once and shared; compared by its source text.
+public final class TextPattern: Sendable, Hashable, CustomStringConvertible {
+    /// The expression as written.
+    public let source: String
+    nonisolated(unsafe) private let regex: Regex<AnyRegexOutput>
+
+    /// Compiles `source`; throws with the engine's message when it is not a regular expression.
+    public init(_ source: String) throws {
+        self.source = source
+        self.regex = try Regex(source)
+    }
+
+    /// Whether the whole of `text` matches (not just a part of it).
+    public func matches(_ text: String) -> Bool {
+        (try? regex.wholeMatch(in: text)) != nil
+    }
+
+    public var description: String { source }
+    public static func == (lhs: TextPattern, rhs: TextPattern) -> Bool { lhs.source == rhs.source }
+    public func hash(into hasher: inout Hasher) { hasher.combine(source) }
 }

@@ -16,7 +16,7 @@ struct ComponentCatalogTests {
         ]
     )
     let catalog = ComponentCatalog(
-        customComponents: [restaurant], customActions: ["login_success"], navigationTargets: ["home", "login", "profile"]
+        customComponents: [restaurant], customActions: ["login_success"], navigationTargets: NavigationTargets(["home", "login", "profile"])
     )
 
     struct Case: CustomTestStringConvertible, Sendable {

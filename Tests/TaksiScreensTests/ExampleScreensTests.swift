@@ -30,13 +30,27 @@ struct ExampleScreensTests {
 
     /// Query strings for the data of example screens that need parameters (a new parameterised
     /// example needs one here, or its data golden is built without them and the test says so).
-    static let sampleQueries = ["bikes/stations": ["network": "velib"], "repositories": ["q": "swift"]]
+    static let sampleQueries = ["repositories": ["q": "swift"]]
+    /// A path for each example screen with path parameters (the same rule as for queries).
+    static let samplePaths = [
+        "bikes/stations/{network}": "bikes/stations/velib", "repositories/{owner}/{repo}": "repositories/apple/swift-nio",
+        "restaurants/{id}": "restaurants/la-table",
+    ]
+
+    /// The typed path parameters of the screen's sample path.
+    static func pathValues(_ screen: CompiledScreen) throws -> [String: JSONValue] {
+        guard screen.pattern.hasParameters else { return [:] }
+        let path = try #require(samplePaths[screen.name], "\(screen.name) has path parameters; add a sample path to ExampleScreensTests.samplePaths")
+        let match = try #require(screens.screenSet?.routes.match(path[...]))
+        #expect(match.pattern.name == screen.name)
+        return try match.pattern.values(match.segments)
+    }
 
     /// The values of a screen's `http` sources, read from the offline fixtures under upstreams/
     /// the way the server's `file:` upstreams answer (config.json points there).
     static func upstreamValues(_ screen: CompiledScreen) throws -> [String: JSONValue] {
         var values: [String: JSONValue] = [:]
-        for call in try screen.dataPlan.upstreamCalls(query: sampleQueries[screen.name] ?? [:]) {
+        for call in try screen.dataPlan.upstreamCalls(query: sampleQueries[screen.name] ?? [:], path: pathValues(screen)) {
             let path = call.target.split(separator: "?").first.map(String.init) ?? ""
             let file = repositoryRoot.appendingPathComponent("upstreams/\(call.definition.upstream)\(path).json")
             values[call.source] = try JSONParser.parse(Array(try Data(contentsOf: file))).value
@@ -51,7 +65,7 @@ struct ExampleScreensTests {
         let query = Self.sampleQueries[screen.name] ?? [:]
         let values: [String: JSONValue]
         do {
-            values = screen.dataPlan.staticValues.merging(try screen.dataPlan.requestValues(query: query)) { $1 }
+            values = screen.dataPlan.staticValues.merging(try screen.dataPlan.requestValues(query: query, path: Self.pathValues(screen))) { $1 }
                 .merging(try Self.upstreamValues(screen)) { $1 }
         } catch {
             Issue.record("\(screen.name) needs parameters for its data (\(error)); add them to ExampleScreensTests.sampleQueries")
@@ -116,7 +130,9 @@ struct ExampleScreensTests {
                 }
             }
             let dynamic = Set(skeleton.components.filter(\.requiresData).map(\.identifier))
-            let values = screen.dataPlan.staticValues.merging(try screen.dataPlan.requestValues(query: ["name": "Ada"])) { $1 }
+            let values = screen.dataPlan.staticValues.merging(
+                try screen.dataPlan.requestValues(query: ["name": "Ada"], path: Self.pathValues(screen))
+            ) { $1 }
                 .merging(try Self.upstreamValues(screen)) { $1 }
             let data = screen.dataPlan.build(values: values, catalog: set.catalog).data
             #expect(Set(data.entries.map(\.identifier)).isSubset(of: dynamic))

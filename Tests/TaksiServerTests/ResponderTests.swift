@@ -43,7 +43,7 @@ struct ResponderTests {
             byName("landing")?["experiments"]
                 == [["name": "landing-call-to-action", "version": nil, "weights": ["default": 50, "compact": 50]]]
         )
-        #expect(byName("login") == ["name": "login", "requires_data": false, "experiments": [], "variants": [["id": "login|*|default", "version": nil, "alternative": "default", "requires_data": false]]])
+        #expect(byName("login") == ["name": "login", "parameters": [:], "requires_data": false, "experiments": [], "variants": [["id": "login|*|default", "version": nil, "alternative": "default", "requires_data": false]]])
     }
 
     @Test("skeletons are the compiled screens, under both prefixes", arguments: ["/screens/", "/interfaces/"])

@@ -42,25 +42,10 @@ struct RequestTarget: Sendable, Equatable {
     }
 
     private static func decode(_ component: Substring) throws(APIError) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(component.utf8.count)
-        var iterator = component.utf8.makeIterator()
-        while let byte = iterator.next() {
-            switch byte {
-            case UInt8(ascii: "+"):
-                bytes.append(UInt8(ascii: " "))
-            case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(JSONParser.hexValue), let low = iterator.next().flatMap(JSONParser.hexValue) else {
-                    throw .invalidQuery("a '%' must be followed by two hexadecimal digits")
-                }
-                bytes.append(high << 4 | low)
-            default:
-                bytes.append(byte)
-            }
+        do {
+            return try PercentEncoding.decode(component, plusIsSpace: true)
+        } catch {
+            throw .invalidQuery(error.description)
         }
-        guard let string = String(validating: bytes, as: UTF8.self) else {
-            throw .invalidQuery("a percent-encoded value is not UTF-8")
-        }
-        return string
     }
 }

@@ -108,17 +108,21 @@ public struct Responder: Sendable {
             return .ready(Self.openAPI)
         case .index:
             return .ready(screens.index)
-        case .skeleton(let name):
-            guard let screen = screens.screens[name] else { throw .screenNotFound(name) }
+        case .skeleton(let path):
+            // The skeleton is the same for every value of a path parameter, but a value that does
+            // not fit is refused here already, not only when the app asks for the data.
+            let (screen, _) = try screens.screen(at: path)
             let variant = try select(in: screen, target: target, headers: request.headers)
             variant.counted.skeleton.increment()
             return .ready(variant.skeleton.response(to: request.headers))
-        case .data(let name):
-            guard let screen = screens.screens[name] else { throw .screenNotFound(name) }
+        case .data(let path):
+            let (screen, pathValues) = try screens.screen(at: path)
             let variant = try select(in: screen, target: target, headers: request.headers)
             variant.counted.data.increment()
             if let staticData = variant.staticData { return .ready(staticData.response(to: request.headers)) }
-            return try data(for: variant, query: target.query, headers: request.headers, catalog: screens.screenSet.catalog)
+            return try data(
+                for: variant, query: target.query, path: pathValues, headers: request.headers, catalog: screens.screenSet.catalog
+            )
         case .notFound:
             throw .notFound(path: String(target.path))
         }
@@ -189,15 +193,16 @@ public struct Responder: Sendable {
     /// Data that depends on the request: built here from request parameters, or after the
     /// upstream calls when the screen has `http` sources. Parameter errors are answered at once.
     private func data(
-        for variant: ServedScreenSet.Variant, query: [String: String], headers: HTTPHeaders, catalog: ComponentCatalog
+        for variant: ServedScreenSet.Variant, query: [String: String], path: [String: JSONValue], headers: HTTPHeaders,
+        catalog: ComponentCatalog
     ) throws(APIError) -> Reply {
         let screen = variant.compiled
         let plan = screen.dataPlan
         let values: [String: JSONValue]
         let calls: [UpstreamCall]
         do {
-            values = plan.staticValues.merging(try plan.requestValues(query: query)) { _, request in request }
-            calls = try plan.upstreamCalls(query: query)
+            values = plan.staticValues.merging(try plan.requestValues(query: query, path: path)) { _, request in request }
+            calls = try plan.upstreamCalls(query: query, path: path)
         } catch {
             throw APIError(status: .badRequest, code: error.code, message: error.description)
         }

@@ -89,19 +89,39 @@ public final class ServedScreenSet: Sendable {
         let vary: String?
         /// The variant when there is exactly one, for any app version: no selection is needed.
         let onlyVariant: Variant?
+        /// Whether the name holds parameters, so a request path is matched, not looked up.
+        let hasParameters: Bool
 
         init(variants: ScreenVariants, served: [String: Variant], vary: String?) {
             self.variants = variants
             self.served = served
             self.vary = vary
             self.onlyVariant = served.count == 1 && !variants.isVersioned ? served.values.first : nil
+            self.hasParameters = variants.pattern.hasParameters
         }
     }
 
     /// The compiled screens and their catalog.
     public let screenSet: ScreenSet
+    /// By name as written (`bikes/stations/{network}`).
     let screens: [String: Screen]
     let index: HTTPResponse
+
+    /// The screen a request path names (`home`, `bikes/stations/velib`, still percent-encoded),
+    /// with its path parameters' typed values: a literal name first, then the one pattern.
+    /// - Throws: ``APIError`` 404 `screen_not_found`, or 400 `invalid_parameter` for a value
+    ///   that does not fit its parameter.
+    func screen(at path: String) throws(APIError) -> (Screen, [String: JSONValue]) {
+        if let screen = screens[path], !screen.hasParameters { return (screen, [:]) }
+        guard let match = screenSet.routes.match(path[...]), let screen = screens[match.pattern.name] else {
+            throw .screenNotFound(path)
+        }
+        do {
+            return (screen, try match.pattern.values(match.segments))
+        } catch {
+            throw APIError(status: .badRequest, code: error.code, message: error.description)
+        }
+    }
 
     /// - Parameters:
     ///   - options: caching headers of precomputed responses.
@@ -148,6 +168,16 @@ public final class ServedScreenSet: Sendable {
     }
 
 
+    /// A path parameter as the index shows it: its type and constraints, as declared.
+    private static func parameterEntry(_ parameter: RequestParameter) -> JSONValue {
+        var entry: [String: JSONValue] = ["type": .string(parameter.kind.rawValue)]
+        if let values = parameter.allowedValues { entry["one_of"] = .array(values) }
+        if let pattern = parameter.pattern { entry["pattern"] = .string(pattern.source) }
+        if let length = parameter.minLength { entry["min_length"] = .number(Double(length)) }
+        if let length = parameter.maxLength { entry["max_length"] = .number(Double(length)) }
+        return .object(entry)
+    }
+
     private static func indexEntry(_ variants: ScreenVariants) -> JSONValue {
         let all = variants.all
         let experiments: [JSONValue] = variants.versions.compactMap { version in
@@ -158,8 +188,10 @@ public final class ServedScreenSet: Sendable {
                 "weights": .object(Dictionary(uniqueKeysWithValues: experiment.weights.map { ($0.alternative, .number(Double($0.weight))) })),
             ]
         }
+        let pattern = variants.pattern
         return [
             "name": .string(variants.name),
+            "parameters": .object(pattern.parameters.mapValues(Self.parameterEntry)),
             "requires_data": .bool(all.contains(where: \.requiresData)),
             "variants": .array(
                 all.map {

@@ -1,0 +1,74 @@
+/// Percent-encoding (RFC 3986, 2.1) of path segments, query values and upstream templates.
+public enum PercentEncoding {
+    /// The characters that never need encoding anywhere in a URL: letters, digits, `-._~`.
+    public static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+
+    /// `text` with every byte outside `allowed` written as `%XX` (its UTF-8 bytes, upper-case hex).
+    public static func encode(_ text: String, allowed: Set<UInt8> = unreserved) -> String {
+        var output = [UInt8]()
+        output.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if allowed.contains(byte) {
+                output.append(byte)
+            } else {
+                output += [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)]]
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Why `text` cannot be decoded.
+    public enum DecodingError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// A `%` not followed by two hexadecimal digits.
+        case malformedEscape
+        /// The decoded bytes are not UTF-8 text.
+        case notUTF8
+
+        public var description: String {
+            switch self {
+            case .malformedEscape: "a '%' must be followed by two hexadecimal digits"
+            case .notUTF8: "a percent-encoded value is not UTF-8"
+            }
+        }
+    }
+
+    /// `text` with its `%XX` escapes decoded (and `+` as a space when `plusIsSpace`, as in query strings).
+    public static func decode(_ text: Substring, plusIsSpace: Bool = false) throws(DecodingError) -> String {
+        // Most segments and values hold no escape at all.
+        if !text.utf8.contains(UInt8(ascii: "%")), !(plusIsSpace && text.utf8.contains(UInt8(ascii: "+"))) {
+            return String(text)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+") where plusIsSpace:
+                bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(JSONParser.hexValue), let low = iterator.next().flatMap(JSONParser.hexValue) else {
+                    throw .malformedEscape
+                }
+                bytes.append(high << 4 | low)
+            default:
+                bytes.append(byte)
+            }
+        }
+        guard let string = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
+        return string
+    }
+
+    /// Whether `text` is already a valid encoded path segment: unreserved characters and `%XX` escapes only.
+    public static func isEncodedSegment(_ text: Substring) -> Bool {
+        var bytes = text.utf8.makeIterator()
+        while let byte = bytes.next() {
+            if unreserved.contains(byte) { continue }
+            guard byte == UInt8(ascii: "%"), bytes.next().flatMap(JSONParser.hexValue) != nil, bytes.next().flatMap(JSONParser.hexValue) != nil else {
+                return false
+            }
+        }
+        return true
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+}

@@ -1,0 +1,196 @@
+public import TaksiSchema
+
+/// The paths one screen serves: its name split into literal segments and typed parameter
+/// segments (`bikes/stations/{network}`), with every parameter's declared type.
+public struct ScreenPattern: Sendable, Hashable {
+    public enum Segment: Sendable, Hashable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    /// The screen's name as written.
+    public var name: String
+    public var segments: [Segment]
+    /// Every parameter segment's type (a string when the screen does not declare one).
+    public var parameters: [String: RequestParameter]
+
+    /// The pattern of a valid screen name (see ``ScreenName``).
+    public init(name: String, declared: [String: RequestParameter] = [:]) {
+        self.name = name
+        var parameters: [String: RequestParameter] = [:]
+        self.segments = name.split(separator: "/").map { segment in
+            guard segment.first == "{" else { return .literal(String(segment)) }
+            let parameter = String(segment.dropFirst().dropLast())
+            parameters[parameter] = declared[parameter] ?? RequestParameter(isRequired: true)
+            return .parameter(parameter)
+        }
+        self.parameters = parameters
+    }
+
+    /// Whether the name holds a parameter.
+    public var hasParameters: Bool { !parameters.isEmpty }
+
+    /// The parameters in the order of the path.
+    public var parameterNames: [String] {
+        segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
+    }
+
+    /// Whether a path's segments (percent-encoded, as requested) have this shape: as many, and
+    /// the literal ones equal. Types are not looked at: a path of the right shape whose value has
+    /// the wrong type is a bad request, not another screen.
+    func matches(_ raw: [Substring]) -> Bool {
+        guard raw.count == segments.count else { return false }
+        for (segment, text) in zip(segments, raw) {
+            if case .literal(let literal) = segment, !text.utf8.elementsEqual(literal.utf8) { return false }
+        }
+        return true
+    }
+
+    /// The typed values of a path of this shape.
+    /// - Throws: ``DataRequestError/invalidPathParameter(name:screen:problem:)`` for a value that
+    ///   does not decode, is not one segment's worth of text, or does not have its parameter's type.
+    public func values(_ raw: [Substring]) throws(DataRequestError) -> [String: JSONValue] {
+        var values: [String: JSONValue] = [:]
+        for (segment, text) in zip(segments, raw) {
+            guard case .parameter(let name) = segment, let parameter = parameters[name] else { continue }
+            let value: String
+            do {
+                value = try PercentEncoding.decode(text)
+            } catch {
+                throw .invalidPathParameter(name: name, screen: self.name, problem: error.description)
+            }
+            if let problem = Self.segmentProblem(value) {
+                throw .invalidPathParameter(name: name, screen: self.name, problem: problem)
+            }
+            guard let converted = parameter.convert(value) else {
+                let expected = parameter.expectation
+                let article = expected.hasPrefix("one of") ? "" : expected == "integer" ? "an " : "a "
+                throw .invalidPathParameter(
+                    name: name, screen: self.name, problem: "it must be \(article)\(expected), found \"\(Self.printable(value))\""
+                )
+            }
+            values[name] = converted
+        }
+        return values
+    }
+
+    /// Why `value` cannot fill one path segment (nil when it can): URL normalisation removes `.`
+    /// and `..` segments, an empty one is not a segment, and a control character is never text.
+    public static func segmentProblem(_ value: String) -> String? {
+        if value.isEmpty { return "it is empty" }
+        if value == "." || value == ".." { return "\"\(value)\" is not a name: URLs drop or climb such segments" }
+        if value.unicodeScalars.contains(where: HTTPSource.isControl) { return "it holds a control character" }
+        return nil
+    }
+
+    /// `value` with control characters shown as `?`, for messages.
+    static func printable(_ value: String) -> String {
+        String(String.UnicodeScalarView(value.unicodeScalars.map { HTTPSource.isControl($0) ? "?" : $0 }))
+    }
+}
+
+/// Every screen's path shape, for matching request paths and navigation targets. Literal names
+/// win over patterns; two patterns that can match one path are refused at load (``overlaps``), so
+/// a path matches at most one screen.
+public struct ScreenRoutes: Sendable {
+    /// Navigation targets checked against these routes.
+    public var navigationTargets: NavigationTargets {
+        let routes = self
+        return NavigationTargets(names: names) { routes.problem(withTarget: $0) }
+    }
+
+    /// Every screen's pattern, by name.
+    public private(set) var patterns: [String: ScreenPattern] = [:]
+    /// Patterns with parameters, by their number of segments.
+    private var parameterised: [Int: [ScreenPattern]] = [:]
+
+    public init(_ patterns: [ScreenPattern] = []) {
+        for pattern in patterns where self.patterns[pattern.name] == nil {
+            self.patterns[pattern.name] = pattern
+            if pattern.hasParameters { parameterised[pattern.segments.count, default: []].append(pattern) }
+        }
+        for (count, list) in parameterised { parameterised[count] = list.sorted { $0.name < $1.name } }
+    }
+
+    /// The screen names, sorted.
+    public var names: [String] { patterns.keys.sorted() }
+
+    /// A path matched to a screen: the screen's pattern and the path's segments, still encoded.
+    public struct Match: Sendable {
+        public var pattern: ScreenPattern
+        public var segments: [Substring]
+    }
+
+    /// The screen a path (a screen name, or a pattern's name with values: `bikes/stations/velib`)
+    /// opens: a literal name first, else the one pattern of its shape.
+    public func match(_ path: Substring) -> Match? {
+        if let literal = patterns[String(path)], !literal.hasParameters { return Match(pattern: literal, segments: []) }
+        guard !parameterised.isEmpty else { return nil }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        return parameterised[segments.count]?.first { $0.matches(segments) }.map { Match(pattern: $0, segments: segments) }
+    }
+
+    /// Pairs of patterns that can match the same path: same number of segments, and no position
+    /// where both have different literal text. Each pair once, in name order.
+    public var overlaps: [(ScreenPattern, ScreenPattern)] {
+        var pairs: [(ScreenPattern, ScreenPattern)] = []
+        for count in parameterised.keys.sorted() {
+            let list = parameterised[count] ?? []
+            for (index, first) in list.enumerated() {
+                for second in list[(index + 1)...] where Self.canOverlap(first, second) { pairs.append((first, second)) }
+            }
+        }
+        return pairs
+    }
+
+    private static func canOverlap(_ first: ScreenPattern, _ second: ScreenPattern) -> Bool {
+        zip(first.segments, second.segments).allSatisfy { pair in
+            if case .literal(let a) = pair.0, case .literal(let b) = pair.1 { return a == b }
+            return true
+        }
+    }
+
+    /// Why a navigation target does not open a screen, as a predicate (nil when it does): it must
+    /// be a path of encoded segments that matches a screen, with values of the parameters' types.
+    public func problem(withTarget target: String) -> String? {
+        let segments = target.split(separator: "/", omittingEmptySubsequences: false)
+        if target.contains("{") {
+            return "holds a pattern's braces; a target names a screen with its values (bikes/stations/velib), or a $template fills them from data"
+        }
+        if segments.contains(where: \.isEmpty) { return "has an empty path segment" }
+        if let bad = segments.first(where: { !PercentEncoding.isEncodedSegment($0) }) {
+            return "has \"\(bad)\", which is not a path segment: a target is a URL path, with spaces, '?', '#' and non-ASCII text percent-encoded"
+        }
+        guard let match = match(target[...]) else { return NavigationTargets.notAScreen }
+        do {
+            _ = try match.pattern.values(match.segments)
+        } catch {
+            return "opens \(match.pattern.name), but \(error.pathProblem)"
+        }
+        return nil
+    }
+
+    /// One segment of a navigation target as written in a `$template`: literal text, or a value
+    /// from data that will fill the whole segment.
+    public enum TargetSegment: Sendable, Hashable {
+        case text(String)
+        case value
+    }
+
+    /// The screens a templated target of this shape may open: those with as many segments, whose
+    /// literal segments equal the target's text and whose parameters take its text, where values
+    /// may stand anywhere (a value where a screen has literal text could open it).
+    public func candidates(for shape: [TargetSegment]) -> [ScreenPattern] {
+        patterns.values.filter { pattern in
+            guard pattern.segments.count == shape.count else { return false }
+            return zip(pattern.segments, shape).allSatisfy { pair in
+                switch pair {
+                case (.literal(let literal), .text(let text)): literal == text
+                case (.parameter(let name), .text(let text)):
+                    (try? PercentEncoding.decode(text[...])).flatMap { pattern.parameters[name]?.convert($0) } != nil
+                case (_, .value): true
+                }
+            }
+        }.sorted { $0.name < $1.name }
+    }
+}
