@@ -41,6 +41,7 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let unusedComponent = Code(rawValue: "unused_component")
         public static let unreachableScreen = Code(rawValue: "unreachable_screen")
         public static let ambiguousScreens = Code(rawValue: "ambiguous_screens")
+        public static let invalidLink = Code(rawValue: "invalid_link")
 
         /// A code for a value the client could not decode, from the schema checker.
         public init(_ code: SchemaViolation.Code) {

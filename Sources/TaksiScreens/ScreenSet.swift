@@ -137,6 +137,8 @@ public struct ScreenSet: Sendable {
     public var screens: [String: ScreenVariants]
     /// Every screen's path shape: which screen a path or a navigation target opens.
     public var routes: ScreenRoutes
+    /// Deep links to screens (`links.yaml`).
+    public var links: DeepLinks
     /// The component types and custom actions the screens were checked against.
     public var catalog: ComponentCatalog
     /// Problems that do not stop the set from being served.

@@ -8,6 +8,7 @@ import TaksiSchema
 /// - `*.json` anywhere: one screen each (the screen's `name` is inside the file);
 /// - `components/<type>.json`: one custom component schema each;
 /// - `actions.json`: the custom action identifiers the app registered;
+/// - `links.yaml`: deep links (universal links, custom schemes) mapped to screens;
 /// - `fixtures/`: JSON files that `fixture` sources read (never screens themselves).
 ///
 /// ```swift
@@ -23,6 +24,8 @@ public enum ScreenSetLoader {
     public static let fixturesFolder = "fixtures"
     /// The files of custom action identifiers (one of them).
     public static let actionsFiles = ["actions.json", "actions.yaml", "actions.yml"]
+    /// The file of deep links (one of them).
+    public static let linksFiles = ["links.yaml", "links.yml", "links.json"]
     /// The extensions of definition files: JSON, and YAML (which allows comments).
     public static let definitionExtensions = ["json", "yaml", "yml"]
 
@@ -105,6 +108,7 @@ public enum ScreenSetLoader {
         let componentPaths = paths.filter { $0.hasPrefix(componentsFolder + "/") }
         let screenPaths = paths.filter {
             !$0.hasPrefix(componentsFolder + "/") && !$0.hasPrefix(fixturesFolder + "/") && !actionsFiles.contains($0)
+                && !linksFiles.contains($0)
         }
 
         // What the app knows: custom components and custom actions.
@@ -220,6 +224,13 @@ public enum ScreenSetLoader {
         let catalog = ComponentCatalog(
             customComponents: customComponents, customActions: customActions, navigationTargets: routes.navigationTargets
         )
+        var links: [DeepLink] = []
+        for linksFile in linksFiles where files[linksFile] != nil {
+            guard let (file, node) = parse(linksFile) else { continue }
+            var reader = DefinitionReader(file: file)
+            links += reader.deepLinks(node, routes: routes)
+            diagnostics += reader.diagnostics
+        }
         var compiled: [(screen: CompiledScreen, root: JSONNode, file: SourceFile)] = []
         var fixtureCache: [String: JSONValue] = [:]
         // "name#alternative" of files with errors, so grouping does not report them missing as well.
@@ -263,13 +274,16 @@ public enum ScreenSetLoader {
         let (screens, found) = VariantGrouping.group(compiled, failedAlternatives: failedAlternatives)
         diagnostics += found
         diagnostics += reachabilityWarnings(
-            screenFiles: screenFiles, routes: routes, componentFiles: componentFiles, componentLocations: componentLocations
+            screenFiles: screenFiles, routes: routes, links: links, componentFiles: componentFiles, componentLocations: componentLocations
         )
 
         let warnings = diagnostics.filter { $0.severity == .warning }
         let screenSet =
             diagnostics.containsErrors
-            ? nil : ScreenSet(screens: screens, routes: routes, catalog: catalog, warnings: warnings, version: contentVersion(of: files))
+            ? nil
+            : ScreenSet(
+                screens: screens, routes: routes, links: DeepLinks(links), catalog: catalog, warnings: warnings, version: contentVersion(of: files)
+            )
         return ScreenSetLoad(screenSet: screenSet, diagnostics: diagnostics, catalog: catalog)
     }
 
@@ -304,7 +318,8 @@ public enum ScreenSetLoader {
     /// Warnings for what nothing uses: custom component types no screen uses, and screens no other
     /// screen navigates to unless they are marked `"entry": true` (a screen the app opens itself).
     private static func reachabilityWarnings(
-        screenFiles: [(name: String, file: SourceFile, node: JSONNode)], routes: ScreenRoutes, componentFiles: [String: String],
+        screenFiles: [(name: String, file: SourceFile, node: JSONNode)], routes: ScreenRoutes, links: [DeepLink],
+        componentFiles: [String: String],
         componentLocations: [String: SourceLocation]
     ) -> [Diagnostic] {
         var usedTypes: Set<String> = []
@@ -315,6 +330,10 @@ public enum ScreenSetLoader {
                 usedTypes.formUnion(ScreenCompiler.componentTypes(in: component, at: path).map(\.0))
             }
             targets[name, default: []].formUnion(navigationTargets(in: node, routes: routes))
+        }
+        // A screen a deep link opens is reached from outside the app.
+        for link in links {
+            targets["", default: []].insert(link.target.name)
         }
         var warnings: [Diagnostic] = []
         for (type, path) in componentFiles.sorted(by: { $0.key < $1.key }) where !usedTypes.contains(type) {

@@ -141,7 +141,8 @@ public func buildApplication(
         store: ScreenStore(
             screenSet,
             options: .init(
-                skeletonMaxAge: configuration.skeletonMaxAge, skeletonStaleWhileRevalidate: configuration.skeletonStaleWhileRevalidate
+                skeletonMaxAge: configuration.skeletonMaxAge, skeletonStaleWhileRevalidate: configuration.skeletonStaleWhileRevalidate,
+                appLinks: configuration.appLinks
             ),
             metrics: metrics
         ),

@@ -41,6 +41,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Base URLs of the upstream APIs that `http` sources call, by name: `https://api.citybik.es`,
     /// or `file:DIR` to answer from JSON files (`DIR/v2/networks.json` for `/v2/networks`).
     public var upstreams: [String: String] = [:]
+    /// The apps that open this server's universal links and App Links: see ``AppLinks``.
+    public var appLinks = AppLinks()
 
     /// How log lines are written: for people (`text`) or for log collectors (`json`, one object a line).
     public enum LogFormat: String, Sendable, CaseIterable {
@@ -71,6 +73,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("access_log", "TAKSI_ACCESS_LOG", "one log line per request: true or false"),
         ("log_format", "TAKSI_LOG_FORMAT", "text or json"),
         ("upstreams", "TAKSI_UPSTREAM_<NAME>", "base URLs of upstream APIs by name (an object in the file)"),
+        ("apple_app_ids", "TAKSI_APPLE_APP_IDS", "iOS apps (TEAMID.bundle.id) that open the https links of links.yaml; a list (comma-separated in the environment)"),
+        ("android_package", "TAKSI_ANDROID_PACKAGE", "the Android app's package name that opens the https links of links.yaml"),
+        ("android_cert_fingerprints", "TAKSI_ANDROID_CERT_FINGERPRINTS", "SHA-256 fingerprints of the Android app's signing certificates; a list (comma-separated in the environment)"),
     ]
 
     /// Applies a configuration file's settings over these.
@@ -114,6 +119,11 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
             let text: String
             switch value {
+            case .array(let elements) where ["apple_app_ids", "android_cert_fingerprints"].contains(member.key):
+                guard let strings = elements.map(\.stringValue) as? [String] else {
+                    throw ConfigurationError(source: "\(path): \"\(member.key)\"", message: "\(member.key) must be a list of strings")
+                }
+                text = strings.joined(separator: ",")
             case .string(let string): text = string
             case .number, .bool: text = JSONWriter.string(value)
             default:
@@ -238,6 +248,26 @@ public struct ServerConfiguration: Sendable, Equatable {
                 )
             }
             watchInterval = seconds
+        case "apple_app_ids":
+            let ids = Self.list(value)
+            if let bad = ids.first(where: { !AppLinks.isAppleAppID($0) }) {
+                throw ConfigurationError(source: source, message: "\"\(bad)\" is not an app ID; write the team ID, a dot and the bundle ID, like ABCDE12345.com.example.eats")
+            }
+            appLinks.appleAppIDs = ids
+        case "android_package":
+            guard value.isEmpty || AppLinks.isAndroidPackage(value) else {
+                throw ConfigurationError(source: source, message: "\"\(value)\" is not an Android package name; write it like com.example.eats")
+            }
+            appLinks.androidPackage = value.isEmpty ? nil : value
+        case "android_cert_fingerprints":
+            let fingerprints = Self.list(value).map { $0.uppercased() }
+            if let bad = fingerprints.first(where: { !AppLinks.isFingerprint($0) }) {
+                throw ConfigurationError(
+                    source: source,
+                    message: "\"\(bad)\" is not a SHA-256 certificate fingerprint; write 32 hexadecimal pairs separated by ':' (keytool -list -v prints it)"
+                )
+            }
+            appLinks.androidCertificateFingerprints = fingerprints
         case "skeleton_max_age", "skeleton_stale_while_revalidate":
             guard let seconds = Int(value), (0...31_536_000).contains(seconds) else {
                 throw ConfigurationError(source: source, message: "\(key) must be whole seconds from 0 to 31536000, found \"\(value)\"")
@@ -246,6 +276,11 @@ public struct ServerConfiguration: Sendable, Equatable {
         default:
             throw ConfigurationError(source: source, message: "unknown setting \"\(key)\"")
         }
+    }
+
+    /// The items of a comma-separated list, trimmed, without empty ones.
+    private static func list(_ value: String) -> [String] {
+        value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     private static func boolean(_ value: String, key: String, source: String) throws(ConfigurationError) -> Bool {

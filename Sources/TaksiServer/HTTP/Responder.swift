@@ -106,6 +106,14 @@ public struct Responder: Sendable {
             return .ready(response)
         case .openAPI:
             return .ready(Self.openAPI)
+        case .resolveLink:
+            return .ready(try resolveLink(target.query["url"], in: screens.screenSet.links))
+        case .appleAppSiteAssociation:
+            guard let response = screens.appleAssociation else { throw .notFound(path: String(target.path)) }
+            return .ready(response)
+        case .assetLinks:
+            guard let response = screens.androidAssociation else { throw .notFound(path: String(target.path)) }
+            return .ready(response)
         case .index:
             return .ready(screens.index)
         case .skeleton(let path):
@@ -173,6 +181,31 @@ public struct Responder: Sendable {
                     status: .notFound, code: "screen_alternative_not_found", message: error.description, headers: vary("X-Taksi-Alternative")
                 )
             }
+        }
+    }
+
+    /// `GET /links/resolve?url=<link>`: the navigation action a deep link opens, in the client's
+    /// action shape, so the app decodes it with the client's own action decoder.
+    private func resolveLink(_ url: String?, in links: DeepLinks) throws(APIError) -> HTTPResponse {
+        guard let url, !url.isEmpty else {
+            throw APIError(
+                status: .badRequest, code: "missing_parameter",
+                message: "query parameter \"url\" (the link to resolve, percent-encoded) is required; add ?url=https%3A%2F%2F..."
+            )
+        }
+        switch links.resolve(url) {
+        case .success(let target):
+            let action: JSONValue = ["identifier": "navigation", "content": ["interface_identifier": .string(target)]]
+            var response = HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(action)), headers: [("Cache-Control", "public, max-age=60")])
+            response.route = "links"
+            return response
+        case .failure(.notALink(let reason)):
+            throw APIError(status: .badRequest, code: "invalid_link", message: "\"\(url)\" cannot be resolved: \(reason)")
+        case .failure(.noMatch):
+            throw APIError(
+                status: .notFound, code: "link_not_found",
+                message: "no link pattern of links.yaml matches \"\(url)\" with values its screen accepts; open the app's start screen instead"
+            )
         }
     }
 

@@ -9,6 +9,9 @@
 /// | `/readyz` | ``ready`` |
 /// | `/metrics` | ``metrics`` |
 /// | `/openapi.yaml` | ``openAPI`` |
+/// | `/links/resolve` | ``resolveLink`` |
+/// | `/.well-known/apple-app-site-association` | ``appleAppSiteAssociation`` |
+/// | `/.well-known/assetlinks.json` | ``assetLinks`` |
 ///
 /// Screen names may hold `/`, and never end in the segment `data`, so the last `/data` always
 /// means the data endpoint.
@@ -20,6 +23,9 @@ enum Route: Sendable, Equatable {
     case ready
     case metrics
     case openAPI
+    case resolveLink
+    case appleAppSiteAssociation
+    case assetLinks
     case notFound
 
     private static let prefixes: [StaticString] = ["/screens", "/interfaces"]
@@ -37,6 +43,12 @@ enum Route: Sendable, Equatable {
             self = .metrics
         } else if Self.equals(bytes, "/openapi.yaml") {
             self = .openAPI
+        } else if Self.equals(bytes, "/links/resolve") {
+            self = .resolveLink
+        } else if Self.equals(bytes, "/.well-known/apple-app-site-association") {
+            self = .appleAppSiteAssociation
+        } else if Self.equals(bytes, "/.well-known/assetlinks.json") {
+            self = .assetLinks
         } else {
             self = Self.screenRoute(bytes) ?? .notFound
         }

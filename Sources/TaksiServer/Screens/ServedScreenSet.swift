@@ -16,9 +16,13 @@ public final class ServedScreenSet: Sendable {
         /// Seconds after that it may still serve it while it revalidates.
         public var skeletonStaleWhileRevalidate: Int
 
-        public init(skeletonMaxAge: Int = 60, skeletonStaleWhileRevalidate: Int = 300) {
+        /// The apps the association files name.
+        public var appLinks: AppLinks
+
+        public init(skeletonMaxAge: Int = 60, skeletonStaleWhileRevalidate: Int = 300, appLinks: AppLinks = AppLinks()) {
             self.skeletonMaxAge = skeletonMaxAge
             self.skeletonStaleWhileRevalidate = skeletonStaleWhileRevalidate
+            self.appLinks = appLinks
         }
 
         /// Public, so CDNs and shared caches may keep skeletons.
@@ -106,6 +110,10 @@ public final class ServedScreenSet: Sendable {
     /// By name as written (`bikes/stations/{network}`).
     let screens: [String: Screen]
     let index: HTTPResponse
+    /// `/.well-known/apple-app-site-association`, when iOS apps are configured.
+    let appleAssociation: HTTPResponse?
+    /// `/.well-known/assetlinks.json`, when an Android app is configured.
+    let androidAssociation: HTTPResponse?
 
     /// The screen a request path names (`home`, `bikes/stations/velib`, still percent-encoded),
     /// with its path parameters' typed values: a literal name first, then the one pattern.
@@ -165,6 +173,50 @@ public final class ServedScreenSet: Sendable {
         )
         indexResponse.route = "index"
         self.index = indexResponse.precomputed()
+        self.appleAssociation = Self.appleAssociation(screenSet.links, appLinks: options.appLinks)
+        self.androidAssociation = Self.androidAssociation(appLinks: options.appLinks)
+    }
+
+    /// Apple's file: the paths of the https links, for each configured app (the `components`
+    /// form, iOS 13 and later). `application/json` at the exact path, no redirect, as Apple requires.
+    static func appleAssociation(_ links: DeepLinks, appLinks: AppLinks) -> HTTPResponse? {
+        guard !appLinks.appleAppIDs.isEmpty else { return nil }
+        let components: [JSONValue] = links.links.filter(\.isWeb).map { link in
+            ["/": .string(link.applePath), "comment": .string("\(link.written) opens \(link.target.name)")]
+        }
+        let body: JSONValue = [
+            "applinks": ["details": [["appIDs": .array(appLinks.appleAppIDs.map(JSONValue.string)), "components": .array(components)]]]
+        ]
+        return associationResponse(body, route: "apple-app-site-association")
+    }
+
+    /// Google's Digital Asset Links statement that the Android app handles this site's links.
+    static func androidAssociation(appLinks: AppLinks) -> HTTPResponse? {
+        guard let package = appLinks.androidPackage, !appLinks.androidCertificateFingerprints.isEmpty else { return nil }
+        let body: JSONValue = [
+            [
+                "relation": ["delegate_permission/common.handle_all_urls"],
+                "target": [
+                    "namespace": "android_app", "package_name": .string(package),
+                    "sha256_cert_fingerprints": .array(appLinks.androidCertificateFingerprints.map(JSONValue.string)),
+                ],
+            ]
+        ]
+        return associationResponse(body, route: "assetlinks")
+    }
+
+    /// Exactly `application/json`, the type both platforms' verifiers ask for.
+    private static func associationResponse(_ body: JSONValue, route: String) -> HTTPResponse {
+        let bytes = ByteBuffer(bytes: JSONWriter.bytes(body))
+        var response = HTTPResponse(
+            status: .ok,
+            headers: [
+                ("Content-Type", "application/json"), ("Content-Length", String(bytes.readableBytes)), ("Cache-Control", "public, max-age=3600"),
+            ],
+            body: bytes
+        )
+        response.route = route
+        return response.precomputed()
     }
 
 

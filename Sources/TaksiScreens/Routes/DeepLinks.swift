@@ -1,0 +1,233 @@
+public import TaksiSchema
+
+/// Links from outside the app (universal links, custom schemes, push notifications) mapped to
+/// screens, declared in `Screens/links.yaml`:
+///
+/// ```yaml
+/// links:
+///   - url: https://eats.example.com/r/{id}
+///     screen: restaurants/{id}
+///   - url: taksi-eats://restaurant/{id}
+///     screen: restaurants/{id}
+/// ```
+/// A `{name}` fills a whole path segment of the link, and the screen's segment of that name.
+public struct DeepLink: Sendable, Hashable {
+    /// The scheme, lower-cased: `https`, `taksi-eats`.
+    public var scheme: String
+    /// The host, lower-cased (`eats.example.com`; `restaurant` in `taksi-eats://restaurant/{id}`).
+    public var host: String
+    /// The link's path segments: literal text (decoded) or a parameter.
+    public var segments: [ScreenPattern.Segment]
+    /// The screen the link opens, with `{name}` where a link parameter goes.
+    public var screen: [ScreenPattern.Segment]
+    /// The screen's pattern, whose parameter types the values must fit.
+    public var target: ScreenPattern
+    /// The link as written, for messages and the association files.
+    public var written: String
+
+    /// Whether this is a universal link (App Links on Android), which the association files list.
+    public var isWeb: Bool { scheme == "https" }
+
+    /// The navigation target for a link's decoded path segments, or nil when they do not match
+    /// or a value does not fit the screen's parameter.
+    func target(for path: [String]) -> String? {
+        guard path.count == segments.count else { return nil }
+        var values: [String: String] = [:]
+        for (segment, text) in zip(segments, path) {
+            switch segment {
+            case .literal(let literal): guard literal == text else { return nil }
+            case .parameter(let name): values[name] = text
+            }
+        }
+        var output: [String] = []
+        for (segment, patternSegment) in zip(screen, target.segments) {
+            switch segment {
+            case .literal(let literal): output.append(literal)
+            case .parameter(let name):
+                guard let value = values[name], ScreenPattern.segmentProblem(value) == nil else { return nil }
+                if case .parameter(let parameter) = patternSegment, target.parameters[parameter]?.convert(value) == nil { return nil }
+                output.append(PercentEncoding.encode(value))
+            }
+        }
+        return output.joined(separator: "/")
+    }
+
+    /// The link's path for Apple's `components` (`/r/*`): a parameter is any text.
+    public var applePath: String {
+        "/" + segments.map { if case .literal(let text) = $0 { text } else { "*" } }.joined(separator: "/")
+    }
+}
+
+/// Every deep link of a screen set, for `/links/resolve` and the association files.
+public struct DeepLinks: Sendable {
+    public var links: [DeepLink]
+
+    public init(_ links: [DeepLink] = []) {
+        self.links = links
+    }
+
+    /// Why a link cannot be resolved.
+    public enum Failure: Error, Sendable, Equatable {
+        /// The text is not an absolute URL with a scheme and a host.
+        case notALink(String)
+        /// No pattern matches it (or a value does not fit the screen's parameter).
+        case noMatch
+    }
+
+    /// The navigation target a link opens: `https://eats.example.com/r/la-table` gives
+    /// `restaurants/la-table`. The scheme and host compare without case; a trailing `/`, the
+    /// query and the fragment are ignored.
+    public func resolve(_ url: String) -> Result<String, Failure> {
+        guard let parsed = Self.parse(url) else { return .failure(.notALink("not an absolute URL like https://host/path or scheme://host/path")) }
+        var segments: [String] = []
+        for text in parsed.path.split(separator: "/") {
+            do {
+                segments.append(try PercentEncoding.decode(text))
+            } catch {
+                return .failure(.notALink(error.description))
+            }
+        }
+        for link in links where link.scheme == parsed.scheme && link.host == parsed.host {
+            if let target = link.target(for: segments) { return .success(target) }
+        }
+        return .failure(.noMatch)
+    }
+
+    /// Scheme, host and path of `scheme://host[:port]/path?query#fragment`, lower-casing scheme and host.
+    static func parse(_ url: String) -> (scheme: String, host: String, path: Substring)? {
+        guard let colon = url.firstIndex(of: ":") else { return nil }
+        let scheme = url[..<colon].lowercased()
+        guard let first = scheme.unicodeScalars.first, ("a"..."z").contains(first),
+            scheme.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0) })
+        else { return nil }
+        var rest = url[url.index(after: colon)...]
+        guard rest.hasPrefix("//") else { return nil }
+        rest = rest.dropFirst(2)
+        if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        var host = rest[..<slash].lowercased()
+        if let at = host.lastIndex(of: "@") { host = String(host[host.index(after: at)...]) }
+        if let port = host.lastIndex(of: ":"), !host.hasSuffix("]") { host = String(host[..<port]) }
+        guard !host.isEmpty || scheme != "https" else { return nil }
+        return (scheme, host, rest[slash...])
+    }
+}
+
+extension DefinitionReader {
+    /// Reads `links.yaml`: `{"links": [{"url": ..., "screen": ..., "summary": ...}]}`. Every link
+    /// must open exactly one screen, fill each of its parameters, and not overlap another link.
+    mutating func deepLinks(_ node: JSONNode, routes: ScreenRoutes) -> [DeepLink] {
+        guard let members = object(node, at: .root, what: "the links file", allowed: ["links"], required: ["links"]),
+            let list = members.first(where: { $0.key == "links" })?.value
+        else { return [] }
+        let listPath = JSONPath.root.appending("links")
+        guard let elements = list.elements else {
+            report(.wrongType, at: list, path: listPath, "links must be a list of {url, screen} objects")
+            return []
+        }
+        var links: [(link: DeepLink, node: JSONNode)] = []
+        for (index, element) in elements.enumerated() {
+            let path = listPath.appending(index)
+            guard let fields = object(element, at: path, what: "a link", allowed: ["url", "screen", "summary"], required: ["url", "screen"]),
+                let urlNode = fields.first(where: { $0.key == "url" })?.value,
+                let screenNode = fields.first(where: { $0.key == "screen" })?.value,
+                let url = string(urlNode, at: path.appending("url"), what: "url"),
+                let screen = string(screenNode, at: path.appending("screen"), what: "screen"),
+                let link = deepLink(url: url, screen: screen, urlNode: urlNode, screenNode: screenNode, at: path, routes: routes)
+            else { continue }
+            if let other = links.first(where: { Self.overlap($0.link, link) }) {
+                report(
+                    .ambiguousScreens, at: urlNode, path: path.appending("url"),
+                    "link \(url) and link \(other.link.written) (line \(file.location(ofOffset: other.node.offset).line)) can match the same URL; make their paths differ in a literal segment"
+                )
+                continue
+            }
+            links.append((link, urlNode))
+        }
+        return links.map(\.link)
+    }
+
+    private mutating func deepLink(
+        url: String, screen: String, urlNode: JSONNode, screenNode: JSONNode, at path: JSONPath, routes: ScreenRoutes
+    ) -> DeepLink? {
+        let urlPath = path.appending("url")
+        guard !url.contains("?"), !url.contains("#"), let parsed = DeepLinks.parse(url), !parsed.host.isEmpty, !parsed.host.contains("{") else {
+            report(
+                .invalidLink, at: urlNode, path: urlPath,
+                "\"\(url)\" is not a link pattern; write scheme://host/path with {name} for whole path segments, like https://eats.example.com/r/{id} or taksi-eats://restaurant/{id} (no query or fragment)"
+            )
+            return nil
+        }
+        var segments: [ScreenPattern.Segment] = []
+        for text in parsed.path.split(separator: "/") {
+            if text.first == "{" {
+                let name = String(text.dropFirst().dropLast())
+                guard text.last == "}", !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isIdentifierScalar), !segments.contains(.parameter(name)) else {
+                    report(.invalidLink, at: urlNode, path: urlPath, "\"\(text)\" in \(url) is not a parameter; a parameter is a name in braces that fills a whole segment, once")
+                    return nil
+                }
+                segments.append(.parameter(name))
+            } else if let literal = try? PercentEncoding.decode(text), !literal.contains("{"), !literal.contains("}") {
+                segments.append(.literal(literal))
+            } else {
+                report(.invalidLink, at: urlNode, path: urlPath, "\"\(text)\" in \(url) is not a path segment; parameters fill whole segments, like /r/{id}")
+                return nil
+            }
+        }
+        let parameters = segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
+        let screenPath = path.appending("screen")
+        var target: [ScreenPattern.Segment] = []
+        var shape: [ScreenRoutes.TargetSegment] = []
+        for text in screen.split(separator: "/", omittingEmptySubsequences: false) {
+            if text.first == "{", text.last == "}", text.count > 2 {
+                let name = String(text.dropFirst().dropLast())
+                guard parameters.contains(name) else {
+                    report(
+                        .invalidLink, at: screenNode, path: screenPath,
+                        "{\(name)} is not a parameter of \(url)" + (parameters.isEmpty ? "" : "; its parameters are \(parameters.joined(separator: ", "))")
+                            + NameSuggestion.hint(for: name, among: parameters)
+                    )
+                    return nil
+                }
+                target.append(.parameter(name))
+                shape.append(.value)
+            } else if PercentEncoding.isEncodedSegment(text), !text.isEmpty {
+                target.append(.literal(String(text)))
+                shape.append(.text(String(text)))
+            } else {
+                report(.invalidLink, at: screenNode, path: screenPath, "\"\(screen)\" is not a screen path; write it like restaurants/{id}, with {name} for a parameter of the link")
+                return nil
+            }
+        }
+        let candidates = routes.candidates(for: shape)
+        guard candidates.count == 1, let pattern = candidates.first else {
+            report(
+                .brokenNavigation, at: screenNode, path: screenPath,
+                candidates.isEmpty
+                    ? "\"\(screen)\" opens no screen" + NameSuggestion.hint(for: screen, among: routes.names)
+                    : "\"\(screen)\" could open any of \(candidates.map(\.name).joined(separator: ", ")); a link must open exactly one screen"
+            )
+            return nil
+        }
+        for (segment, patternSegment) in zip(target, pattern.segments) {
+            if case .parameter(let name) = segment, case .literal(let literal) = patternSegment {
+                report(.brokenNavigation, at: screenNode, path: screenPath, "{\(name)} stands where screen \(pattern.name) has the fixed segment \"\(literal)\"; write that text")
+                return nil
+            }
+        }
+        for name in parameters where !target.contains(.parameter(name)) {
+            report(.invalidLink, at: urlNode, path: urlPath, "{\(name)} of \(url) is not used by the screen \"\(screen)\"; use it or write the segment literally", severity: .warning)
+        }
+        return DeepLink(scheme: parsed.scheme, host: parsed.host, segments: segments, screen: target, target: pattern, written: url)
+    }
+
+    /// Whether two links can match the same URL: same scheme, host and number of segments, and no
+    /// position where both have different literal text.
+    private static func overlap(_ first: DeepLink, _ second: DeepLink) -> Bool {
+        guard first.scheme == second.scheme, first.host == second.host, first.segments.count == second.segments.count else { return false }
+        return zip(first.segments, second.segments).allSatisfy { pair in
+            if case .literal(let a) = pair.0, case .literal(let b) = pair.1 { return a == b }
+            return true
+        }
+    }
+}
