@@ -996,6 +996,16 @@ struct ScreenCompiler {
         }
         let written = shape.map { if case .text(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/")
         let candidates = routes.candidates(for: shape)
+        if candidates.isEmpty, let near = routes.candidates(for: shape, loosely: true).first {
+            for (segment, value) in zip(near.segments, values) {
+                guard let value, case .literal(let fixed) = segment else { continue }
+                reader.report(
+                    .brokenNavigation, at: node, path: path,
+                    "in navigation target \"\(text)\", {\(value)} stands where screen \(near.name) has the fixed segment \"\(fixed)\"; write that text instead"
+                )
+                return nil
+            }
+        }
         guard let screen = candidates.first else {
             let shapes = Dictionary(routes.patterns.values.map { pattern in
                 (pattern.segments.map { if case .literal(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/"), pattern.name)
@@ -1011,19 +1021,12 @@ struct ScreenCompiler {
         guard candidates.count == 1 else {
             reader.report(
                 .brokenNavigation, at: node, path: path,
-                "navigation target \"\(text)\" could open any of \(candidates.map(\.name).joined(separator: ", ")), depending on the value (a literal name wins over a parameter); a target must open exactly one screen, so give them different paths"
+                "navigation target \"\(text)\" could open any of \(candidates.map(\.name).joined(separator: ", ")); a target must open exactly one screen, so give them different paths"
             )
             return nil
         }
-        for ((segment, value), index) in zip(zip(screen.segments, values), values.indices) {
-            guard let value else { continue }
-            guard case .parameter(let name) = segment, let parameter = screen.parameters[name] else {
-                reader.report(
-                    .brokenNavigation, at: node, path: path,
-                    "in navigation target \"\(text)\", {\(value)} stands where screen \(screen.name) has the fixed segment \"\(written.split(separator: "/")[index])\"; write that text instead"
-                )
-                return nil
-            }
+        for (segment, value) in zip(screen.segments, values) {
+            guard let value, case .parameter(let name) = segment, let parameter = screen.parameters[name] else { continue }
             if let known = knownParameter(value, scope: scope), let problem = Self.fitProblem(known, into: parameter) {
                 reader.report(
                     .brokenNavigation, at: node, path: path,

@@ -200,6 +200,14 @@ extension DefinitionReader {
             }
         }
         let candidates = routes.candidates(for: shape)
+        if candidates.isEmpty, let near = routes.candidates(for: shape, loosely: true).first {
+            for (segment, patternSegment) in zip(target, near.segments) {
+                if case .parameter(let name) = segment, case .literal(let literal) = patternSegment {
+                    report(.brokenNavigation, at: screenNode, path: screenPath, "{\(name)} stands where screen \(near.name) has the fixed segment \"\(literal)\"; write that text")
+                    return nil
+                }
+            }
+        }
         guard candidates.count == 1, let pattern = candidates.first else {
             report(
                 .brokenNavigation, at: screenNode, path: screenPath,
@@ -208,12 +216,6 @@ extension DefinitionReader {
                     : "\"\(screen)\" could open any of \(candidates.map(\.name).joined(separator: ", ")); a link must open exactly one screen"
             )
             return nil
-        }
-        for (segment, patternSegment) in zip(target, pattern.segments) {
-            if case .parameter(let name) = segment, case .literal(let literal) = patternSegment {
-                report(.brokenNavigation, at: screenNode, path: screenPath, "{\(name)} stands where screen \(pattern.name) has the fixed segment \"\(literal)\"; write that text")
-                return nil
-            }
         }
         for name in parameters where !target.contains(.parameter(name)) {
             report(.invalidLink, at: urlNode, path: urlPath, "{\(name)} of \(url) is not used by the screen \"\(screen)\"; use it or write the segment literally", severity: .warning)

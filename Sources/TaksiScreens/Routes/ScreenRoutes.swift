@@ -96,7 +96,8 @@ public struct ScreenRoutes: Sendable {
     /// Navigation targets checked against these routes.
     public var navigationTargets: NavigationTargets {
         let routes = self
-        return NavigationTargets(names: names) { routes.problem(withTarget: $0) }
+        // The problems carry their own suggestion, made from the target's values.
+        return NavigationTargets(names: []) { routes.problem(withTarget: $0) }
     }
 
     /// Every screen's pattern, by name.
@@ -161,13 +162,31 @@ public struct ScreenRoutes: Sendable {
         if let bad = segments.first(where: { !PercentEncoding.isEncodedSegment($0) }) {
             return "has \"\(bad)\", which is not a path segment: a target is a URL path, with spaces, '?', '#' and non-ASCII text percent-encoded"
         }
-        guard let match = match(target[...]) else { return NavigationTargets.notAScreen }
+        guard let match = match(target[...]) else { return NavigationTargets.notAScreen + suggestion(for: segments) }
         do {
             _ = try match.pattern.values(match.segments)
         } catch {
             return "opens \(match.pattern.name), but \(error.pathProblem)"
         }
         return nil
+    }
+
+    /// ` (did you mean "bikes/stations/velib"?)` for a target that opens nothing: the closest of
+    /// the literal names and of the patterns filled with the target's own values; or what a
+    /// pattern the target stops short of still needs.
+    private func suggestion(for segments: [Substring]) -> String {
+        var candidates: [String] = []
+        for pattern in patterns.values {
+            if pattern.segments.count == segments.count {
+                candidates.append(zip(pattern.segments, segments).map { if case .literal(let text) = $0.0 { text } else { String($0.1) } }.joined(separator: "/"))
+            } else if pattern.hasParameters, pattern.segments.count > segments.count,
+                zip(pattern.segments, segments).allSatisfy({ if case .literal(let text) = $0.0 { text == $0.1 } else { true } })
+            {
+                let missing = pattern.parameterNames.suffix(pattern.segments.count - segments.count)
+                return "; screen \(pattern.name) needs a value for " + missing.map { "{\($0)}" }.joined(separator: " and ")
+            }
+        }
+        return NameSuggestion.hint(for: segments.joined(separator: "/"), among: candidates)
     }
 
     /// One segment of a navigation target as written in a `$template`: literal text, or a value
@@ -177,18 +196,26 @@ public struct ScreenRoutes: Sendable {
         case value
     }
 
-    /// The screens a templated target of this shape may open: those with as many segments, whose
-    /// literal segments equal the target's text and whose parameters take its text, where values
-    /// may stand anywhere (a value where a screen has literal text could open it).
-    public func candidates(for shape: [TargetSegment]) -> [ScreenPattern] {
-        patterns.values.filter { pattern in
+    /// The screens a templated target of this shape is meant to open: those with as many
+    /// segments, whose literal segments equal the target's text, whose parameters take its text,
+    /// and with a parameter wherever a value stands. A literal name of the same shape still wins
+    /// for the value that spells it, as for any path. A shape of text alone is a literal target:
+    /// the screen it opens, as ``match(_:)`` says. With `loosely`, a value may also stand where a
+    /// screen has literal text (to explain a target that opens nothing).
+    public func candidates(for shape: [TargetSegment], loosely: Bool = false) -> [ScreenPattern] {
+        let texts = shape.compactMap { if case .text(let text) = $0 { text } else { nil } }
+        if texts.count == shape.count {
+            return match(texts.joined(separator: "/")[...]).map { [$0.pattern] } ?? []
+        }
+        return patterns.values.filter { pattern in
             guard pattern.segments.count == shape.count else { return false }
             return zip(pattern.segments, shape).allSatisfy { pair in
                 switch pair {
                 case (.literal(let literal), .text(let text)): literal == text
                 case (.parameter(let name), .text(let text)):
                     (try? PercentEncoding.decode(text[...])).flatMap { pattern.parameters[name]?.convert($0) } != nil
-                case (_, .value): true
+                case (.parameter, .value): true
+                case (.literal, .value): loosely
                 }
             }
         }.sorted { $0.name < $1.name }

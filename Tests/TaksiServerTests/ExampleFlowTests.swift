@@ -1,0 +1,92 @@
+import Foundation
+import Logging
+import TaksiSchema
+import TaksiScreens
+import TaksiServer
+import Testing
+
+/// The examples' app flows, end to end over a real socket with the repository's own
+/// `config.json` (offline upstreams): every row of a list opens its detail, whose skeleton and
+/// data follow the protocol; the example deep links resolve to the same targets. Like
+/// `ExampleScreensTests`, this is the examples' own test: no other server test reads `Screens/`.
+@Suite("Example flows")
+struct ExampleFlowTests {
+    static func application() throws -> Application {
+        var configuration = try ServerConfiguration.resolve(file: repositoryRoot.appendingPathComponent("config.json").path, environment: [:])
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        configuration.watch = false
+        let load = ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
+        let set = try #require(load.screenSet, "\(load.diagnostics.report)")
+        return buildApplication(configuration: configuration, screenSet: set, logger: Logger(label: "test"))
+    }
+
+    /// GET over the connection; the response must be a 200. Read off the cooperative pool, where
+    /// the upstream calls of data requests run.
+    static func get(_ connection: RawConnection, _ path: String, version: String) async throws -> RawResponse {
+        connection.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\nX-Taksi-Version: \(version)\r\n\r\n")
+        let response = try #require(await connection.receiveOffPool(1).first)
+        #expect(response.status == 200, "\(path): \(response.status) \(response.body)")
+        return response
+    }
+
+    /// The navigation targets in a data response's collection items.
+    static func targets(in data: JSONValue?) -> [String] {
+        (data?["interface_data"]?.arrayValue ?? []).flatMap { entry in
+            (entry["content"]?["values"]?.arrayValue ?? []).compactMap { $0["action"]?["content"]?["interface_identifier"]?.stringValue }
+        }
+    }
+
+    /// Opens a target as the app does (`/screens/<target>` and the same plus `/data`) and checks
+    /// both payloads: the client's decoding, data entries only for dynamic components, no degraded source.
+    static func follow(_ target: String, on connection: RawConnection, version: String) async throws {
+        let skeletonResponse = try await get(connection, "/screens/\(target)", version: version)
+        let skeleton = try JSONDecoder().decode(Skeleton.self, from: Data(skeletonResponse.body.utf8))
+        let dataResponse = try await get(connection, "/screens/\(target)/data", version: version)
+        let data = try JSONDecoder().decode(InterfaceData.self, from: Data(dataResponse.body.utf8))
+        let dynamic = Set(skeleton.components.filter(\.requiresData).map(\.identifier))
+        #expect(!data.entries.isEmpty, "\(target) has no data")
+        #expect(Set(data.entries.map(\.identifier)).isSubset(of: dynamic), "\(target)")
+        #expect(dataResponse.header("X-Taksi-Degraded") == nil, "\(target): \(dataResponse.header("X-Taksi-Degraded") ?? "")")
+    }
+
+    @Test(
+        "every row of the example lists opens a detail screen that answers, skeleton and data",
+        arguments: [
+            ("/screens/bikes/networks/data", "1.0", "bikes/stations/", 6),
+            ("/screens/repositories/data?q=swift", "1.0", "repositories/", 6),
+            ("/screens/home/data?name=Ada", "2.1", "restaurants/", 4),
+        ]
+    )
+    func listToDetail(_ list: String, _ version: String, _ prefix: String, _ count: Int) async throws {
+        try await withRunningServer(try Self.application()) { port in
+            let connection = try RawConnection(port: port)
+            let targets = Self.targets(in: try await Self.get(connection, list, version: version).json)
+            #expect(targets.count == count, "\(targets)")
+            for target in targets {
+                #expect(target.hasPrefix(prefix))
+                try await Self.follow(target, on: connection, version: version)
+            }
+        }
+    }
+
+    @Test("the example deep links resolve to the targets the lists send")
+    func deepLinks() async throws {
+        let links = [
+            ("https://eats.example.com/r/la-table", "restaurants/la-table"),
+            ("taksi-eats://restaurant/sakura-ramen", "restaurants/sakura-ramen"),
+            ("https://eats.example.com/bikes/velib", "bikes/stations/velib"),
+            ("https://eats.example.com/code/apple/swift-nio", "repositories/apple/swift-nio"),
+        ]
+        try await withRunningServer(try Self.application()) { port in
+            let connection = try RawConnection(port: port)
+            for (link, target) in links {
+                let encoded = link.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? link
+                let action = try await Self.get(connection, "/links/resolve?url=\(encoded)", version: "2.1").json
+                #expect(action == ["identifier": "navigation", "content": ["interface_identifier": .string(target)]])
+                try await Self.follow(target, on: connection, version: "2.1")
+            }
+        }
+    }
+}
