@@ -52,8 +52,19 @@ public enum ScreenJSONSchema {
             "properties": [
                 "name": [
                     "type": "string", "maxLength": .number(Double(ScreenName.maximumLength)),
-                    "pattern": "^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$",
-                    "description": "The name clients ask for; the last segment may not be data.",
+                    "pattern": "^([A-Za-z0-9_-]+|\\{[A-Za-z0-9_]+\\})(/([A-Za-z0-9_-]+|\\{[A-Za-z0-9_]+\\}))*$",
+                    "description": "The name clients ask for; the last segment may not be data. A segment in braces is a parameter: bikes/stations/{network}.",
+                ],
+                "parameters": [
+                    "type": "object", "description": "The types of the name's parameters (a string when not declared).",
+                    "additionalProperties": [
+                        "type": "object", "additionalProperties": false,
+                        "properties": [
+                            "type": ["enum": ["string", "integer", "number", "bool"]], "one_of": ["type": "array", "minItems": 1],
+                            "pattern": ["type": "string"], "min_length": ["type": "integer", "minimum": 0],
+                            "max_length": ["type": "integer", "minimum": 0], "summary": ["type": "string"],
+                        ],
+                    ],
                 ],
                 "description": ["type": "string"],
                 "entry": ["type": "boolean", "description": "The app opens this screen directly."],
@@ -143,7 +154,22 @@ public enum ScreenJSONSchema {
         "allOf": [
             [
                 "if": ["properties": ["identifier": ["const": "navigation"]]],
-                "then": ["properties": ["content": ["required": ["interface_identifier"], "properties": ["interface_identifier": ["type": "string"]]]]],
+                "then": [
+                    "properties": [
+                        "content": [
+                            "required": ["interface_identifier"],
+                            "properties": [
+                                "interface_identifier": [
+                                    "description": "A screen path (bikes/stations/velib), or inside data a $template whose values each fill one segment.",
+                                    "oneOf": [
+                                        ["type": "string"],
+                                        ["type": "object", "required": ["$template"], "additionalProperties": false, "properties": ["$template": ["type": "string"]]],
+                                    ],
+                                ]
+                            ],
+                        ]
+                    ]
+                ],
             ],
             [
                 "if": ["properties": ["identifier": ["const": "executable"]]],
@@ -194,7 +220,8 @@ public enum ScreenJSONSchema {
             "type": "object", "additionalProperties": false,
             "properties": [
                 "type": ["enum": ["string", "integer", "number", "bool"]], "default": [:],
-                "required": ["type": "boolean"], "one_of": ["type": "array", "minItems": 1], "summary": ["type": "string"],
+                "required": ["type": "boolean"], "one_of": ["type": "array", "minItems": 1], "pattern": ["type": "string"],
+                "min_length": ["type": "integer", "minimum": 0], "max_length": ["type": "integer", "minimum": 0], "summary": ["type": "string"],
             ],
         ],
     ]

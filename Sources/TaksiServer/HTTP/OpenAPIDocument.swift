@@ -10,9 +10,11 @@ info:
   summary: "Server-driven UI for Taksi clients: screen skeletons and their data."
   description: |
     A skeleton is a screen's layout with typed placeholders; its data fills the dynamic components.
-    Screen names may contain `/` (for example `bikes/stations`): the `name` path parameter then
-    spans several segments (`/screens/bikes/stations/data`). Every `/screens` path is also served
-    under `/interfaces`, the routes of the earlier Ruby server.
+    Screen names may contain `/` (for example `bikes/networks`): the `name` path parameter then
+    spans several segments (`/screens/bikes/networks/data`). A screen whose name has parameters
+    (`bikes/stations/{network}`) is requested with values in their place, each a percent-encoded
+    segment (`/screens/bikes/stations/velib`); `GET /screens` lists each screen's parameters.
+    Every `/screens` path is also served under `/interfaces`, the routes of the earlier Ruby server.
   license:
     name: Apache-2.0
 servers:
@@ -168,6 +170,49 @@ paths:
           content:
             text/plain:
               schema: {type: string}
+  /links/resolve:
+    get:
+      tags: [screens]
+      operationId: resolveLink
+      summary: The navigation action a deep link opens, from the patterns of links.yaml.
+      parameters:
+        - name: url
+          in: query
+          required: true
+          description: The link (universal link, custom scheme, notification URL), percent-encoded.
+          schema: {type: string}
+      responses:
+        "200":
+          description: "The client's navigation action: `{\"identifier\": \"navigation\", \"content\": {\"interface_identifier\": \"restaurants/la-table\"}}`. `Cache-Control: public, max-age=60`."
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/NavigationAction"}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "404": {$ref: "#/components/responses/NotFound"}
+  /.well-known/apple-app-site-association:
+    get:
+      tags: [operations]
+      operationId: appleAppSiteAssociation
+      summary: "Apple's association file: the https links of links.yaml for the configured apps (404 when none is)."
+      responses:
+        "200":
+          description: The `applinks` details, `components` form. Exactly `application/json`, `Cache-Control: public, max-age=3600`.
+          content:
+            application/json:
+              schema: {type: object, required: [applinks]}
+        "404": {$ref: "#/components/responses/NotFound"}
+  /.well-known/assetlinks.json:
+    get:
+      tags: [operations]
+      operationId: assetLinks
+      summary: "Google's Digital Asset Links statement for the configured Android app (404 when none is)."
+      responses:
+        "200":
+          description: One `delegate_permission/common.handle_all_urls` statement. Exactly `application/json`.
+          content:
+            application/json:
+              schema: {type: array, items: {type: object, required: [relation, target]}}
+        "404": {$ref: "#/components/responses/NotFound"}
   /openapi.yaml:
     get:
       tags: [operations]
@@ -185,8 +230,8 @@ components:
       name: name
       in: path
       required: true
-      description: The screen's name; may contain `/`.
-      schema: {type: string, pattern: "^[A-Za-z0-9_/-]{1,80}$"}
+      description: The screen's path, percent-encoded; may contain `/`, and holds values where the screen's name has parameters.
+      schema: {type: string}
     X-Taksi-Version:
       name: X-Taksi-Version
       in: header
@@ -255,7 +300,7 @@ components:
         Cache-Control: {$ref: "#/components/headers/Cache-Control"}
         Vary: {$ref: "#/components/headers/Vary"}
     BadRequest:
-      description: "`invalid_query`, `missing_parameter`, `invalid_parameter`, `invalid_version`, `invalid_host` or `malformed_request`. Like every error, `Cache-Control: no-store`, and `Vary` names the request header it depends on."
+      description: "`invalid_query`, `missing_parameter`, `invalid_parameter` (a query or path parameter), `invalid_link`, `invalid_version`, `invalid_host` or `malformed_request`. Like every error, `Cache-Control: no-store`, and `Vary` names the request header it depends on."
       headers:
         Cache-Control: {$ref: "#/components/headers/NoStore"}
         Vary: {$ref: "#/components/headers/Vary"}
@@ -263,7 +308,7 @@ components:
         application/json:
           schema: {$ref: "#/components/schemas/Error"}
     NotFound:
-      description: "`screen_not_found`, `screen_version_not_found`, `screen_alternative_not_found` or `not_found`."
+      description: "`screen_not_found`, `screen_version_not_found`, `screen_alternative_not_found`, `link_not_found` or `not_found`."
       headers:
         Cache-Control: {$ref: "#/components/headers/NoStore"}
         Vary: {$ref: "#/components/headers/Vary"}
@@ -366,9 +411,21 @@ components:
           type: array
           items:
             type: object
-            required: [name, requires_data, variants, experiments]
+            required: [name, parameters, requires_data, variants, experiments]
             properties:
-              name: {type: string}
+              name: {type: string, description: "As written, with parameters in braces: `bikes/stations/{network}`."}
+              parameters:
+                type: object
+                description: The path parameters, by name.
+                additionalProperties:
+                  type: object
+                  required: [type]
+                  properties:
+                    type: {enum: [string, integer, number, bool]}
+                    one_of: {type: array}
+                    pattern: {type: string}
+                    min_length: {type: integer}
+                    max_length: {type: integer}
               requires_data: {type: boolean}
               variants:
                 type: array
@@ -391,6 +448,16 @@ components:
                     weights:
                       type: object
                       additionalProperties: {type: integer}
+    NavigationAction:
+      type: object
+      required: [identifier, content]
+      properties:
+        identifier: {const: navigation}
+        content:
+          type: object
+          required: [interface_identifier]
+          properties:
+            interface_identifier: {type: string, description: "A screen path, percent-encoded: append it to /screens/."}
     Readiness:
       type: object
       required: [status, screens_version, loaded_at, last_reload_at, pending_errors]
