@@ -196,7 +196,7 @@ paths:
       summary: "Apple's association file: the https links of links.yaml for the configured apps (404 when none is)."
       responses:
         "200":
-          description: The `applinks` details, `components` form. Exactly `application/json`, `Cache-Control: public, max-age=3600`.
+          description: "The `applinks` details, `components` form. Exactly `application/json`, `Cache-Control: public, max-age=3600`."
           content:
             application/json:
               schema: {type: object, required: [applinks]}
@@ -208,7 +208,7 @@ paths:
       summary: "Google's Digital Asset Links statement for the configured Android app (404 when none is)."
       responses:
         "200":
-          description: One `delegate_permission/common.handle_all_urls` statement. Exactly `application/json`.
+          description: "One `delegate_permission/common.handle_all_urls` statement. Exactly `application/json`."
           content:
             application/json:
               schema: {type: array, items: {type: object, required: [relation, target]}}
