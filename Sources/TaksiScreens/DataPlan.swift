@@ -206,7 +206,7 @@ public enum DataRequestError: Error, Sendable, Equatable, CustomStringConvertibl
         case .invalidPathParameter(let name, let screen, let problem):
             "path parameter \"\(name)\" of screen \(screen) does not fit: \(problem)"
         case .invalidPathValue(let name, let found, let reason):
-            "query parameter \"\(name)\" cannot be \"\(found.unicodeScalars.map { HTTPSource.isControl($0) ? "?" : String($0) }.joined())\": \(reason)"
+            "query parameter \"\(name)\" cannot be \"\(ScreenPattern.printable(found))\": \(reason)"
         }
     }
 }

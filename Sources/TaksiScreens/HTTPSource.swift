@@ -85,22 +85,15 @@ public struct HTTPSource: Sendable, Hashable {
         }
     }
 
-    /// Whether `scalar` is an ASCII control character (C0 or DEL), which no path segment takes.
-    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || scalar.value == 0x7F
-    }
-
-    /// Why `text` cannot fill a path segment, or nil when it can. Percent-encoding keeps a value
-    /// inside one segment, but `.` and `..` are still dot-segments that servers resolve (`..`
-    /// would climb to the parent resource), an empty value leaves `//`, and control characters
-    /// have no business in a path (NUL cuts a file name short).
+    /// Why `text` cannot fill a path segment of an upstream request (``PathSegment``'s rule), or
+    /// nil when it can.
     public static func pathSegmentProblem(_ text: String) -> String? {
-        if text.isEmpty { return "it fills a path segment of an upstream request and is empty; send a value" }
-        if text == "." || text == ".." { return "it fills a path segment of an upstream request, where \"\(text)\" would change the path; send a name" }
-        if text.unicodeScalars.contains(where: isControl) {
-            return "it holds a control character, which a path segment of an upstream request never takes"
+        switch PathSegment.fault(of: text) {
+        case nil: nil
+        case .empty: "it fills a path segment of an upstream request and is empty; send a value"
+        case .dotSegment: "it fills a path segment of an upstream request, where \"\(text)\" would change the path; send a name"
+        case .controlCharacter: "it holds a control character, which a path segment of an upstream request never takes"
         }
-        return nil
     }
 
     /// Whether `name` is an HTTP field name (an RFC 9110 token).

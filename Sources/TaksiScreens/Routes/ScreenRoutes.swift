@@ -74,18 +74,20 @@ public struct ScreenPattern: Sendable, Hashable {
         return values
     }
 
-    /// Why `value` cannot fill one path segment (nil when it can): URL normalisation removes `.`
-    /// and `..` segments, an empty one is not a segment, and a control character is never text.
+    /// Why `value` cannot fill one segment of a screen's path (``PathSegment``'s rule), as a
+    /// clause; nil when it can.
     public static func segmentProblem(_ value: String) -> String? {
-        if value.isEmpty { return "it is empty" }
-        if value == "." || value == ".." { return "\"\(value)\" is not a name: URLs drop or climb such segments" }
-        if value.unicodeScalars.contains(where: HTTPSource.isControl) { return "it holds a control character" }
-        return nil
+        switch PathSegment.fault(of: value) {
+        case nil: nil
+        case .empty: "it is empty"
+        case .dotSegment: "\"\(value)\" is not a name: URLs drop or climb such segments"
+        case .controlCharacter: "it holds a control character"
+        }
     }
 
     /// `value` with control characters shown as `?`, for messages.
     static func printable(_ value: String) -> String {
-        String(String.UnicodeScalarView(value.unicodeScalars.map { HTTPSource.isControl($0) ? "?" : $0 }))
+        String(String.UnicodeScalarView(value.unicodeScalars.map { PathSegment.isControl($0) ? "?" : $0 }))
     }
 }
 

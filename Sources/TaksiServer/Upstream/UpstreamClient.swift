@@ -190,7 +190,7 @@ public struct UpstreamClient: Sendable {
     /// segments and control characters are refused so a parameter can never leave the directory.
     private func readFile(directory: String, call: UpstreamCall) -> Result<UpstreamValue, UpstreamFailure> {
         let path = call.target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
-        let segments = path.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
+        let segments = path.split(separator: "/").map { (try? PercentEncoding.decode($0)) ?? String($0) }
         // The rule data requests are held to (no empty, `.` or `..` segment, no control character,
         // NUL above all, which would cut the path short in open(2)), checked again at the file
         // system; a decoded `/` would add a segment.
