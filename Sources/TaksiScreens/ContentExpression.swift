@@ -125,23 +125,13 @@ extension ContentExpression {
                 case .text(let literal):
                     text += literal
                 case .value(let path):
-                    let problem: String
-                    var isShapeFault = true
-                    switch Self.resolve(path, in: values) {
-                    case .success(.string(let string)):
-                        text += string
-                        continue
-                    case .success(let value) where value.numberValue != nil || value.boolValue != nil:
-                        text += JSONWriter.string(value)
-                        continue
-                    case .success(let value):
-                        problem = "\(path) is \(value.typeName == "object" ? "an" : "a") \(value.typeName), which cannot be spliced into text"
+                    switch Self.text(at: path, in: values, cannot: "be spliced into text") {
+                    case .success(let piece):
+                        text += piece
                     case .failure(let failure):
-                        problem = failure.message
-                        isShapeFault = failure.isShapeFault
+                        if let fallback = options.defaultValue { return Evaluation(value: fallback, problems: []) }
+                        return Evaluation(value: nil, problems: [failure.message], shapeFaults: failure.isShapeFault ? [failure.message] : [])
                     }
-                    if let fallback = options.defaultValue { return Evaluation(value: fallback, problems: []) }
-                    return Evaluation(value: nil, problems: [problem], shapeFaults: isShapeFault ? [problem] : [])
                 }
             }
             return Evaluation(value: .string(text), problems: [])
@@ -191,9 +181,8 @@ extension ContentExpression {
                 text += literal
             case .value(let path):
                 let problem: String
-                switch resolve(path, in: values) {
-                case .success(let value) where value.stringValue != nil || value.numberValue != nil || value.boolValue != nil:
-                    let segment = value.stringValue ?? JSONWriter.string(value)
+                switch Self.text(at: path, in: values, cannot: "fill a path segment") {
+                case .success(let segment):
                     if let reason = ScreenPattern.segmentProblem(segment) {
                         problem = "\(path) cannot be a path segment of a navigation target: \(reason)"
                     } else if index == parts.count - 1, segment == "data" {
@@ -202,8 +191,6 @@ extension ContentExpression {
                         text += PercentEncoding.encode(segment)
                         continue
                     }
-                case .success(let value):
-                    problem = "\(path) is \(value.typeName == "object" ? "an" : "a") \(value.typeName), which cannot fill a path segment"
                 case .failure(let failure):
                     problem = failure.message
                 }
@@ -212,6 +199,23 @@ extension ContentExpression {
             }
         }
         return Evaluation(value: .string(text), problems: [])
+    }
+
+    /// The text a value at `path` gives a `$template` or a target: a string as it is, a number or
+    /// Boolean as written in JSON. An array or object cannot be text (a shape fault).
+    private static func text(at path: ValuePath, in values: [String: JSONValue], cannot use: String) -> Result<String, LookupFailure> {
+        switch resolve(path, in: values) {
+        case .success(.string(let string)):
+            .success(string)
+        case .success(let value) where value.numberValue != nil || value.boolValue != nil:
+            .success(JSONWriter.string(value))
+        case .success(let value):
+            .failure(
+                LookupFailure(message: "\(path) is \(value.typeName == "object" ? "an" : "a") \(value.typeName), which cannot \(use)", isShapeFault: true)
+            )
+        case .failure(let failure):
+            .failure(failure)
+        }
     }
 
     struct LookupFailure: Error {
