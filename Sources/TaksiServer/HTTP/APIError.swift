@@ -1,6 +1,7 @@
 public import NIOHTTP1
 import NIOCore
 public import TaksiSchema
+import TaksiScreens
 
 /// An error answered to a client: an HTTP status, a stable machine code and a message that says
 /// what to do. The body is `{"error": {"code": ..., "message": ...}}`; internal causes are logged,
@@ -88,6 +89,11 @@ public struct APIError: Error, Sendable, Equatable {
         status: .expectationFailed, code: "expectation_failed",
         message: "the only expectation this server meets is Expect: 100-continue"
     )
+
+    /// A request whose query or path parameters the screen refuses: 400 with the error's code.
+    static func badParameters(_ error: DataRequestError) -> APIError {
+        APIError(status: .badRequest, code: error.code, message: error.description)
+    }
 
     static func invalidQuery(_ detail: String) -> APIError {
         APIError(status: .badRequest, code: "invalid_query", message: "the query string is malformed: \(detail)")

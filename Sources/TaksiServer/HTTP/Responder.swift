@@ -237,7 +237,7 @@ public struct Responder: Sendable {
             values = plan.staticValues.merging(try plan.requestValues(query: query, path: path)) { _, request in request }
             calls = try plan.upstreamCalls(query: query, path: path)
         } catch {
-            throw APIError(status: .badRequest, code: error.code, message: error.description)
+            throw .badParameters(error)
         }
         if !calls.isEmpty {
             guard let resolver else {

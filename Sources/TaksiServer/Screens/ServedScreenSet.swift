@@ -127,7 +127,7 @@ public final class ServedScreenSet: Sendable {
         do {
             return (screen, try match.pattern.values(match.segments))
         } catch {
-            throw APIError(status: .badRequest, code: error.code, message: error.description)
+            throw .badParameters(error)
         }
     }
 
