@@ -128,6 +128,12 @@ public struct ScreenRoutes: Sendable {
     /// opens: a literal name first, else the one pattern of its shape.
     public func match(_ path: Substring) -> Match? {
         if let literal = patterns[String(path)], !literal.hasParameters { return Match(pattern: literal, segments: []) }
+        return matchParameterised(path)
+    }
+
+    /// The one screen with parameters whose shape `path` has, for a caller that has already
+    /// looked the literal names up (the server, which keeps them in its own table).
+    public func matchParameterised(_ path: Substring) -> Match? {
         guard !parameterised.isEmpty else { return nil }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         return parameterised[segments.count]?.first { $0.matches(segments) }.map { Match(pattern: $0, segments: segments) }

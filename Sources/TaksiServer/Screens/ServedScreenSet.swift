@@ -121,7 +121,7 @@ public final class ServedScreenSet: Sendable {
     ///   that does not fit its parameter.
     func screen(at path: String) throws(APIError) -> (Screen, [String: JSONValue]) {
         if let screen = screens[path], !screen.hasParameters { return (screen, [:]) }
-        guard let match = screenSet.routes.match(path[...]), let screen = screens[match.pattern.name] else {
+        guard let match = screenSet.routes.matchParameterised(path[...]), let screen = screens[match.pattern.name] else {
             throw .screenNotFound(path)
         }
         do {
