@@ -995,18 +995,17 @@ struct ScreenCompiler {
             }
         }
         let written = shape.map { if case .text(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/")
-        let candidates = routes.candidates(for: shape)
-        if candidates.isEmpty, let near = routes.candidates(for: shape, loosely: true).first {
-            for (segment, value) in zip(near.segments, values) {
-                guard let value, case .literal(let fixed) = segment else { continue }
-                reader.report(
-                    .brokenNavigation, at: node, path: path,
-                    "in navigation target \"\(text)\", {\(value)} stands where screen \(near.name) has the fixed segment \"\(fixed)\"; write that text instead"
-                )
-                return nil
-            }
-        }
-        guard let screen = candidates.first else {
+        let screen: ScreenPattern
+        switch routes.resolve(shape) {
+        case .opens(let only):
+            screen = only
+        case .valueAtFixedSegment(let near, let position, let fixed):
+            reader.report(
+                .brokenNavigation, at: node, path: path,
+                "in navigation target \"\(text)\", {\(values[position].map(\.description) ?? "")} stands where screen \(near.name) has the fixed segment \"\(fixed)\"; write that text instead"
+            )
+            return nil
+        case .nothing:
             let shapes = Dictionary(routes.patterns.values.map { pattern in
                 (pattern.segments.map { if case .literal(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/"), pattern.name)
             }, uniquingKeysWith: { first, _ in first })
@@ -1017,8 +1016,7 @@ struct ScreenCompiler {
                     + (suggestion.map { " (did you mean \"\($0)\"?)" } ?? "")
             )
             return nil
-        }
-        guard candidates.count == 1 else {
+        case .several(let candidates):
             reader.report(
                 .brokenNavigation, at: node, path: path,
                 "navigation target \"\(text)\" could open any of \(candidates.map(\.name).joined(separator: ", ")); a target must open exactly one screen, so give them different paths"

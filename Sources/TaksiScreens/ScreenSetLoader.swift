@@ -377,7 +377,7 @@ public enum ScreenSetLoader {
                         let shape = template.split(separator: "/", omittingEmptySubsequences: false).map { segment in
                             segment.contains("{") ? ScreenRoutes.TargetSegment.value : .text(String(segment))
                         }
-                        if let only = routes.candidates(for: shape).first { targets.insert(only.name) }
+                        if case .opens(let only) = routes.resolve(shape) { targets.insert(only.name) }
                     }
                 }
                 members.forEach { search($0.value) }

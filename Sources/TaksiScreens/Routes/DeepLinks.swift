@@ -199,21 +199,21 @@ extension DefinitionReader {
                 return nil
             }
         }
-        let candidates = routes.candidates(for: shape)
-        if candidates.isEmpty, let near = routes.candidates(for: shape, loosely: true).first {
-            for (segment, patternSegment) in zip(target, near.segments) {
-                if case .parameter(let name) = segment, case .literal(let literal) = patternSegment {
-                    report(.brokenNavigation, at: screenNode, path: screenPath, "{\(name)} stands where screen \(near.name) has the fixed segment \"\(literal)\"; write that text")
-                    return nil
-                }
-            }
-        }
-        guard candidates.count == 1, let pattern = candidates.first else {
+        let pattern: ScreenPattern
+        switch routes.resolve(shape) {
+        case .opens(let only):
+            pattern = only
+        case .valueAtFixedSegment(let near, let position, let literal):
+            let name = if case .parameter(let name) = target[position] { name } else { "" }
+            report(.brokenNavigation, at: screenNode, path: screenPath, "{\(name)} stands where screen \(near.name) has the fixed segment \"\(literal)\"; write that text")
+            return nil
+        case .nothing:
+            report(.brokenNavigation, at: screenNode, path: screenPath, "\"\(screen)\" opens no screen" + NameSuggestion.hint(for: screen, among: routes.names))
+            return nil
+        case .several(let candidates):
             report(
                 .brokenNavigation, at: screenNode, path: screenPath,
-                candidates.isEmpty
-                    ? "\"\(screen)\" opens no screen" + NameSuggestion.hint(for: screen, among: routes.names)
-                    : "\"\(screen)\" could open any of \(candidates.map(\.name).joined(separator: ", ")); a link must open exactly one screen"
+                "\"\(screen)\" could open any of \(candidates.map(\.name).joined(separator: ", ")); a link must open exactly one screen"
             )
             return nil
         }

@@ -204,13 +204,41 @@ public struct ScreenRoutes: Sendable {
         case value
     }
 
+    /// What a templated target (or a deep link's screen) of some shape opens.
+    public enum ShapeResolution: Sendable {
+        /// Exactly this screen.
+        case opens(ScreenPattern)
+        /// None; the nearest screen has fixed text at `position`, where the shape has a value.
+        case valueAtFixedSegment(screen: ScreenPattern, position: Int, text: String)
+        /// None, not even with a value in place of fixed text.
+        case nothing
+        /// More than one (only patterns that overlap, which the set refuses anyway).
+        case several([ScreenPattern])
+    }
+
+    /// The one screen a shape opens, or why there is not exactly one: the check that templated
+    /// navigation targets and deep links share.
+    public func resolve(_ shape: [TargetSegment]) -> ShapeResolution {
+        let found = candidates(for: shape)
+        if found.count > 1 { return .several(found) }
+        if let only = found.first { return .opens(only) }
+        if let near = candidates(for: shape, loosely: true).first {
+            for (position, (segment, given)) in zip(near.segments, shape).enumerated() {
+                if case .literal(let text) = segment, given == .value {
+                    return .valueAtFixedSegment(screen: near, position: position, text: text)
+                }
+            }
+        }
+        return .nothing
+    }
+
     /// The screens a templated target of this shape is meant to open: those with as many
     /// segments, whose literal segments equal the target's text, whose parameters take its text,
     /// and with a parameter wherever a value stands. A literal name of the same shape still wins
     /// for the value that spells it, as for any path. A shape of text alone is a literal target:
     /// the screen it opens, as ``match(_:)`` says. With `loosely`, a value may also stand where a
     /// screen has literal text (to explain a target that opens nothing).
-    public func candidates(for shape: [TargetSegment], loosely: Bool = false) -> [ScreenPattern] {
+    private func candidates(for shape: [TargetSegment], loosely: Bool = false) -> [ScreenPattern] {
         let texts = shape.compactMap { if case .text(let text) = $0 { text } else { nil } }
         if texts.count == shape.count {
             return match(texts.joined(separator: "/")[...]).map { [$0.pattern] } ?? []
