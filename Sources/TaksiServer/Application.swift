@@ -4,6 +4,7 @@ public import NIOCore
 import NIOPosix
 public import Prometheus
 import ServiceLifecycle
+import UnixSignals
 public import TaksiScreens
 
 /// The assembled server: configuration, the loaded screens and the HTTP service.
@@ -59,13 +60,18 @@ public struct Application: Sendable {
     }
 
     /// Binds the HTTP server on `group` and returns it running (tests bind port 0 this way).
+    /// - Throws: ``AccessLog/OpenError`` when the access log file cannot be opened, or
+    ///   ``ServerStartError`` when the address cannot be bound.
     public func start(on group: any EventLoopGroup) async throws -> HTTPServer {
-        var accessLog = logger
-        accessLog[metadataKey: "log"] = "access"
+        let accessLog =
+            configuration.accessLog
+            ? try AccessLog(
+                format: configuration.accessLogFormat ?? configuration.logFormat, output: configuration.accessLogOutput,
+                metrics: metrics, logger: logger
+            ) : nil
         return try await HTTPServer.start(
             host: configuration.host, port: configuration.port, group: group, responder: responder, limits: configuration.limits,
-            accessLog: configuration.accessLog ? accessLog : nil, observer: serverMetrics,
-            openConnections: serverMetrics.openConnections, logger: logger
+            accessLog: accessLog, observer: serverMetrics, openConnections: serverMetrics.openConnections, logger: logger
         )
     }
 }
@@ -77,8 +83,19 @@ struct HTTPService: Service {
 
     func run() async throws {
         let server = try await application.start(on: group)
-        // Returns on graceful shutdown (SIGTERM/SIGINT), throws on cancellation: drain either way.
-        try? await gracefulShutdown()
+        await withTaskGroup(of: Void.self) { tasks in
+            if let accessLog = server.accessLog {
+                // SIGHUP reopens the access log file after a log rotator moved it (as nginx's
+                // USR1 does); it ends when shutdown cancels the group.
+                let signals = await UnixSignalsSequence(trapping: .sighup)
+                tasks.addTask {
+                    for await _ in signals { accessLog.reopen() }
+                }
+            }
+            // Returns on graceful shutdown (SIGTERM/SIGINT), throws on cancellation: drain either way.
+            try? await gracefulShutdown()
+            tasks.cancelAll()
+        }
         application.store.isDraining = true
         await server.shutdown(drainTimeout: .milliseconds(Int64(application.configuration.drainTimeout * 1000)))
     }

@@ -56,6 +56,12 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .long, help: "Do not write one log line per request (TAKSI_ACCESS_LOG=false).")
     var noAccessLog = false
 
+    @Option(name: .long, help: "text or json (TAKSI_ACCESS_LOG_FORMAT; default: the --log-format).")
+    var accessLogFormat: String?
+
+    @Option(name: .long, help: "stderr, stdout or a file, reopened on SIGHUP (TAKSI_ACCESS_LOG_OUTPUT; default stderr).")
+    var accessLogOutput: String?
+
     func run() async throws {
         var configuration: ServerConfiguration
         do {
@@ -65,6 +71,8 @@ struct Serve: AsyncParsableCommand {
                 ("threads", threads, "--threads"), ("log_level", logLevel, "--log-level"),
                 ("watch_interval", watchInterval, "--watch-interval"), ("watch", noWatch ? "false" : nil, "--no-watch"),
                 ("log_format", logFormat, "--log-format"), ("access_log", noAccessLog ? "false" : nil, "--no-access-log"),
+                ("access_log_format", accessLogFormat, "--access-log-format"),
+                ("access_log_output", accessLogOutput, "--access-log-output"),
             ]
             for (key, value, flag) in flags {
                 if let value { try configuration.apply(key: key, value: value, source: flag) }
@@ -99,6 +107,9 @@ struct Serve: AsyncParsableCommand {
         do {
             try await application.run()
         } catch let error as ServerStartError {
+            printError("taksi-server: \(error)")
+            throw ExitCode.failure
+        } catch let error as AccessLog.OpenError {
             printError("taksi-server: \(error)")
             throw ExitCode.failure
         }

@@ -38,6 +38,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var accessLog: Bool = true
     /// How log lines are written.
     public var logFormat: LogFormat = .text
+    /// How access log lines are written; the application log's format when not set.
+    public var accessLogFormat: LogFormat?
+    /// Where access log lines go: standard error (the default), standard output or a file.
+    public var accessLogOutput: AccessLog.Output = .standardError
     /// Base URLs of the upstream APIs that `http` sources call, by name: `https://api.citybik.es`,
     /// or `file:DIR` to answer from JSON files (`DIR/v2/networks.json` for `/v2/networks`).
     public var upstreams: [String: String] = [:]
@@ -72,6 +76,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("drain_timeout", "TAKSI_DRAIN_TIMEOUT", "seconds shutdown waits for in-flight requests"),
         ("access_log", "TAKSI_ACCESS_LOG", "one log line per request: true or false"),
         ("log_format", "TAKSI_LOG_FORMAT", "text or json"),
+        ("access_log_format", "TAKSI_ACCESS_LOG_FORMAT", "text or json (default: log_format's)"),
+        ("access_log_output", "TAKSI_ACCESS_LOG_OUTPUT", "stderr, stdout or a file path (reopened on SIGHUP)"),
         ("upstreams", "TAKSI_UPSTREAM_<NAME>", "base URLs of upstream APIs by name (an object in the file)"),
         ("apple_app_ids", "TAKSI_APPLE_APP_IDS", "iOS apps (TEAMID.bundle.id) that open the https links of links.yaml; a list (comma-separated in the environment)"),
         ("android_package", "TAKSI_ANDROID_PACKAGE", "the Android app's package name that opens the https links of links.yaml"),
@@ -132,6 +138,9 @@ public struct ServerConfiguration: Sendable, Equatable {
             try apply(key: member.key, value: text, source: "\(path): \"\(member.key)\"")
             if member.key == "screens", !screensDirectory.hasPrefix("/"), !directory.isEmpty {
                 screensDirectory = (directory as NSString).appendingPathComponent(screensDirectory)
+            }
+            if member.key == "access_log_output", case .file(let file) = accessLogOutput, !file.hasPrefix("/"), !directory.isEmpty {
+                accessLogOutput = .file((directory as NSString).appendingPathComponent(file))
             }
         }
     }
@@ -212,11 +221,16 @@ public struct ServerConfiguration: Sendable, Equatable {
             watch = try Self.boolean(value, key: key, source: source)
         case "access_log":
             accessLog = try Self.boolean(value, key: key, source: source)
-        case "log_format":
+        case "log_format", "access_log_format":
             guard let format = LogFormat(rawValue: value.lowercased()) else {
-                throw ConfigurationError(source: source, message: "log_format must be text or json, found \"\(value)\"")
+                throw ConfigurationError(source: source, message: "\(key) must be text or json, found \"\(value)\"")
             }
-            logFormat = format
+            if key == "log_format" { logFormat = format } else { accessLogFormat = format }
+        case "access_log_output":
+            guard !value.isEmpty else {
+                throw ConfigurationError(source: source, message: "access_log_output must be stderr, stdout or a file path, found an empty value")
+            }
+            accessLogOutput = AccessLog.Output(value)
         case "max_connections", "max_pipelined_requests":
             let range = key == "max_connections" ? 1...1_000_000 : 1...1024
             guard let count = Int(value), range.contains(count) else {

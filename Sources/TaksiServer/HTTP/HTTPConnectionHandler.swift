@@ -36,7 +36,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let responder: Responder
     private let limits: ConnectionLimits
     private let timeouts: RequestTimeoutHandler
-    private let accessLog: Logger?
+    private let accessLog: AccessLogBuffer?
     private let observer: (any RequestObserver)?
 
     /// The request whose head arrived and whose end has not.
@@ -64,7 +64,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var dateText = ""
 
     init(
-        responder: Responder, limits: ConnectionLimits, timeouts: RequestTimeoutHandler, accessLog: Logger?,
+        responder: Responder, limits: ConnectionLimits, timeouts: RequestTimeoutHandler, accessLog: AccessLogBuffer?,
         observer: (any RequestObserver)?
     ) {
         self.responder = responder
@@ -326,13 +326,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         head.writeStaticString("Date: ")
         head.writeString(currentDate())
         head.writeStaticString("\r\nX-Request-Id: ")
-        switch request.id {
-        case .given(let id):
-            head.writeString(id)
-        case .generated(let number):
-            head.writeString(requestIDPrefix)
-            Self.writeDecimal(number, to: &head)
-        }
+        write(request.id, to: &head)
         if !keepAlive {
             head.writeStaticString("\r\nConnection: close")
         } else if request.head.version.minor == 0 {
@@ -381,16 +375,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func finished(_ request: Request, response: HTTPResponse, bytes: Int) {
         let duration = NIODeadline.now() - request.started
         observer?.responded(route: response.route, status: response.status.code, bytes: bytes, duration: duration)
-        guard let accessLog else { return }
-        let path = request.head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.head.uri
-        var metadata: Logger.Metadata = [
-            "method": .string(request.head.method.rawValue), "path": .string(path),
-            "status": .stringConvertible(response.status.code), "bytes": .stringConvertible(bytes),
-            "duration_ms": .string(String(format: "%.3f", Double(duration.nanoseconds) / 1_000_000)),
-            "request_id": .string(text(of: request.id)),
-        ]
-        if let variant = response.variant { metadata["variant"] = .string(variant) }
-        accessLog.info("request", metadata: metadata)
+        accessLog?.record(
+            method: request.head.method.rawValue, uri: request.head.uri, status: response.status.code, bytes: bytes,
+            duration: duration, variant: response.variant
+        ) { buffer in write(request.id, to: &buffer) }
     }
 
     // MARK: Helpers
@@ -407,10 +395,13 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         return .generated(requestCount)
     }
 
-    private func text(of id: RequestID) -> String {
+    private func write(_ id: RequestID, to buffer: inout ByteBuffer) {
         switch id {
-        case .given(let id): id
-        case .generated(let number): requestIDPrefix + String(number)
+        case .given(let id):
+            buffer.writeString(id)
+        case .generated(let number):
+            buffer.writeString(requestIDPrefix)
+            Self.writeDecimal(number, to: &buffer)
         }
     }
 

@@ -20,6 +20,11 @@ public final class HTTPServer: Sendable {
     private let channel: any Channel
     private let quiescing: ServerQuiescingHelper
     private let sweepers: [NIOLoopBound<ConnectionSweeper>]
+    /// Each event loop's access log buffer, handed to the writer every second and at shutdown.
+    private let accessLogBuffers: [NIOLoopBound<AccessLogBuffer>]
+    private let accessLogFlushes: [RepeatedTask]
+    /// Where the access log is written, if it is on.
+    public let accessLog: AccessLog?
     private let logger: Logger
 
     /// The address the server is bound to (with the real port when 0 was asked for).
@@ -28,21 +33,29 @@ public final class HTTPServer: Sendable {
     /// The bound port.
     public var port: Int? { channel.localAddress?.port }
 
-    private init(channel: any Channel, quiescing: ServerQuiescingHelper, sweepers: [NIOLoopBound<ConnectionSweeper>], logger: Logger) {
+    private init(
+        channel: any Channel, quiescing: ServerQuiescingHelper, sweepers: [NIOLoopBound<ConnectionSweeper>],
+        accessLog: AccessLog?, accessLogBuffers: [NIOLoopBound<AccessLogBuffer>], accessLogFlushes: [RepeatedTask], logger: Logger
+    ) {
         self.channel = channel
         self.quiescing = quiescing
         self.sweepers = sweepers
+        self.accessLog = accessLog
+        self.accessLogBuffers = accessLogBuffers
+        self.accessLogFlushes = accessLogFlushes
         self.logger = logger
     }
 
     /// Binds and starts serving.
     /// - Parameters:
     ///   - limits: connection cap, timeouts and request size limits.
-    ///   - accessLog: where one line per request goes, or nil for none.
+    ///   - accessLog: where one line per request goes, or nil for none. Each event loop buffers its
+    ///     lines and hands them over when 64 KiB fill and every second; ``shutdown(drainTimeout:)``
+    ///     writes what is left.
     ///   - observer: told about every response (metrics).
     public static func start(
         host: String, port: Int, group: any EventLoopGroup, responder: Responder, limits: ConnectionLimits = .init(),
-        accessLog: Logger? = nil, observer: (any RequestObserver)? = nil, openConnections: Gauge? = nil, logger: Logger
+        accessLog: AccessLog? = nil, observer: (any RequestObserver)? = nil, openConnections: Gauge? = nil, logger: Logger
     ) async throws -> HTTPServer {
         let quiescing = ServerQuiescingHelper(group: group)
         // One sweeper per event loop closes the connections whose timeouts passed.
@@ -53,6 +66,18 @@ public final class HTTPServer: Sendable {
             sweepers[ObjectIdentifier(loop)] = try await ConnectionSweeper.start(on: loop, interval: sweepInterval)
         }
         let allSweepers = sweepers
+        var accessLogBuffers: [ObjectIdentifier: NIOLoopBound<AccessLogBuffer>] = [:]
+        var accessLogFlushes: [RepeatedTask] = []
+        if let accessLog {
+            for loop in group.makeIterator() {
+                let buffer = try await loop.submit { NIOLoopBound(accessLog.makeBuffer(), eventLoop: loop) }.get()
+                accessLogBuffers[ObjectIdentifier(loop)] = buffer
+                accessLogFlushes.append(
+                    loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in buffer.value.handOver() }
+                )
+            }
+        }
+        let allAccessLogBuffers = accessLogBuffers
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -80,6 +105,7 @@ public final class HTTPServer: Sendable {
                         throw ChannelError.inappropriateOperationForState
                     }
                     let timeouts = RequestTimeoutHandler(limits: limits, sweeper: sweeper)
+                    let accessLog = allAccessLogBuffers[ObjectIdentifier(channel.eventLoop)]?.value
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(timeouts)
                     try pipeline.addHandler(HTTPConnectionHandler.makeDecoder(limits: limits))
@@ -93,7 +119,10 @@ public final class HTTPServer: Sendable {
             .bind(host: host, port: port)
             .flatMapErrorThrowing { error in throw ServerStartError(host: host, port: port, cause: error) }
             .get()
-        let server = HTTPServer(channel: channel, quiescing: quiescing, sweepers: Array(sweepers.values), logger: logger)
+        let server = HTTPServer(
+            channel: channel, quiescing: quiescing, sweepers: Array(sweepers.values), accessLog: accessLog,
+            accessLogBuffers: Array(accessLogBuffers.values), accessLogFlushes: accessLogFlushes, logger: logger
+        )
         let boundPort = channel.localAddress?.port ?? port
         logger.info("listening on http://\(host.contains(":") ? "[\(host)]" : host):\(boundPort)")
         return server
@@ -116,11 +145,25 @@ public final class HTTPServer: Sendable {
         for sweeper in sweepers {
             sweeper.eventLoop.execute { sweeper.value.stop() }
         }
+        for flush in accessLogFlushes { flush.cancel() }
+        await flushAccessLog()
         if finished {
             logger.info("server stopped")
         } else {
             logger.warning("drain timed out; closing the remaining connections")
         }
+    }
+}
+
+extension HTTPServer {
+    /// Writes every access log line buffered so far and returns when they are written (shutdown
+    /// calls it after the drain; tests, to read the log).
+    public func flushAccessLog() async {
+        guard let accessLog else { return }
+        for buffer in accessLogBuffers {
+            try? await buffer.eventLoop.submit { buffer.value.handOver() }.get()
+        }
+        await accessLog.written()
     }
 }
 
