@@ -26,10 +26,12 @@ public struct Application: Sendable {
     public let prometheus: PrometheusCollectorRegistry?
     /// Request, byte, latency and connection metrics of the HTTP server.
     let serverMetrics: ServerMetrics
+    /// Data responses kept for their inputs, dropped when an upstream entry they used is refreshed.
+    public let memo: DataMemo
 
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public var responder: Responder {
-        Responder(store: store, logger: logger, resolver: resolver, metrics: prometheus)
+        Responder(store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo)
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
@@ -84,12 +86,12 @@ struct HTTPService: Service {
     func run() async throws {
         let server = try await application.start(on: group)
         await withTaskGroup(of: Void.self) { tasks in
-            if let accessLog = server.accessLog {
+            if server.accessLog != nil {
                 // SIGHUP reopens the access log file after a log rotator moved it (as nginx's
                 // USR1 does); it ends when shutdown cancels the group.
                 let signals = await UnixSignalsSequence(trapping: .sighup)
                 tasks.addTask {
-                    for await _ in signals { accessLog.reopen() }
+                    for await _ in signals { await server.reopenAccessLog() }
                 }
             }
             // Returns on graceful shutdown (SIGTERM/SIGINT), throws on cancellation: drain either way.
@@ -153,6 +155,9 @@ public func buildApplication(
         ]
         return factory
     }()
+    let cache = cache ?? UpstreamCache()
+    let memo = DataMemo(limits: DataMemo.Limits(maxBytes: configuration.dataMemoMaxBytes), metrics: metrics)
+    cache.onChange { key in memo.drop(upstream: key) }
     return Application(
         configuration: configuration,
         store: ScreenStore(
@@ -166,9 +171,10 @@ public func buildApplication(
         logger: logger,
         metrics: metrics,
         resolver: DataResolver(
-            client: UpstreamClient(upstreams: configuration.upstreams), cache: cache ?? UpstreamCache(), logger: logger, metrics: metrics
+            client: UpstreamClient(upstreams: configuration.upstreams), cache: cache, logger: logger, metrics: metrics
         ),
         prometheus: prometheus,
-        serverMetrics: ServerMetrics(factory: metrics)
+        serverMetrics: ServerMetrics(factory: metrics),
+        memo: memo
     )
 }

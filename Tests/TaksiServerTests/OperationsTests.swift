@@ -201,7 +201,8 @@ struct OperationsTests {
         }
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        let logged = Set(lines.compactMap { $0["message"] == "request" ? $0["metadata"]?["request_id"]?.stringValue : nil })
+        // The access log's lines of the drained requests are written before the process exits.
+        let logged = Set(lines.compactMap { $0["log"] == "access" ? $0["request_id"]?.stringValue : nil })
         #expect(logged == Set((0..<5).map { "drain-\($0)" }))
         #expect(lines.contains { $0["message"] == "server stopped" })
         try await upstream.stop()

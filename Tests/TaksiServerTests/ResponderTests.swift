@@ -91,7 +91,12 @@ struct ResponderTests {
 
         let data = await responder.response(method: .GET, uri: "/screens/home/data", headers: [:])
         #expect(data.headers["Cache-Control"] == ["private, no-cache"])
-        #expect(data.headers["ETag"].isEmpty, "request-dependent data has no precomputed tag")
+        // Request-dependent data is kept per request values, with its own tag, so the app's
+        // revalidation (no-cache) is answered with a 304.
+        let requestTag = try #require(data.headers.first(name: "ETag"))
+        #expect(await responder.response(method: .GET, uri: "/screens/home/data", headers: HTTPHeaders([("If-None-Match", requestTag)])).status == .notModified)
+        let other = await responder.response(method: .GET, uri: "/screens/home/data?name=Ada", headers: HTTPHeaders([("If-None-Match", requestTag)]))
+        #expect(other.status == .ok && other.headers.first(name: "ETag") != requestTag, "other values, other bytes, other tag")
         let staticData = await responder.response(method: .GET, uri: "/screens/login/data", headers: [:])
         let dataTag = try #require(staticData.headers.first(name: "ETag"))
         #expect(await responder.response(method: .GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)])).status == .notModified)

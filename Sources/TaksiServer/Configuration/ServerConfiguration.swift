@@ -42,6 +42,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var accessLogFormat: LogFormat?
     /// Where access log lines go: standard error (the default), standard output or a file.
     public var accessLogOutput: AccessLog.Output = .standardError
+    /// Bytes of data responses kept for requests with the same inputs (``DataMemo``); 0 keeps none.
+    public var dataMemoMaxBytes: Int = 32 << 20
     /// Base URLs of the upstream APIs that `http` sources call, by name: `https://api.citybik.es`,
     /// or `file:DIR` to answer from JSON files (`DIR/v2/networks.json` for `/v2/networks`).
     public var upstreams: [String: String] = [:]
@@ -78,6 +80,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("log_format", "TAKSI_LOG_FORMAT", "text or json"),
         ("access_log_format", "TAKSI_ACCESS_LOG_FORMAT", "text or json (default: log_format's)"),
         ("access_log_output", "TAKSI_ACCESS_LOG_OUTPUT", "stderr, stdout or a file path (reopened on SIGHUP)"),
+        ("data_memo_max_bytes", "TAKSI_DATA_MEMO_MAX_BYTES", "bytes of data responses kept for requests with the same inputs (0 keeps none)"),
         ("upstreams", "TAKSI_UPSTREAM_<NAME>", "base URLs of upstream APIs by name (an object in the file)"),
         ("apple_app_ids", "TAKSI_APPLE_APP_IDS", "iOS apps (TEAMID.bundle.id) that open the https links of links.yaml; a list (comma-separated in the environment)"),
         ("android_package", "TAKSI_ANDROID_PACKAGE", "the Android app's package name that opens the https links of links.yaml"),
@@ -239,6 +242,11 @@ public struct ServerConfiguration: Sendable, Equatable {
                 )
             }
             if key == "max_connections" { limits.maxConnections = count } else { limits.maxPipelinedRequests = count }
+        case "data_memo_max_bytes":
+            guard let bytes = Int(value), bytes >= 0 else {
+                throw ConfigurationError(source: source, message: "data_memo_max_bytes must be a whole number of bytes, 0 or more, found \"\(value)\"")
+            }
+            dataMemoMaxBytes = bytes
         case "max_body_bytes":
             guard let bytes = Int(value), (0...(64 << 20)).contains(bytes) else {
                 throw ConfigurationError(source: source, message: "max_body_bytes must be a number of bytes from 0 to 67108864, found \"\(value)\"")

@@ -160,10 +160,24 @@ extension HTTPServer {
     /// calls it after the drain; tests, to read the log).
     public func flushAccessLog() async {
         guard let accessLog else { return }
+        await handOverAccessLog()
+        await accessLog.written()
+    }
+
+    /// Reopens the access log file after a rotation (SIGHUP): the lines buffered before go to the
+    /// old file, the lines after to the new one.
+    public func reopenAccessLog() async {
+        guard let accessLog else { return }
+        await handOverAccessLog()
+        accessLog.reopen()
+        await accessLog.written()
+    }
+
+    /// Hands every event loop's buffered lines to the writer.
+    private func handOverAccessLog() async {
         for buffer in accessLogBuffers {
             try? await buffer.eventLoop.submit { buffer.value.handOver() }.get()
         }
-        await accessLog.written()
     }
 }
 

@@ -57,7 +57,7 @@ final class Representations: Sendable {
         return false
     }
 
-    private static func form(
+    static func form(
         body: [UInt8], etag: String, encoding: String?, headers: [(String, String)], route: String, variant: String?
     ) -> Form {
         var validators = headers + [("ETag", etag)]
@@ -72,9 +72,9 @@ final class Representations: Sendable {
     }
 
     /// The gzip form of `body`, or nil when it would not be smaller.
-    private static func gzip(_ body: [UInt8]) -> [UInt8]? {
+    static func gzip(_ body: [UInt8], level: ZlibConfiguration.CompressionLevel = .bestCompression) -> [UInt8]? {
         var input = ByteBuffer(bytes: body)
-        guard var output = try? input.compress(with: .gzip(configuration: .init(compressionLevel: .bestCompression))),
+        guard var output = try? input.compress(with: .gzip(configuration: .init(compressionLevel: level))),
             output.readableBytes < body.count
         else { return nil }
         return output.readBytes(length: output.readableBytes)

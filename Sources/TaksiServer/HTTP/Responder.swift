@@ -44,12 +44,18 @@ public struct Responder: Sendable {
     let resolver: DataResolver?
     /// What `/metrics` exposes; nil answers it with 404.
     let metrics: PrometheusCollectorRegistry?
+    /// Data responses kept for their inputs; nil renders every one.
+    let memo: DataMemo?
 
-    public init(store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil) {
+    public init(
+        store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
+        memo: DataMemo? = nil
+    ) {
         self.store = store
         self.logger = logger
         self.resolver = resolver
         self.metrics = metrics
+        self.memo = memo
     }
 
     /// The reply to a request; ready at once unless the data needs upstream calls.
@@ -223,40 +229,60 @@ public struct Responder: Sendable {
         ]
     }
 
-    /// Data that depends on the request: built here from request parameters, or after the
-    /// upstream calls when the screen has `http` sources. Parameter errors are answered at once.
+    /// Data that depends on the request, answered on the event loop when it can be: kept from an
+    /// earlier request with the same inputs (``DataMemo``), or rendered from request values and
+    /// fresh cached upstream values. Only a source that must be fetched or revalidated sends the
+    /// request off the loop. Parameter errors are answered at once.
     private func data(
         for variant: ServedScreenSet.Variant, query: [String: String], path: [String: JSONValue], headers: HTTPHeaders,
         catalog: ComponentCatalog
     ) throws(APIError) -> Reply {
         let screen = variant.compiled
         let plan = screen.dataPlan
-        let values: [String: JSONValue]
+        let requestValues: [String: JSONValue]
         let calls: [UpstreamCall]
         do {
-            values = plan.staticValues.merging(try plan.requestValues(query: query, path: path)) { _, request in request }
+            requestValues = try plan.requestValues(query: query, path: path)
             calls = try plan.upstreamCalls(query: query, path: path)
         } catch {
             throw .badParameters(error)
         }
-        if !calls.isEmpty {
-            guard let resolver else {
-                throw APIError(status: .serviceUnavailable, code: "upstreams_unavailable", message: "this server calls no upstreams")
+        let values = plan.staticValues.merging(requestValues) { _, request in request }
+        guard !calls.isEmpty else {
+            let key = memo?.isEnabled == true ? variant.memoKey(requestValues: requestValues, upstream: []) : nil
+            if let key, let kept = memo?.entry(for: key) { return .ready(kept.response(to: headers)) }
+            let (data, problems) = plan.build(values: values, catalog: catalog)
+            logger.dataProblems(problems, in: screen)
+            let body = JSONWriter.bytes(data.jsonValue)
+            let responseHeaders = variant.headers + [("Cache-Control", ServedScreenSet.dataCacheControl)]
+            if let key, let memo {
+                let kept = memo.keep(body, for: key, headers: responseHeaders, variant: screen.variantID, upstreamKeys: [])
+                return .ready(kept.response(to: headers))
             }
-            let request = DataResolver.Request(
-                screen: screen, catalog: catalog, headers: variant.headers, values: values, calls: calls, requestHeaders: headers
-            )
+            var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: responseHeaders)
+            response.route = "data"
+            response.variant = screen.variantID
+            return .ready(response)
+        }
+        guard let resolver else {
+            throw APIError(status: .serviceUnavailable, code: "upstreams_unavailable", message: "this server calls no upstreams")
+        }
+        let request = DataResolver.Request(
+            screen: screen, catalog: catalog, headers: variant.headers, values: values, calls: calls, requestHeaders: headers
+        )
+        guard let fresh = resolver.freshValues(of: calls, requestHeaders: headers) else {
             return .pending { await resolver.respond(request) }
         }
-        let (data, problems) = plan.build(values: values, catalog: catalog)
-        logger.dataProblems(problems, in: screen)
-        var response = HTTPResponse(
-            json: ByteBuffer(bytes: JSONWriter.bytes(data.jsonValue)),
-            headers: variant.headers + [("Cache-Control", ServedScreenSet.dataCacheControl)]
+        let key =
+            memo?.isEnabled == true
+            ? variant.memoKey(requestValues: requestValues, upstream: fresh.map { ($0.key, $0.fresh.generation) }) : nil
+        if let key, let kept = memo?.entry(for: key) { return .ready(kept.response(to: headers)) }
+        let rendered = resolver.render(request, lookups: fresh.map { ($0.call, .hit($0.fresh.value)) })
+        guard let key, let memo, !rendered.degraded else { return .ready(rendered.response) }
+        let kept = memo.keep(
+            rendered.body, for: key, headers: rendered.headers, variant: rendered.variant, upstreamKeys: fresh.map(\.key)
         )
-        response.route = "data"
-        response.variant = screen.variantID
-        return .ready(response)
+        return .ready(kept.response(to: headers))
     }
 
     /// The OpenAPI description of this API (`docs/openapi.yaml`), encoded once.

@@ -22,7 +22,7 @@ import Darwin
 ///
 /// ```
 /// 2026-11-21T10:15:02.418Z GET /screens/home 200 1276 0.364ms variant=home.yaml id=9f3c-1
-/// {"time":"2026-11-21T10:15:02.418Z","method":"GET","path":"/screens/home","status":200,"bytes":1276,"duration_ms":0.364,"variant":"home.yaml","request_id":"9f3c-1"}
+/// {"time":"2026-11-21T10:15:02.418Z","log":"access","method":"GET","path":"/screens/home","status":200,"bytes":1276,"duration_ms":0.364,"variant":"home.yaml","request_id":"9f3c-1"}
 /// ```
 public final class AccessLog: Sendable {
     /// Where the lines go.
@@ -252,7 +252,7 @@ final class AccessLogBuffer {
         if json {
             bytes.writeStaticString("{\"time\":\"")
             writeTime()
-            bytes.writeStaticString("\",\"method\":\"")
+            bytes.writeStaticString("\",\"log\":\"access\",\"method\":\"")
             writeEscaped(method.utf8[...])
             bytes.writeStaticString("\",\"path\":\"")
             writeEscaped(path)

@@ -45,6 +45,10 @@ public final class ServedScreenSet: Sendable {
         let staticData: Representations?
         /// Counts skeleton and data responses of this variant, for experiment exposure.
         private let metrics: any MetricsFactory
+        /// Starts the ``DataMemo`` keys of this variant: unique to this object, so a response kept
+        /// for a variant of an earlier screen set is never served for one of a later set.
+        private let memoKeyPrefix: String
+        private static let created = ManagedAtomic<Int>(0)
         private let counters = ManagedAtomicLazyReference<Counters>()
 
         /// Counts skeleton and data responses of this variant, for experiment exposure.
@@ -67,6 +71,21 @@ public final class ServedScreenSet: Sendable {
             self.skeleton = skeleton
             self.staticData = staticData
             self.metrics = metrics
+            self.memoKeyPrefix = String(Self.created.wrappingIncrementThenLoad(ordering: .relaxed)) + "\u{0}"
+        }
+
+        /// The ``DataMemo`` key of a data response of this variant: the request values its plan
+        /// read (as sorted JSON) and each upstream cache entry it was rendered from, by generation.
+        func memoKey(requestValues: [String: JSONValue], upstream: [(key: String, generation: UInt64)]) -> String {
+            var key = memoKeyPrefix
+            key += JSONWriter.string(.object(requestValues))
+            for entry in upstream {
+                key += "\u{0}"
+                key += entry.key
+                key += "\u{1}"
+                key += String(entry.generation)
+            }
+            return key
         }
 
         /// Made on first use, without a lock: registering two labelled series per variant at load

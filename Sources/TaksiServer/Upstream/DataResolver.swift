@@ -14,12 +14,15 @@ public struct DataResolver: Sendable {
     let cache: UpstreamCache
     let logger: Logger
     let metrics: any MetricsFactory
+    /// Fresh cache hits found on the event loop, counted without creating a counter each time.
+    private let cacheHits: Counter
 
     public init(client: UpstreamClient, cache: UpstreamCache, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory) {
         self.client = client
         self.cache = cache
         self.logger = logger
         self.metrics = metrics
+        self.cacheHits = Counter(label: "taksi_upstream_cache_total", dimensions: [("result", "hit")], factory: metrics)
     }
 
     /// What one data request asks for, computed on the event loop before anything is awaited.
@@ -42,8 +45,46 @@ public struct DataResolver: Sendable {
             }
             var lookups: [(UpstreamCall, UpstreamCache.Lookup)] = []
             for await lookup in group { lookups.append(lookup) }
-            return lookups.sorted { $0.0.source < $1.0.source }
+            return lookups
         }
+        return render(request, lookups: lookups).response
+    }
+
+    /// Every call's value when all are fresh in the cache, with the cache keys and generations
+    /// they are kept under; nil as soon as one is not (it must be fetched or revalidated).
+    /// Synchronous, for the event loop: a request answered from it never leaves the loop.
+    func freshValues(of calls: [UpstreamCall], requestHeaders: HTTPHeaders) -> [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)]? {
+        var found: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)] = []
+        found.reserveCapacity(calls.count)
+        for call in calls {
+            guard let key = cacheKey(of: call, requestHeaders: requestHeaders),
+                let fresh = cache.freshValue(for: key, ttl: call.definition.ttl)
+            else { return nil }
+            found.append((call, key, fresh))
+        }
+        cacheHits.increment(by: found.count)
+        return found
+    }
+
+    /// A data response rendered from the upstream lookups: its body, its headers, and whether a
+    /// source was degraded (then it is `no-store` and never kept).
+    struct Rendered {
+        var body: [UInt8]
+        var headers: [(String, String)]
+        var degraded: Bool
+        var variant: String
+
+        var response: HTTPResponse {
+            var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: headers)
+            response.route = "data"
+            response.variant = variant
+            return response
+        }
+    }
+
+    /// Maps the lookups' values into entries; synchronous, so it runs on the event loop when every
+    /// value came from the cache.
+    func render(_ request: Request, lookups: [(UpstreamCall, UpstreamCache.Lookup)]) -> Rendered {
         var values = request.values
         var degraded: [String] = []
         var unavailable: Set<String> = []
@@ -88,22 +129,31 @@ public struct DataResolver: Sendable {
             headers.append(("Cache-Control", "private, no-store"))
             headers.append(("X-Taksi-Degraded", degraded.joined(separator: ", ")))
         }
-        var response = HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(data.jsonValue)), headers: headers)
-        response.route = "data"
-        response.variant = request.screen.variantID
-        return response
+        return Rendered(body: JSONWriter.bytes(data.jsonValue), headers: headers, degraded: !degraded.isEmpty, variant: request.screen.variantID)
+    }
+
+    /// The values a call forwards from the request's headers (allow-listed by its source).
+    private func forwarded(_ call: UpstreamCall, requestHeaders: HTTPHeaders) -> [(String, String)] {
+        call.definition.forwardedHeaders.flatMap { name in
+            requestHeaders[canonicalForm: name].map { (name, String($0)) }
+        }
+    }
+
+    /// The cache key of a call: its URL and the values it forwards, so one caller's response never
+    /// reaches another. Nil when its upstream is not configured.
+    private func cacheKey(of call: UpstreamCall, requestHeaders: HTTPHeaders) -> String? {
+        guard let url = client.url(of: call) else { return nil }
+        let forwarded = forwarded(call, requestHeaders: requestHeaders)
+        if forwarded.isEmpty { return url }
+        return ([url] + forwarded.map { "\($0.0.lowercased()): \($0.1)" }).joined(separator: "\n")
     }
 
     /// One source's value through the cache, with its call logged and counted.
     private func resolve(_ call: UpstreamCall, requestHeaders: HTTPHeaders, screen: CompiledScreen) async -> UpstreamCache.Lookup {
-        let forwarded = call.definition.forwardedHeaders.flatMap { name in
-            requestHeaders[canonicalForm: name].map { (name, String($0)) }
-        }
-        guard let url = client.url(of: call) else {
+        guard let key = cacheKey(of: call, requestHeaders: requestHeaders) else {
             return .failed(.notConfigured(call.definition.upstream))
         }
-        // The key holds the forwarded values, so one caller's response never reaches another.
-        let key = ([url] + forwarded.map { "\($0.0.lowercased()): \($0.1)" }).joined(separator: "\n")
+        let forwarded = forwarded(call, requestHeaders: requestHeaders)
         let policy = UpstreamCache.Policy(
             ttl: call.definition.ttl, staleWhileRevalidate: call.definition.staleWhileRevalidate,
             staleIfError: call.definition.staleIfError

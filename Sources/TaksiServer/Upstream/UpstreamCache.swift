@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 public import NIOCore
 public import TaksiSchema
 
@@ -19,9 +20,13 @@ public struct UpstreamValue: Sendable, Equatable {
 /// - Fresh for `ttl`; then, for `staleWhileRevalidate`, the stale value is served at once while
 ///   one refresh runs; when a call fails, a value up to `staleIfError` past its expiry stands in.
 /// - Bounded in entries and bytes; the least recently used entries go first.
+/// - Each stored value has a generation, unique in this cache, so a response rendered from it
+///   can be kept until the value is replaced (see ``DataMemo``); `onChange` tells of replacements.
 ///
-/// An actor: requests on every event loop share it, and each lookup is a few dictionary operations.
-public actor UpstreamCache {
+/// A lock, not an actor: a data request whose sources are all fresh asks ``freshValue(for:ttl:)``
+/// on the event loop and is answered there, without a hop; each lookup is a few dictionary
+/// operations under the lock, and nothing is awaited while it is held.
+public final class UpstreamCache: Sendable {
     /// How long a key's value is used.
     public struct Policy: Sendable {
         public var ttl: Double
@@ -57,21 +62,34 @@ public actor UpstreamCache {
         }
     }
 
+    /// A fresh cached value and the generation that names it.
+    public struct Fresh: Sendable {
+        public var value: JSONValue
+        public var generation: UInt64
+    }
+
     public typealias Fetch = @Sendable () async -> Result<UpstreamValue, UpstreamFailure>
 
     private struct Entry {
         var value: UpstreamValue
         var fetchedAt: Double
         var lastUsed: Double
+        var generation: UInt64
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var bytes = 0
+        var generations: UInt64 = 0
+        /// Calls in progress, foreground and refreshes alike; tracked so none is fire-and-forget.
+        var inFlight: [String: Task<Result<UpstreamValue, UpstreamFailure>, Never>] = [:]
     }
 
     private let maxEntries: Int
     private let maxBytes: Int
     private let now: @Sendable () -> Double
-    private var entries: [String: Entry] = [:]
-    private var bytes = 0
-    /// Calls in progress, foreground and refreshes alike; tracked so none is fire-and-forget.
-    private var inFlight: [String: Task<Result<UpstreamValue, UpstreamFailure>, Never>] = [:]
+    private let state = NIOLockedValueBox(State())
+    private let changeObserver: NIOLockedValueBox<(@Sendable (String) -> Void)?> = NIOLockedValueBox(nil)
 
     /// - Parameters:
     ///   - maxEntries: responses kept at most.
@@ -86,63 +104,107 @@ public actor UpstreamCache {
         self.now = now
     }
 
+    /// Called with a key whenever its stored value is replaced or evicted (outside the lock).
+    public func onChange(_ observer: @escaping @Sendable (String) -> Void) {
+        changeObserver.withLockedValue { $0 = observer }
+    }
+
+    /// The value for `key` if it is cached and younger than `ttl`, without waiting for anything.
+    public func freshValue(for key: String, ttl: Double) -> Fresh? {
+        let time = now()
+        return state.withLockedValue { state in
+            guard var entry = state.entries[key], time - entry.fetchedAt < ttl else { return nil }
+            entry.lastUsed = time
+            state.entries[key] = entry
+            return Fresh(value: entry.value.value, generation: entry.generation)
+        }
+    }
+
     /// The value for `key`: cached, shared with a call in flight, or fetched now.
     public func value(for key: String, policy: Policy, fetch: @escaping Fetch) async -> Lookup {
-        let time = now()
-        if var entry = entries[key] {
-            entry.lastUsed = time
-            entries[key] = entry
-            let age = time - entry.fetchedAt
-            if age < policy.ttl { return .hit(entry.value.value) }
-            if age < policy.ttl + policy.staleWhileRevalidate {
-                if inFlight[key] == nil { _ = start(key, fetch) }
-                return .stale(entry.value.value)
-            }
+        enum Step {
+            case answer(Lookup)
+            case wait(Task<Result<UpstreamValue, UpstreamFailure>, Never>)
         }
-        let call = inFlight[key] ?? start(key, fetch)
+        let time = now()
+        let step: Step = state.withLockedValue { state in
+            if var entry = state.entries[key] {
+                entry.lastUsed = time
+                state.entries[key] = entry
+                let age = time - entry.fetchedAt
+                if age < policy.ttl { return .answer(.hit(entry.value.value)) }
+                if age < policy.ttl + policy.staleWhileRevalidate {
+                    if state.inFlight[key] == nil { _ = start(key, fetch, in: &state) }
+                    return .answer(.stale(entry.value.value))
+                }
+            }
+            return .wait(state.inFlight[key] ?? start(key, fetch, in: &state))
+        }
+        let call: Task<Result<UpstreamValue, UpstreamFailure>, Never>
+        switch step {
+        case .answer(let lookup): return lookup
+        case .wait(let task): call = task
+        }
         switch await call.value {
         case .success(let fetched):
             return .fetched(fetched.value)
         case .failure(let failure):
-            if let entry = entries[key], now() - entry.fetchedAt < policy.ttl + policy.staleIfError {
-                return .staleOnError(entry.value.value, failure)
+            let time = now()
+            let stale = state.withLockedValue { state in
+                state.entries[key].flatMap { time - $0.fetchedAt < policy.ttl + policy.staleIfError ? $0.value.value : nil }
             }
+            if let stale { return .staleOnError(stale, failure) }
             return .failed(failure)
         }
     }
 
     /// Waits for every call in flight, refreshes included (tests, shutdown).
     public func settle() async {
-        while let call = inFlight.values.first {
+        while let call = state.withLockedValue({ $0.inFlight.values.first }) {
             _ = await call.value
         }
     }
 
     /// The number of cached responses and their bytes.
-    public var size: (entries: Int, bytes: Int) { (entries.count, bytes) }
+    public var size: (entries: Int, bytes: Int) {
+        state.withLockedValue { ($0.entries.count, $0.bytes) }
+    }
 
-    private func start(_ key: String, _ fetch: @escaping Fetch) -> Task<Result<UpstreamValue, UpstreamFailure>, Never> {
+    private func start(
+        _ key: String, _ fetch: @escaping Fetch, in state: inout State
+    ) -> Task<Result<UpstreamValue, UpstreamFailure>, Never> {
         let call = Task {
             let result = await fetch()
             self.finish(key, result)
             return result
         }
-        inFlight[key] = call
+        state.inFlight[key] = call
         return call
     }
 
     private func finish(_ key: String, _ result: Result<UpstreamValue, UpstreamFailure>) {
-        inFlight[key] = nil
-        guard case .success(let fetched) = result else { return }
-        if let old = entries.removeValue(forKey: key) { bytes -= old.value.bytes }
-        guard fetched.bytes <= maxBytes else { return }
         let time = now()
-        entries[key] = Entry(value: fetched, fetchedAt: time, lastUsed: time)
-        bytes += fetched.bytes
-        while entries.count > maxEntries || bytes > maxBytes {
-            guard let oldest = entries.min(by: { $0.value.lastUsed < $1.value.lastUsed }) else { break }
-            entries[oldest.key] = nil
-            bytes -= oldest.value.value.bytes
+        let changed: [String] = state.withLockedValue { state in
+            state.inFlight[key] = nil
+            guard case .success(let fetched) = result else { return [] }
+            var changed: [String] = []
+            if let old = state.entries.removeValue(forKey: key) {
+                state.bytes -= old.value.bytes
+                changed.append(key)
+            }
+            guard fetched.bytes <= maxBytes else { return changed }
+            state.generations += 1
+            state.entries[key] = Entry(value: fetched, fetchedAt: time, lastUsed: time, generation: state.generations)
+            state.bytes += fetched.bytes
+            while state.entries.count > maxEntries || state.bytes > maxBytes {
+                guard let oldest = state.entries.min(by: { $0.value.lastUsed < $1.value.lastUsed }) else { break }
+                state.entries[oldest.key] = nil
+                state.bytes -= oldest.value.value.bytes
+                changed.append(oldest.key)
+            }
+            return changed
         }
+        guard !changed.isEmpty, let observer = changeObserver.withLockedValue({ $0 }) else { return }
+        for key in changed { observer(key) }
     }
 }

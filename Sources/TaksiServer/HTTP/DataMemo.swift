@@ -1,0 +1,208 @@
+import Atomics
+import CompressNIO
+public import CoreMetrics
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+
+/// Data responses kept for the inputs they were rendered from, so a thousand phones opening the
+/// same network's stations cost one render.
+///
+/// A data response is kept when it depends only on its variant, the request values its plan reads
+/// (request and path parameters, after conversion) and fresh upstream cache entries. The key names
+/// all of them, each upstream entry by its generation; when an entry is refreshed or evicted,
+/// ``drop(upstream:)`` removes every response rendered from it. Degraded responses and responses
+/// from stale values are never kept.
+///
+/// Each kept response has a strong `ETag` (a digest of its bytes) and a `304`; its gzip form is
+/// made the first time a client asks for it. Bounded in bytes and entries: entries live in two
+/// generations, and when the newer one is full the older one is dropped, so what is used stays
+/// and what is not goes (an approximate least-recently-used order at the cost of a dictionary
+/// lookup).
+public final class DataMemo: Sendable {
+    /// How much is kept.
+    public struct Limits: Sendable, Equatable {
+        /// Bytes of kept responses (identity and gzip) at most; 0 keeps nothing.
+        public var maxBytes: Int
+        /// Responses kept at most.
+        public var maxEntries: Int
+
+        public init(maxBytes: Int = 32 << 20, maxEntries: Int = 20_000) {
+            self.maxBytes = maxBytes
+            self.maxEntries = maxEntries
+        }
+    }
+
+    /// One kept response: its identity form now, its gzip form when first asked for.
+    final class Entry: Sendable {
+        let identity: Representations.Form
+        /// The identity bytes, to make the gzip form from; nil when too small to be worth it.
+        private let gzipSource: [UInt8]?
+        private let gzipped = ManagedAtomicLazyReference<GzipForm>()
+        private let headers: [(String, String)]
+        private let variant: String
+        /// What the entry is charged against the limits.
+        let cost: Int
+        /// The upstream cache keys it was rendered from.
+        let upstreamKeys: [String]
+
+        final class GzipForm: Sendable {
+            let form: Representations.Form?
+
+            init(_ form: Representations.Form?) {
+                self.form = form
+            }
+        }
+
+        init(body: [UInt8], headers: [(String, String)], variant: String, upstreamKeys: [String]) {
+            let compressible = body.count >= DataMemo.smallestGzipped
+            // Whether a gzip form may exist is decided now, so every form's `Vary` is the same.
+            var shared = headers
+            if compressible {
+                if let index = shared.firstIndex(where: { $0.0 == "Vary" }) {
+                    shared[index].1 += ", Accept-Encoding"
+                } else {
+                    shared.append(("Vary", "Accept-Encoding"))
+                }
+            }
+            let tag = Representations.entityTag(body)
+            self.identity = Representations.form(
+                body: body, etag: "\"\(tag)\"", encoding: nil, headers: shared, route: "data", variant: variant
+            )
+            self.gzipSource = compressible ? body : nil
+            self.headers = shared
+            self.variant = variant
+            self.upstreamKeys = upstreamKeys
+            self.cost = (compressible ? 2 : 1) * body.count + 1024
+        }
+
+        /// The response for a request's `Accept-Encoding` and `If-None-Match`.
+        func response(to request: HTTPHeaders) -> HTTPResponse {
+            let form = (gzipSource != nil && ContentCoding.acceptsGzip(request) ? gzipForm : nil) ?? identity
+            return Representations.matches(headers: request, etag: form.etag) ? form.notModified : form.full
+        }
+
+        private var gzipForm: Representations.Form? {
+            if let made = gzipped.load() { return made.form }
+            // Level 6: most of level 9's gain at a fraction of its time, paid once per kept response.
+            let form = gzipSource.flatMap { Representations.gzip($0, level: .compressionLevel6) }.map { bytes in
+                Representations.form(
+                    body: bytes, etag: identity.etag.dropLast() + "-gzip\"", encoding: "gzip", headers: headers, route: "data",
+                    variant: variant
+                )
+            }
+            return gzipped.storeIfNilThenLoad(GzipForm(form)).form
+        }
+    }
+
+    /// Bodies smaller than this are not worth a gzip form.
+    static let smallestGzipped = 512
+
+    private struct Generation {
+        var entries: [String: Entry] = [:]
+        var cost = 0
+    }
+
+    /// Both generations, and which kept keys each upstream key was used by. A lock, not an
+    /// actor: lookups run on the event loops and take a few dictionary operations.
+    private struct State {
+        var current = Generation()
+        var previous = Generation()
+        var dependents: [String: Set<String>] = [:]
+    }
+
+    public let limits: Limits
+    private let state = NIOLockedValueBox(State())
+    private let hits: Counter
+    private let misses: Counter
+    private let dropped: Counter
+    private let keptBytes: Gauge
+    private let keptEntries: Gauge
+
+    public init(limits: Limits = Limits(), metrics: any MetricsFactory) {
+        self.limits = limits
+        hits = Counter(label: "taksi_data_memo_lookups_total", dimensions: [("result", "hit")], factory: metrics)
+        misses = Counter(label: "taksi_data_memo_lookups_total", dimensions: [("result", "miss")], factory: metrics)
+        dropped = Counter(label: "taksi_data_memo_dropped_total", factory: metrics)
+        keptBytes = Gauge(label: "taksi_data_memo_bytes", factory: metrics)
+        keptEntries = Gauge(label: "taksi_data_memo_entries", factory: metrics)
+    }
+
+    /// Whether anything is kept at all.
+    public var isEnabled: Bool { limits.maxBytes > 0 && limits.maxEntries > 0 }
+
+    /// The kept response for `key`, counted as a hit or a miss.
+    func entry(for key: String) -> Entry? {
+        let found: Entry? = state.withLockedValue { state in
+            if let entry = state.current.entries[key] { return entry }
+            guard let entry = state.previous.entries.removeValue(forKey: key) else { return nil }
+            // Used again: it moves to the newer generation, so it outlives the older one.
+            state.previous.cost -= entry.cost
+            Self.insert(entry, for: key, into: &state, limits: limits)
+            return entry
+        }
+        if found == nil { misses.increment() } else { hits.increment() }
+        return found
+    }
+
+    /// Keeps a rendered response under `key` and returns it; a response larger than a sixteenth
+    /// of the byte limit is returned without being kept, so one cannot push out all the others.
+    func keep(
+        _ body: [UInt8], for key: String, headers: [(String, String)], variant: String, upstreamKeys: [String]
+    ) -> Entry {
+        let entry = Entry(body: body, headers: headers, variant: variant, upstreamKeys: upstreamKeys)
+        guard isEnabled, entry.cost <= limits.maxBytes / 16 else { return entry }
+        state.withLockedValue { state in
+            Self.insert(entry, for: key, into: &state, limits: limits)
+            for upstream in upstreamKeys { state.dependents[upstream, default: []].insert(key) }
+        }
+        recordSize()
+        return entry
+    }
+
+    /// Drops every response rendered from the upstream entry `key` (it was refreshed or evicted).
+    public func drop(upstream key: String) {
+        let removed = state.withLockedValue { state in
+            guard let keys = state.dependents.removeValue(forKey: key) else { return 0 }
+            var removed = 0
+            for memoKey in keys {
+                if let entry = state.current.entries.removeValue(forKey: memoKey) {
+                    state.current.cost -= entry.cost
+                    removed += 1
+                } else if let entry = state.previous.entries.removeValue(forKey: memoKey) {
+                    state.previous.cost -= entry.cost
+                    removed += 1
+                }
+            }
+            return removed
+        }
+        guard removed > 0 else { return }
+        dropped.increment(by: removed)
+        recordSize()
+    }
+
+    private func recordSize() {
+        let (count, cost) = size
+        keptEntries.record(count)
+        keptBytes.record(cost)
+    }
+
+    /// The number of kept responses and the bytes they are charged against the limit.
+    public var size: (entries: Int, cost: Int) {
+        state.withLockedValue { ($0.current.entries.count + $0.previous.entries.count, $0.current.cost + $0.previous.cost) }
+    }
+
+    private static func insert(_ entry: Entry, for key: String, into state: inout State, limits: Limits) {
+        if let old = state.current.entries.updateValue(entry, forKey: key) { state.current.cost -= old.cost }
+        state.current.cost += entry.cost
+        guard state.current.cost > limits.maxBytes / 2 || state.current.entries.count > limits.maxEntries / 2 else { return }
+        // The newer generation is full: the older one goes, with its upstream dependencies.
+        state.previous = state.current
+        state.current = Generation()
+        var dependents: [String: Set<String>] = [:]
+        for (memoKey, kept) in state.previous.entries {
+            for upstream in kept.upstreamKeys { dependents[upstream, default: []].insert(memoKey) }
+        }
+        state.dependents = dependents
+    }
+}

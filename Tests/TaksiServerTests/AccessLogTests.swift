@@ -1,0 +1,188 @@
+import Foundation
+import Logging
+import MetricsTestKit
+import NIOCore
+import NIOPosix
+import TaksiSchema
+import TaksiScreens
+import TaksiServer
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The buffered access log over a real socket: its two formats, what it leaves out and escapes,
+/// reopening after a rotation, dropping when the writer falls behind, and SIGHUP in the binary.
+@Suite("Access log")
+struct AccessLogTests {
+    static func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-access-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    static func lines(_ file: URL) -> [String] {
+        ((try? String(contentsOf: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// Runs `body` with a server over the fixture screens whose access log goes to `file`.
+    static func withLoggingServer(
+        format: ServerConfiguration.LogFormat, file: URL, _ body: (Int, HTTPServer) async throws -> Void
+    ) async throws {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.upstreams = fixtureUpstreams
+        configuration.accessLogFormat = format
+        configuration.accessLogOutput = .file(file.path)
+        let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await application.start(on: group)
+        do {
+            try await body(try #require(server.port), server)
+        } catch {
+            await server.shutdown()
+            try await group.shutdownGracefully()
+            throw error
+        }
+        await server.shutdown()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("a text line per request: time, method, path without its query, status, bytes, duration, variant, id")
+    func text() async throws {
+        let file = try Self.temporaryDirectory().appendingPathComponent("access.log")
+        try await Self.withLoggingServer(format: .text, file: file) { port, server in
+            let connection = try RawConnection(port: port)
+            connection.send("GET /screens/login?token=secret HTTP/1.1\r\nHost: a\r\nX-Request-Id: q\"1\r\n\r\n")
+            connection.send("GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n")
+            let responses = connection.receive(2)
+            #expect(responses.map(\.status) == [200, 404])
+            await server.flushAccessLog()
+            let lines = Self.lines(file)
+            try #require(lines.count == 2, "\(lines)")
+            let first = try #require(try /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z GET \/screens\/login 200 (\d+) \d+\.\d{3}ms variant=(\S+) id=q%221$/.wholeMatch(in: lines[0]))
+            #expect(Int(first.1) ?? 0 > 100, "bytes written, head and body")
+            #expect(first.2 == "login|*|default")
+            #expect(!lines[0].contains("secret"), "the query may hold a user's values")
+            let generated = try #require(responses[1].header("X-Request-Id"))
+            #expect(lines[1].hasSuffix(" GET /nowhere 404 \(lines[1].split(separator: " ")[4]) \(lines[1].split(separator: " ")[5]) variant=- id=\(generated)"))
+        }
+    }
+
+    @Test("a JSON line per request, each value typed, and a rotated file is reopened")
+    func jsonAndReopen() async throws {
+        let directory = try Self.temporaryDirectory()
+        let file = directory.appendingPathComponent("access.log")
+        try await Self.withLoggingServer(format: .json, file: file) { port, server in
+            let connection = try RawConnection(port: port)
+            connection.send("GET /screens/login HTTP/1.1\r\nHost: a\r\nX-Request-Id: one\r\n\r\n")
+            _ = connection.receive(1)
+            await server.flushAccessLog()
+
+            // A rotator moves the file away, then signals; new lines go to a new file.
+            let rotated = directory.appendingPathComponent("access.log.1")
+            try FileManager.default.moveItem(at: file, to: rotated)
+            await server.reopenAccessLog()
+            connection.send("HEAD /screens/login HTTP/1.1\r\nHost: a\r\nX-Request-Id: two\r\n\r\n")
+            _ = connection.receive(1, headRequests: [0])
+            await server.flushAccessLog()
+
+            let old = Self.lines(rotated).compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
+            let new = Self.lines(file).compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
+            try #require(old.count == 1 && new.count == 1, "\(Self.lines(rotated)) \(Self.lines(file))")
+            let record = old[0]
+            #expect(record["log"] == "access")
+            #expect(record["method"] == "GET")
+            #expect(record["path"] == "/screens/login")
+            #expect(record["status"] == 200)
+            #expect(record["request_id"] == "one")
+            #expect(record["variant"] == "login|*|default")
+            #expect(record["bytes"]?.numberValue ?? 0 > 100)
+            #expect(record["duration_ms"]?.numberValue != nil)
+            #expect(record["time"]?.stringValue?.hasSuffix("Z") == true)
+            #expect(new[0]["method"] == "HEAD" && new[0]["request_id"] == "two")
+        }
+    }
+
+    @Test("when the writer is behind, lines are dropped and counted, and serving goes on")
+    func drops() async throws {
+        let file = try Self.temporaryDirectory().appendingPathComponent("access.log")
+        let metrics = TestMetrics()
+        // Nothing may wait: every chunk is over the limit, as when the writer is far behind.
+        let log = try AccessLog(format: .text, output: .file(file.path), maxPendingBytes: 0, metrics: metrics, logger: Logger(label: "test"))
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await HTTPServer.start(
+            host: "127.0.0.1", port: 0, group: group, responder: fixtureApplication().responder, accessLog: log, logger: Logger(label: "test")
+        )
+        let connection = try RawConnection(port: try #require(server.port))
+        for _ in 0..<3 { connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n") }
+        #expect(connection.receive(3).map(\.status) == [200, 200, 200])
+        await server.flushAccessLog()
+        #expect(Self.lines(file).isEmpty)
+        #expect(metrics.counterTotal(label: "taksi_access_log_dropped_lines_total") == 3)
+        await server.shutdown()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("an access log file that cannot be opened stops start-up with the path and the fix")
+    func unopenable() async throws {
+        let path = "/nonexistent-\(UUID().uuidString)/access.log"
+        #expect(throws: AccessLog.OpenError.self) {
+            try AccessLog(format: .text, output: .file(path), metrics: TestMetrics(), logger: Logger(label: "test"))
+        }
+        do {
+            _ = try AccessLog(format: .text, output: .file(path), metrics: TestMetrics(), logger: Logger(label: "test"))
+        } catch {
+            #expect(error.description.contains(path) && error.description.contains("access_log_output"))
+        }
+    }
+
+    @Test("the binary reopens its access log file on SIGHUP, as log rotators expect, and writes the rest on SIGTERM")
+    func sighup() async throws {
+        let directory = try Self.temporaryDirectory()
+        try FileManager.default.copyItem(at: fixtureScreensDirectory, to: directory.appendingPathComponent("Screens"))
+        let file = directory.appendingPathComponent("access.log")
+        let executable = try #require(CommandLineTests.built("taksi-server"))
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = [
+            "serve", "--screens", directory.appendingPathComponent("Screens").path, "--port", "0", "--no-watch", "--log-format", "json",
+            "--access-log-output", file.path, "--access-log-format", "text", "--threads", "1",
+        ]
+        process.environment = ["TAKSI_UPSTREAM_CITYBIKES": fixtureUpstreams["citybikes"]!, "TAKSI_UPSTREAM_GITHUB": fixtureUpstreams["github"]!]
+        let logs = Pipe()
+        process.standardError = logs
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let reader = LineReader(logs.fileHandleForReading)
+        var port: Int?
+        while port == nil, let line = reader.next() {
+            let message = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?["message"]?.stringValue ?? ""
+            if message.hasPrefix("listening on http://127.0.0.1:") { port = Int(message.split(separator: ":").last ?? "") }
+        }
+        let connection = try RawConnection(port: try #require(port))
+        connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Request-Id: before\r\n\r\n")
+        _ = connection.receive(1)
+
+        let rotated = directory.appendingPathComponent("access.log.1")
+        try FileManager.default.moveItem(at: file, to: rotated)
+        kill(process.processIdentifier, SIGHUP)
+        // The reopen is logged once the lines handed over before it are written to the old file.
+        var reopened = false
+        while !reopened, let line = reader.next() {
+            reopened = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?["message"] == "access log reopened"
+        }
+        #expect(reopened)
+        connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Request-Id: after\r\n\r\n")
+        _ = connection.receive(1)
+        kill(process.processIdentifier, SIGTERM)
+        while reader.next() != nil {}
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(Self.lines(file).count == 1 && Self.lines(file).first?.hasSuffix(" id=after") == true, "\(Self.lines(file))")
+        #expect(!Self.lines(rotated).contains { $0.hasSuffix(" id=after") })
+    }
+}

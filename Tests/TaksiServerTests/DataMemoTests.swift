@@ -1,0 +1,191 @@
+import CompressNIO
+import Foundation
+import Logging
+import MetricsTestKit
+import NIOCore
+import NIOHTTP1
+import TaksiSchema
+import TaksiScreens
+import TaksiServer
+import Testing
+
+/// Data answered on the event loop: kept per inputs (``DataMemo``), rendered from fresh cache
+/// values without leaving the loop, and dropped when an upstream entry is refreshed.
+@Suite("Data memo and the on-loop data path")
+struct DataMemoTests {
+    /// A screen whose data comes from a request value and a fixture, large enough for gzip.
+    static let greeting = """
+        {"name": "greet", "entry": true,
+         "sources": {
+           "q": {"type": "request", "parameters": {"name": {"type": "string", "default": "you"}}},
+           "text": {"type": "fixture", "value": {"long": "\(String(repeating: "A long text that compresses well. ", count: 24))"}}},
+         "components": [
+           {"name": "label_component", "identifier": "hello", "content": {"value": {"$template": "Hello, {q.name}!"}}},
+           {"name": "label_component", "identifier": "long", "content": {"value": {"$bind": "text.long"}}}
+         ]}
+        """
+
+    struct Fixture {
+        let upstream: TestUpstream
+        let clock = ManualClock()
+        let cache: UpstreamCache
+        let metrics = TestMetrics()
+        let application: Application
+
+        init(memoBytes: Int = 32 << 20) async throws {
+            upstream = try await TestUpstream()
+            let clock = self.clock
+            cache = UpstreamCache(now: { clock.now })
+            var files = UpstreamTests.screens.mapValues { Array($0.utf8) }
+            files["greet.json"] = Array(DataMemoTests.greeting.utf8)
+            let load = ScreenSetLoader.load(files: files, upstreams: ["api"])
+            let screenSet = try #require(load.screenSet, "\(load.diagnostics.report)")
+            var configuration = ServerConfiguration()
+            configuration.port = 0
+            configuration.accessLog = false
+            configuration.upstreams = ["api": upstream.baseURL]
+            configuration.dataMemoMaxBytes = memoBytes
+            application = buildApplication(
+                configuration: configuration, screenSet: screenSet, logger: Logger(label: "test"), metrics: metrics, cache: cache
+            )
+        }
+
+        /// The reply as the connection handler gets it: ready means answered on the event loop.
+        func reply(_ uri: String, _ headers: [(String, String)] = []) -> Reply {
+            application.responder.respond(to: HTTPRequest(method: .GET, uri: uri, headers: HTTPHeaders(headers)))
+        }
+
+        func readyResponse(_ uri: String, _ headers: [(String, String)] = []) -> HTTPResponse? {
+            if case .ready(let response) = reply(uri, headers) { return response }
+            return nil
+        }
+
+        func lookups(_ result: String) -> Int64 {
+            metrics.counterTotal(label: "taksi_data_memo_lookups_total", dimensions: [("result", result)])
+        }
+
+        func title(_ response: HTTPResponse) -> JSONValue? {
+            let body = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
+            return body?["interface_data"]?.arrayValue?.first { $0["identifier"] == "title" }?["content"]?["value"]
+        }
+    }
+
+    @Test("data whose upstream values are fresh is answered on the event loop, rendered once, with an ETag and 304")
+    func freshOnTheLoop() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody))
+        let uri = "/screens/feed/data?city=Oslo"
+        guard case .pending = fixture.reply(uri) else {
+            Issue.record("nothing is cached yet: the first request must leave the loop to call the upstream")
+            return
+        }
+        let first = await fixture.application.responder.response(method: .GET, uri: uri)
+        await fixture.cache.settle()
+        #expect(fixture.title(first) == "Cafés")
+
+        let second = try #require(fixture.readyResponse(uri), "a fresh cache hit is answered on the event loop")
+        #expect(second.body == first.body)
+        let third = try #require(fixture.readyResponse(uri))
+        #expect(third.body == first.body)
+        #expect(fixture.lookups("miss") == 1)
+        #expect(fixture.lookups("hit") == 1, "the third request is served from the memo")
+        #expect(fixture.application.memo.size.entries == 1)
+        #expect(third.headers["Cache-Control"] == ["private, max-age=10"])
+
+        let etag = try #require(third.headers.first(name: "ETag"))
+        let revalidated = try #require(fixture.readyResponse(uri, [("If-None-Match", etag)]))
+        #expect(revalidated.status == .notModified)
+        #expect(revalidated.body.readableBytes == 0)
+        // Other request values are other inputs: rendered on their own.
+        #expect(fixture.readyResponse(uri + "&lang=pt") == nil, "lang=pt is another upstream URL, not cached yet")
+        #expect(fixture.upstream.count("/feed/Oslo") == 1)
+        try await fixture.upstream.stop()
+    }
+
+    @Test("refreshing an upstream entry drops every response rendered from it")
+    func refreshDrops() async throws {
+        let fixture = try await Fixture()
+        let body = { (title: String) in UpstreamTests.completeFeedBody.replacingOccurrences(of: "Cafés", with: title) }
+        fixture.upstream.on("/feed/Oslo", .json(body("one")))
+        let uri = "/screens/feed/data?city=Oslo"
+        _ = await fixture.application.responder.response(method: .GET, uri: uri)
+        await fixture.cache.settle()
+        #expect(fixture.title(try #require(fixture.readyResponse(uri))) == "one")
+        #expect(fixture.application.memo.size.entries == 1)
+
+        // Past the TTL: the stale value is served while one refresh runs off the loop.
+        fixture.upstream.on("/feed/Oslo", .json(body("two")))
+        fixture.clock.advance(by: 15)
+        #expect(fixture.readyResponse(uri) == nil, "a stale value is not fresh: the request leaves the loop")
+        #expect(fixture.title(await fixture.application.responder.response(method: .GET, uri: uri)) == "one")
+        await fixture.cache.settle()
+        #expect(fixture.application.memo.size.entries == 0, "the refresh dropped what was rendered from the old value")
+        #expect(fixture.metrics.counterTotal(label: "taksi_data_memo_dropped_total") == 1)
+        #expect(fixture.title(try #require(fixture.readyResponse(uri))) == "two")
+        try await fixture.upstream.stop()
+    }
+
+    @Test("a response with a degraded source is neither answered on the loop nor kept")
+    func degradedNotKept() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/good", .json(#"{"text": "good"}"#))
+        fixture.upstream.on("/bad", .status(500))
+        fixture.upstream.on("/backup", .status(500))
+        for _ in 0..<3 {
+            let response = await fixture.application.responder.response(method: .GET, uri: "/screens/pair/data")
+            #expect(response.headers["X-Taksi-Degraded"] == ["backup, bad"])
+            #expect(response.headers["ETag"].isEmpty)
+            await fixture.cache.settle()
+        }
+        #expect(fixture.readyResponse("/screens/pair/data") == nil)
+        #expect(fixture.application.memo.size.entries == 0)
+        try await fixture.upstream.stop()
+    }
+
+    @Test("data from request values is kept per value, with a 304 and a gzip form, within its byte limit")
+    func requestValues() async throws {
+        let limit = 64 * 1024
+        let fixture = try await Fixture(memoBytes: limit)
+        let ada = try #require(fixture.readyResponse("/screens/greet/data?name=Ada"))
+        let text = String(decoding: ada.body.readableBytesView, as: UTF8.self)
+        #expect(text.contains(#""value":"Hello, Ada!""#))
+        #expect(ada.headers["Cache-Control"] == ["private, no-cache"])
+        #expect(ada.headers["Vary"] == ["Accept-Encoding"])
+        let etag = try #require(ada.headers.first(name: "ETag"))
+
+        var gzipped = try #require(fixture.readyResponse("/screens/greet/data?name=Ada", [("Accept-Encoding", "gzip")]))
+        #expect(gzipped.headers["Content-Encoding"] == ["gzip"])
+        #expect(gzipped.headers.first(name: "ETag") == String(etag.dropLast()) + "-gzip\"")
+        var inflated = try gzipped.body.decompress(with: .gzip())
+        #expect(inflated.readBytes(length: inflated.readableBytes) == Array(ada.body.readableBytesView))
+        #expect(gzipped.body.readableBytes < ada.body.readableBytes)
+        let gzipTag = try #require(gzipped.headers.first(name: "ETag"))
+        #expect(fixture.readyResponse("/screens/greet/data?name=Ada", [("Accept-Encoding", "gzip"), ("If-None-Match", gzipTag)])?.status == .notModified)
+        #expect(fixture.readyResponse("/screens/greet/data?name=Ada", [("If-None-Match", etag)])?.status == .notModified)
+        #expect(fixture.readyResponse("/screens/greet/data?name=Bea", [("If-None-Match", etag)])?.status == .ok)
+        // Parameters the plan does not read do not make other inputs.
+        #expect(fixture.readyResponse("/screens/greet/data?name=Ada&utm=x", [("If-None-Match", etag)])?.status == .notModified)
+
+        // Many one-off values: the memo stays within its limit, and the value asked for again and
+        // again stays kept.
+        let hitsBefore = fixture.lookups("hit")
+        for index in 0..<100 {
+            _ = fixture.readyResponse("/screens/greet/data?name=visitor\(index)")
+            _ = fixture.readyResponse("/screens/greet/data?name=Ada")
+        }
+        #expect(fixture.lookups("hit") - hitsBefore == 100)
+        let size = fixture.application.memo.size
+        #expect(size.cost <= limit)
+        #expect(size.entries < 102)
+    }
+
+    @Test("a memo of 0 bytes keeps nothing, and answers are the same")
+    func disabled() async throws {
+        let fixture = try await Fixture(memoBytes: 0)
+        let first = try #require(fixture.readyResponse("/screens/greet/data?name=Ada"))
+        let second = try #require(fixture.readyResponse("/screens/greet/data?name=Ada"))
+        #expect(first.body == second.body)
+        #expect(fixture.application.memo.size.entries == 0)
+        #expect(fixture.lookups("hit") == 0 && fixture.lookups("miss") == 0)
+    }
+}
