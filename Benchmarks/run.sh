@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Serves the same bytes from taksi-server and nginx and compares them with wrk.
+# Serves the same bytes from taksi-server and nginx and compares them with wrk, the way users run
+# both: taksi-server with its shipped defaults (access log on; standard error goes to a file, as
+# nginx's log does), nginx with a buffered access log (`buffer=64k flush=1s`); and both again
+# with the access log off.
 #
 #   Benchmarks/run.sh                      # defaults: 10 s runs, 3 rounds, 64 connections
 #   DURATION=5 ROUNDS=5 Benchmarks/run.sh
 #
 # Builds taksi-server in release mode, installs wrk and nginx with apt-get when missing, pins
-# each server to CPU 0 and the load generator to CPU 1, alternates the servers round by round,
-# and prints the median requests/s and p99 latency of each scenario with the ratio to nginx,
-# then the slow-reader flood (Benchmarks/slow_readers.py). Neither server writes an access log.
+# each server to CPU 0 (one event loop thread, one nginx worker) and the load generator to CPU 1,
+# alternates the servers run by run, and prints per scenario the median requests/s, the server's
+# CPU time per request in microseconds (user + system, from /proc), the p99 latency and the ratio
+# to nginx; then what the access log costs; then the slow-reader flood (Benchmarks/slow_readers.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,24 +43,44 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 wait_for() { for _ in $(seq 1 500); do curl -sf -o /dev/null "$1" && return 0; sleep 0.02; done; echo "no answer from $1" >&2; exit 1; }
 
-# taksi-server over the example screens plus a 2 KB screen with fixture-only data.
+# taksi-server over the example screens (their upstreams answered offline through config.json)
+# plus a 2 KB screen with fixture-only data: one instance with the shipped defaults, one with the
+# access log off. Only the thread count is set, so both compare with one nginx worker.
 python3 Benchmarks/make_screens.py bench "$WORK/screens"
 TAKSI_PORT=$(free_port)
-TAKSI_ACCESS_LOG=false TAKSI_LOG_LEVEL=warning taskset -c "$SERVER_CPU" \
-    "$BIN" serve --screens "$WORK/screens" --host 127.0.0.1 --port "$TAKSI_PORT" --threads 1 --no-watch &
+taskset -c "$SERVER_CPU" "$BIN" serve --screens "$WORK/screens" --host 127.0.0.1 --port "$TAKSI_PORT" --threads 1 \
+    2>"$WORK/taksi-access.log" &
 PIDS+=($!)
 TAKSI_PID=$!
 TAKSI="http://127.0.0.1:$TAKSI_PORT"
+QUIET_PORT=$(free_port)
+TAKSI_ACCESS_LOG=false taskset -c "$SERVER_CPU" "$BIN" serve --screens "$WORK/screens" --host 127.0.0.1 --port "$QUIET_PORT" \
+    --threads 1 2>"$WORK/taksi-quiet.log" &
+PIDS+=($!)
+QUIET_PID=$!
+QUIET="http://127.0.0.1:$QUIET_PORT"
 wait_for "$TAKSI/healthz"
+wait_for "$QUIET/healthz"
 
-# nginx gets the bytes captured from taksi-server.
-mkdir -p "$WORK/www"
-curl -sf "$TAKSI/screens/menu" -o "$WORK/www/skeleton.json"
+# What nginx serves, captured from taksi-server: name | taksi-server path | nginx file.
+RESOURCES=(
+    "menu|/screens/menu|skeleton.json"
+    "menu data|/screens/menu/data|data.json"
+    "home data|/screens/home/data?name=Ada|home-data.json"
+    "stations|/screens/bikes/stations/velib|stations.json"
+    "stations data|/screens/bikes/stations/velib/data|stations-data.json"
+    "repositories data|/screens/repositories/data?q=swift|repositories-data.json"
+)
+mkdir -p "$WORK/www" "$WORK/tmp"
+for resource in "${RESOURCES[@]}"; do
+    IFS='|' read -r _ path file <<<"$resource"
+    curl -sf "$TAKSI$path" -o "$WORK/www/$file"
+done
 curl -sf -H 'Accept-Encoding: gzip' "$TAKSI/screens/menu" -o "$WORK/www/skeleton.json.gz"
-curl -sf "$TAKSI/screens/menu/data" -o "$WORK/www/data.json"
 TAKSI_ETAG=$(curl -sfI "$TAKSI/screens/menu" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
 NGINX_PORT=$(free_port)
-cat >"$WORK/nginx.conf" <<EOF
+NGINX_QUIET_PORT=$(free_port)
+cat >"$WORK/nginx.conf" <<NGINX
 daemon off;
 master_process off;
 worker_processes 1;
@@ -64,7 +88,6 @@ pid $WORK/nginx.pid;
 error_log $WORK/nginx-error.log warn;
 events { worker_connections 4096; }
 http {
-    access_log off;
     sendfile on;
     tcp_nopush on;
     tcp_nodelay on;
@@ -77,67 +100,108 @@ http {
     uwsgi_temp_path $WORK/tmp; scgi_temp_path $WORK/tmp;
     server {
         listen 127.0.0.1:$NGINX_PORT;
+        access_log $WORK/nginx-access.log combined buffer=64k flush=1s;
+        root $WORK/www;
+    }
+    server {
+        listen 127.0.0.1:$NGINX_QUIET_PORT;
+        access_log off;
         root $WORK/www;
     }
 }
-EOF
-mkdir -p "$WORK/tmp"
+NGINX
 taskset -c "$SERVER_CPU" nginx -c "$WORK/nginx.conf" -p "$WORK" 2>/dev/null &
 PIDS+=($!)
 NGINX_PID=$!
 NGINX="http://127.0.0.1:$NGINX_PORT"
+NGINX_QUIET="http://127.0.0.1:$NGINX_QUIET_PORT"
 wait_for "$NGINX/skeleton.json"
 NGINX_ETAG=$(curl -sfI "$NGINX/skeleton.json" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
 
-cmp -s <(curl -sf "$TAKSI/screens/menu") <(curl -sf "$NGINX/skeleton.json") || { echo "the servers send different bytes" >&2; exit 1; }
+for resource in "${RESOURCES[@]}"; do
+    IFS='|' read -r name path file <<<"$resource"
+    cmp -s <(curl -sf "$TAKSI$path") <(curl -sf "$NGINX/$file") || { echo "the servers send different bytes for $name" >&2; exit 1; }
+done
 cmp -s <(curl -sf -H 'Accept-Encoding: gzip' "$TAKSI/screens/menu") <(curl -sf -H 'Accept-Encoding: gzip' "$NGINX/skeleton.json") \
     || { echo "the servers send different gzip bytes" >&2; exit 1; }
 
-# name | taksi path | nginx path | header for taksi | header for nginx
+# Each request a name never asked for before: the data is rendered every time, nothing kept helps.
+cat >"$WORK/unique.lua" <<'LUA'
+counter = 0
+request = function()
+    counter = counter + 1
+    return wrk.format("GET", "/screens/home/data?name=visitor" .. counter)
+end
+LUA
+echo "-- the URL as given" >"$WORK/none.lua"
+
+# name | access log (on/off) | taksi-server path | nginx path | header | wrk script
 SCENARIOS=(
-    "skeleton|/screens/menu|/skeleton.json|X-Bench: 1|X-Bench: 1"
-    "skeleton gzip|/screens/menu|/skeleton.json|Accept-Encoding: gzip|Accept-Encoding: gzip"
-    "304|/screens/menu|/skeleton.json|If-None-Match: $TAKSI_ETAG|If-None-Match: $NGINX_ETAG"
-    "data (fixtures)|/screens/menu/data|/data.json|X-Bench: 1|X-Bench: 1"
+    "skeleton|on|/screens/menu|/skeleton.json|X-Bench: 1|none"
+    "skeleton, access log off|off|/screens/menu|/skeleton.json|X-Bench: 1|none"
+    "skeleton gzip|on|/screens/menu|/skeleton.json|Accept-Encoding: gzip|none"
+    "304|on|/screens/menu|/skeleton.json|If-None-Match: ETAG|none"
+    "skeleton, path parameter|on|/screens/bikes/stations/velib|/stations.json|X-Bench: 1|none"
+    "data, fixtures|on|/screens/menu/data|/data.json|X-Bench: 1|none"
+    "data, request value|on|/screens/home/data?name=Ada|/home-data.json|X-Bench: 1|none"
+    "data, a new request value each time|on|/screens/home/data|/home-data.json|X-Bench: 1|unique"
+    "data, cached upstream, path parameter|on|/screens/bikes/stations/velib/data|/stations-data.json|X-Bench: 1|none"
+    "data, cached upstream, query|on|/screens/repositories/data?q=swift|/repositories-data.json|X-Bench: 1|none"
 )
 
-run_wrk() { # url header -> "requests_per_second p99_ms"
-    taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -H "$2" "$1" | awk '
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+run_wrk() { # url header script pid -> "requests_per_second p99_ms cpu_microseconds_per_request"
+    local before after output
+    before=$(cpu_ticks "$4")
+    output=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -H "$2" -s "$WORK/$3.lua" "$1")
+    after=$(cpu_ticks "$4")
+    awk -v ticks=$((after - before)) -v hz="$(getconf CLK_TCK)" '
+        / requests in / { requests = $1 }
         /Requests\/sec/ { rps = $2 }
         $1 == "99%" { v = $2; unit = v; gsub(/[0-9.]/, "", unit); sub(/[a-z]+$/, "", v)
                       ms = (unit == "us") ? v / 1000 : (unit == "s") ? v * 1000 : v; p99 = ms }
-        END { printf "%s %.3f\n", rps, p99 }'
+        END { printf "%s %.3f %.2f\n", rps, p99, (requests > 0) ? ticks / hz * 1e6 / requests : 0 }' <<<"$output"
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+median_of() { tr ' ' '\n' <<<"$1" | grep . | median; }
 
 echo "Benchmark: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(uname -sr)" >&2
 echo "servers on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU, $CONNECTIONS connections, ${DURATION}s x $ROUNDS rounds" >&2
-declare -A RPS P99
+declare -A RPS P99 CPU
 for round in $(seq 1 "$ROUNDS"); do
     for scenario in "${SCENARIOS[@]}"; do
-        IFS='|' read -r name taksi_path nginx_path taksi_header nginx_header <<<"$scenario"
-        read -r rps p99 < <(run_wrk "$TAKSI$taksi_path" "$taksi_header")
-        RPS["taksi|$name"]+="$rps "; P99["taksi|$name"]+="$p99 "
-        read -r rps p99 < <(run_wrk "$NGINX$nginx_path" "$nginx_header")
-        RPS["nginx|$name"]+="$rps "; P99["nginx|$name"]+="$p99 "
+        IFS='|' read -r name log taksi_path nginx_path header script <<<"$scenario"
+        if [ "$log" = on ]; then
+            taksi=$TAKSI taksi_pid=$TAKSI_PID nginx=$NGINX
+        else
+            taksi=$QUIET taksi_pid=$QUIET_PID nginx=$NGINX_QUIET
+        fi
+        read -r rps p99 cpu < <(run_wrk "$taksi$taksi_path" "${header/ETAG/$TAKSI_ETAG}" "$script" "$taksi_pid")
+        RPS["taksi|$name"]+="$rps " P99["taksi|$name"]+="$p99 " CPU["taksi|$name"]+="$cpu "
+        read -r rps p99 cpu < <(run_wrk "$nginx$nginx_path" "${header/ETAG/$NGINX_ETAG}" none "$NGINX_PID")
+        RPS["nginx|$name"]+="$rps " P99["nginx|$name"]+="$p99 " CPU["nginx|$name"]+="$cpu "
         echo "round $round: $name done" >&2
     done
 done
 
-printf '\n| scenario | taksi-server req/s | nginx req/s | ratio | taksi p99 ms | nginx p99 ms |\n|---|---:|---:|---:|---:|---:|\n'
+printf '\n| scenario | taksi-server req/s | nginx req/s | ratio | taksi-server CPU µs/req | nginx CPU µs/req | taksi p99 ms | nginx p99 ms |\n'
+printf '|---|---:|---:|---:|---:|---:|---:|---:|\n'
 for scenario in "${SCENARIOS[@]}"; do
     name=${scenario%%|*}
-    t=$(tr ' ' '\n' <<<"${RPS["taksi|$name"]}" | grep . | median)
-    n=$(tr ' ' '\n' <<<"${RPS["nginx|$name"]}" | grep . | median)
-    tp=$(tr ' ' '\n' <<<"${P99["taksi|$name"]}" | grep . | median)
-    np=$(tr ' ' '\n' <<<"${P99["nginx|$name"]}" | grep . | median)
-    awk -v name="$name" -v t="$t" -v n="$n" -v tp="$tp" -v np="$np" \
-        'BEGIN { printf "| %s | %.0f | %.0f | %.2fx | %.2f | %.2f |\n", name, t, n, t / n, tp, np }'
+    awk -v name="$name" -v t="$(median_of "${RPS["taksi|$name"]}")" -v n="$(median_of "${RPS["nginx|$name"]}")" \
+        -v tc="$(median_of "${CPU["taksi|$name"]}")" -v nc="$(median_of "${CPU["nginx|$name"]}")" \
+        -v tp="$(median_of "${P99["taksi|$name"]}")" -v np="$(median_of "${P99["nginx|$name"]}")" \
+        'BEGIN { printf "| %s | %.0f | %.0f | %.2fx | %.1f | %.1f | %.2f | %.2f |\n", name, t, n, t / n, tc, nc, tp, np }'
 done
+awk -v on="$(median_of "${RPS["taksi|skeleton"]}")" -v off="$(median_of "${RPS["taksi|skeleton, access log off"]}")" \
+    -v non="$(median_of "${RPS["nginx|skeleton"]}")" -v noff="$(median_of "${RPS["nginx|skeleton, access log off"]}")" \
+    'BEGIN { printf "\nThe access log costs taksi-server %.0f%% of its skeleton throughput (nginx: %.0f%%).\n", (1 - on / off) * 100, (1 - non / noff) * 100 }'
+echo "taksi-server wrote $(grep -c ' GET /' "$WORK/taksi-access.log" || true) access log lines, nginx $(wc -l <"$WORK/nginx-access.log")."
 
 printf '\n| slow-reader flood (300 connections pipelining, never reading) | fresh requests answered | median ms | slowest ms | peak RSS MB |\n|---|---:|---:|---:|---:|\n'
 for server in taksi nginx; do
-    if [ $server = taksi ]; then url="$TAKSI/screens/menu"; pid=$TAKSI_PID; else url="$NGINX/skeleton.json"; pid=$NGINX_PID; fi
+    if [ $server = taksi ]; then url="$TAKSI/screens/menu" pid=$TAKSI_PID; else url="$NGINX/skeleton.json" pid=$NGINX_PID; fi
     taskset -c "$CLIENT_CPU" python3 Benchmarks/slow_readers.py --url "$url" --pid "$pid" --seconds "$FLOOD_SECONDS" --label "$server"
 done

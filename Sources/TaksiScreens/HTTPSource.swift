@@ -142,13 +142,13 @@ public struct HTTPSource: Sendable, Hashable {
         parts.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
     }
 
-    private static func render(_ parts: [Part], _ values: [String: JSONValue], allowed: Set<UInt8>) -> String {
+    private static func render(_ parts: [Part], _ values: [String: JSONValue], allowed: PercentEncoding.ByteSet) -> String {
         var output = ""
         for part in parts {
             switch part {
             case .text(let text):
                 // Literal path text is the author's; only characters that cannot appear are escaped.
-                output += PercentEncoding.encode(text, allowed: allowed.union(Self.reserved))
+                output += PercentEncoding.encode(text, allowed: allowed.union(reserved))
             case .parameter(let name):
                 output += PercentEncoding.encode(text(of: values[name]), allowed: allowed)
             }
@@ -161,5 +161,5 @@ public struct HTTPSource: Sendable, Hashable {
     /// Characters a parameter's value may keep in a query value: never `&`, `=`, `+` or `#`.
     private static let queryCharacters = PercentEncoding.unreserved
     /// Delimiters an author may write literally in a template.
-    private static let reserved = Set("/?&=:@!$'()*,;".utf8)
+    private static let reserved = PercentEncoding.ByteSet("/?&=:@!$'()*,;")
 }

@@ -134,16 +134,120 @@ public final class TextPattern: Sendable, Hashable, CustomStringConvertible {
     /// The expression as written.
     public let source: String
     nonisolated(unsafe) private let regex: Regex<AnyRegexOutput>
+    /// The same expression as a byte test, when it is one character class with a count (the
+    /// usual shape of an id or a slug: `[a-z0-9-]+`, `\d{1,8}`): Swift's regex engine takes
+    /// microseconds a match, and path parameters are matched on every request.
+    private let repeatedClass: RepeatedClass?
 
     /// Compiles `source`; throws with the engine's message when it is not a regular expression.
     public init(_ source: String) throws {
         self.source = source
         self.regex = try Regex(source)
+        self.repeatedClass = RepeatedClass(source)
     }
 
     /// Whether the whole of `text` matches (not just a part of it).
     public func matches(_ text: String) -> Bool {
-        (try? regex.wholeMatch(in: text)) != nil
+        // The byte test agrees with the engine on ASCII text; other text goes to the engine, where
+        // `\w` and `\d` take letters and digits of every script.
+        if let repeatedClass, text.utf8.allSatisfy({ $0 < 0x80 }) { return repeatedClass.matches(text.utf8) }
+        return (try? regex.wholeMatch(in: text)) != nil
+    }
+
+    /// One ASCII character class and how many times it repeats: `[...]`, `\d` or `\w`, then `+`,
+    /// `*`, `?`, `{n}`, `{m,}` or `{m,n}`.
+    struct RepeatedClass: Sendable {
+        var members = [Bool](repeating: false, count: 128)
+        var least: Int
+        var most: Int
+
+        /// Nil unless `source` has exactly that shape.
+        init?(_ source: String) {
+            var bytes = Array(source.utf8)[...]
+            guard let first = bytes.popFirst() else { return nil }
+            switch first {
+            case UInt8(ascii: "\\"):
+                guard let kind = bytes.popFirst(), Self.shorthand(kind, into: &members) else { return nil }
+            case UInt8(ascii: "["):
+                guard bytes.first != UInt8(ascii: "^"), bytes.first != UInt8(ascii: "]") else { return nil }
+                var previous: UInt8?
+                while true {
+                    guard var byte = bytes.popFirst(), byte < 0x80 else { return nil }
+                    if byte == UInt8(ascii: "]") { break }
+                    // Nested classes and set operations (`&&`, `--`, `~~`) are the engine's.
+                    if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "~") { return nil }
+                    if byte == UInt8(ascii: "-"), bytes.first == UInt8(ascii: "-") { return nil }
+                    if byte == UInt8(ascii: "\\") {
+                        guard let escaped = bytes.popFirst(), escaped < 0x80 else { return nil }
+                        if Self.shorthand(escaped, into: &members) {
+                            previous = nil
+                            continue
+                        }
+                        // Only escaped punctuation stands for itself (`\n`, `\p{L}` and the like do not).
+                        guard !Self.isAlphanumeric(escaped) else { return nil }
+                        byte = escaped
+                    } else if byte == UInt8(ascii: "-"), let low = previous, let high = bytes.first, high != UInt8(ascii: "]") {
+                        bytes.removeFirst()
+                        guard high < 0x80, high != UInt8(ascii: "\\"), high != UInt8(ascii: "["), low <= high else { return nil }
+                        for member in low...high { members[Int(member)] = true }
+                        previous = nil
+                        continue
+                    }
+                    members[Int(byte)] = true
+                    previous = byte
+                }
+            default:
+                return nil
+            }
+            switch bytes.popFirst() {
+            case UInt8(ascii: "+"): (least, most) = (1, .max)
+            case UInt8(ascii: "*"): (least, most) = (0, .max)
+            case UInt8(ascii: "?"): (least, most) = (0, 1)
+            case UInt8(ascii: "{"):
+                guard let close = bytes.firstIndex(of: UInt8(ascii: "}")) else { return nil }
+                let bounds = String(decoding: bytes[..<close], as: UTF8.self).split(separator: ",", omittingEmptySubsequences: false)
+                bytes = bytes[(close + 1)...]
+                guard (1...2).contains(bounds.count), let low = Int(bounds[0]), bounds[0].allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+                if bounds.count == 1 {
+                    (least, most) = (low, low)
+                } else if bounds[1].isEmpty {
+                    (least, most) = (low, .max)
+                } else {
+                    guard let high = Int(bounds[1]), high >= low, bounds[1].allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+                    (least, most) = (low, high)
+                }
+            default:
+                return nil
+            }
+            // Anything after the count (a lazy or possessive mark, more of the expression) is the engine's.
+            guard bytes.isEmpty else { return nil }
+        }
+
+        func matches(_ text: String.UTF8View) -> Bool {
+            var count = 0
+            for byte in text {
+                guard members[Int(byte)] else { return false }
+                count += 1
+            }
+            return count >= least && count <= most
+        }
+
+        private static func shorthand(_ kind: UInt8, into members: inout [Bool]) -> Bool {
+            switch kind {
+            case UInt8(ascii: "d"):
+                for byte in UInt8(ascii: "0")...UInt8(ascii: "9") { members[Int(byte)] = true }
+            case UInt8(ascii: "w"):
+                for byte in 0..<UInt8(128) where isAlphanumeric(byte) || byte == UInt8(ascii: "_") { members[Int(byte)] = true }
+            default:
+                return false
+            }
+            return true
+        }
+
+        private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+        }
     }
 
     public var description: String { source }

@@ -1,10 +1,53 @@
 /// Percent-encoding (RFC 3986, 2.1) of path segments, query values and upstream templates.
 public enum PercentEncoding {
     /// The characters that never need encoding anywhere in a URL: letters, digits, `-._~`.
-    public static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+    public static let unreserved = ByteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// A set of bytes as a 256-bit map: a membership test is a shift and a mask (upstream URLs are
+    /// encoded on every data request).
+    public struct ByteSet: Sendable, Equatable {
+        private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+        /// The UTF-8 bytes of `characters`.
+        public init(_ characters: String) {
+            for byte in characters.utf8 { insert(byte) }
+        }
+
+        public func contains(_ byte: UInt8) -> Bool {
+            let bit = UInt64(1) << (byte & 63)
+            switch byte >> 6 {
+            case 0: return words.0 & bit != 0
+            case 1: return words.1 & bit != 0
+            case 2: return words.2 & bit != 0
+            default: return words.3 & bit != 0
+            }
+        }
+
+        public func union(_ other: ByteSet) -> ByteSet {
+            var result = self
+            result.words = (words.0 | other.words.0, words.1 | other.words.1, words.2 | other.words.2, words.3 | other.words.3)
+            return result
+        }
+
+        private mutating func insert(_ byte: UInt8) {
+            let bit = UInt64(1) << (byte & 63)
+            switch byte >> 6 {
+            case 0: words.0 |= bit
+            case 1: words.1 |= bit
+            case 2: words.2 |= bit
+            default: words.3 |= bit
+            }
+        }
+
+        public static func == (lhs: ByteSet, rhs: ByteSet) -> Bool {
+            lhs.words == rhs.words
+        }
+    }
 
     /// `text` with every byte outside `allowed` written as `%XX` (its UTF-8 bytes, upper-case hex).
-    public static func encode(_ text: String, allowed: Set<UInt8> = unreserved) -> String {
+    public static func encode(_ text: String, allowed: ByteSet = unreserved) -> String {
+        // Most values need no escape: the text is returned as it is, without a copy.
+        if text.utf8.allSatisfy(allowed.contains) { return text }
         var output = [UInt8]()
         output.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {

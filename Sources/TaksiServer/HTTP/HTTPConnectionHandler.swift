@@ -90,16 +90,17 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         guard !closing, !discarding else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
-            var request = Request(head: head, id: requestID(head.headers), started: .now())
-            request.rejection = rejection(of: head)
-            request.offersUpgrade = Self.offersUpgrade(head)
-            let length = head.headers.first(name: "content-length").flatMap { Int($0.trimmingOptionalWhitespace) }
-            let hasBody = (length ?? 0) > 0 || head.headers.contains(name: "transfer-encoding")
+            let summary = HeadSummary(head.headers)
+            var request = Request(head: head, id: requestID(summary.requestID), started: .now())
+            request.rejection = rejection(of: head, summary: summary)
+            request.offersUpgrade = head.method == .CONNECT || summary.offersUpgrade
+            let length = summary.contentLength.flatMap { Int($0.trimmingOptionalWhitespace) }
+            let hasBody = (length ?? 0) > 0 || summary.hasTransferEncoding
             if let length, length > limits.maxBodyBytes, request.rejection == nil {
                 // Refused before a byte of it is read.
                 request.rejection = .bodyTooLarge(limit: limits.maxBodyBytes)
             }
-            if request.rejection == nil, let expectation = head.headers.first(name: "expect") {
+            if request.rejection == nil, let expectation = summary.expect {
                 if expectation.trimmingOptionalWhitespace.lowercased() != "100-continue" {
                     request.rejection = .expectationFailed
                 } else if hasBody, queue.isEmpty, !awaitingReply {
@@ -212,7 +213,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// `rejection`, after the requests before it; nothing more is read, and the connection closes
     /// once the answer is written.
     private func rejectReceiving(_ rejection: APIError, context: ChannelHandlerContext) {
-        var request = receiving ?? Request(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "-"), id: requestID([:]), started: .now())
+        var request = receiving ?? Request(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "-"), id: requestID(nil), started: .now())
         request.rejection = rejection
         receiving = nil
         discarding = true
@@ -223,21 +224,48 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     /// What is wrong with a request head that must be refused whatever it asks for, if anything.
-    private func rejection(of head: HTTPRequestHead) -> APIError? {
+    private func rejection(of head: HTTPRequestHead, summary: HeadSummary) -> APIError? {
         if head.uri.utf8.count > limits.maxURILength { return .uriTooLong(limit: limits.maxURILength) }
-        if Self.headerBytes(head.headers) > limits.maxHeaderBytes { return .headersTooLarge(limit: limits.maxHeaderBytes) }
+        if summary.bytes > limits.maxHeaderBytes { return .headersTooLarge(limit: limits.maxHeaderBytes) }
         // RFC 9112, 3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.
-        let hosts = head.headers[canonicalForm: "host"].count
-        if hosts > 1 || (hosts == 0 && head.version.minor >= 1) { return .invalidHost }
+        if summary.hosts > 1 || (summary.hosts == 0 && head.version.minor >= 1) { return .invalidHost }
         return nil
     }
 
-    /// Whether NIO's decoder takes this head as an upgrade (llhttp's rule: `Connection: upgrade`
-    /// with an `Upgrade` header, or CONNECT), after which it parses nothing more.
-    private static func offersUpgrade(_ head: HTTPRequestHead) -> Bool {
-        if head.method == .CONNECT { return true }
-        guard head.headers.contains(name: "upgrade") else { return false }
-        return head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
+    /// What the connection needs to know of a request's headers, read in one pass (each lookup by
+    /// name is a scan with case-insensitive comparisons, and a request head is read on every request).
+    private struct HeadSummary {
+        /// Bytes of the header lines, as the limit counts them.
+        var bytes = 0
+        var hosts = 0
+        var requestID: String?
+        var contentLength: String?
+        var hasTransferEncoding = false
+        var expect: String?
+        /// llhttp's rule for an upgrade: an `Upgrade` header with `Connection: upgrade` (or
+        /// CONNECT), after which NIO's decoder parses nothing more.
+        var offersUpgrade: Bool { hasUpgrade && connectionUpgrade }
+        private var hasUpgrade = false
+        private var connectionUpgrade = false
+
+        init(_ headers: HTTPHeaders) {
+            for (name, value) in headers {
+                bytes += name.utf8.count + value.utf8.count + 4
+                switch name.utf8.count {
+                case 4 where ContentCoding.equalsIgnoringCase(name[...], "host"): hosts += 1
+                case 6 where ContentCoding.equalsIgnoringCase(name[...], "expect"): expect = expect ?? value
+                case 7 where ContentCoding.equalsIgnoringCase(name[...], "upgrade"): hasUpgrade = true
+                case 10 where ContentCoding.equalsIgnoringCase(name[...], "connection"):
+                    connectionUpgrade =
+                        connectionUpgrade
+                        || value.split(separator: ",").contains { ContentCoding.equalsIgnoringCase($0.trimmingOptionalWhitespace, "upgrade") }
+                case 12 where ContentCoding.equalsIgnoringCase(name[...], "x-request-id"): requestID = requestID ?? value
+                case 14 where ContentCoding.equalsIgnoringCase(name[...], "content-length"): contentLength = contentLength ?? value
+                case 17 where ContentCoding.equalsIgnoringCase(name[...], "transfer-encoding"): hasTransferEncoding = true
+                default: break
+                }
+            }
+        }
     }
 
     /// Upgrades are not taken (HTTP/2 belongs at the load balancer), but NIO's decoder stops
@@ -385,8 +413,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     /// The client's `X-Request-Id` when it is safe to echo (1 to 128 visible ASCII characters),
     /// else a new one: a random per-connection prefix and a counter.
-    private func requestID(_ headers: HTTPHeaders) -> RequestID {
-        if let given = headers.first(name: "X-Request-Id"), (1...128).contains(given.utf8.count),
+    private func requestID(_ given: String?) -> RequestID {
+        if let given, (1...128).contains(given.utf8.count),
             given.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
         {
             return .given(given)
@@ -433,10 +461,6 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         dateText = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
         return dateText
-    }
-
-    private static func headerBytes(_ headers: HTTPHeaders) -> Int {
-        headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
     }
 }
 
