@@ -46,20 +46,23 @@ public struct DataPlan: Sendable {
         var entries: [DataEntry] = []
         var problems: [Problem] = []
         for entry in self.entries {
-            let entrySources = entry.fields.values.reduce(into: Set<String>()) { $0.formUnion($1.sourceNames) }
-            if !entrySources.isDisjoint(with: unavailable) { continue }
+            // Computed only when needed: this runs on every data request that is not kept.
+            var entrySources: Set<String> { entry.fields.values.reduce(into: Set<String>()) { $0.formUnion($1.sourceNames) } }
+            if !unavailable.isEmpty, !entrySources.isDisjoint(with: unavailable) { continue }
             var content: [String: JSONValue] = [:]
             // Why a field has no value, so a check that fails for it names the binding, not the screen.
             var unresolved: [String: String] = [:]
             for (name, expression) in entry.fields.sorted(by: { $0.key < $1.key }) {
                 let result = expression.evaluate(values)
-                let source = expression.sourceNames.sorted().joined(separator: ",")
-                problems += result.problems.map {
-                    // A shape fault drops a value (or an item) the source should have had.
-                    Problem(
-                        identifier: entry.identifier, message: "\(name): \($0)", isLoss: result.shapeFaults.contains($0), field: name,
-                        source: source
-                    )
+                if !result.problems.isEmpty {
+                    let source = expression.sourceNames.sorted().joined(separator: ",")
+                    problems += result.problems.map {
+                        // A shape fault drops a value (or an item) the source should have had.
+                        Problem(
+                            identifier: entry.identifier, message: "\(name): \($0)", isLoss: result.shapeFaults.contains($0), field: name,
+                            source: source
+                        )
+                    }
                 }
                 if let value = result.value {
                     content[name] = value

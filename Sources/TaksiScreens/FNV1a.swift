@@ -13,7 +13,19 @@ package struct FNV1a {
     }
 
     package mutating func combine<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
-        for byte in bytes { combine(byte) }
+        // Contiguous bytes (arrays, buffers: every ETag's body) take one tight loop; a generic
+        // sequence from another module is iterated without specialization, many times slower.
+        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            var value = self.value
+            for byte in buffer {
+                value ^= UInt64(byte)
+                value = value &* 0x0000_0100_0000_01B3
+            }
+            self.value = value
+        }
+        if done == nil {
+            for byte in bytes { combine(byte) }
+        }
     }
 
     /// The digest as 16 lowercase hexadecimal digits.

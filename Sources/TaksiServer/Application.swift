@@ -84,12 +84,13 @@ struct HTTPService: Service {
     let group: any EventLoopGroup
 
     func run() async throws {
+        // SIGHUP reopens the access log file after a log rotator moved it (as nginx's USR1 does).
+        // Trapped before the server listens, so a rotation right after start-up cannot kill it.
+        let signals = application.configuration.accessLog ? await UnixSignalsSequence(trapping: .sighup) : nil
         let server = try await application.start(on: group)
         await withTaskGroup(of: Void.self) { tasks in
-            if server.accessLog != nil {
-                // SIGHUP reopens the access log file after a log rotator moved it (as nginx's
-                // USR1 does); it ends when shutdown cancels the group.
-                let signals = await UnixSignalsSequence(trapping: .sighup)
+            if let signals {
+                // Ends when shutdown cancels the group.
                 tasks.addTask {
                     for await _ in signals { await server.reopenAccessLog() }
                 }

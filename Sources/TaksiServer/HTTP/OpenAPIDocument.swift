@@ -83,7 +83,9 @@ paths:
       description: |
         Query parameters feed the screen's `request` and `http` sources (their names and types are
         in the screen definition). A failing upstream source degrades only its components: the
-        answer is still 200 and names the source in `X-Taksi-Degraded`.
+        answer is still 200 and names the source in `X-Taksi-Degraded`. Data that is not degraded
+        has a strong `ETag` of its bytes (and `If-None-Match` answers 304); data of 512 bytes or
+        more has a gzip form.
       parameters:
         - $ref: "#/components/parameters/name"
         - $ref: "#/components/parameters/X-Taksi-Version"
@@ -112,6 +114,8 @@ paths:
             X-Taksi-Degraded:
               description: The sources that failed, comma-separated; their components got their fallback or no entry.
               schema: {type: string}
+            ETag: {$ref: "#/components/headers/ETag"}
+            Content-Encoding: {$ref: "#/components/headers/Content-Encoding"}
             X-Request-Id: {$ref: "#/components/headers/X-Request-Id"}
           content:
             application/json:
