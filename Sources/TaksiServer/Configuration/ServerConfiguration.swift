@@ -43,7 +43,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Where access log lines go: standard error (the default), standard output or a file.
     public var accessLogOutput: AccessLog.Output = .standardError
     /// Bytes of data responses kept for requests with the same inputs (``DataMemo``); 0 keeps none.
-    public var dataMemoMaxBytes: Int = 32 << 20
+    public var dataMemoMaxBytes: Int = 16 << 20
     /// Base URLs of the upstream APIs that `http` sources call, by name: `https://api.citybik.es`,
     /// or `file:DIR` to answer from JSON files (`DIR/v2/networks.json` for `/v2/networks`).
     public var upstreams: [String: String] = [:]

@@ -15,7 +15,9 @@ import NIOHTTP1
 /// from stale values are never kept.
 ///
 /// Each kept response has a strong `ETag` (a digest of its bytes) and a `304`; its gzip form is
-/// made the first time a client asks for it. Bounded in bytes and entries: entries live in two
+/// made the first time a client asks for it. A response is kept the second time its inputs are
+/// asked for (a small table of hashes remembers the first), so one-off values, such as a user's
+/// own, never push out the shared ones. Bounded in bytes and entries: entries live in two
 /// generations, and when the newer one is full the older one is dropped, so what is used stays
 /// and what is not goes (an approximate least-recently-used order at the cost of a dictionary
 /// lookup).
@@ -27,7 +29,7 @@ public final class DataMemo: Sendable {
         /// Responses kept at most.
         public var maxEntries: Int
 
-        public init(maxBytes: Int = 32 << 20, maxEntries: Int = 20_000) {
+        public init(maxBytes: Int = 16 << 20, maxEntries: Int = 20_000) {
             self.maxBytes = maxBytes
             self.maxEntries = maxEntries
         }
@@ -54,7 +56,7 @@ public final class DataMemo: Sendable {
             }
         }
 
-        init(body: [UInt8], headers: [(String, String)], variant: String, upstreamKeys: [String]) {
+        init(body: [UInt8], key: String, headers: [(String, String)], variant: String, upstreamKeys: [String]) {
             let compressible = body.count >= DataMemo.smallestGzipped
             // Whether a gzip form may exist is decided now, so every form's `Vary` is the same.
             var shared = headers
@@ -73,12 +75,16 @@ public final class DataMemo: Sendable {
             self.headers = shared
             self.variant = variant
             self.upstreamKeys = upstreamKeys
-            self.cost = (compressible ? 2 : 1) * body.count + 1024
+            // Both bodies (the gzip one at most as large), both heads, the key, and the objects around them.
+            self.cost =
+                (compressible ? 2 : 1) * body.count + 2 * (identity.full.encodedHeadBytes + identity.notModified.encodedHeadBytes)
+                + key.utf8.count + 1024
         }
 
-        /// The response for a request's `Accept-Encoding` and `If-None-Match`.
-        func response(to request: HTTPHeaders) -> HTTPResponse {
-            let form = (gzipSource != nil && ContentCoding.acceptsGzip(request) ? gzipForm : nil) ?? identity
+        /// The response for a request's `Accept-Encoding` and `If-None-Match`; `gzip` false serves
+        /// the identity form to everyone (a response not kept is not worth compressing).
+        func response(to request: HTTPHeaders, gzip: Bool = true) -> HTTPResponse {
+            let form = (gzip && gzipSource != nil && ContentCoding.acceptsGzip(request) ? gzipForm : nil) ?? identity
             return Representations.matches(headers: request, etag: form.etag) ? form.notModified : form.full
         }
 
@@ -103,12 +109,14 @@ public final class DataMemo: Sendable {
         var cost = 0
     }
 
-    /// Both generations, and which kept keys each upstream key was used by. A lock, not an
-    /// actor: lookups run on the event loops and take a few dictionary operations.
+    /// Both generations, which kept keys each upstream key was used by, and the hashes of keys
+    /// seen once. A lock, not an actor: lookups run on the event loops and take a few dictionary
+    /// operations.
     private struct State {
         var current = Generation()
         var previous = Generation()
         var dependents: [String: Set<String>] = [:]
+        var seenOnce = [Int](repeating: 0, count: 4096)
     }
 
     public let limits: Limits
@@ -145,19 +153,29 @@ public final class DataMemo: Sendable {
         return found
     }
 
-    /// Keeps a rendered response under `key` and returns it; a response larger than a sixteenth
-    /// of the byte limit is returned without being kept, so one cannot push out all the others.
+    /// The response to `request` from a body rendered for `key`, which is kept when its inputs
+    /// are asked for the second time; a response larger than a sixteenth of the byte limit is
+    /// never kept, so one cannot push out all the others. Kept or not, it has its `ETag` and
+    /// answers `If-None-Match`; only a kept one is gzipped.
     func keep(
-        _ body: [UInt8], for key: String, headers: [(String, String)], variant: String, upstreamKeys: [String]
-    ) -> Entry {
-        let entry = Entry(body: body, headers: headers, variant: variant, upstreamKeys: upstreamKeys)
-        guard isEnabled, entry.cost <= limits.maxBytes / 16 else { return entry }
-        state.withLockedValue { state in
+        _ body: [UInt8], for key: String, headers: [(String, String)], variant: String, upstreamKeys: [String],
+        request: HTTPHeaders
+    ) -> HTTPResponse {
+        let entry = Entry(body: body, key: key, headers: headers, variant: variant, upstreamKeys: upstreamKeys)
+        guard isEnabled, entry.cost <= limits.maxBytes / 16 else { return entry.response(to: request, gzip: false) }
+        let hash = key.hashValue
+        let kept = state.withLockedValue { state in
+            let slot = Int(UInt(bitPattern: hash) % UInt(state.seenOnce.count))
+            guard state.seenOnce[slot] == hash else {
+                state.seenOnce[slot] = hash
+                return false
+            }
             Self.insert(entry, for: key, into: &state, limits: limits)
             for upstream in upstreamKeys { state.dependents[upstream, default: []].insert(key) }
+            return true
         }
-        recordSize()
-        return entry
+        if kept { recordSize() }
+        return entry.response(to: request, gzip: kept)
     }
 
     /// Drops every response rendered from the upstream entry `key` (it was refreshed or evicted).

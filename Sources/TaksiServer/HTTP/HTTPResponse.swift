@@ -52,6 +52,9 @@ public struct HTTPResponse: Sendable {
         self.route = "error"
     }
 
+    /// The bytes of the precomputed head, if there is one (what a kept response is charged).
+    var encodedHeadBytes: Int { encodedHead?.readableBytes ?? 0 }
+
     /// The same response with its head encoded once, for responses served many times.
     func precomputed() -> HTTPResponse {
         var copy = self

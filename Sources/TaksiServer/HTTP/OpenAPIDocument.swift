@@ -85,7 +85,7 @@ paths:
         in the screen definition). A failing upstream source degrades only its components: the
         answer is still 200 and names the source in `X-Taksi-Degraded`. Data that is not degraded
         has a strong `ETag` of its bytes (and `If-None-Match` answers 304); data of 512 bytes or
-        more has a gzip form.
+        more that is kept (its inputs asked for a second time) has a gzip form.
       parameters:
         - $ref: "#/components/parameters/name"
         - $ref: "#/components/parameters/X-Taksi-Version"

@@ -256,8 +256,9 @@ public struct Responder: Sendable {
             let body = JSONWriter.bytes(data.jsonValue)
             let responseHeaders = variant.headers + [("Cache-Control", ServedScreenSet.dataCacheControl)]
             if let key, let memo {
-                let kept = memo.keep(body, for: key, headers: responseHeaders, variant: screen.variantID, upstreamKeys: [])
-                return .ready(kept.response(to: headers))
+                return .ready(
+                    memo.keep(body, for: key, headers: responseHeaders, variant: screen.variantID, upstreamKeys: [], request: headers)
+                )
             }
             var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: responseHeaders)
             response.route = "data"
@@ -279,10 +280,12 @@ public struct Responder: Sendable {
         if let key, let kept = memo?.entry(for: key) { return .ready(kept.response(to: headers)) }
         let rendered = resolver.render(request, lookups: fresh.map { ($0.call, .hit($0.fresh.value)) })
         guard let key, let memo, !rendered.degraded else { return .ready(rendered.response) }
-        let kept = memo.keep(
-            rendered.body, for: key, headers: rendered.headers, variant: rendered.variant, upstreamKeys: fresh.map(\.key)
+        return .ready(
+            memo.keep(
+                rendered.body, for: key, headers: rendered.headers, variant: rendered.variant, upstreamKeys: fresh.map(\.key),
+                request: headers
+            )
         )
-        return .ready(kept.response(to: headers))
     }
 
     /// The OpenAPI description of this API (`docs/openapi.yaml`), encoded once.
