@@ -38,17 +38,7 @@ struct AccessLogTests {
         configuration.accessLogFormat = format
         configuration.accessLogOutput = .file(file.path)
         let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"))
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await application.start(on: group)
-        do {
-            try await body(try #require(server.port), server)
-        } catch {
-            await server.shutdown()
-            try await group.shutdownGracefully()
-            throw error
-        }
-        await server.shutdown()
-        try await group.shutdownGracefully()
+        try await withRunningServer(application, body)
     }
 
     @Test("a text line per request: time, method, path without its query, status, bytes, duration, variant, id")
@@ -145,25 +135,14 @@ struct AccessLogTests {
         let directory = try Self.temporaryDirectory()
         try FileManager.default.copyItem(at: fixtureScreensDirectory, to: directory.appendingPathComponent("Screens"))
         let file = directory.appendingPathComponent("access.log")
-        let executable = try #require(CommandLineTests.built("taksi-server"))
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = [
-            "serve", "--screens", directory.appendingPathComponent("Screens").path, "--port", "0", "--no-watch", "--log-format", "json",
-            "--access-log-output", file.path, "--access-log-format", "text", "--threads", "1",
-        ]
-        process.environment = ["TAKSI_UPSTREAM_CITYBIKES": fixtureUpstreams["citybikes"]!, "TAKSI_UPSTREAM_GITHUB": fixtureUpstreams["github"]!]
-        let logs = Pipe()
-        process.standardError = logs
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let reader = LineReader(logs.fileHandleForReading)
-        var port: Int?
-        while port == nil, let line = reader.next() {
-            let message = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?["message"]?.stringValue ?? ""
-            if message.hasPrefix("listening on http://127.0.0.1:") { port = Int(message.split(separator: ":").last ?? "") }
-        }
-        let connection = try RawConnection(port: try #require(port))
+        let (process, reader, port) = try startServerProcess(
+            [
+                "serve", "--screens", directory.appendingPathComponent("Screens").path, "--port", "0", "--no-watch", "--log-format", "json",
+                "--access-log-output", file.path, "--access-log-format", "text", "--threads", "1",
+            ],
+            environment: ["TAKSI_UPSTREAM_CITYBIKES": fixtureUpstreams["citybikes"]!, "TAKSI_UPSTREAM_GITHUB": fixtureUpstreams["github"]!]
+        )
+        let connection = try RawConnection(port: port)
         connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Request-Id: before\r\n\r\n")
         _ = connection.receive(1)
 

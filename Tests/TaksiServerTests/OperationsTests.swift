@@ -163,23 +163,9 @@ struct OperationsTests {
             .write(to: directory.appendingPathComponent("config.json"))
         for n in 0..<5 { upstream.on("/slow/\(n)", .held(#"{"text": "slow \#(n)"}"#)) }
 
-        let executable = try #require(CommandLineTests.built("taksi-server"))
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve", "--config", directory.appendingPathComponent("config.json").path, "--log-format", "json", "--no-watch"]
-        let logs = Pipe()
-        process.standardError = logs
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let reader = LineReader(logs.fileHandleForReading)
-
-        // The bound port is in the "listening on" line.
-        var port: Int?
-        while port == nil, let line = reader.next() {
-            let message = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?["message"]?.stringValue ?? ""
-            if message.hasPrefix("listening on http://127.0.0.1:") { port = Int(message.split(separator: ":").last ?? "") }
-        }
-        let boundPort = try #require(port)
+        let (process, reader, boundPort) = try startServerProcess([
+            "serve", "--config", directory.appendingPathComponent("config.json").path, "--log-format", "json", "--no-watch",
+        ])
 
         let connections = try (0..<5).map { _ in try RawConnection(port: boundPort) }
         for (n, connection) in connections.enumerated() {
@@ -207,6 +193,28 @@ struct OperationsTests {
         #expect(lines.contains { $0["message"] == "server stopped" })
         try await upstream.stop()
     }
+}
+
+/// Starts the built `taksi-server` with `arguments` (which must include `--log-format json` and
+/// bind port 0) and returns it running, its standard error as lines, and the port it bound, read
+/// from its "listening on" line.
+func startServerProcess(_ arguments: [String], environment: [String: String]? = nil) throws -> (Process, LineReader, Int) {
+    let executable = try #require(CommandLineTests.built("taksi-server"))
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let logs = Pipe()
+    process.standardError = logs
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let reader = LineReader(logs.fileHandleForReading)
+    var port: Int?
+    while port == nil, let line = reader.next() {
+        let message = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?["message"]?.stringValue ?? ""
+        if message.hasPrefix("listening on http://127.0.0.1:") { port = Int(message.split(separator: ":").last ?? "") }
+    }
+    return (process, reader, try #require(port, "the server did not say where it listens"))
 }
 
 /// Reads a pipe line by line, blocking until a line or the end.

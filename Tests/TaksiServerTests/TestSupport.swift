@@ -54,10 +54,16 @@ func withRunningServer(limits: ConnectionLimits = ConnectionLimits(), _ body: (I
 /// Runs `body` against `application`'s real server on a free port (it must be configured for
 /// port 0), then drains it.
 func withRunningServer(_ application: Application, _ body: (Int) async throws -> Void) async throws {
+    try await withRunningServer(application) { port, _ in try await body(port) }
+}
+
+/// Runs `body` against `application`'s real server, given its port and the server itself (to
+/// flush or reopen its access log), then drains it.
+func withRunningServer(_ application: Application, _ body: (Int, HTTPServer) async throws -> Void) async throws {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let server = try await application.start(on: group)
     do {
-        try await body(try #require(server.port))
+        try await body(try #require(server.port), server)
     } catch {
         await server.shutdown()
         try await group.shutdownGracefully()
