@@ -60,13 +60,7 @@ public final class DataMemo: Sendable {
             let compressible = body.count >= DataMemo.smallestGzipped
             // Whether a gzip form may exist is decided now, so every form's `Vary` is the same.
             var shared = headers
-            if compressible {
-                if let index = shared.firstIndex(where: { $0.0 == "Vary" }) {
-                    shared[index].1 += ", Accept-Encoding"
-                } else {
-                    shared.append(("Vary", "Accept-Encoding"))
-                }
-            }
+            if compressible { HTTPResponse.addVary("Accept-Encoding", to: &shared) }
             let tag = Representations.entityTag(body)
             self.identity = Representations.form(
                 body: body, etag: "\"\(tag)\"", encoding: nil, headers: shared, route: "data", variant: variant

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 public import NIOCore
 import NIOHTTP1
 
@@ -429,22 +428,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             buffer.writeString(id)
         case .generated(let number):
             buffer.writeString(requestIDPrefix)
-            Self.writeDecimal(number, to: &buffer)
-        }
-    }
-
-    private static func writeDecimal(_ value: Int, to buffer: inout ByteBuffer) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { bytes in
-            var value = value
-            var index = bytes.count
-            repeat {
-                index -= 1
-                bytes[index] = UInt8(truncatingIfNeeded: 48 + value % 10)
-                value /= 10
-            } while value > 0
-            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[index...]))
+            buffer.writeDecimal(number)
         }
     }
 

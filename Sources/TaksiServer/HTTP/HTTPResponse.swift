@@ -52,6 +52,15 @@ public struct HTTPResponse: Sendable {
         self.route = "error"
     }
 
+    /// Adds `names` to the `Vary` header of `headers`, or adds the header.
+    static func addVary(_ names: String, to headers: inout [(String, String)]) {
+        if let index = headers.firstIndex(where: { $0.0 == "Vary" }) {
+            headers[index].1 += ", " + names
+        } else {
+            headers.append(("Vary", names))
+        }
+    }
+
     /// The bytes of the precomputed head, if there is one (what a kept response is charged).
     var encodedHeadBytes: Int { encodedHead?.readableBytes ?? 0 }
 

@@ -247,44 +247,54 @@ public struct Responder: Sendable {
         } catch {
             throw .badParameters(error)
         }
-        let values = plan.staticValues.merging(requestValues) { _, request in request }
+        // Built only when something is rendered: a kept response needs none of it.
+        var values: [String: JSONValue] { plan.staticValues.merging(requestValues) { _, request in request } }
         guard !calls.isEmpty else {
-            let key = memo?.isEnabled == true ? variant.memoKey(requestValues: requestValues, upstream: []) : nil
-            if let key, let kept = memo?.entry(for: key) { return .ready(kept.response(to: headers)) }
-            let (data, problems) = plan.build(values: values, catalog: catalog)
-            logger.dataProblems(problems, in: screen)
-            let body = JSONWriter.bytes(data.jsonValue)
-            let responseHeaders = variant.headers + [("Cache-Control", ServedScreenSet.dataCacheControl)]
-            if let key, let memo {
-                return .ready(
-                    memo.keep(body, for: key, headers: responseHeaders, variant: screen.variantID, upstreamKeys: [], request: headers)
-                )
-            }
-            var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: responseHeaders)
-            response.route = "data"
-            response.variant = screen.variantID
-            return .ready(response)
+            return .ready(
+                memoized(variant, requestValues: requestValues, upstream: [], headers: headers) {
+                    let (data, problems) = plan.build(values: values, catalog: catalog)
+                    logger.dataProblems(problems, in: screen)
+                    return DataResolver.Rendered(
+                        body: JSONWriter.bytes(data.jsonValue),
+                        headers: variant.headers + [("Cache-Control", ServedScreenSet.dataCacheControl)], degraded: false,
+                        variant: screen.variantID
+                    )
+                }
+            )
         }
         guard let resolver else {
             throw APIError(status: .serviceUnavailable, code: "upstreams_unavailable", message: "this server calls no upstreams")
         }
-        let request = DataResolver.Request(
-            screen: screen, catalog: catalog, headers: variant.headers, values: values, calls: calls, requestHeaders: headers
-        )
+        func request() -> DataResolver.Request {
+            DataResolver.Request(
+                screen: screen, catalog: catalog, headers: variant.headers, values: values, calls: calls, requestHeaders: headers
+            )
+        }
         guard let fresh = resolver.freshValues(of: calls, requestHeaders: headers) else {
+            let request = request()
             return .pending { await resolver.respond(request) }
         }
-        let key =
-            memo?.isEnabled == true
-            ? variant.memoKey(requestValues: requestValues, upstream: fresh.map { ($0.key, $0.fresh.generation) }) : nil
-        if let key, let kept = memo?.entry(for: key) { return .ready(kept.response(to: headers)) }
-        let rendered = resolver.render(request, lookups: fresh.map { ($0.call, .hit($0.fresh.value)) })
-        guard let key, let memo, !rendered.degraded else { return .ready(rendered.response) }
         return .ready(
-            memo.keep(
-                rendered.body, for: key, headers: rendered.headers, variant: rendered.variant, upstreamKeys: fresh.map(\.key),
-                request: headers
-            )
+            memoized(variant, requestValues: requestValues, upstream: fresh.map { ($0.key, $0.fresh.generation) }, headers: headers) {
+                resolver.render(request(), lookups: fresh.map { ($0.call, .hit($0.fresh.value)) })
+            }
+        )
+    }
+
+    /// The response kept for these inputs (``DataMemo``), or the one `render` makes, kept unless
+    /// it is degraded; with no memo, `render`'s as it is.
+    private func memoized(
+        _ variant: ServedScreenSet.Variant, requestValues: [String: JSONValue], upstream: [(key: String, generation: UInt64)],
+        headers: HTTPHeaders, render: () -> DataResolver.Rendered
+    ) -> HTTPResponse {
+        guard let memo, memo.isEnabled else { return render().response }
+        let key = variant.memoKey(requestValues: requestValues, upstream: upstream)
+        if let kept = memo.entry(for: key) { return kept.response(to: headers) }
+        let rendered = render()
+        guard !rendered.degraded else { return rendered.response }
+        return memo.keep(
+            rendered.body, for: key, headers: rendered.headers, variant: rendered.variant, upstreamKeys: upstream.map(\.key),
+            request: headers
         )
     }
 

@@ -257,9 +257,9 @@ final class AccessLogBuffer {
             bytes.writeStaticString("\",\"path\":\"")
             writeEscaped(path)
             bytes.writeStaticString("\",\"status\":")
-            writeDecimal(Int(status))
+            bytes.writeDecimal(Int(status))
             bytes.writeStaticString(",\"bytes\":")
-            writeDecimal(written)
+            bytes.writeDecimal(written)
             bytes.writeStaticString(",\"duration_ms\":")
             writeMilliseconds(nanoseconds)
             if let variant {
@@ -279,9 +279,9 @@ final class AccessLogBuffer {
             bytes.writeStaticString(" ")
             writeEscaped(path)
             bytes.writeStaticString(" ")
-            writeDecimal(Int(status))
+            bytes.writeDecimal(Int(status))
             bytes.writeStaticString(" ")
-            writeDecimal(written)
+            bytes.writeDecimal(written)
             bytes.writeStaticString(" ")
             writeMilliseconds(nanoseconds)
             bytes.writeStaticString("ms variant=")
@@ -337,26 +337,12 @@ final class AccessLogBuffer {
     /// `0.364`: milliseconds with three decimals, from integer nanoseconds.
     private func writeMilliseconds(_ nanoseconds: Int64) {
         let microseconds = Int(nanoseconds / 1000)
-        writeDecimal(microseconds / 1000)
+        bytes.writeDecimal(microseconds / 1000)
         bytes.writeInteger(UInt8(ascii: "."))
         let fraction = microseconds % 1000
         bytes.writeInteger(UInt8(48 + fraction / 100))
         bytes.writeInteger(UInt8(48 + fraction / 10 % 10))
         bytes.writeInteger(UInt8(48 + fraction % 10))
-    }
-
-    private func writeDecimal(_ value: Int) {
-        var value = value
-        if value < 0 {
-            bytes.writeInteger(UInt8(ascii: "-"))
-            value = -value
-        }
-        var divisor = 1
-        while divisor <= value / 10 { divisor *= 10 }
-        repeat {
-            bytes.writeInteger(UInt8(48 + value / divisor % 10))
-            divisor /= 10
-        } while divisor > 0
     }
 
     /// Writes a value so that a line stays one line and one field in either format: bytes outside

@@ -116,13 +116,7 @@ public struct DataResolver: Sendable {
         var headers = request.headers
         // Forwarded headers change the answer, so caches must key on them too.
         let forwarded = Set(request.calls.flatMap(\.definition.forwardedHeaders)).sorted()
-        if !forwarded.isEmpty {
-            if let index = headers.firstIndex(where: { $0.0 == "Vary" }) {
-                headers[index].1 += ", " + forwarded.joined(separator: ", ")
-            } else {
-                headers.append(("Vary", forwarded.joined(separator: ", ")))
-            }
-        }
+        if !forwarded.isEmpty { HTTPResponse.addVary(forwarded.joined(separator: ", "), to: &headers) }
         if degraded.isEmpty {
             headers.append(("Cache-Control", "private, max-age=\(Int(ttl))"))
         } else {
