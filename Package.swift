@@ -59,6 +59,11 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ],
+            // The live preview's page, compiled into the binary: nothing to install or fetch.
+            resources: [
+                .embedInCode("Preview/Assets/preview.html"), .embedInCode("Preview/Assets/preview.js"),
+                .embedInCode("Preview/Assets/preview.css"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

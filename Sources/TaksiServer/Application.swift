@@ -28,10 +28,12 @@ public struct Application: Sendable {
     let serverMetrics: ServerMetrics
     /// Data responses kept for their inputs, dropped when an upstream entry they used is refreshed.
     public let memo: DataMemo
+    /// The live preview's event stream, fed by every reload; nil when the preview is off.
+    public let previewEvents: PreviewEvents?
 
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public var responder: Responder {
-        Responder(store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo)
+        Responder(store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents)
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
@@ -159,16 +161,23 @@ public func buildApplication(
     let cache = cache ?? UpstreamCache()
     let memo = DataMemo(limits: DataMemo.Limits(maxBytes: configuration.dataMemoMaxBytes), metrics: metrics)
     cache.onChange { key in memo.drop(upstream: key) }
+    let store = ScreenStore(
+        screenSet,
+        options: .init(
+            skeletonMaxAge: configuration.skeletonMaxAge, skeletonStaleWhileRevalidate: configuration.skeletonStaleWhileRevalidate,
+            appLinks: configuration.appLinks
+        ),
+        metrics: metrics
+    )
+    var previewEvents: PreviewEvents?
+    if configuration.preview {
+        let events = PreviewEvents(status: store.status)
+        store.onChange { status in events.publish(status) }
+        previewEvents = events
+    }
     return Application(
         configuration: configuration,
-        store: ScreenStore(
-            screenSet,
-            options: .init(
-                skeletonMaxAge: configuration.skeletonMaxAge, skeletonStaleWhileRevalidate: configuration.skeletonStaleWhileRevalidate,
-                appLinks: configuration.appLinks
-            ),
-            metrics: metrics
-        ),
+        store: store,
         logger: logger,
         metrics: metrics,
         resolver: DataResolver(
@@ -176,6 +185,7 @@ public func buildApplication(
         ),
         prometheus: prometheus,
         serverMetrics: ServerMetrics(factory: metrics),
-        memo: memo
+        memo: memo,
+        previewEvents: previewEvents
     )
 }

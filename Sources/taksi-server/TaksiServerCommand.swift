@@ -62,6 +62,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "stderr, stdout or a file, reopened on SIGHUP (TAKSI_ACCESS_LOG_OUTPUT; default stderr).")
     var accessLogOutput: String?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Serve the live preview at /preview, for screen authors; never in production (TAKSI_PREVIEW; default off, on in the example config.json)."
+    )
+    var preview: Bool?
+
     func run() async throws {
         var configuration: ServerConfiguration
         do {
@@ -73,6 +79,7 @@ struct Serve: AsyncParsableCommand {
                 ("log_format", logFormat, "--log-format"), ("access_log", noAccessLog ? "false" : nil, "--no-access-log"),
                 ("access_log_format", accessLogFormat, "--access-log-format"),
                 ("access_log_output", accessLogOutput, "--access-log-output"),
+                ("preview", preview.map { $0 ? "true" : "false" }, preview == true ? "--preview" : "--no-preview"),
             ]
             for (key, value, flag) in flags {
                 if let value { try configuration.apply(key: key, value: value, source: flag) }

@@ -36,6 +36,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var drainTimeout: Double = 30
     /// Whether one log line is written per request.
     public var accessLog: Bool = true
+    /// Whether `/preview` serves the live preview. Off unless configured: the local example
+    /// configuration turns it on, the container's and the Kubernetes manifest's leave it off.
+    public var preview: Bool = false
     /// How log lines are written.
     public var logFormat: LogFormat = .text
     /// How access log lines are written; the application log's format when not set.
@@ -80,6 +83,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("log_format", "TAKSI_LOG_FORMAT", "text or json"),
         ("access_log_format", "TAKSI_ACCESS_LOG_FORMAT", "text or json (default: log_format's)"),
         ("access_log_output", "TAKSI_ACCESS_LOG_OUTPUT", "stderr, stdout or a file path (reopened on SIGHUP)"),
+        ("preview", "TAKSI_PREVIEW", "serve the live preview at /preview: true or false (off unless set; never on in production)"),
         ("data_memo_max_bytes", "TAKSI_DATA_MEMO_MAX_BYTES", "bytes of data responses kept for requests with the same inputs (0 keeps none)"),
         ("upstreams", "TAKSI_UPSTREAM_<NAME>", "base URLs of upstream APIs by name (an object in the file)"),
         ("apple_app_ids", "TAKSI_APPLE_APP_IDS", "iOS apps (TEAMID.bundle.id) that open the https links of links.yaml; a list (comma-separated in the environment)"),
@@ -224,6 +228,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             watch = try Self.boolean(value, key: key, source: source)
         case "access_log":
             accessLog = try Self.boolean(value, key: key, source: source)
+        case "preview":
+            preview = try Self.boolean(value, key: key, source: source)
         case "log_format", "access_log_format":
             guard let format = LogFormat(rawValue: value.lowercased()) else {
                 throw ConfigurationError(source: source, message: "\(key) must be text or json, found \"\(value)\"")

@@ -56,6 +56,17 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// moment so the client gets the answer rather than a reset.
     private var lingering = false
     private var needsFlush = false
+    /// The connection carries a stream of server-sent events (the preview's): nothing more is
+    /// answered on it; events are written as they are published until the client goes away.
+    private var stream: EventStream?
+
+    private struct EventStream {
+        var id: Int
+        var events: PreviewEvents
+        var heartbeat: RepeatedTask
+        /// Events go in chunks (HTTP/1.1); for HTTP/1.0 the body ends with the connection.
+        var chunked: Bool
+    }
 
     private let requestIDPrefix = String(UInt64.random(in: 0...UInt64.max) | (1 << 63), radix: 16) + "-"
     private var requestCount = 0
@@ -154,7 +165,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func read(context: ChannelHandlerContext) {
-        if lingering {
+        if lingering || stream != nil {
+            // Read (and drop) on, to see the client go away.
             context.read()
         } else if closing || discarding || queue.count >= limits.maxPipelinedRequests || !context.channel.isWritable {
             heldRead = true
@@ -181,6 +193,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             return
         }
         quiescing = true
+        if stream != nil {
+            endStream(context: context)
+            return
+        }
         if queue.isEmpty, receiving == nil, !awaitingReply {
             closing = true
             context.close(promise: nil)
@@ -287,6 +303,11 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     func channelInactive(context: ChannelHandlerContext) {
         closing = true
         queue.removeAll()
+        if let stream {
+            stream.heartbeat.cancel()
+            stream.events.unsubscribe(stream.id)
+            self.stream = nil
+        }
         context.fireChannelInactive()
     }
 
@@ -336,6 +357,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     private func write(_ response: HTTPResponse, for request: Request, context: ChannelHandlerContext) {
+        if let events = response.events, request.head.method != .HEAD {
+            startStream(response, events: events, for: request, context: context)
+            return
+        }
         let keepAlive = request.head.isKeepAlive && !quiescing && request.rejection == nil
         let sendsBody = request.head.method != .HEAD && response.body.readableBytes > 0
         // A small body goes in the same buffer as the head: one write through the pipeline and one
@@ -387,6 +412,74 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                 context.read()
             }
         }
+    }
+
+    // MARK: Event streams
+
+    /// Writes the head of a stream of server-sent events, its first bytes and the current event,
+    /// then writes every event published until the client goes away or the server shuts down.
+    private func startStream(_ response: HTTPResponse, events: PreviewEvents, for request: Request, context: ChannelHandlerContext) {
+        closing = true
+        queue.removeAll()
+        let chunked = request.head.version.minor >= 1
+        var buffer = HTTPResponse.encodeHead(status: response.status, headers: response.headers)
+        buffer.writeStaticString("Date: ")
+        buffer.writeString(currentDate())
+        buffer.writeStaticString("\r\nX-Request-Id: ")
+        write(request.id, to: &buffer)
+        buffer.writeStaticString(chunked ? "\r\nTransfer-Encoding: chunked\r\n\r\n" : "\r\nConnection: close\r\n\r\n")
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+        let (id, current) = events.subscribe(on: loop) { event in bound.value.handler.send(event, context: bound.value.context) }
+        let heartbeat = loop.scheduleRepeatedTask(initialDelay: PreviewEvents.heartbeatInterval, delay: PreviewEvents.heartbeatInterval) { _ in
+            bound.value.handler.send(PreviewEvents.heartbeat, context: bound.value.context)
+        }
+        stream = EventStream(id: id, events: events, heartbeat: heartbeat, chunked: chunked)
+        Self.frame(response.body, chunked: chunked, into: &buffer)
+        Self.frame(current, chunked: chunked, into: &buffer)
+        finished(request, response: response, bytes: buffer.readableBytes)
+        context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
+    }
+
+    /// Writes one event; a client that stopped reading is disconnected (its browser reconnects).
+    private func send(_ event: ByteBuffer, context: ChannelHandlerContext) {
+        guard let stream, context.channel.isActive else { return }
+        guard context.channel.isWritable else {
+            context.close(promise: nil)
+            return
+        }
+        var buffer = context.channel.allocator.buffer(capacity: event.readableBytes + 16)
+        Self.frame(event, chunked: stream.chunked, into: &buffer)
+        context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
+    }
+
+    /// Ends a stream at shutdown: the last chunk, then the connection closes.
+    private func endStream(context: ChannelHandlerContext) {
+        guard let stream else { return }
+        stream.heartbeat.cancel()
+        stream.events.unsubscribe(stream.id)
+        self.stream = nil
+        let channel = context.channel
+        guard stream.chunked else {
+            channel.close(promise: nil)
+            return
+        }
+        var last = channel.allocator.buffer(capacity: 5)
+        last.writeStaticString("0\r\n\r\n")
+        context.writeAndFlush(wrapOutboundOut(.byteBuffer(last))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// `bytes` as one chunk of a chunked body, or as they are.
+    private static func frame(_ bytes: ByteBuffer, chunked: Bool, into buffer: inout ByteBuffer) {
+        guard chunked else {
+            buffer.writeImmutableBuffer(bytes)
+            return
+        }
+        guard bytes.readableBytes > 0 else { return }
+        buffer.writeString(String(bytes.readableBytes, radix: 16))
+        buffer.writeStaticString("\r\n")
+        buffer.writeImmutableBuffer(bytes)
+        buffer.writeStaticString("\r\n")
     }
 
     /// Bodies up to this size are copied next to their head.

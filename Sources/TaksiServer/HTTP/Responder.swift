@@ -46,16 +46,20 @@ public struct Responder: Sendable {
     let metrics: PrometheusCollectorRegistry?
     /// Data responses kept for their inputs; nil renders every one.
     let memo: DataMemo?
+    /// The live preview's pages and event stream; nil when it is off (its routes answer 404).
+    let preview: Preview?
 
+    /// - Parameter previewEvents: turns the preview (`/preview`) on, its event stream fed by these.
     public init(
         store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
-        memo: DataMemo? = nil
+        memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil
     ) {
         self.store = store
         self.logger = logger
         self.resolver = resolver
         self.metrics = metrics
         self.memo = memo
+        self.preview = previewEvents.map(Preview.init(events:))
     }
 
     /// The reply to a request; ready at once unless the data needs upstream calls.
@@ -120,6 +124,9 @@ public struct Responder: Sendable {
         case .assetLinks:
             guard let response = screens.androidAssociation else { throw .notFound(path: String(target.path)) }
             return .ready(response)
+        case .preview(let route):
+            guard let preview else { throw .notFound(path: String(target.path)) }
+            return try preview.respond(to: route, target: target, request: request, responder: self, store: store)
         case .index:
             return .ready(screens.index)
         case .skeleton(let path):

@@ -12,9 +12,11 @@
 /// | `/links/resolve` | ``resolveLink`` |
 /// | `/.well-known/apple-app-site-association` | ``appleAppSiteAssociation`` |
 /// | `/.well-known/assetlinks.json` | ``assetLinks`` |
+/// | `/preview`, `/preview/<name>`, `/preview/<file>.<ext>` | ``preview(_:)`` |
 ///
 /// Screen names may hold `/`, and never end in the segment `data`, so the last `/data` always
-/// means the data endpoint.
+/// means the data endpoint. Nor do they hold `.`, so the preview's own files (`preview.js`,
+/// `events.stream`) never shadow a screen's preview page.
 enum Route: Sendable, Equatable {
     case index
     case skeleton(String)
@@ -26,6 +28,7 @@ enum Route: Sendable, Equatable {
     case resolveLink
     case appleAppSiteAssociation
     case assetLinks
+    case preview(PreviewRoute)
     case notFound
 
     private static let prefixes: [StaticString] = ["/screens", "/interfaces"]
@@ -49,6 +52,8 @@ enum Route: Sendable, Equatable {
             self = .appleAppSiteAssociation
         } else if Self.equals(bytes, "/.well-known/assetlinks.json") {
             self = .assetLinks
+        } else if Self.equals(bytes.prefix(8), "/preview"), bytes.count == 8 || bytes.dropFirst(8).first == UInt8(ascii: "/") {
+            self = .preview(PreviewRoute(bytes.dropFirst(9)))
         } else {
             self = Self.screenRoute(bytes) ?? .notFound
         }
@@ -73,5 +78,33 @@ enum Route: Sendable, Equatable {
 
     private static func equals(_ bytes: Substring.UTF8View.SubSequence, _ literal: StaticString) -> Bool {
         literal.withUTF8Buffer { bytes.elementsEqual($0) }
+    }
+}
+
+/// The live preview's endpoints, under `/preview` (see ``Preview``).
+enum PreviewRoute: Sendable, Equatable {
+    /// `/preview`: the list of screens.
+    case list
+    /// `/preview/<screen path>`: one screen as an app shows it (`home`, `bikes/stations/velib`).
+    case screen(String)
+    /// `/preview/preview.js`, `/preview/preview.css`: the page's script and style.
+    case asset(String)
+    /// `/preview/catalog.json`: screens, variants, parameters and component schemas, for the page.
+    case catalog
+    /// `/preview/exchange.json`: one request to the screen endpoints, answered as the app receives it.
+    case exchange
+    /// `/preview/events.stream`: server-sent events, one per screen set version.
+    case events
+
+    init(_ rest: Substring.UTF8View.SubSequence) {
+        let text = String(Substring(rest))
+        switch text {
+        case "": self = .list
+        case "catalog.json": self = .catalog
+        case "exchange.json": self = .exchange
+        case "events.stream": self = .events
+        case "preview.js", "preview.css": self = .asset(text)
+        default: self = .screen(text)
+        }
     }
 }

@@ -59,10 +59,24 @@ public final class ScreenStore: Sendable {
         let screens = ServedScreenSet(screenSet, options: options, metrics: metrics)
         Self.recordSize(screenSet, metrics)
         let now = Date()
-        state.withLockedValue {
+        let status = state.withLockedValue {
             $0.screens = screens
             $0.status = Status(version: screens.screenSet.version, loadedAt: now, lastReloadAt: now, pendingErrors: [])
+            return $0.status
         }
+        notify(status)
+    }
+
+    /// Calls `observer` with the new status after every reload, successful or not (the preview's
+    /// event stream listens).
+    public func onChange(_ observer: @escaping @Sendable (Status) -> Void) {
+        observers.withLockedValue { $0.append(observer) }
+    }
+
+    private let observers = NIOLockedValueBox<[@Sendable (Status) -> Void]>([])
+
+    private func notify(_ status: Status) {
+        for observer in observers.withLockedValue({ $0 }) { observer(status) }
     }
 
     /// `taksi_screens_loaded` and `taksi_screen_variants_loaded`: the size of the served set.
@@ -83,9 +97,11 @@ public final class ScreenStore: Sendable {
     /// Records a failed reload: the served set stays; its errors are reported until a reload succeeds.
     public func recordFailedReload(_ diagnostics: [Diagnostic]) {
         let now = Date()
-        state.withLockedValue {
+        let status = state.withLockedValue {
             $0.status.lastReloadAt = now
             $0.status.pendingErrors = diagnostics.filter { $0.severity == .error }
+            return $0.status
         }
+        notify(status)
     }
 }

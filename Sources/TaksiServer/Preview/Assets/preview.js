@@ -1,0 +1,530 @@
+// The live preview of taksi-server (served at /preview, embedded in the binary).
+//
+// It loads a screen the way an app does, in two phases, through /preview/exchange.json, which
+// hands the request with exactly an app's headers to the server's own screen endpoints and
+// describes the answer. It draws the built-in components close to the Taksi client's own views,
+// custom components from their declared fields, and redraws on every reload the server announces
+// on /preview/events.stream.
+//
+// Safety: every value from screens, upstreams or the URL reaches the page as text (textContent,
+// never markup); links are built here, to /preview only; images load from http(s) URLs only.
+'use strict';
+
+/** The page's own settings in its URL; every other query parameter goes to the screen. */
+const CONTROLS = ['version', 'alternative', 'user', 'language', 'gzip'];
+/** Built-in component types whose fields take data (the client asks for data when one is present). */
+const DYNAMIC_BUILT_INS = new Set(['label_component', 'collection_component']);
+
+const state = {
+  catalog: null,
+  setVersion: null,
+  /** Bumped by every draw: an answer that arrives for an older draw is dropped. */
+  generation: 0,
+};
+
+// MARK: Small helpers
+
+/** An element with attributes and children; strings become text nodes, never markup. */
+function el(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === 'class') node.className = value;
+    else node.setAttribute(name, value === true ? '' : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function clear(node) {
+  while (node.firstChild) node.removeChild(node.firstChild);
+}
+
+async function getJSON(url) {
+  const response = await fetch(url, { cache: 'no-store', headers: { Accept: 'application/json' } });
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  return response.json();
+}
+
+/** The screen path of a preview URL path (`/preview/bikes/stations/velib` is `bikes/stations/velib`). */
+function screenPathOf(pathname) {
+  const path = pathname.replace(/^\/preview\/?/, '').replace(/\/+$/, '');
+  return path;
+}
+
+function decodeSegment(segment) {
+  try { return decodeURIComponent(segment); } catch { return segment; }
+}
+
+/** The catalog's screen for a path, with its path parameters' values (decoded); literal names first. */
+function findScreen(path) {
+  const segments = path.split('/').map(decodeSegment);
+  const screens = state.catalog.screens;
+  const literal = screens.find((screen) => screen.name === segments.join('/') && screen.parameter_order.length === 0);
+  if (literal) return { screen: literal, params: {} };
+  for (const screen of screens) {
+    const pattern = screen.name.split('/');
+    if (pattern.length !== segments.length || screen.parameter_order.length === 0) continue;
+    const params = {};
+    const matches = pattern.every((part, index) => {
+      const parameter = /^\{(.+)\}$/.exec(part);
+      if (!parameter) return part === segments[index];
+      params[parameter[1]] = segments[index];
+      return segments[index] !== '';
+    });
+    if (matches) return { screen, params };
+  }
+  return null;
+}
+
+/** `/preview/<path>` with the controls and query values; empty values are left out. */
+function previewURL(path, values) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(values)) {
+    if (value !== undefined && value !== null && value !== '') query.set(name, value);
+  }
+  const text = query.toString();
+  return '/preview/' + path + (text ? '?' + text : '');
+}
+
+/** A screen path with its parameters filled in, each segment percent-encoded. */
+function fillPath(name, params) {
+  return name.split('/').map((part) => {
+    const parameter = /^\{(.+)\}$/.exec(part);
+    if (!parameter) return part;
+    const value = params[parameter[1]];
+    return value ? encodeURIComponent(value) : part;
+  }).join('/');
+}
+
+/** The page's URL settings: controls, and the values meant for the screen's query. */
+function readLocation() {
+  const search = new URLSearchParams(location.search);
+  const controls = {};
+  const query = {};
+  for (const [name, value] of search) {
+    if (CONTROLS.includes(name)) controls[name] = value;
+    else query[name] = value;
+  }
+  return { path: screenPathOf(location.pathname), controls, query };
+}
+
+// MARK: Live updates
+
+function listen() {
+  const live = document.getElementById('live');
+  if (!window.EventSource) {
+    live.textContent = 'no live updates in this browser';
+    return;
+  }
+  const source = new EventSource('/preview/events.stream');
+  source.addEventListener('open', () => {
+    live.dataset.state = 'live';
+    live.textContent = 'live';
+  });
+  source.addEventListener('error', () => {
+    live.dataset.state = 'reconnecting';
+    live.textContent = 'reconnecting';
+  });
+  source.addEventListener('screens', (event) => {
+    let status;
+    try { status = JSON.parse(event.data); } catch { return; }
+    showPending(status.pending_errors);
+    if (status.screens_version !== state.setVersion) draw();
+  });
+}
+
+function showPending(errors) {
+  const section = document.getElementById('pending');
+  const list = document.getElementById('pending-list');
+  clear(list);
+  section.hidden = !errors || errors.length === 0;
+  for (const error of errors || []) {
+    const where = error.file + (error.line ? `:${error.line}:${error.column}` : '');
+    list.append(el('li', {}, el('code', { class: 'where' }, where), ' ', error.path ? el('code', {}, error.path) : '', ' ', error.message));
+  }
+}
+
+// MARK: Drawing
+
+async function draw() {
+  const generation = ++state.generation;
+  let catalog;
+  try {
+    catalog = await getJSON('/preview/catalog.json');
+  } catch (error) {
+    return showFailure(`The server did not answer: ${error.message}`);
+  }
+  if (generation !== state.generation) return;
+  state.catalog = catalog;
+  state.setVersion = catalog.screens_version;
+  document.getElementById('set-version').textContent = `screens ${catalog.screens_version}`;
+  showPending(catalog.pending_errors);
+  const { path } = readLocation();
+  if (path === '') drawList();
+  else await drawScreen(generation);
+}
+
+function showFailure(message) {
+  const main = document.getElementById('main');
+  clear(main);
+  main.dataset.phase = 'error';
+  main.append(el('p', { class: 'notice error' }, message));
+}
+
+function drawList() {
+  const main = document.getElementById('main');
+  clear(main);
+  main.dataset.phase = 'list';
+  const rows = state.catalog.screens.map((screen) => {
+    const variants = screen.variants.map((variant) => {
+      const controls = { version: variant.sample_version, alternative: variant.alternative === 'default' ? '' : variant.alternative };
+      const label = `${variant.version || 'any version'} · ${variant.alternative}`;
+      return el('li', {}, el('a', { href: previewURL(screen.name, controls) }, label), ' ', el('span', { class: 'muted' }, variant.file));
+    });
+    const experiments = screen.experiments.map((experiment) => el('li', {},
+      `${experiment.name}: `, Object.entries(experiment.weights).map(([alternative, weight]) => `${alternative} ${weight}`).join(', ')));
+    const parameters = screen.parameter_order.map((name) => el('code', {}, `{${name}}: ${describeParameter(screen.parameters[name])}`));
+    return el('tr', {},
+      el('td', {}, el('a', { href: previewURL(screen.name, {}) }, screen.name)),
+      el('td', {}, el('ul', {}, variants)),
+      el('td', {}, experiments.length ? el('ul', {}, experiments) : el('span', { class: 'muted' }, 'none')),
+      el('td', {}, parameters.length ? parameters : el('span', { class: 'muted' }, 'none')));
+  });
+  main.append(
+    el('h1', {}, 'Screens'),
+    el('p', { class: 'muted' }, 'Each link opens the screen as an app with that version and alternative receives it.'),
+    el('table', { class: 'screens' },
+      el('thead', {}, el('tr', {}, el('th', {}, 'screen'), el('th', {}, 'variants'), el('th', {}, 'experiments'), el('th', {}, 'path parameters'))),
+      el('tbody', {}, rows)));
+}
+
+function describeParameter(parameter) {
+  if (!parameter) return '';
+  if (parameter.one_of) return 'one of ' + parameter.one_of.join(', ');
+  return parameter.type + (parameter.pattern ? ` matching ${parameter.pattern}` : '');
+}
+
+async function drawScreen(generation) {
+  const { path, controls, query } = readLocation();
+  const main = document.getElementById('main');
+  const found = findScreen(path);
+  const phone = el('div', { class: 'screen', id: 'phone-screen' });
+  const details = el('section', { class: 'details' });
+  const view = {
+    path, controls, query, found, details,
+    variant: el('dd', { id: 'variant' }, '…'),
+    warnings: el('ul', { class: 'warnings', id: 'warnings' }),
+  };
+  clear(main);
+  main.dataset.phase = 'loading';
+  main.append(
+    el('div', { class: 'layout' },
+      el('aside', { class: 'controls' }, drawControls(view)),
+      el('div', { class: 'phone' }, el('div', { class: 'notch' }), phone),
+      details));
+  details.append(el('h2', {}, found ? found.screen.name : path), el('dl', { class: 'facts' }, el('dt', {}, 'variant'), view.variant));
+  if (!found) {
+    main.dataset.phase = 'error';
+    phone.append(el('p', { class: 'notice error' }, `There is no screen at "${path}". `, el('a', { href: '/preview' }, 'See the list of screens.')));
+    return;
+  }
+  const unfilled = found.screen.parameter_order.filter((name) => !found.params[name] || /^\{.*\}$/.test(found.params[name]));
+  if (unfilled.length > 0) {
+    main.dataset.phase = 'parameters';
+    phone.append(el('p', { class: 'notice' }, `Fill in ${unfilled.map((name) => `{${name}}`).join(', ')} to load this screen.`));
+    return;
+  }
+
+  const skeleton = await exchange(view, 'skeleton');
+  if (generation !== state.generation) return;
+  showExchange(view, 'Skeleton', skeleton);
+  const variantID = header(skeleton, 'X-Taksi-Variant');
+  const variantInfo = found.screen.variants.find((variant) => variant.id === variantID);
+  view.variant.textContent = variantID ? `${variantID}${variantInfo ? ` (${variantInfo.file})` : ''}` : 'none';
+  let components;
+  try {
+    components = JSON.parse(skeleton.body).components;
+  } catch {
+    components = null;
+  }
+  if (skeleton.status !== 200 || !Array.isArray(components)) {
+    main.dataset.phase = 'error';
+    phone.append(errorNotice(skeleton));
+    return;
+  }
+  clear(phone);
+  phone.append(...drawComponents(components, {}, view));
+  main.dataset.phase = 'skeleton';
+
+  if (!components.some(needsData)) {
+    view.warnings.append(el('li', { class: 'ok' }, 'No dynamic components: the app asks for no data.'));
+    main.dataset.phase = 'data';
+    return;
+  }
+  const data = await exchange(view, 'data');
+  if (generation !== state.generation) return;
+  showExchange(view, 'Data', data);
+  let entries;
+  try {
+    entries = JSON.parse(data.body).interface_data;
+  } catch {
+    entries = null;
+  }
+  if (data.status !== 200 || !Array.isArray(entries)) {
+    main.dataset.phase = 'error';
+    phone.prepend(errorNotice(data));
+    return;
+  }
+  const filled = {};
+  for (const entry of entries) filled[entry.identifier] = entry.content;
+  clear(phone);
+  phone.append(...drawComponents(components, filled, view));
+  for (const component of components) {
+    if (component.requires_data && !(component.identifier in filled)) {
+      view.warnings.append(el('li', {}, `${component.identifier} (${component.name}) got no data: the app keeps its placeholder.`));
+    }
+  }
+  if (header(data, 'X-Taksi-Degraded')) {
+    view.warnings.append(el('li', {}, `Degraded: ${header(data, 'X-Taksi-Degraded')} (an upstream failed; its components are left out).`));
+  }
+  if (view.warnings.childElementCount === 0) view.warnings.append(el('li', { class: 'ok' }, 'Every dynamic component was filled.'));
+  main.dataset.phase = 'data';
+}
+
+function needsData(component) {
+  if (component.requires_data || DYNAMIC_BUILT_INS.has(component.name)) return true;
+  const schema = state.catalog.components[component.name];
+  return Boolean(schema && !schema.built_in && schema.fields.some((field) => field.dynamic));
+}
+
+function errorNotice(answer) {
+  let message = answer.body;
+  try {
+    const body = JSON.parse(answer.body);
+    if (body.error) message = `${body.error.code}: ${body.error.message}`;
+  } catch { /* shown as it came */ }
+  return el('p', { class: 'notice error' }, `${answer.status}: ${message}`);
+}
+
+function header(answer, name) {
+  const found = (answer.headers || []).find(([key]) => key.toLowerCase() === name.toLowerCase());
+  return found ? found[1] : null;
+}
+
+async function exchange(view, phase) {
+  const parameters = new URLSearchParams({ screen: view.path, phase });
+  parameters.set('query', new URLSearchParams(view.query).toString());
+  for (const name of ['version', 'alternative', 'user', 'language']) {
+    if (view.controls[name]) parameters.set(name, view.controls[name]);
+  }
+  parameters.set('gzip', view.controls.gzip === '0' ? '0' : '1');
+  try {
+    const response = await fetch('/preview/exchange.json?' + parameters.toString(), { cache: 'no-store' });
+    if (response.ok) return await response.json();
+    return { status: response.status, headers: [], body: await response.text(), bytes: 0, request: null };
+  } catch (error) {
+    return { status: 0, headers: [], body: `the server did not answer: ${error.message}`, bytes: 0, request: null };
+  }
+}
+
+const SHOWN_HEADERS = ['X-Taksi-Variant', 'X-Taksi-Degraded', 'ETag', 'Cache-Control', 'Content-Encoding', 'Vary', 'Content-Language'];
+
+function showExchange(view, title, answer) {
+  const rows = [el('tr', {}, el('th', {}, 'status'), el('td', {}, String(answer.status)))];
+  for (const name of SHOWN_HEADERS) {
+    const value = header(answer, name);
+    if (value !== null) rows.push(el('tr', {}, el('th', {}, name), el('td', {}, value)));
+  }
+  rows.push(el('tr', {}, el('th', {}, 'bytes sent'), el('td', {}, String(answer.bytes))));
+  let pretty = answer.body;
+  try { pretty = JSON.stringify(JSON.parse(answer.body), null, 2); } catch { /* not JSON: as it came */ }
+  const request = answer.request
+    ? el('p', { class: 'request' }, el('code', {}, `GET ${answer.request.target}`),
+      answer.request.headers.map(([name, value]) => el('code', {}, `${name}: ${value}`)))
+    : null;
+  view.details.append(
+    el('h3', {}, title),
+    request,
+    el('table', { class: 'headers', 'data-phase': title.toLowerCase() }, el('tbody', {}, rows)),
+    el('details', {}, el('summary', {}, `${title} JSON`), el('pre', { class: 'json' }, pretty)));
+  if (title === 'Skeleton') view.details.append(el('h3', {}, 'Warnings'), view.warnings);
+}
+
+// MARK: Controls
+
+function drawControls(view) {
+  const { found } = view;
+  const fields = [];
+  const alternatives = found ? [...new Set(found.screen.variants.map((variant) => variant.alternative))] : [];
+  fields.push(textControl('version', 'App version', view.controls.version, 'e.g. 2.1 (none: the oldest app)'));
+  if (alternatives.length > 1) {
+    fields.push(el('label', {}, 'Alternative', selectControl('alternative', ['', ...alternatives], view.controls.alternative)));
+  } else {
+    fields.push(textControl('alternative', 'Alternative', view.controls.alternative, 'default'));
+  }
+  fields.push(textControl('user', 'User id (experiment bucket)', view.controls.user, 'none'));
+  fields.push(textControl('language', 'Accept-Language', view.controls.language, 'e.g. pt-BR, en;q=0.8'));
+  const gzip = el('input', { type: 'checkbox', 'data-control': 'gzip', checked: view.controls.gzip !== '0' });
+  fields.push(el('label', { class: 'inline' }, gzip, ' Accept gzip'));
+  if (found) {
+    for (const name of found.screen.parameter_order) {
+      const parameter = found.screen.parameters[name];
+      const value = /^\{.*\}$/.test(found.params[name] || '') ? '' : found.params[name];
+      fields.push(textControl(`path:${name}`, `{${name}} (path)`, value, describeParameter(parameter)));
+    }
+    const query = {};
+    for (const variant of found.screen.variants) Object.assign(query, variant.query);
+    for (const [name, parameter] of Object.entries(query).sort()) {
+      const hint = parameter.default !== null && parameter.default !== undefined ? `default ${parameter.default}` : (parameter.required ? 'required' : describeParameter(parameter));
+      fields.push(textControl(`query:${name}`, `${name} (query)`, view.query[name], hint));
+    }
+    // Values in the URL that no variant declares still go to the screen (it ignores them).
+    for (const name of Object.keys(view.query).filter((name) => !(name in query))) {
+      fields.push(textControl(`query:${name}`, `${name} (query, not declared)`, view.query[name], ''));
+    }
+  }
+  const panel = el('div', { class: 'fields' }, el('h2', {}, 'What the app sends'), fields,
+    el('p', { class: 'muted' }, 'Changes apply at once and go into this page\'s URL: copy it to share this view.'));
+  panel.addEventListener('change', () => applyControls(panel, view));
+  return panel;
+}
+
+function textControl(name, label, value, placeholder) {
+  return el('label', {}, label, el('input', { type: 'text', 'data-control': name, value: value || '', placeholder, spellcheck: 'false' }));
+}
+
+function selectControl(name, options, value) {
+  const select = el('select', { 'data-control': name });
+  for (const option of options) {
+    select.append(el('option', { value: option, selected: option === (value || '') }, option || '(chosen by the server)'));
+  }
+  return select;
+}
+
+function applyControls(panel, view) {
+  const controls = {};
+  const query = {};
+  const params = { ...(view.found ? view.found.params : {}) };
+  for (const input of panel.querySelectorAll('[data-control]')) {
+    const name = input.dataset.control;
+    const value = input.type === 'checkbox' ? (input.checked ? '' : '0') : input.value.trim();
+    if (name.startsWith('path:')) params[name.slice(5)] = value;
+    else if (name.startsWith('query:')) query[name.slice(6)] = value;
+    else controls[name] = value;
+  }
+  const path = view.found ? fillPath(view.found.screen.name, params) : view.path;
+  history.pushState(null, '', previewURL(path, { ...controls, ...query }));
+  draw();
+}
+
+// MARK: Components
+
+/** The components of a skeleton, filled with the data entries there are (by identifier). */
+function drawComponents(components, filled, view) {
+  return components.map((component) => {
+    const hasData = component.identifier in filled;
+    const content = hasData ? { ...component.content, ...filled[component.identifier] } : component.content;
+    const placeholder = Boolean(component.requires_data) && !hasData;
+    const node = drawComponent(component.name, content || {}, view, placeholder);
+    node.dataset.identifier = component.identifier;
+    return node;
+  });
+}
+
+function drawComponent(name, content, view, placeholder) {
+  switch (name) {
+    case 'label_component': {
+      const kind = ['title', 'subtitle', 'body'].includes(content.kind) ? content.kind : 'body';
+      return el('p', { class: `label label-${kind}${placeholder ? ' placeholder' : ''}` }, String(content.value ?? ''));
+    }
+    case 'button_component': return drawButton(content, view);
+    case 'text_field_component':
+      return el('input', { class: 'text-field', type: content.is_secure ? 'password' : 'text', placeholder: content.placeholder || '', 'aria-label': content.placeholder || 'text field' });
+    case 'spacer_component': return el('div', { class: 'spacer' });
+    case 'collection_component': {
+      const items = Array.isArray(content.values) ? content.values : [];
+      const list = el('div', { class: `collection${placeholder ? ' placeholder-list' : ''}`, 'data-component-name': content.component_name || '' });
+      for (const item of items) {
+        list.append(drawComponent(content.component_name, item && typeof item === 'object' ? item : {}, view, false));
+      }
+      if (placeholder && items.length === 0) list.append(el('div', { class: 'placeholder-row' }), el('div', { class: 'placeholder-row' }));
+      return list;
+    }
+    default: return drawCustom(name, content, view);
+  }
+}
+
+function drawButton(content, view) {
+  const kind = ['primary', 'secondary', 'danger'].includes(content.kind) ? content.kind : 'primary';
+  const enabled = content.is_enabled !== false;
+  const classes = `button button-${kind}${enabled ? '' : ' disabled'}`;
+  if (!enabled) return el('span', { class: classes, 'aria-disabled': 'true' }, String(content.title ?? ''));
+  return actionElement(content.action, view, classes, String(content.title ?? ''));
+}
+
+/** A navigation opens the target's preview (with this page's controls); other actions say what the app receives. */
+function actionElement(action, view, classes, ...children) {
+  if (action && action.identifier === 'navigation' && action.content && typeof action.content.interface_identifier === 'string') {
+    const target = action.content.interface_identifier;
+    const [targetPath, targetQuery] = target.split('?');
+    const values = { ...view.controls };
+    for (const [name, value] of new URLSearchParams(targetQuery || '')) values[name] = value;
+    return el('a', { class: classes, href: previewURL(targetPath.replace(/^\/+/, ''), values), 'data-action': 'navigation' }, ...children);
+  }
+  if (!action) return el('div', { class: classes }, ...children);
+  const button = el('button', { type: 'button', class: classes, 'data-action': action.identifier }, ...children);
+  button.addEventListener('click', () => toast(`The app receives the action ${JSON.stringify(action)}`));
+  return button;
+}
+
+function drawCustom(name, content, view) {
+  const schema = state.catalog.components[name];
+  if (!schema) {
+    return el('div', { class: 'custom unknown' }, `${name}: no such component type; the app would show nothing for this screen.`);
+  }
+  const rows = [];
+  const images = [];
+  let action = null;
+  for (const field of schema.fields) {
+    const value = content[field.name];
+    if (field.type === 'action') {
+      action = value || null;
+      continue;
+    }
+    if (value === undefined || value === null) continue;
+    if (field.type === 'url' && typeof value === 'string' && looksLikeImage(field.name, value)) {
+      const image = el('img', { src: value, alt: field.name, title: value, referrerpolicy: 'no-referrer' });
+      // An image that does not load (offline, a placeholder host) leaves its frame, not a broken icon.
+      image.addEventListener('error', () => image.classList.add('broken'));
+      images.push(el('div', { class: 'image-frame', 'data-field': field.name }, image));
+      continue;
+    }
+    const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
+    rows.push(el('div', { class: `field field-${field.type}` }, el('span', { class: 'field-name' }, field.name), el('span', { class: 'field-value' }, text)));
+  }
+  const card = el('div', { class: 'custom-body' },
+    el('div', { class: 'custom-name' }, name),
+    el('div', { class: 'custom-row' }, images.length ? el('div', { class: 'images' }, images) : null, el('div', { class: 'fields' }, rows)));
+  return actionElement(action, view, 'custom', card);
+}
+
+function looksLikeImage(name, url) {
+  if (!/^https?:\/\//i.test(url)) return false;
+  return /\.(png|jpe?g|gif|webp|svg|avif)(\?|#|$)/i.test(url) || /(icon|image|img|avatar|photo|logo|picture|thumbnail)/i.test(name);
+}
+
+function toast(message) {
+  const node = el('div', { class: 'toast', role: 'status' }, message);
+  document.body.append(node);
+  setTimeout(() => node.remove(), 4000);
+}
+
+window.addEventListener('popstate', () => draw());
+document.addEventListener('DOMContentLoaded', () => {
+  listen();
+  draw();
+});
