@@ -18,13 +18,14 @@ OUTPUT = os.path.join(ROOT, "deploy", "kubernetes.yaml")
 APP = "taksi-server"
 LABELS = {"app.kubernetes.io/name": APP}
 
-# Production settings: every interface, JSON logs, the live upstream APIs.
+# Production settings: every interface, JSON logs, the live upstream APIs, no preview.
 CONFIG = {
     "host": "0.0.0.0",
     "port": 8080,
     "screens": "Screens",
     "log_format": "json",
     "drain_timeout": 20,
+    "preview": False,
     "upstreams": {"citybikes": "https://api.citybik.es", "github": "https://api.github.com", "eats": "https://eats.example.com"},
 }
 

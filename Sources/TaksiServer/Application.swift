@@ -73,10 +73,23 @@ public struct Application: Sendable {
                 format: configuration.accessLogFormat ?? configuration.logFormat, output: configuration.accessLogOutput,
                 metrics: metrics, logger: logger
             ) : nil
-        return try await HTTPServer.start(
+        let server = try await HTTPServer.start(
             host: configuration.host, port: configuration.port, group: group, responder: responder, limits: configuration.limits,
             accessLog: accessLog, observer: serverMetrics, openConnections: serverMetrics.openConnections, logger: logger
         )
+        if previewEvents != nil {
+            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+            let exposed = !["127.0.0.1", "::1", "localhost"].contains(configuration.host)
+            let address = "http://\(host):\(server.port ?? configuration.port)/preview"
+            if exposed {
+                logger.warning(
+                    "the live preview at \(address) is reachable from other machines; turn it off with --no-preview (\"preview\": false) outside your desk"
+                )
+            } else {
+                logger.info("live preview at \(address)")
+            }
+        }
+        return server
     }
 }
 

@@ -70,6 +70,7 @@ struct DeploymentTests {
         let configuration = try ServerConfiguration.resolve(file: directory.appendingPathComponent("config.json").path, environment: [:])
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.logFormat == .json)
+        #expect(!configuration.preview, "the live preview is for screen authors, never on in production")
         let load = ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
         #expect(!load.diagnostics.containsErrors, "\(load.diagnostics.report)")
         let repository = ScreenSetLoader.load(directory: repositoryRoot.appendingPathComponent("Screens").path)

@@ -32,6 +32,11 @@ struct StarterProjectTests {
         #expect(entries.map(\.identifier) == ["greeting", "intro", "cards"])
         #expect(entries.first?.content == ["value": "Hello, Ada!"])
         #expect(entries.last?.content["values"]?.arrayValue?.count == 3)
+        // A team's own desk gets the live preview; its container image turns it off.
+        #expect(configuration.preview)
+        #expect(await application.responder.response(method: .GET, uri: "/preview/home").status == .ok)
+        let dockerfile = try String(contentsOf: folder.appendingPathComponent("Dockerfile"), encoding: .utf8)
+        #expect(dockerfile.contains("\"--no-preview\"]"))
     }
 
     @Test("init refuses a folder where any of its files exists, and writes nothing there")

@@ -176,6 +176,25 @@ final class RawConnection {
         }
     }
 
+    /// What arrives until `marker` has arrived `count` times (or the peer closes, or the receive
+    /// timeout passes), as text from the first unread byte, all of it read: for streamed responses.
+    func receiveText(until marker: String, count: Int = 1) -> String {
+        func text() -> String { String(decoding: buffer[start...], as: UTF8.self) }
+        while text().components(separatedBy: marker).count - 1 < count {
+            guard fill() else { break }
+        }
+        defer { start = buffer.count }
+        return text()
+    }
+
+    /// ``receiveText(until:count:)`` on a thread of its own (see ``receiveOffPool(_:)``).
+    func receiveTextOffPool(until marker: String, count: Int = 1) async -> String {
+        await withCheckedContinuation { continuation in
+            let box = UncheckedBox(self)
+            Thread { continuation.resume(returning: box.value.receiveText(until: marker, count: count)) }.start()
+        }
+    }
+
     /// Whether the server closed the connection (reads end-of-file).
     func isClosedByPeer() -> Bool {
         !fill() && start == buffer.count

@@ -149,6 +149,7 @@ public enum StarterProject {
           "host": "127.0.0.1",
           "port": 8080,
           "screens": "Screens",
+          "preview": true,
           "upstreams": {}
         }
 
@@ -163,13 +164,14 @@ public enum StarterProject {
         #
         # The base image listens on 0.0.0.0:8080 and logs JSON lines; its defaults are its own
         # /app/config.json, which the copy below replaces with yours (plus host, port and log format
-        # set for a container). Or skip this file and mount your folder into the released image:
+        # set for a container, and the live preview turned off: it is for your desk, not production).
+        # Or skip this file and mount your folder into the released image:
         #   docker run -p 8080:8080 -v "$PWD/Screens:/app/Screens:ro" taksi-server
         ARG TAKSI_IMAGE=taksi-server:1.0.0
         FROM ${TAKSI_IMAGE}
         COPY Screens /app/Screens
         COPY config.json /app/config.json
-        CMD ["serve", "--config", "/app/config.json", "--host", "0.0.0.0", "--log-format", "json"]
+        CMD ["serve", "--config", "/app/config.json", "--host", "0.0.0.0", "--log-format", "json", "--no-preview"]
 
         """
 
@@ -187,7 +189,8 @@ public enum StarterProject {
         Server-driven screens for our app, served by taksi-server to apps built on the Taksi client.
 
         - `taksi-server serve` serves them on http://127.0.0.1:8080 (`curl localhost:8080/screens/home`),
-          reloading each edit; `taksi-server validate` checks them, with the line and column of any error.
+          reloading each edit; http://127.0.0.1:8080/preview/home shows each screen as the app draws it,
+          redrawn on every save. `taksi-server validate` checks them, with the line and column of any error.
         - `Screens/*.yaml` (or `.json`) are screens; `Screens/components/` the custom components the app
           registers; `Screens/fixtures/` JSON that `fixture` sources read. `config.json` is the server's
           configuration (upstream APIs go under `upstreams`).

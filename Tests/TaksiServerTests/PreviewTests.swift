@@ -1,0 +1,277 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import TaksiSchema
+import TaksiScreens
+@testable import TaksiServer
+import Testing
+
+/// The live preview (`/preview`): off unless configured, a self-contained page under a strict
+/// policy, the catalog and exchange the page reads, and the event stream that follows reloads
+/// over a real socket. The page itself is checked in a browser by `scripts/check-preview.py`.
+@Suite("Preview")
+struct PreviewTests {
+    /// An application over a fresh copy of the fixture screens, with the preview on.
+    static func makeApplication(preview: Bool = true) throws -> (Application, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-preview-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: fixtureScreensDirectory, to: directory)
+        var configuration = ServerConfiguration()
+        configuration.screensDirectory = directory.path
+        configuration.upstreams = fixtureUpstreams
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        configuration.preview = preview
+        return (try buildApplication(configuration: configuration, logger: Logger(label: "preview")), directory)
+    }
+
+    static func get(_ responder: Responder, _ uri: String) async -> HTTPResponse {
+        await responder.response(method: .GET, uri: uri)
+    }
+
+    static func text(_ response: HTTPResponse) -> String {
+        String(buffer: response.body)
+    }
+
+    static func json(_ response: HTTPResponse) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
+    }
+
+    static let routes = [
+        "/preview", "/preview/", "/preview/home", "/preview/preview.js", "/preview/preview.css", "/preview/catalog.json",
+        "/preview/exchange.json?screen=home", "/preview/events.stream",
+    ]
+
+    @Test("off unless configured: every preview route answers 404 like an unknown path")
+    func offByDefault() async throws {
+        #expect(!ServerConfiguration().preview)
+        let responder = fixtureApplication().responder
+        for route in Self.routes {
+            let response = await Self.get(responder, route)
+            #expect(response.status == .notFound, "\(route)")
+            #expect(Self.json(response)?["error"]?["code"] == "not_found", "\(route)")
+        }
+    }
+
+    @Test("the example configuration turns it on; the container's and the manifest's leave it off")
+    func configurations() throws {
+        let example = try ServerConfiguration.resolve(file: repositoryRoot.appendingPathComponent("config.json").path, environment: [:])
+        #expect(example.preview)
+        let container = try ServerConfiguration.resolve(
+            file: repositoryRoot.appendingPathComponent("deploy/container-config.json").path, environment: [:]
+        )
+        #expect(!container.preview)
+        var configuration = ServerConfiguration()
+        try configuration.apply(key: "preview", value: "true", source: "TAKSI_PREVIEW")
+        #expect(configuration.preview)
+        #expect(throws: ConfigurationError.self) { try configuration.apply(key: "preview", value: "sometimes", source: "TAKSI_PREVIEW") }
+    }
+
+    @Test("the page and its files are self-contained, no-store, under a strict Content-Security-Policy")
+    func page() async throws {
+        let (application, _) = try Self.makeApplication()
+        let responder = application.responder
+        for uri in ["/preview", "/preview/", "/preview/home", "/preview/bikes/stations/velib"] {
+            let page = await Self.get(responder, uri)
+            #expect(page.status == .ok, "\(uri)")
+            #expect(page.headers["Content-Type"] == ["text/html; charset=utf-8"])
+            #expect(page.headers["Cache-Control"] == ["no-store"])
+            #expect(page.headers["X-Content-Type-Options"] == ["nosniff"])
+            let policy = try #require(page.headers["Content-Security-Policy"].first)
+            for directive in ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"] {
+                #expect(policy.contains(directive), "\(directive)")
+            }
+            #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"))
+        }
+        let html = Self.text(await Self.get(responder, "/preview/home"))
+        // Everything the page loads is this server's, under /preview/.
+        let references = html.matches(of: /(?:src|href)="([^"]*)"/).map { String($0.output.1) }
+        #expect(references.sorted() == ["/preview", "/preview/preview.css", "/preview/preview.js"])
+        #expect(!html.contains("<script>") && !html.contains("style="), "no inline script or style: the policy forbids them")
+
+        let script = await Self.get(responder, "/preview/preview.js")
+        #expect(script.headers["Content-Type"] == ["text/javascript; charset=utf-8"])
+        let source = Self.text(script)
+        for markupSink in ["innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval("] {
+            #expect(!source.contains(markupSink), "values reach the page as text only: \(markupSink)")
+        }
+        #expect(!source.contains("http://") && !source.contains("https://"), "no fetch leaves this server")
+        let style = await Self.get(responder, "/preview/preview.css")
+        #expect(style.headers["Content-Type"] == ["text/css; charset=utf-8"])
+        #expect(!Self.text(style).contains("url(") && !Self.text(style).contains("@import"))
+
+        // Screen names never hold '.', so such a path is a mistyped file, not a screen.
+        #expect(await Self.get(responder, "/preview/preview.txt").status == .notFound)
+        #expect(await Self.get(responder, "/previews").status == .notFound)
+    }
+
+    @Test("catalog.json: screens, variants with a version that selects each, query parameters, schemas, pending errors")
+    func catalog() async throws {
+        let (application, directory) = try Self.makeApplication()
+        let responder = application.responder
+        let catalog = try #require(Self.json(await Self.get(responder, "/preview/catalog.json")))
+        #expect(catalog["screens_version"] == .string(application.store.status.version))
+        #expect(catalog["pending_errors"] == [])
+        let screens = catalog["screens"]?.arrayValue ?? []
+        #expect(screens.compactMap { $0["name"]?.stringValue } == application.store.snapshot.screenSet.names)
+        let home = try #require(screens.first { $0["name"] == "home" })
+        let variants = home["variants"]?.arrayValue ?? []
+        let modern = try #require(variants.first { $0["version"] == ">= 2.0" })
+        #expect(modern["file"]?.stringValue?.hasSuffix("home.yaml") == true)
+        #expect(modern["query"]?["name"]?["default"] == "friend")
+        // Each variant's sample version selects it, as the list's links promise.
+        for variant in variants {
+            var headers = HTTPHeaders()
+            if let version = variant["sample_version"]?.stringValue { headers.add(name: "X-Taksi-Version", value: version) }
+            let skeleton = await responder.response(method: .GET, uri: "/screens/home", headers: headers)
+            #expect(skeleton.headers["X-Taksi-Variant"] == [variant["id"]?.stringValue ?? "?"])
+        }
+        #expect(home["parameter_order"] == [])
+        let landing = try #require(screens.first { $0["name"] == "landing" })
+        #expect(landing["experiments"]?.arrayValue?.count == 1)
+        let card = try #require(catalog["components"]?["restaurant_component"])
+        #expect(card["built_in"] == false)
+        #expect(card["fields"]?.arrayValue?.first { $0["name"] == "icon_url" }?["type"] == "url")
+        #expect(catalog["components"]?["label_component"]?["built_in"] == true)
+
+        // A broken edit: the catalog still describes the last good set, and carries the errors.
+        let login = directory.appendingPathComponent("login.json")
+        let original = try String(contentsOf: login, encoding: .utf8)
+        try Data(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#).utf8).write(to: login)
+        #expect(!application.watcher.reload())
+        let broken = try #require(Self.json(await Self.get(responder, "/preview/catalog.json")))
+        #expect(broken["screens"]?.arrayValue?.count == screens.count)
+        let error = try #require(broken["pending_errors"]?.arrayValue?.first)
+        #expect(error["file"]?.stringValue?.hasSuffix("login.json") == true)
+        #expect(error["line"] == 8 && error["column"] == 46)
+        #expect(error["path"] == "components[0].content.kind")
+    }
+
+    @Test("exchange.json answers as the app's request is answered: its headers, the variant, data, gzip decoded")
+    func exchange() async throws {
+        let (application, _) = try Self.makeApplication()
+        let responder = application.responder
+        let data = try #require(Self.json(await Self.get(
+            responder, "/preview/exchange.json?screen=home&phase=data&query=name%3DAda&version=2.1&user=alice&language=pt-BR&gzip=0"
+        )))
+        #expect(data["status"] == 200)
+        #expect(data["request"]?["target"] == "/screens/home/data?name=Ada")
+        let sent = data["request"]?["headers"]?.arrayValue ?? []
+        for pair in [["X-Taksi-Version", "2.1"], ["X-Taksi-User", "alice"], ["Accept-Language", "pt-BR"], ["Accept-Encoding", "identity"]] {
+            #expect(sent.contains(.array(pair.map(JSONValue.string))), "\(pair)")
+        }
+        let headers = data["headers"]?.arrayValue ?? []
+        #expect(headers.contains(["X-Taksi-Variant", "home|>= 2.0|default"]))
+        let body = try JSONDecoder().decode(InterfaceData.self, from: Data((data["body"]?.stringValue ?? "").utf8))
+        #expect(body.entries.first { $0.identifier == "greeting" }?.content == ["value": "Hello, Ada!"])
+
+        // gzip as an app that accepts it gets it: the body shown decoded, the bytes as sent.
+        let skeleton = try #require(Self.json(await Self.get(responder, "/preview/exchange.json?screen=home&version=2.1&gzip=1")))
+        #expect(skeleton["headers"]?.arrayValue?.contains(["Content-Encoding", "gzip"]) == true)
+        let text = skeleton["body"]?.stringValue ?? ""
+        let decoded = try JSONDecoder().decode(Skeleton.self, from: Data(text.utf8))
+        #expect(decoded.components.first?.identifier == "greeting")
+        #expect((skeleton["bytes"]?.numberValue ?? 0) < Double(text.utf8.count))
+
+        // No version: the other variant; an error is described, not raised.
+        let classic = try #require(Self.json(await Self.get(responder, "/preview/exchange.json?screen=home")))
+        #expect(classic["headers"]?.arrayValue?.contains(["X-Taksi-Variant", "home|*|default"]) == true)
+        let missing = try #require(Self.json(await Self.get(responder, "/preview/exchange.json?screen=nowhere")))
+        #expect(missing["status"] == 404)
+        #expect(missing["body"]?.stringValue?.contains("screen_not_found") == true)
+    }
+
+    @Test("exchange.json keeps request values in their place: no query or fragment from a screen path, no control characters")
+    func exchangeValues() async throws {
+        let (application, _) = try Self.makeApplication()
+        let responder = application.responder
+        let injected = try #require(Self.json(await Self.get(responder, "/preview/exchange.json?screen=home%3Fname%3DEve%23x&phase=data")))
+        #expect(injected["request"]?["target"] == "/screens/home%3Fname=Eve%23x/data")
+        #expect(injected["status"] == 404)
+        let spaced = try #require(Self.json(await Self.get(responder, "/preview/exchange.json?screen=home&phase=data&query=name%3DA%20B%23c")))
+        #expect(spaced["request"]?["target"] == "/screens/home/data?name=A%20B%23c")
+        #expect(spaced["body"]?.stringValue?.contains("Hello, A B#c!") == true)
+
+        let control = await Self.get(responder, "/preview/exchange.json?screen=home&version=2.1%0D%0AX-Evil:%201")
+        #expect(control.status == .badRequest)
+        #expect(Self.json(control)?["error"]?["code"] == "invalid_parameter")
+        #expect(await Self.get(responder, "/preview/exchange.json").status == .badRequest)
+        #expect(await Self.get(responder, "/preview/exchange.json?screen=home&phase=both").status == .badRequest)
+    }
+
+    @Test("events.stream over a real socket: the current set first, then one event per reload, failed ones with file:line:col")
+    func events() async throws {
+        let (application, directory) = try Self.makeApplication()
+        let first = application.store.status.version
+        try await withRunningServer(application) { port in
+            let connection = try RawConnection(port: port)
+            connection.send("GET /preview/events.stream HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n\r\n")
+            let opened = await connection.receiveTextOffPool(until: "\n\n", count: 2)
+            #expect(opened.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(opened.contains("Content-Type: text/event-stream; charset=utf-8\r\n"))
+            #expect(opened.contains("Transfer-Encoding: chunked\r\n"))
+            #expect(opened.contains("Cache-Control: no-store\r\n"))
+            #expect(opened.contains("retry: 1000\n\n"))
+            #expect(opened.contains("id: \(first)\nevent: screens\ndata: {\"pending_errors\":[],\"screens_version\":\"\(first)\"}\n\n"))
+
+            let login = directory.appendingPathComponent("login.json")
+            let original = try String(contentsOf: login, encoding: .utf8)
+            try Data(original.replacingOccurrences(of: #""value": "Log in""#, with: #""value": "Sign in""#).utf8).write(to: login)
+            #expect(application.watcher.reload())
+            let second = application.store.status.version
+            #expect(second != first)
+            let reloaded = await connection.receiveTextOffPool(until: "event: screens")
+            #expect(reloaded.contains("id: \(second)\nevent: screens\ndata: {\"pending_errors\":[],\"screens_version\":\"\(second)\"}\n\n"))
+
+            try Data(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#).utf8).write(to: login)
+            #expect(!application.watcher.reload())
+            let failed = await connection.receiveTextOffPool(until: "\n\n")
+            let event = try #require(failed.components(separatedBy: "event: screens\ndata: ").last?.components(separatedBy: "\n").first)
+            let status = try JSONDecoder().decode(JSONValue.self, from: Data(event.utf8))
+            #expect(status["screens_version"] == .string(second), "the last good set is still served")
+            #expect(status["pending_errors"]?.arrayValue?.first?["text"]?.stringValue?.contains("login.json:8:46: error: components[0].content.kind") == true)
+            #expect(application.previewEvents?.subscriberCount == 1)
+        }
+    }
+
+    @Test("shutdown ends an open stream with its last chunk and does not wait for it")
+    func shutdownEndsStreams() async throws {
+        let (application, _) = try Self.makeApplication()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await application.start(on: group)
+        let connection = try RawConnection(port: try #require(server.port))
+        connection.send("GET /preview/events.stream HTTP/1.1\r\nHost: test\r\n\r\n")
+        _ = await connection.receiveTextOffPool(until: "event: screens")
+        #expect(application.previewEvents?.subscriberCount == 1)
+        // Far longer than the test may take: returning at all means the stream did not hold the drain.
+        await server.shutdown(drainTimeout: .seconds(600))
+        let ended = await connection.receiveTextOffPool(until: "0\r\n\r\n")
+        #expect(ended.hasSuffix("0\r\n\r\n"), "the last chunk")
+        #expect(connection.isClosedByPeer())
+        #expect(application.previewEvents?.subscriberCount == 0)
+        try await group.shutdownGracefully()
+    }
+
+    @Test("an HTTP/1.0 stream ends with its connection; streams beyond the cap are refused with 503")
+    func streamLimits() async throws {
+        let (application, _) = try Self.makeApplication()
+        try await withRunningServer(application) { port in
+            let connection = try RawConnection(port: port)
+            connection.send("GET /preview/events.stream HTTP/1.0\r\n\r\n")
+            let opened = await connection.receiveTextOffPool(until: "event: screens")
+            #expect(opened.contains("Connection: close\r\n"), "HTTP/1.0 has no chunks: the body ends with the connection")
+            #expect(!opened.contains("Transfer-Encoding"))
+            #expect(opened.hasSuffix("\n\n"), "events as they are, unframed")
+        }
+        let full = PreviewEvents(status: application.store.status, maxSubscribers: 0)
+        let responder = Responder(store: application.store, logger: Logger(label: "preview"), previewEvents: full)
+        let refused = await Self.get(responder, "/preview/events.stream")
+        #expect(refused.status == .serviceUnavailable)
+        #expect(refused.headers["Retry-After"] == ["5"])
+        #expect(Self.json(refused)?["error"]?["code"] == "preview_streams_exhausted")
+        let head = await responder.response(method: .HEAD, uri: "/preview")
+        #expect(head.status == .ok)
+    }
+}
