@@ -228,6 +228,22 @@ paths:
           content:
             application/yaml:
               schema: {type: object, required: [openapi, info, paths], description: This document, parsed.}
+  /preview:
+    get:
+      tags: [operations]
+      operationId: preview
+      summary: The live preview, a page for screen authors (404 unless the preview setting is on).
+      description: >-
+        Lists the screens; /preview/{name} shows one as an app receives it and redraws on every
+        reload. The page's own files and endpoints (catalog.json, exchange.json, events.stream)
+        serve the page and are not an API for apps. Off unless configured; never on in production.
+      responses:
+        "200":
+          description: The page (self-contained HTML under a strict Content-Security-Policy).
+          content:
+            text/html:
+              schema: {type: string}
+        "404": {$ref: "#/components/responses/NotFound"}
 components:
   parameters:
     name:
