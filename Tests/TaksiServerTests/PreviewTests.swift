@@ -53,6 +53,9 @@ struct PreviewTests {
             #expect(response.status == .notFound, "\(route)")
             #expect(Self.json(response)?["error"]?["code"] == "not_found", "\(route)")
         }
+        for method in [HTTPMethod.OPTIONS, .POST, .HEAD] {
+            #expect(await responder.response(method: method, uri: "/preview").status == .notFound, "\(method)")
+        }
     }
 
     @Test("the example configuration turns it on; the container's and the manifest's leave it off")

@@ -82,7 +82,8 @@ public struct Responder: Sendable {
         if request.method == .OPTIONS, request.uri == "*" { return .ready(Self.options) }
         let target = try RequestTarget(request.uri)
         let route = Route(path: target.path)
-        if route == .notFound { throw .notFound(path: String(target.path)) }
+        // With the preview off, its paths are unknown paths for every method.
+        if route == .notFound || (preview == nil && route.isPreview) { throw .notFound(path: String(target.path)) }
         if request.method == .OPTIONS { return .ready(Self.options) }
         guard request.method == .GET || request.method == .HEAD else {
             if case .RAW = request.method { throw .methodNotImplemented(request.method) }

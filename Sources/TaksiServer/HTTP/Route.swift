@@ -31,6 +31,11 @@ enum Route: Sendable, Equatable {
     case preview(PreviewRoute)
     case notFound
 
+    /// Whether this is one of the preview's routes (they exist only while it is on).
+    var isPreview: Bool {
+        if case .preview = self { true } else { false }
+    }
+
     private static let prefixes: [StaticString] = ["/screens", "/interfaces"]
 
     /// Matches on the path's UTF-8 bytes: String's Unicode-aware comparisons were a tenth of the
