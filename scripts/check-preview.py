@@ -11,7 +11,8 @@ phase (the page's <main data-phase>):
 1. /preview/home?version=2.1&name=Ada: the filled values, the variant chosen for 2.1, and links
    of navigation actions that lead to their targets' previews (one is followed);
 2. the same page with a name holding markup: it shows as text, no element is made of it;
-3. /preview/home without a version: the other variant;
+3. /preview/home without a version: the other variant, and the version control switching back;
+   a list row that opens a screen with a path parameter, and a pattern's preview asking for it;
 4. an edit saved to the screen file is drawn without a reload; a broken edit shows its errors
    with file:line:col while the last good screen stays;
 5. /preview lists every screen.
@@ -105,8 +106,11 @@ class Browser:
     def wait_for(self, expression, what):
         deadline = time.monotonic() + STEP_SECONDS
         while time.monotonic() < deadline:
-            if self.evaluate(expression):
-                return
+            try:
+                if self.evaluate(expression):
+                    return
+            except Failure:
+                pass  # the page is between documents (a navigation): ask again
             time.sleep(0.05)
         raise Failure(f"timed out waiting for {what}\n--- DOM ---\n{self.dom()}")
 
@@ -154,8 +158,14 @@ def text_of(browser, selector):
     return browser.evaluate(f"(document.querySelector({json.dumps(selector)}) || {{}}).textContent || ''")
 
 
+def set_control(browser, name, value):
+    """Types `value` into the control named `name` as a person would, and commits it (change)."""
+    browser.evaluate(f"(() => {{ const input = document.querySelector('[data-control={json.dumps(name)}]'); "
+                     f"input.value = {json.dumps(value)}; input.dispatchEvent(new Event('change', {{ bubbles: true }})); }})()")
+
+
 def wait_for_data(browser, what):
-    browser.wait_for("document.readyState === 'complete' && document.querySelector('main').dataset.phase === 'data'", what)
+    browser.wait_for("document.readyState === 'complete' && document.querySelector('main')?.dataset.phase === 'data'", what)
 
 
 def main():
@@ -201,10 +211,27 @@ def main():
         check(browser.evaluate("document.querySelectorAll('img[src=\"x\"]').length") == 0, "no element is made from a value", browser)
         check("Hello, &lt;img src=x onerror=alert(1)&gt;!" in browser.dom(), "the DOM holds the value escaped", browser)
 
-        # 3. No version: the other variant.
+        # 3. No version: the other variant; changing the version control changes the URL and the variant.
         browser.navigate(f"{base}/preview/home")
         wait_for_data(browser, "the data phase of /preview/home")
         check(text_of(browser, "#variant").startswith("home|*|default"), "an app without a version gets the classic variant", browser)
+        set_control(browser, "version", "2.0")
+        browser.wait_for("location.search === '?version=2.0' && document.querySelector('main')?.dataset.phase === 'data' "
+                         "&& document.getElementById('variant').textContent.startsWith('home|>= 2.0|default')",
+                         "the version control to select the other variant")
+
+        # Path parameters: a list row opens its detail; a pattern's preview asks for its values.
+        browser.navigate(f"{base}/preview/bikes/networks")
+        wait_for_data(browser, "the data phase of /preview/bikes/networks")
+        browser.evaluate("document.querySelector('a[href^=\"/preview/bikes/stations/velib\"]').click()")
+        browser.wait_for("location.pathname === '/preview/bikes/stations/velib'", "the navigation to a screen with a path parameter")
+        wait_for_data(browser, "the data phase of /preview/bikes/stations/velib")
+        check(text_of(browser, "#variant").startswith("bikes/stations/{network}"), "the pattern's screen is shown", browser)
+        browser.navigate(f"{base}/preview/bikes/stations/%7Bnetwork%7D")
+        browser.wait_for("document.querySelector('main')?.dataset.phase === 'parameters'", "the request for the path parameter")
+        set_control(browser, "path:network", "velib")
+        browser.wait_for("location.pathname === '/preview/bikes/stations/velib' && document.querySelector('main')?.dataset.phase === 'data'",
+                         "the filled path parameter to load the screen")
 
         # 4. Live: an edit is drawn, a broken edit shows its errors and keeps the last good screen.
         browser.navigate(f"{base}/preview/home?version=2.1&name=Ada")
@@ -217,7 +244,7 @@ def main():
         with open(home, "w", encoding="utf-8") as file:
             file.write(edited)
         browser.wait_for("document.querySelector('[data-identifier=\"categories_title\"]')?.textContent === 'Kitchens' "
-                         "&& document.querySelector('main').dataset.phase === 'data'", "the edit to be drawn")
+                         "&& document.querySelector('main')?.dataset.phase === 'data'", "the edit to be drawn")
         check(browser.evaluate("window.__samePage === true"), "the edit is drawn without reloading the page", browser)
         broken = edited.replace("kind: title", "kind: headline", 1)
         with open(home, "w", encoding="utf-8") as file:
@@ -234,10 +261,10 @@ def main():
 
         # 5. The list of screens.
         browser.navigate(f"{base}/preview")
-        browser.wait_for("document.querySelector('main').dataset.phase === 'list'", "the list of screens")
+        browser.wait_for("document.querySelector('main')?.dataset.phase === 'list'", "the list of screens")
         for name in ("home", "login", "landing", "bikes/stations/{network}"):
             check(name in text_of(browser, "table.screens"), f"the list names {name}", browser)
-        print("preview: 5 browser checks passed (values, variant, navigation, markup as text, other variant, live edit, errors, list)")
+        print("preview: browser checks passed (values, variant, navigation, markup as text, version control, path parameters, live edit, errors, list)")
     except Failure as failure:
         print(f"preview check failed: {failure}")
         sys.exit(1)
