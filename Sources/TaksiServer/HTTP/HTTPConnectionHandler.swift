@@ -439,6 +439,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         Self.frame(current, chunked: chunked, into: &buffer)
         finished(request, response: response, bytes: buffer.readableBytes)
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
+        // Asked for while the server drains: it ends at once, rather than holding the drain up.
+        if quiescing { endStream(context: context) }
     }
 
     /// Writes one event; a client that stopped reading is disconnected (its browser reconnects).

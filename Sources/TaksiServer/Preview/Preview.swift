@@ -104,20 +104,12 @@ struct Preview: Sendable {
         for name in screenSet.names {
             guard let variants = screenSet.screens[name] else { continue }
             let pattern = variants.pattern
-            let experiments: [JSONValue] = variants.versions.compactMap { version in
-                guard let experiment = version.experiment else { return nil }
-                return [
-                    "name": .string(experiment.name),
-                    "version": version.requirement.map { .string($0.description) } ?? .null,
-                    "weights": .object(Dictionary(uniqueKeysWithValues: experiment.weights.map { ($0.alternative, .number(Double($0.weight))) })),
-                ]
-            }
             entries.append([
                 "name": .string(name),
-                "parameters": .object(pattern.parameters.mapValues(parameterEntry)),
+                "parameters": .object(pattern.parameters.mapValues(ServedScreenSet.parameterEntry)),
                 "parameter_order": .array(pattern.parameterNames.map(JSONValue.string)),
                 "variants": .array(variants.all.map { variantEntry($0, of: variants) }),
-                "experiments": .array(experiments),
+                "experiments": .array(ServedScreenSet.experimentEntries(variants)),
             ])
         }
         var components: [String: JSONValue] = [:]
@@ -145,7 +137,7 @@ struct Preview: Sendable {
         for source in compiled.dataPlan.sources.values {
             guard case .request(let parameters) = source else { continue }
             for (name, parameter) in parameters {
-                guard case .object(var entry) = parameterEntry(parameter) else { continue }
+                guard case .object(var entry) = ServedScreenSet.parameterEntry(parameter) else { continue }
                 entry["default"] = parameter.defaultValue ?? .null
                 entry["required"] = .bool(parameter.isRequired)
                 query[name] = .object(entry)
@@ -174,15 +166,6 @@ struct Preview: Sendable {
             guard case .success(let selected) = variants.select(request) else { return false }
             return selected.file == compiled.file
         }
-    }
-
-    private static func parameterEntry(_ parameter: RequestParameter) -> JSONValue {
-        var entry: [String: JSONValue] = ["type": .string(parameter.kind.rawValue)]
-        if let values = parameter.allowedValues { entry["one_of"] = .array(values) }
-        if let pattern = parameter.pattern { entry["pattern"] = .string(pattern.source) }
-        if let length = parameter.minLength { entry["min_length"] = .number(Double(length)) }
-        if let length = parameter.maxLength { entry["max_length"] = .number(Double(length)) }
-        return .object(entry)
     }
 
     private static func fieldEntry(_ field: FieldSchema) -> JSONValue {

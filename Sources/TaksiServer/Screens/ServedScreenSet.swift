@@ -239,8 +239,8 @@ public final class ServedScreenSet: Sendable {
     }
 
 
-    /// A path parameter as the index shows it: its type and constraints, as declared.
-    private static func parameterEntry(_ parameter: RequestParameter) -> JSONValue {
+    /// A parameter as the index and the preview show it: its type and constraints, as declared.
+    static func parameterEntry(_ parameter: RequestParameter) -> JSONValue {
         var entry: [String: JSONValue] = ["type": .string(parameter.kind.rawValue)]
         if let values = parameter.allowedValues { entry["one_of"] = .array(values) }
         if let pattern = parameter.pattern { entry["pattern"] = .string(pattern.source) }
@@ -249,9 +249,9 @@ public final class ServedScreenSet: Sendable {
         return .object(entry)
     }
 
-    private static func indexEntry(_ variants: ScreenVariants) -> JSONValue {
-        let all = variants.all
-        let experiments: [JSONValue] = variants.versions.compactMap { version in
+    /// A screen's experiments as the index and the preview show them: name, version requirement, weights.
+    static func experimentEntries(_ variants: ScreenVariants) -> [JSONValue] {
+        variants.versions.compactMap { version in
             guard let experiment = version.experiment else { return nil }
             return [
                 "name": .string(experiment.name),
@@ -259,6 +259,11 @@ public final class ServedScreenSet: Sendable {
                 "weights": .object(Dictionary(uniqueKeysWithValues: experiment.weights.map { ($0.alternative, .number(Double($0.weight))) })),
             ]
         }
+    }
+
+    private static func indexEntry(_ variants: ScreenVariants) -> JSONValue {
+        let all = variants.all
+        let experiments = experimentEntries(variants)
         let pattern = variants.pattern
         return [
             "name": .string(variants.name),

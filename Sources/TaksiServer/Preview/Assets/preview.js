@@ -245,13 +245,8 @@ async function drawScreen(generation) {
   const variantID = header(skeleton, 'X-Taksi-Variant');
   const variantInfo = found.screen.variants.find((variant) => variant.id === variantID);
   view.variant.textContent = variantID ? `${variantID}${variantInfo ? ` (${variantInfo.file})` : ''}` : 'none';
-  let components;
-  try {
-    components = JSON.parse(skeleton.body).components;
-  } catch {
-    components = null;
-  }
-  if (skeleton.status !== 200 || !Array.isArray(components)) {
+  const components = payload(skeleton, 'components');
+  if (!components) {
     main.dataset.phase = 'error';
     phone.append(errorNotice(skeleton));
     return;
@@ -268,13 +263,8 @@ async function drawScreen(generation) {
   const data = await exchange(view, 'data');
   if (generation !== state.generation) return;
   showExchange(view, 'Data', data);
-  let entries;
-  try {
-    entries = JSON.parse(data.body).interface_data;
-  } catch {
-    entries = null;
-  }
-  if (data.status !== 200 || !Array.isArray(entries)) {
+  const entries = payload(data, 'interface_data');
+  if (!entries) {
     main.dataset.phase = 'error';
     phone.prepend(errorNotice(data));
     return;
@@ -293,6 +283,17 @@ async function drawScreen(generation) {
   }
   if (view.warnings.childElementCount === 0) view.warnings.append(el('li', { class: 'ok' }, 'Every dynamic component was filled.'));
   main.dataset.phase = 'data';
+}
+
+/** The array under `key` of a 200 answer's JSON body; null for an error or another shape. */
+function payload(answer, key) {
+  if (answer.status !== 200) return null;
+  try {
+    const value = JSON.parse(answer.body)[key];
+    return Array.isArray(value) ? value : null;
+  } catch {
+    return null;
+  }
 }
 
 function needsData(component) {
