@@ -105,8 +105,8 @@ struct PreviewTests {
         #expect(style.headers["Content-Type"] == ["text/css; charset=utf-8"])
         #expect(!Self.text(style).contains("url(") && !Self.text(style).contains("@import"))
 
-        // Screen names never hold '.', so such a path is a mistyped file, not a screen.
-        #expect(await Self.get(responder, "/preview/preview.txt").status == .notFound)
+        // Parameter values may hold '.' (a repository named swift.org); only the page's own files are taken.
+        #expect(await Self.get(responder, "/preview/repositories/apple/swift.org").status == .ok)
         #expect(await Self.get(responder, "/previews").status == .notFound)
     }
 

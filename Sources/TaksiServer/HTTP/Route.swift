@@ -15,8 +15,8 @@
 /// | `/preview`, `/preview/<name>`, `/preview/<file>.<ext>` | ``preview(_:)`` |
 ///
 /// Screen names may hold `/`, and never end in the segment `data`, so the last `/data` always
-/// means the data endpoint. Nor do they hold `.`, so the preview's own files (`preview.js`,
-/// `events.stream`) never shadow a screen's preview page.
+/// means the data endpoint. Nor do their literal segments hold `.`, so the preview's own files
+/// (`preview.js`, `events.stream`) never shadow a screen's preview page.
 enum Route: Sendable, Equatable {
     case index
     case skeleton(String)

@@ -35,9 +35,9 @@ struct Preview: Sendable {
         switch route {
         case .list:
             return .ready(Self.page)
-        case .screen(let path):
-            // Screen names hold no '.': a path that does is a mistyped file, not a screen.
-            guard !path.contains("."), !path.isEmpty else { throw .notFound(path: String(target.path)) }
+        case .screen:
+            // The page finds the screen itself (and says so when there is none): a path that names
+            // none now may name one after the next reload.
             return .ready(Self.page)
         case .asset(let name):
             guard let asset = Self.assets[name] else { throw .notFound(path: String(target.path)) }

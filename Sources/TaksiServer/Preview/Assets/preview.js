@@ -226,6 +226,7 @@ async function drawScreen(generation) {
       el('aside', { class: 'controls' }, drawControls(view)),
       el('div', { class: 'phone' }, el('div', { class: 'notch' }), phone),
       details));
+  document.title = `${found ? found.screen.name : path} · taksi-server preview`;
   details.append(el('h2', {}, found ? found.screen.name : path), el('dl', { class: 'facts' }, el('dt', {}, 'variant'), view.variant));
   if (!found) {
     main.dataset.phase = 'error';
