@@ -16,7 +16,8 @@
 ///
 /// Screen names may hold `/`, and never end in the segment `data`, so the last `/data` always
 /// means the data endpoint. Nor do their literal segments hold `.`, so the preview's own files
-/// (`preview.js`, `events.stream`) never shadow a screen's preview page.
+/// (`preview.js`, `events.stream`) never shadow a screen's preview page; only a screen whose whole
+/// name is one parameter (`{slug}`) cannot be previewed with exactly those values.
 enum Route: Sendable, Equatable {
     case index
     case skeleton(String)
