@@ -303,11 +303,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     func channelInactive(context: ChannelHandlerContext) {
         closing = true
         queue.removeAll()
-        if let stream {
-            stream.heartbeat.cancel()
-            stream.events.unsubscribe(stream.id)
-            self.stream = nil
-        }
+        stopStream()
         context.fireChannelInactive()
     }
 
@@ -375,10 +371,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             var encoded = HTTPResponse.encodeHead(status: response.status, headers: response.headers)
             head.writeBuffer(&encoded)
         }
-        head.writeStaticString("Date: ")
-        head.writeString(currentDate())
-        head.writeStaticString("\r\nX-Request-Id: ")
-        write(request.id, to: &head)
+        writeDateAndID(of: request, to: &head)
         if !keepAlive {
             head.writeStaticString("\r\nConnection: close")
         } else if request.head.version.minor == 0 {
@@ -423,10 +416,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         queue.removeAll()
         let chunked = request.head.version.minor >= 1
         var buffer = HTTPResponse.encodeHead(status: response.status, headers: response.headers)
-        buffer.writeStaticString("Date: ")
-        buffer.writeString(currentDate())
-        buffer.writeStaticString("\r\nX-Request-Id: ")
-        write(request.id, to: &buffer)
+        writeDateAndID(of: request, to: &buffer)
         buffer.writeStaticString(chunked ? "\r\nTransfer-Encoding: chunked\r\n\r\n" : "\r\nConnection: close\r\n\r\n")
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
@@ -455,12 +445,19 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
     }
 
-    /// Ends a stream at shutdown: the last chunk, then the connection closes.
-    private func endStream(context: ChannelHandlerContext) {
-        guard let stream else { return }
+    /// Stops the heartbeat and the events of the stream, if there is one; returns it.
+    @discardableResult
+    private func stopStream() -> EventStream? {
+        guard let stream else { return nil }
         stream.heartbeat.cancel()
         stream.events.unsubscribe(stream.id)
         self.stream = nil
+        return stream
+    }
+
+    /// Ends a stream at shutdown: the last chunk, then the connection closes.
+    private func endStream(context: ChannelHandlerContext) {
+        guard let stream = stopStream() else { return }
         let channel = context.channel
         guard stream.chunked else {
             channel.close(promise: nil)
@@ -504,6 +501,15 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     // MARK: Helpers
+
+    /// The `Date` and `X-Request-Id` header lines every response carries (`Date: ...\r\nX-Request-Id: ...`,
+    /// without the final line end), after the response's own head.
+    private func writeDateAndID(of request: Request, to buffer: inout ByteBuffer) {
+        buffer.writeStaticString("Date: ")
+        buffer.writeString(currentDate())
+        buffer.writeStaticString("\r\nX-Request-Id: ")
+        write(request.id, to: &buffer)
+    }
 
     /// The client's `X-Request-Id` when it is safe to echo (1 to 128 visible ASCII characters),
     /// else a new one: a random per-connection prefix and a counter.

@@ -127,7 +127,7 @@ public struct Responder: Sendable {
             return .ready(response)
         case .preview(let route):
             guard let preview else { throw .notFound(path: String(target.path)) }
-            return try preview.respond(to: route, target: target, request: request, responder: self, store: store)
+            return try preview.respond(to: route, target: target, responder: self, store: store)
         case .index:
             return .ready(screens.index)
         case .skeleton(let path):

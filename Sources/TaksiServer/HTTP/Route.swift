@@ -91,8 +91,9 @@ enum Route: Sendable, Equatable {
 enum PreviewRoute: Sendable, Equatable {
     /// `/preview`: the list of screens.
     case list
-    /// `/preview/<screen path>`: one screen as an app shows it (`home`, `bikes/stations/velib`).
-    case screen(String)
+    /// `/preview/<screen path>`: one screen as an app shows it (`home`, `bikes/stations/velib`);
+    /// the page reads the path itself.
+    case screen
     /// `/preview/preview.js`, `/preview/preview.css`: the page's script and style.
     case asset(String)
     /// `/preview/catalog.json`: screens, variants, parameters and component schemas, for the page.
@@ -110,7 +111,7 @@ enum PreviewRoute: Sendable, Equatable {
         case "exchange.json": self = .exchange
         case "events.stream": self = .events
         case "preview.js", "preview.css": self = .asset(text)
-        default: self = .screen(text)
+        default: self = .screen
         }
     }
 }

@@ -30,7 +30,7 @@ struct Preview: Sendable {
 
     /// The response to a preview route.
     func respond(
-        to route: PreviewRoute, target: RequestTarget, request: HTTPRequest, responder: Responder, store: ScreenStore
+        to route: PreviewRoute, target: RequestTarget, responder: Responder, store: ScreenStore
     ) throws(APIError) -> Reply {
         switch route {
         case .list:
@@ -45,7 +45,7 @@ struct Preview: Sendable {
         case .catalog:
             return .ready(Self.catalog(store.snapshot, status: store.status))
         case .exchange:
-            return try exchange(target.query, method: request.method, responder: responder)
+            return try exchange(target.query, responder: responder)
         case .events:
             guard events.hasRoom else {
                 throw APIError(
@@ -199,7 +199,7 @@ struct Preview: Sendable {
     /// the skeleton or data request an app with these settings sends, answered by the responder,
     /// described as `{"request": {...}, "status", "headers", "body", "bytes"}` (the body decoded
     /// from gzip when it was sent so; `bytes` as sent).
-    private func exchange(_ query: [String: String], method: HTTPMethod, responder: Responder) throws(APIError) -> Reply {
+    private func exchange(_ query: [String: String], responder: Responder) throws(APIError) -> Reply {
         guard let screen = query["screen"], !screen.isEmpty else {
             throw APIError(status: .badRequest, code: "missing_parameter", message: "query parameter \"screen\" (a screen path, like home) is required")
         }
