@@ -26,7 +26,7 @@ CONFIG = {
     "log_format": "json",
     "drain_timeout": 20,
     "preview": False,
-    "upstreams": {"citybikes": "https://api.citybik.es", "github": "https://api.github.com", "eats": "https://eats.example.com"},
+    "upstreams": {"citybikes": "https://api.citybik.es", "github": "https://api.github.com", "eats": "https://eats.example.com", "auth": "https://auth.example.com"},
 }
 
 

@@ -122,13 +122,7 @@ public struct DataPlan: Sendable {
             var values = try Self.parameterValues(http.parameters, query: query)
             // A source never declares a path parameter's name itself (the compiler refuses it).
             values.merge(path) { query, _ in query }
-            for name in HTTPSource.parameterNames(http.path) {
-                let text = HTTPSource.text(of: values[name])
-                if let reason = HTTPSource.pathSegmentProblem(text) {
-                    throw .invalidPathValue(name: name, found: text, reason: reason)
-                }
-            }
-            calls.append(UpstreamCall(source: sourceName, definition: http, target: http.target(parameters: values)))
+            calls.append(UpstreamCall(source: sourceName, definition: http, target: try http.checkedTarget(parameters: values)))
         }
         return calls
     }

@@ -27,6 +27,9 @@ struct DefinitionReader {
         )
     }
 
+    /// How many errors (not warnings) were reported so far.
+    var errorCount: Int { diagnostics.count { $0.severity == .error } }
+
     mutating func append(_ diagnostic: Diagnostic) {
         diagnostics.append(diagnostic)
     }

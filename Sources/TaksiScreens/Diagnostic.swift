@@ -42,6 +42,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let unreachableScreen = Code(rawValue: "unreachable_screen")
         public static let ambiguousScreens = Code(rawValue: "ambiguous_screens")
         public static let invalidLink = Code(rawValue: "invalid_link")
+        public static let invalidAction = Code(rawValue: "invalid_action")
+        public static let invalidPatch = Code(rawValue: "invalid_patch")
 
         /// A code for a value the client could not decode, from the schema checker.
         public init(_ code: SchemaViolation.Code) {

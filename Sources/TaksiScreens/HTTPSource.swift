@@ -64,6 +64,19 @@ public struct HTTPSource: Sendable, Hashable {
     ]
 
     /// The path and query for these parameter values, percent-encoded: `/v2/networks/velib?fields=id`.
+    /// ``target(parameters:)``, after checking that every value filling a path segment is one
+    /// segment's worth of text.
+    /// - Throws: ``DataRequestError/invalidPathValue(name:found:reason:)`` for one that is not.
+    public func checkedTarget(parameters values: [String: JSONValue]) throws(DataRequestError) -> String {
+        for name in Self.parameterNames(path) {
+            let text = Self.text(of: values[name])
+            if let reason = Self.pathSegmentProblem(text) {
+                throw .invalidPathValue(name: name, found: text, reason: reason)
+            }
+        }
+        return target(parameters: values)
+    }
+
     public func target(parameters values: [String: JSONValue]) -> String {
         var target = Self.render(path, values, allowed: Self.pathCharacters)
         if !query.isEmpty {

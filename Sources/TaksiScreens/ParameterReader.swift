@@ -15,8 +15,16 @@ extension DefinitionReader {
         case query
         /// A segment of the screen's path: always present, so never a default.
         case path
+        /// An action's input: like a query parameter, with a `message` for people when it is refused.
+        case input
 
-        var what: String { self == .query ? "a query parameter" : "a path parameter" }
+        var what: String {
+            switch self {
+            case .query: "a query parameter"
+            case .path: "a path parameter"
+            case .input: "an input"
+            }
+        }
     }
 
     /// Query parameter names the server reads itself: `?version=` is the app version when the
@@ -36,9 +44,11 @@ extension DefinitionReader {
     /// One parameter's declaration; nil (reported) when it is invalid.
     mutating func parameter(_ node: JSONNode, at path: JSONPath, place: ParameterPlace = .query) -> RequestParameter? {
         let allowed =
-            place == .query
-            ? ["type", "default", "required", "one_of", "pattern", "min_length", "max_length", "summary"]
-            : ["type", "one_of", "pattern", "min_length", "max_length", "summary"]
+            switch place {
+            case .query: ["type", "default", "required", "one_of", "pattern", "min_length", "max_length", "summary"]
+            case .input: ["type", "default", "required", "one_of", "pattern", "min_length", "max_length", "message", "summary"]
+            case .path: ["type", "one_of", "pattern", "min_length", "max_length", "summary"]
+            }
         guard let members = object(node, at: path, what: place.what, allowed: allowed) else { return nil }
         if place == .path, members.contains(where: { $0.key == "default" || $0.key == "required" }) { return nil }
         let member = { (key: String) in members.first { $0.key == key }?.value }
@@ -55,7 +65,7 @@ extension DefinitionReader {
             }
             parameter.kind = kind
         }
-        if place == .query {
+        if place != .path {
             parameter.isRequired = bool(member("required"), at: path.appending("required"), what: "required") ?? false
         }
         guard readTextConstraints(members, into: &parameter, at: path) else { return nil }

@@ -5,7 +5,7 @@ import TaksiSchema
 /// skeleton (typed placeholders, `requires_data` exactly where data will come) and the data plan.
 struct ScreenCompiler {
     /// The keys a screen file may have at its top level.
-    static let screenKeys = ["name", "description", "entry", "parameters", "version", "alternative", "experiment", "sources", "components"]
+    static let screenKeys = ["name", "description", "entry", "parameters", "version", "alternative", "experiment", "sources", "components", "actions"]
     /// The source a screen's path parameters are bound as: `{$bind: path.network}`.
     static let pathSourceName = "path"
     static let bindingKeys = ["$bind", "$template", "$each"]
@@ -22,10 +22,12 @@ struct ScreenCompiler {
     let loadFixture: (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
     var reader: DefinitionReader
 
-    private var sources: [String: SourceDefinition] = [:]
-    private var usedSources: Set<String> = []
+    var sources: [String: SourceDefinition] = [:]
+    var usedSources: Set<String> = []
     /// Sources declared with errors: bindings to them are not reported again.
     private var invalidSources: Set<String> = []
+    /// While an action is read: what reads the bindings (`an action's body`), for messages.
+    var actionContext: String?
     /// Configured upstream names, when known.
     private let upstreams: Set<String>?
 
@@ -101,6 +103,8 @@ struct ScreenCompiler {
             if let entry { entries.append(entry) }
         }
 
+        let actions = member("actions").map { readActions($0, at: path.appending("actions"), components: components) } ?? []
+
         for (sourceName, source) in sources where !usedSources.contains(sourceName) {
             if case .path = source { continue }
             let sourcePath = path.appending("sources").appending(sourceName)
@@ -116,7 +120,7 @@ struct ScreenCompiler {
         guard !reader.diagnostics.containsErrors else { return nil }
         return CompiledScreen(
             name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative, experiment: experiment,
-            skeleton: Skeleton(components: components), dataPlan: plan, staticData: staticData
+            skeleton: Skeleton(components: components), dataPlan: plan, staticData: staticData, actions: actions
         )
     }
 
@@ -325,11 +329,13 @@ struct ScreenCompiler {
         }
     }
 
-    private mutating func readHTTPSource(_ members: [JSONNode.Member], at path: JSONPath) -> HTTPSource? {
+    /// - Parameter inputs: an action's inputs, which its call's templates fill in (a call declares
+    ///   no `parameters` of its own); nil for an http source.
+    mutating func readHTTPSource(_ members: [JSONNode.Member], at path: JSONPath, inputs: [String: RequestParameter]? = nil) -> HTTPSource? {
         let member = { (key: String) in members.first { $0.key == key }?.value }
         var valid = true
-        var parameters: [String: RequestParameter] = [:]
-        if let parametersNode = member("parameters") {
+        var parameters: [String: RequestParameter] = inputs ?? [:]
+        if inputs == nil, let parametersNode = member("parameters") {
             if let parameterMembers = parametersNode.members {
                 for parameterMember in parameterMembers {
                     let parameterPath = path.appending("parameters").appending(parameterMember.key)
@@ -366,7 +372,9 @@ struct ScreenCompiler {
                     let known = declared + pattern.parameterNames
                     reader.report(
                         .invalidSource, at: node, path: path,
-                        "{\(name)} is not a parameter of this source or of the screen's path; declare it under \"parameters\""
+                        (inputs == nil
+                            ? "{\(name)} is not a parameter of this source or of the screen's path; declare it under \"parameters\""
+                            : "{\(name)} is not an input of this action or a parameter of the screen's path; declare it under \"inputs\"")
                             + (known.isEmpty ? "" : " (known: \(known.joined(separator: ", ")))")
                             + NameSuggestion.hint(for: name, among: known)
                     )
@@ -596,7 +604,7 @@ struct ScreenCompiler {
     /// Compiles a component's content (or a collection item's, or a typed object's) field by field.
     /// - Parameter topLevel: the component's own content, where only dynamic fields may be bound;
     ///   inside a collection item every field comes with the data and may be bound.
-    private mutating func compileContent(
+    mutating func compileContent(
         _ node: JSONNode, schema: ComponentSchema, at path: JSONPath, topLevel: Bool, scope: Set<String>
     ) -> [String: ContentExpression]? {
         if schema.acceptsAnyContent {
@@ -676,7 +684,7 @@ struct ScreenCompiler {
 
     /// Compiles one value: a binding, a structure that holds bindings, or a literal that must decode
     /// as `type` (`nil` accepts any JSON, e.g. inside an untyped object).
-    private mutating func compileValue(
+    mutating func compileValue(
         _ node: JSONNode, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
     ) -> ContentExpression? {
         if let members = node.members, let bindingKey = members.first(where: { $0.key.hasPrefix("$") })?.key {
@@ -859,12 +867,14 @@ struct ScreenCompiler {
         // Its declaration is already reported; a binding to it is not a second mistake.
         if invalidSources.contains(valuePath.root) { return false }
         let known = Array(sources.keys) + Array(scope)
-        reader.report(
-            .unknownSource, at: node, path: path,
-            "\"\(valuePath.root)\" is not a source of this screen"
-                + (known.isEmpty ? "; declare it under \"sources\"" : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
-                + NameSuggestion.hint(for: valuePath.root, among: known)
-        )
+        let message =
+            if let actionContext {
+                "\"\(valuePath.root)\" is not a value \(actionContext) reads; use one of \(known.sorted().joined(separator: ", ")) (the screen's own sources are not called for an action)"
+            } else {
+                "\"\(valuePath.root)\" is not a source of this screen"
+                    + (known.isEmpty ? "; declare it under \"sources\"" : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
+            }
+        reader.report(.unknownSource, at: node, path: path, message + NameSuggestion.hint(for: valuePath.root, among: known))
         return false
     }
 

@@ -25,6 +25,8 @@ public struct CompiledScreen: Sendable {
     public var dataPlan: DataPlan
     /// The data response, when every source is a fixture: computed and checked once at load.
     public var staticData: InterfaceData?
+    /// The intents it accepts (`POST .../actions/<name>`), in the order the file declares them.
+    public var actions: [ScreenAction] = []
 
     /// Whether the client will ask for data.
     public var requiresData: Bool { skeleton.requiresData }

@@ -30,10 +30,15 @@ public struct Application: Sendable {
     public let memo: DataMemo
     /// The live preview's event stream, fed by every reload; nil when the preview is off.
     public let previewEvents: PreviewEvents?
+    /// Answers of action submits kept by `Idempotency-Key`, for retries.
+    public let idempotency: IdempotencyStore
 
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public var responder: Responder {
-        Responder(store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents)
+        Responder(
+            store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents,
+            idempotency: idempotency
+        )
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
@@ -199,6 +204,9 @@ public func buildApplication(
         prometheus: prometheus,
         serverMetrics: ServerMetrics(factory: metrics),
         memo: memo,
-        previewEvents: previewEvents
+        previewEvents: previewEvents,
+        idempotency: IdempotencyStore(
+            limits: IdempotencyStore.Limits(window: configuration.idempotencyWindow, maxBytes: configuration.idempotencyMaxBytes)
+        )
     )
 }

@@ -1,6 +1,7 @@
 /// The rules for a screen's name: segments separated by `/`, each either literal text (letters,
 /// digits, `-` and `_`) or a typed parameter in braces (`{network}`, a letter, digit or `_` name);
-/// 1 to 80 characters, and no final segment `data` (that path is the screen's data endpoint).
+/// 1 to 80 characters, no final segment `data` (that path is the screen's data endpoint) and no
+/// `actions` just before the last segment (`<name>/actions/<action>` is an action's endpoint).
 ///
 /// `home`, `bikes/networks`, `bikes/stations/{network}`, `repositories/{owner}/{repo}`.
 public enum ScreenName {
@@ -30,6 +31,9 @@ public enum ScreenName {
         }
         if segments.last == "data" {
             return "a screen name may not end in the segment \"data\": /screens/<name>/data is the data endpoint"
+        }
+        if segments.count > 1, segments[segments.count - 2] == "actions" {
+            return "the segment before a screen name's last may not be \"actions\": /screens/<name>/actions/<action> is an action's endpoint"
         }
         return nil
     }

@@ -47,6 +47,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var accessLogOutput: AccessLog.Output = .standardError
     /// Bytes of data responses kept for requests with the same inputs (``DataMemo``); 0 keeps none.
     public var dataMemoMaxBytes: Int = 16 << 20
+    /// Seconds an action's answer is replayed to a retry with the same `Idempotency-Key`.
+    public var idempotencyWindow: Double = 86_400
+    /// Bytes of action answers kept for retries (``IdempotencyStore``); 0 keeps none.
+    public var idempotencyMaxBytes: Int = 16 << 20
     /// Base URLs of the upstream APIs that `http` sources call, by name: `https://api.citybik.es`,
     /// or `file:DIR` to answer from JSON files (`DIR/v2/networks.json` for `/v2/networks`).
     public var upstreams: [String: String] = [:]
@@ -85,6 +89,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("access_log_output", "TAKSI_ACCESS_LOG_OUTPUT", "stderr, stdout or a file path (reopened on SIGHUP)"),
         ("preview", "TAKSI_PREVIEW", "serve the live preview at /preview: true or false (off unless set; never on in production)"),
         ("data_memo_max_bytes", "TAKSI_DATA_MEMO_MAX_BYTES", "bytes of data responses kept for requests with the same inputs (0 keeps none)"),
+        ("idempotency_window", "TAKSI_IDEMPOTENCY_WINDOW", "seconds an action's answer is replayed to a retry with the same Idempotency-Key"),
+        ("idempotency_max_bytes", "TAKSI_IDEMPOTENCY_MAX_BYTES", "bytes of action answers kept for retries (0 keeps none)"),
         ("upstreams", "TAKSI_UPSTREAM_<NAME>", "base URLs of upstream APIs by name (an object in the file)"),
         ("apple_app_ids", "TAKSI_APPLE_APP_IDS", "iOS apps (TEAMID.bundle.id) that open the https links of links.yaml; a list (comma-separated in the environment)"),
         ("android_package", "TAKSI_ANDROID_PACKAGE", "the Android app's package name that opens the https links of links.yaml"),
@@ -248,11 +254,16 @@ public struct ServerConfiguration: Sendable, Equatable {
                 )
             }
             if key == "max_connections" { limits.maxConnections = count } else { limits.maxPipelinedRequests = count }
-        case "data_memo_max_bytes":
+        case "data_memo_max_bytes", "idempotency_max_bytes":
             guard let bytes = Int(value), bytes >= 0 else {
-                throw ConfigurationError(source: source, message: "data_memo_max_bytes must be a whole number of bytes, 0 or more, found \"\(value)\"")
+                throw ConfigurationError(source: source, message: "\(key) must be a whole number of bytes, 0 or more, found \"\(value)\"")
             }
-            dataMemoMaxBytes = bytes
+            if key == "data_memo_max_bytes" { dataMemoMaxBytes = bytes } else { idempotencyMaxBytes = bytes }
+        case "idempotency_window":
+            guard let seconds = Double(value), seconds >= 1, seconds <= 7 * 86_400 else {
+                throw ConfigurationError(source: source, message: "idempotency_window must be a number of seconds from 1 to 604800, found \"\(value)\"")
+            }
+            idempotencyWindow = seconds
         case "max_body_bytes":
             guard let bytes = Int(value), (0...(64 << 20)).contains(bytes) else {
                 throw ConfigurationError(source: source, message: "max_body_bytes must be a number of bytes from 0 to 67108864, found \"\(value)\"")

@@ -44,13 +44,15 @@ public struct APIError: Error, Sendable, Equatable {
         )
     }
 
-    /// The methods every endpoint answers, for `Allow`.
+    /// The methods every endpoint but actions answers, for `Allow`.
     static let allowedMethods = "GET, HEAD, OPTIONS"
+    /// The methods an action's endpoint answers.
+    static let actionMethods = "POST, OPTIONS"
 
-    static func methodNotAllowed(_ method: HTTPMethod) -> APIError {
+    static func methodNotAllowed(_ method: HTTPMethod, allowed: String = allowedMethods) -> APIError {
         APIError(
             status: .methodNotAllowed, code: "method_not_allowed",
-            message: "\(method.rawValue) is not allowed here; use GET or HEAD", headers: [("Allow", allowedMethods)]
+            message: "\(method.rawValue) is not allowed here; use \(allowed == actionMethods ? "POST" : "GET or HEAD")", headers: [("Allow", allowed)]
         )
     }
 

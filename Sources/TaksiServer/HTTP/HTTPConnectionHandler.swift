@@ -26,8 +26,11 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         var started: NIODeadline
         /// An answer decided while reading: a limit was exceeded or the request was malformed.
         var rejection: APIError?
-        /// Body bytes received so far (they are discarded).
+        /// Body bytes received so far.
         var bodyBytes = 0
+        /// The body of a POST (actions take one, up to the body limit); other methods' bodies are
+        /// counted and discarded.
+        var body: ByteBuffer?
         /// The head asks for a protocol upgrade, after which NIO's decoder parses nothing more.
         var offersUpgrade = false
     }
@@ -130,13 +133,24 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             receiving = request
             if hasBody { timeouts.bodyStarted() } else { timeouts.requestStarted() }
         case .body(let part):
-            // No endpoint takes a body; it is counted and discarded so the connection stays usable.
+            // Only actions (POST) read a body; others are counted and discarded, so the connection stays usable.
             guard var request = receiving else { return }
             request.bodyBytes += part.readableBytes
-            receiving = request
             if request.bodyBytes > limits.maxBodyBytes {
+                receiving = request
                 rejectReceiving(.bodyTooLarge(limit: limits.maxBodyBytes), context: context)
+                return
             }
+            if request.head.method == .POST {
+                receiving = nil
+                var part = part
+                if request.body == nil {
+                    request.body = part
+                } else {
+                    request.body!.writeBuffer(&part)
+                }
+            }
+            receiving = request
         case .end:
             guard let request = receiving else { return }
             receiving = nil
@@ -332,7 +346,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// The responder's reply, or the rejection decided while reading.
     private func reply(to request: Request) -> Reply {
         if let rejection = request.rejection { return .ready(HTTPResponse(error: rejection)) }
-        return responder.respond(to: HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers))
+        return responder.respond(
+            to: HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers, body: request.body)
+        )
     }
 
     /// Waits off the event loop for a pending reply to the oldest request (at the queue's head),

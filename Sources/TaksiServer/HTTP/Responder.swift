@@ -1,5 +1,5 @@
 public import Logging
-import NIOCore
+public import NIOCore
 public import NIOHTTP1
 import Foundation
 public import Prometheus
@@ -11,11 +11,14 @@ public struct HTTPRequest: Sendable {
     public var method: HTTPMethod
     public var uri: String
     public var headers: HTTPHeaders
+    /// The body of a POST, whole (bounded by `max_body_bytes`); nil when none was sent.
+    public var body: ByteBuffer?
 
-    public init(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:]) {
+    public init(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:], body: ByteBuffer? = nil) {
         self.method = method
         self.uri = uri
         self.headers = headers
+        self.body = body
     }
 }
 
@@ -48,12 +51,15 @@ public struct Responder: Sendable {
     let memo: DataMemo?
     /// The live preview's pages and event stream; nil when it is off (its routes answer 404).
     let preview: Preview?
+    /// Answers of action submits kept by `Idempotency-Key`; nil runs every submit.
+    let idempotency: IdempotencyStore?
 
     /// - Parameter previewEvents: turns the preview (`/preview`) on, its event stream fed by these.
     public init(
         store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
-        memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil
+        memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil
     ) {
+        self.idempotency = idempotency
         self.store = store
         self.logger = logger
         self.resolver = resolver
@@ -84,6 +90,14 @@ public struct Responder: Sendable {
         let route = Route(path: target.path)
         // With the preview off, its paths are unknown paths for every method.
         if route == .notFound || (preview == nil && route.isPreview) { throw .notFound(path: String(target.path)) }
+        if case .action(let path, let name) = route {
+            if request.method == .OPTIONS { return .ready(Self.actionOptions) }
+            guard request.method == .POST else {
+                if case .RAW = request.method { throw .methodNotImplemented(request.method) }
+                throw .methodNotAllowed(request.method, allowed: APIError.actionMethods)
+            }
+            return try action(name, at: path, request: request, target: target)
+        }
         if request.method == .OPTIONS { return .ready(Self.options) }
         guard request.method == .GET || request.method == .HEAD else {
             if case .RAW = request.method { throw .methodNotImplemented(request.method) }
@@ -145,13 +159,13 @@ public struct Responder: Sendable {
             return try data(
                 for: variant, query: target.query, path: pathValues, headers: request.headers, catalog: screens.screenSet.catalog
             )
-        case .notFound:
+        case .notFound, .action:
             throw .notFound(path: String(target.path))
         }
     }
 
     /// The variant for the request: the same function for skeleton and data, so the two always agree.
-    private func select(
+    func select(
         in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
     ) throws(APIError) -> ServedScreenSet.Variant {
         let versionText = headers.first(name: "X-Taksi-Version") ?? target.query["version"]
@@ -325,6 +339,16 @@ public struct Responder: Sendable {
     private static let options: HTTPResponse = {
         var response = HTTPResponse(
             status: .noContent, headers: [("Allow", APIError.allowedMethods), ("Cache-Control", "no-store")], body: ByteBuffer()
+        )
+        response.route = "options"
+        return response.precomputed()
+    }()
+
+    /// `OPTIONS` on an action's path.
+    private static let actionOptions: HTTPResponse = {
+        var response = HTTPResponse(
+            status: .noContent,
+            headers: [("Allow", APIError.actionMethods), ("Accept-Post", actionMediaTypes), ("Cache-Control", "no-store")], body: ByteBuffer()
         )
         response.route = "options"
         return response.precomputed()

@@ -5,6 +5,7 @@
 /// | `/screens`, `/interfaces` | ``index`` |
 /// | `/screens/<name>`, `/interfaces/<name>` | ``skeleton(_:)`` |
 /// | `/screens/<name>/data`, `/interfaces/<name>/data` | ``data(_:)`` |
+/// | `/screens/<name>/actions/<action>`, `/interfaces/<name>/actions/<action>` | ``action(_:_:)`` |
 /// | `/healthz` | ``health`` |
 /// | `/readyz` | ``ready`` |
 /// | `/metrics` | ``metrics`` |
@@ -15,13 +16,16 @@
 /// | `/preview`, `/preview/<name>`, `/preview/<file>.<ext>` | ``preview(_:)`` |
 ///
 /// Screen names may hold `/`, and never end in the segment `data`, so the last `/data` always
-/// means the data endpoint. Nor do their literal segments hold `.`, so the preview's own files
+/// means the data endpoint; nor is the segment before their last one `actions`, so
+/// `<name>/actions/<action>` always means an action. Nor do their literal segments hold `.`, so the preview's own files
 /// (`preview.js`, `events.stream`) never shadow a screen's preview page; only a screen whose whole
 /// name is one parameter (`{slug}`) cannot be previewed with exactly those values.
 enum Route: Sendable, Equatable {
     case index
     case skeleton(String)
     case data(String)
+    /// A screen's path and the name of one of its actions.
+    case action(String, String)
     case health
     case ready
     case metrics
@@ -76,6 +80,14 @@ enum Route: Sendable, Equatable {
             let suffix = "/data".utf8
             if name.count >= suffix.count, name.suffix(suffix.count).elementsEqual(suffix) {
                 return .data(String(Substring(name.dropLast(suffix.count))))
+            }
+            if let slash = name.lastIndex(of: UInt8(ascii: "/")) {
+                let screen = name[..<slash]
+                let marker = "/actions".utf8
+                if screen.count > marker.count, screen.suffix(marker.count).elementsEqual(marker) {
+                    let action = name[name.index(after: slash)...]
+                    return .action(String(Substring(screen.dropLast(marker.count))), String(Substring(action)))
+                }
             }
             return .skeleton(String(Substring(name)))
         }

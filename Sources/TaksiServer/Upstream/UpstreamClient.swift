@@ -90,16 +90,22 @@ public struct UpstreamClient: Sendable {
         if base.hasPrefix("file:") {
             return readFile(directory: String(base.dropFirst("file:".count)), call: call)
         }
-        let timeout = call.definition.timeout
-        // AsyncHTTPClient's deadline stops counting once the response head arrives, so the body is
-        // raced against a timer of our own; the loser is cancelled (which closes the connection).
-        return await withTaskGroup(of: Result<UpstreamValue, UpstreamFailure>?.self) { group in
-            group.addTask { await exchange(url: base + call.target, call: call, headers: headers) }
+        return await Self.bounded(by: call.definition.timeout) { await exchange(url: base + call.target, call: call, headers: headers) }
+    }
+
+    /// `operation`'s result, or a timeout after `seconds`. AsyncHTTPClient's deadline stops
+    /// counting once the response head arrives, so the body is raced against a timer of our own;
+    /// the loser is cancelled (which closes the connection).
+    private static func bounded<Value: Sendable>(
+        by seconds: Double, _ operation: @escaping @Sendable () async -> Result<Value, UpstreamFailure>
+    ) async -> Result<Value, UpstreamFailure> {
+        await withTaskGroup(of: Result<Value, UpstreamFailure>?.self) { group in
+            group.addTask { await operation() }
             group.addTask {
-                try? await Task.sleep(for: .nanoseconds(Int64(timeout * 1e9)))
-                return Task.isCancelled ? nil : .failure(.timeout(seconds: timeout))
+                try? await Task.sleep(for: .nanoseconds(Int64(seconds * 1e9)))
+                return Task.isCancelled ? nil : .failure(.timeout(seconds: seconds))
             }
-            var result: Result<UpstreamValue, UpstreamFailure> = .failure(.timeout(seconds: timeout))
+            var result: Result<Value, UpstreamFailure> = .failure(.timeout(seconds: seconds))
             while let finished = await group.next() {
                 guard let finished else { continue }
                 result = finished
@@ -107,6 +113,88 @@ public struct UpstreamClient: Sendable {
                 break
             }
             return result
+        }
+    }
+
+    /// An action's request to its upstream (see ``ScreenAction/Call``).
+    struct Submit: Sendable {
+        public var upstream: String
+        public var method: String
+        /// Path and query, percent-encoded.
+        public var target: String
+        /// The JSON body, when the call sends one.
+        public var body: [UInt8]?
+        public var timeout: Double
+        public var maxBytes: Int
+    }
+
+    /// What an upstream answered to an action's request: any status, and its body when it is JSON.
+    struct Answer: Sendable, Equatable {
+        public var status: Int
+        public var body: JSONValue?
+    }
+
+    /// Sends an action's request. Unlike a source's GET, any status is an answer (the action
+    /// answers per status); a failure is no complete answer in time, a connection that fails, a
+    /// 2xx body that is not JSON, a body over `maxBytes`, or a redirect (not followed for actions).
+    /// A connection that fails before a response is retried once for GET, PUT and DELETE only,
+    /// which may be repeated safely.
+    func submit(_ submit: Submit, headers: [(String, String)]) async -> Result<Answer, UpstreamFailure> {
+        guard let base = bases[submit.upstream] else { return .failure(.notConfigured(submit.upstream)) }
+        if base.hasPrefix("file:") {
+            return FileUpstream(directory: String(base.dropFirst("file:".count))).answer(submit)
+        }
+        let http = self.http
+        return await Self.bounded(by: submit.timeout) {
+            let deadline = NIODeadline.now() + .nanoseconds(Int64(submit.timeout * 1e9))
+            var request = HTTPClientRequest(url: base + submit.target)
+            request.method = HTTPMethod(rawValue: submit.method)
+            request.headers.add(name: "Accept", value: "application/json")
+            request.headers.add(name: "User-Agent", value: "taksi-server")
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            if let body = submit.body {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(bytes: body))
+            }
+            let retries = ["GET", "PUT", "DELETE"].contains(submit.method)
+            var attempt = 0
+            while true {
+                attempt += 1
+                do {
+                    let response = try await http.execute(request, deadline: deadline)
+                    let status = Int(response.status.code)
+                    if Self.redirectStatuses.contains(response.status.code) {
+                        _ = try? await response.body.collect(upTo: 64 << 10)
+                        return .failure(.redirect("HTTP \(status); actions follow no redirect"))
+                    }
+                    if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > submit.maxBytes {
+                        return .failure(.tooLarge(limit: submit.maxBytes))
+                    }
+                    let bytes: ByteBuffer
+                    do {
+                        bytes = try await response.body.collect(upTo: submit.maxBytes)
+                    } catch is NIOTooManyBytesError {
+                        return .failure(.tooLarge(limit: submit.maxBytes))
+                    }
+                    return Self.answer(status: status, bytes: Array(bytes.readableBytesView))
+                } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+                    return .failure(.timeout(seconds: submit.timeout))
+                } catch {
+                    if NIODeadline.now() >= deadline || Task.isCancelled { return .failure(.timeout(seconds: submit.timeout)) }
+                    if attempt == 1, retries, Self.isConnectionFailure(error) { continue }
+                    return .failure(.connection(String(describing: error)))
+                }
+            }
+        }
+    }
+
+    /// An answer from its status and body: a 2xx body must be JSON (or empty); another status's
+    /// body is kept when it is JSON and dropped otherwise (an error page).
+    static func answer(status: Int, bytes: [UInt8]) -> Result<Answer, UpstreamFailure> {
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .success(Answer(status: status, body: nil)) }
+        switch parse(bytes) {
+        case .success(let value): return .success(Answer(status: status, body: value.value))
+        case .failure(let failure): return (200..<300).contains(status) ? .failure(failure) : .success(Answer(status: status, body: nil))
         }
     }
 
@@ -186,25 +274,16 @@ public struct UpstreamClient: Sendable {
         return error is IOError || error is ChannelError || String(describing: type(of: error)).contains("Connect")
     }
 
-    /// `DIR/v2/networks.json` for `/v2/networks?x=1`: the query is ignored; `.`, `..`, empty
-    /// segments and control characters are refused so a parameter can never leave the directory.
+    /// `DIR/v2/networks.json` for `/v2/networks?x=1` (see ``FileUpstream``).
     private func readFile(directory: String, call: UpstreamCall) -> Result<UpstreamValue, UpstreamFailure> {
-        let path = call.target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
-        let segments = path.split(separator: "/").map { (try? PercentEncoding.decode($0)) ?? String($0) }
-        // The rule data requests are held to (no empty, `.` or `..` segment, no control character,
-        // NUL above all, which would cut the path short in open(2)), checked again at the file
-        // system; a decoded `/` would add a segment.
-        let unsafe = { (segment: String) in segment.contains("/") || HTTPSource.pathSegmentProblem(segment) != nil }
-        guard !segments.isEmpty, !segments.contains(where: unsafe) else {
-            return .failure(.status(404))
-        }
-        let file = ([directory] + segments).joined(separator: "/") + ".json"
-        guard let data = FileManager.default.contents(atPath: file) else { return .failure(.status(404)) }
+        guard let file = FileUpstream(directory: directory).file(for: call.target, suffix: ".json"),
+            let data = FileManager.default.contents(atPath: file)
+        else { return .failure(.status(404)) }
         guard data.count <= call.definition.maxBytes else { return .failure(.tooLarge(limit: call.definition.maxBytes)) }
         return Self.parse(Array(data))
     }
 
-    private static func parse(_ bytes: [UInt8]) -> Result<UpstreamValue, UpstreamFailure> {
+    static func parse(_ bytes: [UInt8]) -> Result<UpstreamValue, UpstreamFailure> {
         do {
             return .success(UpstreamValue(value: try JSONParser.parse(bytes).value, bytes: bytes.count))
         } catch {

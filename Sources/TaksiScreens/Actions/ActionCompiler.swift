@@ -1,0 +1,295 @@
+import TaksiSchema
+
+/// Reads a screen's `actions` (see ``ScreenAction``), after its components: an answer's patch
+/// may only name the screen's dynamic components, with values that fit their fields, since the
+/// client drops all data when one entry does not decode.
+extension ScreenCompiler {
+    static let actionKeys = ["summary", "inputs", "call", "answers"]
+    /// The values an action's bindings read: its inputs, the screen's path parameters, the
+    /// upstream's answer and the refused inputs' messages.
+    static let inputsSourceName = "inputs"
+    static let responseSourceName = "response"
+    static let errorsSourceName = "errors"
+
+    mutating func readActions(_ node: JSONNode, at path: JSONPath, components: [Component]) -> [ScreenAction] {
+        guard let members = node.members else {
+            reader.report(.wrongType, at: node, path: path, "actions must be an object of named actions, like {submit: {inputs: ..., answers: ...}}")
+            return []
+        }
+        // An action reads none of the screen's sources: they are put aside while it is read.
+        let screenSources = sources
+        let screenUsed = usedSources
+        defer {
+            sources = screenSources
+            usedSources = screenUsed
+            actionContext = nil
+        }
+        var actions: [ScreenAction] = []
+        for member in members {
+            let actionPath = path.appending(member.key)
+            guard !member.key.isEmpty, member.key.utf8.count <= 64, member.key.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar) else {
+                reader.report(
+                    .invalidName, offset: member.keyOffset, path: actionPath,
+                    "an action's name is 1 to 64 letters, digits and '_' (like submit), since it is a segment of /screens/<path>/actions/<name>"
+                )
+                continue
+            }
+            if let action = readAction(member.key, member.value, at: actionPath, components: components) {
+                actions.append(action)
+            }
+        }
+        return actions
+    }
+
+    private mutating func readAction(_ name: String, _ node: JSONNode, at path: JSONPath, components: [Component]) -> ScreenAction? {
+        guard let members = reader.object(node, at: path, what: "an action", allowed: Self.actionKeys, required: ["answers"]) else {
+            return nil
+        }
+        let member = { (key: String) in members.first { $0.key == key }?.value }
+        let summary = reader.string(member("summary"), at: path.appending("summary"), what: "summary")
+        let errorsBefore = reader.errorCount
+
+        var inputs: [ScreenAction.Input] = []
+        if let inputsNode = member("inputs") {
+            let inputsPath = path.appending("inputs")
+            if let inputMembers = inputsNode.members {
+                for input in inputMembers {
+                    let inputPath = inputsPath.appending(input.key)
+                    guard !input.key.isEmpty, input.key.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar) else {
+                        reader.report(
+                            .invalidName, offset: input.keyOffset, path: inputPath,
+                            "an input's name uses letters, digits and '_' (like email), so bindings and templates can name it"
+                        )
+                        continue
+                    }
+                    if pattern.parameters[input.key] != nil {
+                        reader.report(
+                            .invalidName, offset: input.keyOffset, path: inputPath,
+                            "\"\(input.key)\" is a path parameter of this screen, which a call's path fills as {\(input.key)}; name the input otherwise"
+                        )
+                        continue
+                    }
+                    let message = reader.string(input.value["message"], at: inputPath.appending("message"), what: "message")
+                    if let parameter = reader.parameter(input.value, at: inputPath, place: .input) {
+                        inputs.append(ScreenAction.Input(name: input.key, parameter: parameter, message: message))
+                    }
+                }
+            } else {
+                reader.report(.wrongType, at: inputsNode, path: inputsPath, "inputs must be an object of named inputs, like {email: {type: string, required: true}}")
+            }
+        }
+        let inputParameters = Dictionary(inputs.map { ($0.name, $0.parameter) }, uniquingKeysWith: { first, _ in first })
+        var scope: [String: SourceDefinition] = [Self.inputsSourceName: .request(inputParameters)]
+        if pattern.hasParameters { scope[Self.pathSourceName] = .path(pattern.parameters) }
+
+        var call: ScreenAction.Call?
+        if let callNode = member("call") {
+            call = readCall(callNode, at: path.appending("call"), inputs: inputParameters, scope: scope)
+        }
+
+        var answers: [ScreenAction.Outcome: ScreenAction.Answer] = [:]
+        if let answersNode = member("answers") {
+            let answersPath = path.appending("answers")
+            guard let answerMembers = answersNode.members else {
+                reader.report(.wrongType, at: answersNode, path: answersPath, "answers must be an object of answers by outcome, like {success: {data: [...]}}")
+                return nil
+            }
+            for answer in answerMembers {
+                let answerPath = answersPath.appending(answer.key)
+                guard let outcome = ScreenAction.Outcome(key: answer.key) else {
+                    reader.report(
+                        .invalidAction, offset: answer.keyOffset, path: answerPath,
+                        "\"\(answer.key)\" is not an outcome; answer one of \(ScreenAction.Outcome.keyNames.joined(separator: ", "))"
+                            + NameSuggestion.hint(for: answer.key, among: ["success", "invalid", "4xx", "5xx", "timeout", "failure"])
+                    )
+                    continue
+                }
+                if outcome.needsCall, member("call") == nil {
+                    reader.report(
+                        .invalidAction, offset: answer.keyOffset, path: answerPath,
+                        "this action calls no upstream, so it never has a \"\(answer.key)\" outcome; add a call or remove this answer"
+                    )
+                    continue
+                }
+                var answerScope = scope
+                // A call with errors of its own still has a response, so bindings to it are not reported twice.
+                if member("call") != nil, outcome.hasResponse { answerScope[Self.responseSourceName] = call.map { .http($0.request) } ?? .request([:]) }
+                if outcome == .invalid {
+                    answerScope[Self.errorsSourceName] = .request(inputParameters.mapValues { _ in RequestParameter() })
+                }
+                actionContext = "the \(answer.key) answer of action \(name)"
+                if let read = readAnswer(answer.value, at: answerPath, outcome: outcome, scope: answerScope, components: components) {
+                    answers[outcome] = read
+                }
+            }
+        }
+        guard reader.errorCount == errorsBefore else { return nil }
+        return ScreenAction(name: name, summary: summary, inputs: inputs, call: call, answers: answers)
+    }
+
+    private mutating func readCall(
+        _ node: JSONNode, at path: JSONPath, inputs: [String: RequestParameter], scope: [String: SourceDefinition]
+    ) -> ScreenAction.Call? {
+        guard
+            let members = reader.object(node, at: path, what: "a call", allowed: ScreenAction.Call.keys, required: ["upstream", "path"])
+        else { return nil }
+        let member = { (key: String) in members.first { $0.key == key }?.value }
+        var method = "POST"
+        if let methodNode = member("method"), let given = reader.string(methodNode, at: path.appending("method"), what: "method") {
+            guard ScreenAction.Call.methods.contains(given) else {
+                reader.report(
+                    .invalidAction, at: methodNode, path: path.appending("method"),
+                    "method \"\(given)\" is not one a call makes; use \(ScreenAction.Call.methods.joined(separator: ", ")) (upper case)"
+                        + NameSuggestion.hint(for: given.uppercased(), among: ScreenAction.Call.methods)
+                )
+                return nil
+            }
+            method = given
+        }
+        let request = readHTTPSource(members, at: path, inputs: inputs)
+        var body: ContentExpression?
+        if let bodyNode = member("body") {
+            if method == "GET" {
+                reader.report(.invalidAction, at: bodyNode, path: path.appending("body"), "a GET sends no body; send the inputs in the query, or use POST")
+                return nil
+            }
+            sources = scope
+            actionContext = "a call's body"
+            body = compileValue(bodyNode, as: nil, at: path.appending("body"), siblings: [], scope: [])
+            guard body != nil else { return nil }
+        }
+        guard let request else { return nil }
+        return ScreenAction.Call(method: method, request: request, body: body)
+    }
+
+    private mutating func readAnswer(
+        _ node: JSONNode, at path: JSONPath, outcome: ScreenAction.Outcome, scope: [String: SourceDefinition], components: [Component]
+    ) -> ScreenAction.Answer? {
+        guard let members = reader.object(node, at: path, what: "an answer", allowed: ScreenAction.Answer.keys) else { return nil }
+        let member = { (key: String) in members.first { $0.key == key }?.value }
+        _ = reader.string(member("summary"), at: path.appending("summary"), what: "summary")
+        sources = scope
+        var valid = true
+        var status: Int?
+        if let statusNode = member("status") {
+            let allowed = [200, 201, 202] + Array(400...599)
+            if let code = statusNode.value.exactInteger, allowed.contains(code) {
+                status = code
+            } else {
+                reader.report(
+                    .invalidAction, at: statusNode, path: path.appending("status"),
+                    "status is the HTTP status of the answer: 200, 201, 202, or 400 to 599 (the answer always has a body)"
+                )
+                valid = false
+            }
+        }
+        var entries: [DataPlan.Entry] = []
+        if let dataNode = member("data") {
+            let dataPath = path.appending("data")
+            if let elements = dataNode.elements {
+                var seen: [String: JSONPath] = [:]
+                for (index, element) in elements.enumerated() {
+                    let entryPath = dataPath.appending(index)
+                    guard let entry = readPatchEntry(element, at: entryPath, components: components) else {
+                        valid = false
+                        continue
+                    }
+                    if let first = seen[entry.identifier] {
+                        reader.report(
+                            .duplicateIdentifier, at: element["identifier"] ?? element, path: entryPath.appending("identifier"),
+                            "\"\(entry.identifier)\" is already patched at \(first); one entry per component"
+                        )
+                        valid = false
+                    }
+                    seen[entry.identifier] = entryPath
+                    entries.append(entry)
+                }
+            } else {
+                reader.report(
+                    .wrongType, at: dataNode, path: dataPath,
+                    "data must be a list of entries, like [{identifier: error, content: {value: Try again}}]"
+                )
+                valid = false
+            }
+        }
+        var then: ContentExpression?
+        if let thenNode = member("then") {
+            then = compileValue(thenNode, as: .action, at: path.appending("then"), siblings: [], scope: [])
+            if then == nil { valid = false }
+        }
+        return valid ? ScreenAction.Answer(status: status, patch: DataPlan(sources: [:], entries: entries), then: then) : nil
+    }
+
+    /// One entry of a patch: a dynamic component of the screen and values for its dynamic fields,
+    /// checked as the component's own bindings are.
+    private mutating func readPatchEntry(_ node: JSONNode, at path: JSONPath, components: [Component]) -> DataPlan.Entry? {
+        guard let members = reader.object(node, at: path, what: "a data entry", allowed: ["identifier", "content"], required: ["identifier", "content"]),
+            let identifierNode = members.first(where: { $0.key == "identifier" })?.value,
+            let identifier = reader.string(identifierNode, at: path.appending("identifier"), what: "identifier"),
+            let contentNode = members.first(where: { $0.key == "content" })?.value
+        else { return nil }
+        let dynamic = components.filter { catalog.schema(named: $0.name)?.isDynamic == true }.map(\.identifier)
+        guard let component = components.first(where: { $0.identifier == identifier }), let schema = catalog.schema(named: component.name)
+        else {
+            reader.report(
+                .invalidPatch, at: identifierNode, path: path.appending("identifier"),
+                "\"\(identifier)\" is not a component of this screen, and the client drops all data when one entry names none; patch one of its dynamic components"
+                    + (dynamic.isEmpty ? " (it has none)" : " (\(dynamic.joined(separator: ", ")))")
+                    + NameSuggestion.hint(for: identifier, among: dynamic)
+            )
+            return nil
+        }
+        guard schema.isDynamic else {
+            reader.report(
+                .invalidPatch, at: identifierNode, path: path.appending("identifier"),
+                "\"\(identifier)\" is a \(component.name), which takes no data: the client drops all data when an entry names one; patch a dynamic component"
+                    + (dynamic.isEmpty ? " (this screen has none)" : " (\(dynamic.joined(separator: ", ")))")
+            )
+            return nil
+        }
+        guard let contentMembers = contentNode.members else {
+            reader.report(.wrongType, at: contentNode, path: path.appending("content"), "content must be an object of the component's dynamic fields")
+            return nil
+        }
+        // The static fields come from the skeleton (a collection's items are typed by its
+        // component_name); a patch writing one would be ignored by the client.
+        let staticContent = component.content.objectValue ?? [:]
+        var merged = contentMembers
+        for member in contentMembers {
+            guard let field = schema.field(named: member.key), !field.isDynamic else { continue }
+            reader.report(
+                .staticFieldBound, offset: member.keyOffset, path: path.appending("content").appending(member.key),
+                "\"\(member.key)\" is static: the client never changes it from data; patch \(schema.dynamicFields.map(\.name).joined(separator: ", "))"
+            )
+            return nil
+        }
+        for field in schema.fields where !field.isDynamic {
+            guard let value = staticContent[field.name] else { continue }
+            merged.append(JSONNode.Member(key: field.name, keyOffset: contentNode.offset, value: JSONNode(value, offset: contentNode.offset)))
+        }
+        let contentPath = path.appending("content")
+        guard let fields = compileContent(JSONNode(kind: .object(merged), offset: contentNode.offset), schema: schema, at: contentPath, topLevel: true, scope: [])
+        else { return nil }
+        return DataPlan.Entry(
+            identifier: identifier, componentName: component.name, staticContent: staticContent,
+            fields: fields.filter { schema.field(named: $0.key)?.isDynamic == true }
+        )
+    }
+}
+
+extension JSONNode {
+    /// A node for a value that has no place of its own in a file, reported at `offset`.
+    init(_ value: JSONValue, offset: Int) {
+        let kind: Kind =
+            switch value {
+            case .null: .null
+            case .bool(let flag): .bool(flag)
+            case .number(let number): .number(number)
+            case .string(let string): .string(string)
+            case .array(let elements): .array(elements.map { JSONNode($0, offset: offset) })
+            case .object(let members):
+                .object(members.keys.sorted().map { Member(key: $0, keyOffset: offset, value: JSONNode(members[$0]!, offset: offset)) })
+            }
+        self.init(kind: kind, offset: offset)
+    }
+}

@@ -1,0 +1,116 @@
+import NIOConcurrencyHelpers
+public import NIOCore
+import NIOHTTP1
+
+/// Answers of action submits kept by their `Idempotency-Key`, so a retried submit (a phone on a
+/// bad network that never saw the first answer) gets the first answer again, without a second
+/// upstream call. A retry that arrives while the first is still running waits for it.
+///
+/// Bounded: an answer is kept for ``Limits/window`` seconds, and the answers (with the requests
+/// they answered, which a retry must match) take at most ``Limits/maxBytes``; the oldest go first.
+/// Kept per process: behind a load balancer, a retry that reaches another replica is submitted
+/// again, which is why the key is also forwarded to the upstream, for it to deduplicate as well.
+public final class IdempotencyStore: Sendable {
+    public struct Limits: Sendable {
+        /// Seconds an answer is replayed for.
+        public var window: Double
+        /// Bytes of answers and requests kept at most; 0 keeps none (every submit runs).
+        public var maxBytes: Int
+
+        public init(window: Double = 86_400, maxBytes: Int = 16 << 20) {
+            self.window = window
+            self.maxBytes = maxBytes
+        }
+    }
+
+    /// A kept answer.
+    struct Answer: Sendable {
+        var status: HTTPResponseStatus
+        var headers: [(String, String)]
+        var body: [UInt8]
+    }
+
+    /// What to do with a keyed submit.
+    enum Claim: Sendable {
+        /// The first with this key: run it (the task is already running, and kept).
+        case run(Task<Answer, Never>)
+        /// Seen before with the same request: its answer, now or when it is done.
+        case replay(Task<Answer, Never>)
+        /// Seen before with another request (another body, another identity): refused.
+        case mismatch
+    }
+
+    private struct Entry {
+        var request: String
+        var task: Task<Answer, Never>
+        var started: Double
+        /// Bytes counted against the limit, once the answer is in.
+        var bytes: Int = 0
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// Keys oldest first: the window is the same for all, so this is also expiry order.
+        var order = CircularBuffer<String>()
+        var bytes = 0
+    }
+
+    let limits: Limits
+    private let now: @Sendable () -> Double
+    private let state = NIOLockedValueBox(State())
+
+    /// - Parameter now: seconds on a monotonic clock; tests pass a clock they move by hand.
+    public init(limits: Limits = Limits(), now: @escaping @Sendable () -> Double = { Double(NIODeadline.now().uptimeNanoseconds) / 1e9 }) {
+        self.limits = limits
+        self.now = now
+    }
+
+    var isEnabled: Bool { limits.maxBytes > 0 }
+
+    /// Starts `work` for `key` unless a submit with that key is kept: then its answer, when
+    /// `request` (what the submit sent, in full) is the same, or a mismatch.
+    func claim(key: String, request: String, work: @escaping @Sendable () async -> Answer) -> Claim {
+        let time = now()
+        return state.withLockedValue { state in
+            prune(&state, at: time)
+            if let entry = state.entries[key] {
+                return entry.request == request ? .replay(entry.task) : .mismatch
+            }
+            let task = Task { [self] in
+                let answer = await work()
+                finish(key: key, answer: answer)
+                return answer
+            }
+            state.entries[key] = Entry(request: request, task: task, started: time)
+            state.order.append(key)
+            return .run(task)
+        }
+    }
+
+    /// Number of answers kept or running, for tests.
+    var count: Int { state.withLockedValue { $0.entries.count } }
+
+    private func finish(key: String, answer: Answer) {
+        let time = now()
+        state.withLockedValue { state in
+            guard var entry = state.entries[key] else { return }
+            entry.bytes = key.utf8.count + entry.request.utf8.count + answer.body.count
+                + answer.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } + 128
+            state.entries[key] = entry
+            state.bytes += entry.bytes
+            prune(&state, at: time)
+        }
+    }
+
+    /// Drops expired answers, then the oldest while over the byte limit. A submit still running
+    /// stays (it ends within its call's timeout) and stops the pruning behind it.
+    private func prune(_ state: inout State, at time: Double) {
+        while let oldest = state.order.first, let entry = state.entries[oldest] {
+            let expired = time - entry.started > limits.window
+            guard entry.bytes > 0, expired || state.bytes > limits.maxBytes else { break }
+            state.order.removeFirst()
+            state.entries[oldest] = nil
+            state.bytes -= entry.bytes
+        }
+    }
+}

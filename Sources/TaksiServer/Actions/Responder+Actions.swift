@@ -1,0 +1,226 @@
+import CoreMetrics
+import Logging
+import NIOCore
+import NIOHTTP1
+import TaksiSchema
+import TaksiScreens
+
+/// `POST /screens/<path>/actions/<name>`: a screen's action (``ScreenAction``) run for the
+/// request's variant, answered in the client's data shape.
+extension Responder {
+    /// The media types an action's body may have, for `Accept-Post` and 415's message.
+    static let actionMediaTypes = "application/json, application/x-www-form-urlencoded"
+
+    func action(
+        _ name: String, at path: String, request: HTTPRequest, target: RequestTarget
+    ) throws(APIError) -> Reply {
+        let screens = store.snapshot
+        let (screen, pathValues) = try screens.screen(at: path)
+        let variant = try select(in: screen, target: target, headers: request.headers)
+        guard let action = variant.compiled.actions.first(where: { $0.name == name }) else {
+            let names = variant.compiled.actions.map(\.name)
+            throw APIError(
+                status: .notFound, code: "action_not_found",
+                message: "screen \(screen.variants.name) (variant \(variant.compiled.variantID)) has no action \"\(name)\""
+                    + (names.isEmpty ? "; it declares none" : "; its actions: \(names.joined(separator: ", "))")
+                    + NameSuggestion.hint(for: name, among: names)
+            )
+        }
+        let submitted = try Self.inputs(of: request)
+        let catalog = screens.screenSet.catalog
+        let (values, errors) = action.validate(submitted)
+        if !errors.isEmpty {
+            let given: [String: JSONValue] =
+                switch submitted {
+                case .form(let fields): fields.mapValues { .string($0) }
+                case .json(let object): object
+                }
+            return .ready(answer(action, of: variant, to: .invalid(errors), inputs: given, path: pathValues, catalog: catalog))
+        }
+        let key = try Self.idempotencyKey(request.headers)
+        let run: @Sendable () async -> IdempotencyStore.Answer
+        if let call = action.call {
+            guard let resolver else {
+                throw APIError(status: .serviceUnavailable, code: "upstreams_unavailable", message: "this server calls no upstreams")
+            }
+            let submit = try Self.submit(call, inputs: values, path: pathValues)
+            var headers = call.request.forwardedHeaders.flatMap { name in request.headers[canonicalForm: name].map { (name, String($0)) } }
+            if let key { headers.append(("Idempotency-Key", key)) }
+            let logger = self.logger
+            run = { [headers] in
+                let result = await resolver.client.submit(submit, headers: headers)
+                let outcome: ScreenAction.Result
+                switch result {
+                case .success(let answer): outcome = .answered(status: answer.status, body: answer.body)
+                case .failure(.timeout): outcome = .timedOut
+                case .failure: outcome = .failed
+                }
+                if case .failure(let failure) = result {
+                    logger.error(
+                        "action call failed",
+                        metadata: [
+                            "screen": .string(variant.compiled.name), "action": .string(action.name), "upstream": .string(call.request.upstream),
+                            "cause": .string(failure.description),
+                        ]
+                    )
+                }
+                return self.answer(action, of: variant, to: outcome, inputs: values, path: pathValues, catalog: catalog).kept
+            }
+        } else {
+            run = { self.answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog).kept }
+        }
+        guard let key, let idempotency, idempotency.isEnabled else {
+            if action.call == nil { return .ready(answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog)) }
+            return .pending { HTTPResponse(kept: await run()) }
+        }
+        // The same key from another request (body, identity, screen) is a client bug, not a retry.
+        let forwarded = (action.call?.request.forwardedHeaders ?? []).map { "\($0): \(request.headers[canonicalForm: $0].joined(separator: ","))" }
+        let fingerprint = ([request.headers.first(name: "Content-Type") ?? "-"] + forwarded + [request.body.map { String(buffer: $0) } ?? ""])
+            .joined(separator: "\n")
+        switch idempotency.claim(key: "\(variant.compiled.variantID)\n\(path)\n\(name)\n\(key)", request: fingerprint, work: run) {
+        case .run(let task):
+            return .pending { HTTPResponse(kept: await task.value) }
+        case .replay(let task):
+            return .pending {
+                var response = HTTPResponse(kept: await task.value)
+                response.headers.add(name: "Idempotent-Replayed", value: "true")
+                return response
+            }
+        case .mismatch:
+            throw APIError(
+                status: .unprocessableEntity, code: "idempotency_key_reused",
+                message: "Idempotency-Key \"\(key)\" was sent with another request to this action; send a new key for each submit, and the same key only to retry it unchanged"
+            )
+        }
+    }
+
+    /// The answer to a submit, logged when a value was left out.
+    private func answer(
+        _ action: ScreenAction, of variant: ServedScreenSet.Variant, to result: ScreenAction.Result, inputs: [String: JSONValue],
+        path: [String: JSONValue], catalog: ComponentCatalog
+    ) -> HTTPResponse {
+        let (status, body, problems) = action.answer(to: result, inputs: inputs, path: path, catalog: catalog)
+        logger.dataProblems(problems, in: variant.compiled)
+        Counter(
+            label: "taksi_action_requests_total",
+            dimensions: [("screen", variant.compiled.name), ("action", action.name), ("outcome", result.name)],
+            factory: resolver?.metrics ?? MetricsSystem.factory
+        ).increment()
+        let headers = variant.headers.filter { $0.0 != "Vary" } + [("Cache-Control", "no-store")]
+        var response = HTTPResponse(status: HTTPResponseStatus(statusCode: status), json: ByteBuffer(bytes: JSONWriter.bytes(body)), headers: headers)
+        response.route = "action"
+        response.variant = variant.compiled.variantID
+        return response
+    }
+
+    /// The inputs of a submit: a JSON body `{"inputs": {...}}`, a form, or no body at all.
+    static func inputs(of request: HTTPRequest) throws(APIError) -> ScreenAction.Submitted {
+        let body = request.body.map { Array($0.readableBytesView) } ?? []
+        guard let contentType = request.headers.first(name: "Content-Type") else {
+            if body.isEmpty { return .form([:]) }
+            throw unsupportedMediaType("a body without a Content-Type")
+        }
+        let parts = contentType.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let parameters = parts.dropFirst()
+        if parameters.contains(where: { $0.hasPrefix("charset=") && !["charset=utf-8", "charset=\"utf-8\""].contains($0) }) {
+            throw unsupportedMediaType("\(contentType) (only UTF-8 is read)")
+        }
+        switch parts.first {
+        case "application/json":
+            if body.isEmpty { return .json([:]) }
+            let value: JSONValue
+            do {
+                value = try JSONParser.parse(body).value
+            } catch {
+                throw invalidBody("the body is not JSON: \(error.message)")
+            }
+            guard let object = value.objectValue else { throw invalidBody("the body must be an object, {\"inputs\": {...}}, found \(value.typeName)") }
+            if let unknown = object.keys.sorted().first(where: { $0 != "inputs" }) {
+                throw invalidBody("unknown key \"\(unknown)\" in the body; send {\"inputs\": {...}}")
+            }
+            guard let inputs = object["inputs"] else { return .json([:]) }
+            guard let fields = inputs.objectValue else { throw invalidBody("\"inputs\" must be an object of inputs by name, found \(inputs.typeName)") }
+            return .json(fields)
+        case "application/x-www-form-urlencoded":
+            var fields: [String: String] = [:]
+            let text = String(decoding: body, as: UTF8.self)
+            for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
+                let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                do {
+                    let name = try PercentEncoding.decode(halves[0], plusIsSpace: true)
+                    let value = halves.count > 1 ? try PercentEncoding.decode(halves[1], plusIsSpace: true) : ""
+                    if fields[name] == nil { fields[name] = value }
+                } catch {
+                    throw invalidBody("the form is malformed: \(error.description)")
+                }
+            }
+            if body.contains(where: { $0 >= 0x80 }) { throw invalidBody("a form is ASCII, with other characters percent-encoded as UTF-8") }
+            return .form(fields)
+        default:
+            throw unsupportedMediaType(contentType)
+        }
+    }
+
+    /// The upstream request of a call: path and query filled from the inputs and path values,
+    /// and the body rendered. A value that cannot fill a path segment is refused like a bad input.
+    static func submit(_ call: ScreenAction.Call, inputs: [String: JSONValue], path: [String: JSONValue]) throws(APIError) -> UpstreamClient.Submit {
+        let values = inputs.merging(path) { input, _ in input }
+        let target: String
+        do {
+            target = try call.request.checkedTarget(parameters: values)
+        } catch {
+            throw .badParameters(error)
+        }
+        var body: [UInt8]?
+        if let expression = call.body {
+            let evaluation = expression.evaluate(["inputs": .object(inputs), "path": .object(path)])
+            // An optional input left out leaves its key out of the body.
+            body = JSONWriter.bytes(evaluation.value ?? .object([:]))
+        }
+        return UpstreamClient.Submit(
+            upstream: call.request.upstream, method: call.method, target: target, body: body,
+            timeout: call.request.timeout, maxBytes: call.request.maxBytes
+        )
+    }
+
+    /// The client's `Idempotency-Key`, when it sent one: 1 to 255 visible ASCII characters.
+    static func idempotencyKey(_ headers: HTTPHeaders) throws(APIError) -> String? {
+        guard let key = headers.first(name: "Idempotency-Key") else { return nil }
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw APIError(
+                status: .badRequest, code: "invalid_idempotency_key",
+                message: "Idempotency-Key must be 1 to 255 visible ASCII characters, like a UUID"
+            )
+        }
+        return key
+    }
+
+    private static func unsupportedMediaType(_ found: String) -> APIError {
+        APIError(
+            status: .unsupportedMediaType, code: "unsupported_media_type",
+            message: "an action reads \(actionMediaTypes) (UTF-8), found \(found); send {\"inputs\": {...}} as JSON or the inputs as a form",
+            headers: [("Accept-Post", actionMediaTypes)]
+        )
+    }
+
+    private static func invalidBody(_ detail: String) -> APIError {
+        APIError(status: .badRequest, code: "invalid_body", message: detail)
+    }
+}
+
+extension HTTPResponse {
+    /// A kept action answer, as a response.
+    init(kept answer: IdempotencyStore.Answer) {
+        self.init(status: answer.status, json: ByteBuffer(bytes: answer.body), headers: answer.headers)
+        route = "action"
+        variant = answer.headers.first { $0.0 == "X-Taksi-Variant" }?.1
+    }
+
+    /// This action answer, to keep: its status, headers (but the ones the connection computes) and body.
+    var kept: IdempotencyStore.Answer {
+        IdempotencyStore.Answer(
+            status: status, headers: headers.filter { $0.name != "Content-Type" && $0.name != "Content-Length" },
+            body: Array(body.readableBytesView)
+        )
+    }
+}
