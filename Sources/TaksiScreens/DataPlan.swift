@@ -19,6 +19,16 @@ public struct DataPlan: Sendable {
     /// The entries, in skeleton order.
     public var entries: [Entry]
 
+    /// The plan for some of the entries only (`?only=`): the sources they read, nothing else, so
+    /// a refresh of one list calls only that list's upstreams.
+    public func restricted(to identifiers: Set<String>) -> DataPlan {
+        let kept = entries.filter { identifiers.contains($0.identifier) }
+        let read = kept.reduce(into: Set<String>()) { names, entry in
+            for expression in entry.fields.values { names.formUnion(expression.sourceNames) }
+        }
+        return DataPlan(sources: sources.filter { read.contains($0.key) }, entries: kept)
+    }
+
     /// Whether every source is known at load time, so the data can be computed once.
     public var isStatic: Bool { sources.values.allSatisfy(\.isStatic) }
 

@@ -29,14 +29,19 @@ extension DefinitionReader {
 
     /// Query parameter names the server reads itself: `?version=` is the app version when the
     /// `X-Taksi-Version` header is absent, so a screen parameter of that name could never be read.
-    static let reservedParameterNames: Set<String> = ["version"]
+    /// `?only=` picks the components a data request answers (a refresh of part of a screen).
+    static let reservedParameterNames: Set<String> = ["version", "only"]
 
     /// Reports a query parameter whose name the server reserves; true when it did.
     mutating func isReservedParameter(_ member: JSONNode.Member, at path: JSONPath) -> Bool {
         guard Self.reservedParameterNames.contains(member.key) else { return false }
+        let meaning =
+            member.key == "version"
+            ? "?version= is the app version (when no X-Taksi-Version header is sent)"
+            : "?only= names the components a data request answers"
         report(
             .invalidName, offset: member.keyOffset, path: path,
-            "\"\(member.key)\" is reserved: ?\(member.key)= is the app version (when no X-Taksi-Version header is sent); name the parameter otherwise, like app_\(member.key) or api_\(member.key)"
+            "\"\(member.key)\" is reserved: \(meaning); name the parameter otherwise, like app_\(member.key) or api_\(member.key)"
         )
         return true
     }

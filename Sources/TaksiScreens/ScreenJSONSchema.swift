@@ -14,6 +14,7 @@ public enum ScreenJSONSchema {
             "binding": binding,
             "action": action,
             "source": source,
+            "screenAction": screenAction,
             "component": [
                 "type": "object",
                 "description": "One component: its type, an optional identifier and its content.",
@@ -79,6 +80,11 @@ public enum ScreenJSONSchema {
                 ],
                 "sources": ["type": "object", "additionalProperties": ["$ref": "#/$defs/source"]],
                 "components": ["type": "array", "items": ["$ref": "#/$defs/component"]],
+                "actions": [
+                    "type": "object", "description": "Named intents: POST /screens/<path>/actions/<name>.",
+                    "propertyNames": ["pattern": "^[A-Za-z0-9_]{1,64}$"],
+                    "additionalProperties": ["$ref": "#/$defs/screenAction"],
+                ],
             ],
             "$defs": .object(definitions),
         ]
@@ -210,6 +216,60 @@ public enum ScreenJSONSchema {
                     "fallback": [:],
                 ],
                 "required": ["upstream", "path"], "additionalProperties": false,
+            ],
+        ],
+    ]
+
+    /// An action: typed inputs, an optional upstream call, answers by outcome.
+    private static let screenAction: JSONValue = [
+        "type": "object", "required": ["answers"], "additionalProperties": false,
+        "properties": [
+            "summary": ["type": "string"],
+            "inputs": [
+                "type": "object", "description": "Typed like parameters, with a message for people when a value is refused.",
+                "additionalProperties": [
+                    "type": "object", "additionalProperties": false,
+                    "properties": [
+                        "type": ["enum": ["string", "integer", "number", "bool"]], "default": [:],
+                        "required": ["type": "boolean"], "one_of": ["type": "array", "minItems": 1], "pattern": ["type": "string"],
+                        "min_length": ["type": "integer", "minimum": 0], "max_length": ["type": "integer", "minimum": 0],
+                        "message": ["type": "string"], "summary": ["type": "string"],
+                    ],
+                ],
+            ],
+            "call": [
+                "type": "object", "required": ["upstream", "path"], "additionalProperties": false,
+                "properties": [
+                    "upstream": ["type": "string", "description": "A key of \"upstreams\" in config.json."],
+                    "method": ["enum": .array(ScreenAction.Call.methods.map(JSONValue.string))],
+                    "path": ["type": "string", "pattern": "^/", "description": "Path on the upstream; {name} inserts an input or a path parameter."],
+                    "query": ["type": "object", "additionalProperties": ["type": ["string", "number", "boolean"]]],
+                    "body": ["description": "The JSON body; bind inputs.<name> and path.<name>."],
+                    "headers": ["type": "array", "items": ["type": "string"], "description": "Request headers forwarded to the upstream."],
+                    "timeout": ["type": "number", "exclusiveMinimum": 0, "maximum": 60],
+                    "max_bytes": ["type": "integer", "minimum": 1, "maximum": 67_108_864],
+                    "summary": ["type": "string"],
+                ],
+            ],
+            "answers": [
+                "type": "object",
+                "description": "By outcome: success, invalid, 4xx, 5xx, a status like \"409\", timeout, failure.",
+                "propertyNames": ["pattern": "^(success|invalid|timeout|failure|4xx|5xx|[45][0-9][0-9])$"],
+                "additionalProperties": [
+                    "type": "object", "additionalProperties": false,
+                    "properties": [
+                        "status": ["type": "integer"],
+                        "summary": ["type": "string"],
+                        "then": ["$ref": "#/$defs/action"],
+                        "data": [
+                            "type": "array",
+                            "items": [
+                                "type": "object", "required": ["identifier", "content"], "additionalProperties": false,
+                                "properties": ["identifier": ["type": "string"], "content": ["type": "object"]],
+                            ],
+                        ],
+                    ],
+                ],
             ],
         ],
     ]

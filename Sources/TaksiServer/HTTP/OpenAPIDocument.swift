@@ -95,6 +95,10 @@ paths:
         - $ref: "#/components/parameters/If-None-Match"
         - $ref: "#/components/parameters/Accept-Encoding"
         - $ref: "#/components/parameters/X-Request-Id"
+        - name: only
+          in: query
+          description: Identifiers of dynamic components, comma-separated; the answer has entries for those only and calls only the sources they read (pull to refresh one list).
+          schema: {type: string}
         - name: parameters
           in: query
           description: The screen's own query parameters.
@@ -131,6 +135,54 @@ paths:
         "431": {$ref: "#/components/responses/HeadersTooLarge"}
         "501": {$ref: "#/components/responses/NotImplemented"}
         "505": {$ref: "#/components/responses/VersionNotSupported"}
+  /screens/{name}/actions/{action}:
+    post:
+      tags: [actions]
+      operationId: runAction
+      summary: Submits a screen's action; answers a data patch for the screen and the next action.
+      description: |
+        The inputs go as JSON (`{"inputs": {...}}`) or as a form. They are checked against the
+        action's declarations (`GET /screens` lists each variant's actions and inputs; this document,
+        as served, has an operation per action too). Invalid inputs answer 422 without calling
+        anything. The answer always decodes as the client's data payload: `interface_data` names
+        only dynamic components of the variant the request selects (send the same version,
+        alternative and user headers as for the skeleton); `then`, when present, is an action in the
+        client's shape. With `Idempotency-Key`, a retry of the same request within the window gets
+        the first answer again (`Idempotent-Replayed: true`) and the upstream is called once.
+      parameters:
+        - $ref: "#/components/parameters/name"
+        - name: action
+          in: path
+          required: true
+          schema: {type: string, pattern: "^[A-Za-z0-9_]{1,64}$"}
+        - $ref: "#/components/parameters/X-Taksi-Version"
+        - $ref: "#/components/parameters/X-Taksi-Alternative"
+        - $ref: "#/components/parameters/X-Taksi-User"
+        - $ref: "#/components/parameters/Idempotency-Key"
+        - $ref: "#/components/parameters/X-Request-Id"
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              properties:
+                inputs: {type: object}
+          application/x-www-form-urlencoded:
+            schema: {type: object, additionalProperties: {type: string}}
+      responses:
+        "200": {$ref: "#/components/responses/ActionAnswer"}
+        "201": {$ref: "#/components/responses/ActionAnswer"}
+        "202": {$ref: "#/components/responses/ActionAnswer"}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "404": {$ref: "#/components/responses/NotFound"}
+        "405": {$ref: "#/components/responses/MethodNotAllowed"}
+        "413": {$ref: "#/components/responses/BodyTooLarge"}
+        "415": {$ref: "#/components/responses/UnsupportedMediaType"}
+        "422": {$ref: "#/components/responses/ActionAnswer"}
+        "4XX": {$ref: "#/components/responses/ActionAnswer"}
+        "5XX": {$ref: "#/components/responses/ActionAnswer"}
   /healthz:
     get:
       tags: [operations]
@@ -282,6 +334,11 @@ components:
       in: header
       description: "`gzip` gets a gzip body where one was precomputed."
       schema: {type: string}
+    Idempotency-Key:
+      name: Idempotency-Key
+      in: header
+      description: A new value (a UUID) per submit, the same for its retries; 1 to 255 visible ASCII characters.
+      schema: {type: string, maxLength: 255}
     X-Request-Id:
       name: X-Request-Id
       in: header
@@ -320,7 +377,7 @@ components:
         Cache-Control: {$ref: "#/components/headers/Cache-Control"}
         Vary: {$ref: "#/components/headers/Vary"}
     BadRequest:
-      description: "`invalid_query`, `missing_parameter`, `invalid_parameter` (a query or path parameter), `invalid_link`, `invalid_version`, `invalid_host` or `malformed_request`. Like every error, `Cache-Control: no-store`, and `Vary` names the request header it depends on."
+      description: "`invalid_query`, `missing_parameter`, `invalid_parameter` (a query or path parameter), `invalid_link`, `invalid_version`, `invalid_host`, `invalid_body` (an action's body), `invalid_idempotency_key` or `malformed_request`. Like every error, `Cache-Control: no-store`, and `Vary` names the request header it depends on."
       headers:
         Cache-Control: {$ref: "#/components/headers/NoStore"}
         Vary: {$ref: "#/components/headers/Vary"}
@@ -328,7 +385,7 @@ components:
         application/json:
           schema: {$ref: "#/components/schemas/Error"}
     NotFound:
-      description: "`screen_not_found`, `screen_version_not_found`, `screen_alternative_not_found`, `link_not_found` or `not_found`."
+      description: "`screen_not_found`, `screen_version_not_found`, `screen_alternative_not_found`, `action_not_found`, `link_not_found` or `not_found`."
       headers:
         Cache-Control: {$ref: "#/components/headers/NoStore"}
         Vary: {$ref: "#/components/headers/Vary"}
@@ -336,10 +393,35 @@ components:
         application/json:
           schema: {$ref: "#/components/schemas/Error"}
     MethodNotAllowed:
-      description: "`method_not_allowed`: only GET and HEAD (and OPTIONS)."
+      description: "`method_not_allowed`: only GET and HEAD (and OPTIONS), or only POST (and OPTIONS) on an action."
       headers:
         Allow:
-          schema: {type: string, const: "GET, HEAD, OPTIONS"}
+          schema: {enum: ["GET, HEAD, OPTIONS", "POST, OPTIONS"]}
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
+    ActionAnswer:
+      description: |
+        A data patch for the screen (the status is the declared answer's: 200 for success, 422 for
+        invalid inputs or an upstream 4xx, 502 or 504 when the upstream failed, unless declared
+        otherwise). A 422 with `code` `idempotency_key_reused` is an error body instead.
+      headers:
+        Cache-Control: {$ref: "#/components/headers/NoStore"}
+        X-Taksi-Variant: {$ref: "#/components/headers/X-Taksi-Variant"}
+        Idempotent-Replayed:
+          description: "`true` when this is the kept answer of an earlier submit with the same Idempotency-Key."
+          schema: {type: string, const: "true"}
+      content:
+        application/json:
+          schema:
+            oneOf:
+              - {$ref: "#/components/schemas/ActionAnswer"}
+              - {$ref: "#/components/schemas/Error"}
+    UnsupportedMediaType:
+      description: "`unsupported_media_type`: the body is neither JSON nor a form (or not UTF-8)."
+      headers:
+        Accept-Post:
+          schema: {type: string, const: "application/json, application/x-www-form-urlencoded"}
       content:
         application/json:
           schema: {$ref: "#/components/schemas/Error"}
@@ -423,6 +505,38 @@ components:
             properties:
               identifier: {type: string}
               content: {type: object}
+    ActionAnswer:
+      type: object
+      required: [interface_data, outcome]
+      properties:
+        interface_data:
+          description: Entries for dynamic components of the variant, as in a data response; the client applies them.
+          type: array
+          items:
+            type: object
+            required: [identifier, content]
+            additionalProperties: false
+            properties:
+              identifier: {type: string}
+              content: {type: object}
+        outcome: {enum: [success, invalid, rejected, failed, timeout]}
+        then:
+          description: The next action, in the client's action shape (decode it with the client's action decoder).
+          type: object
+          required: [identifier, content]
+          properties:
+            identifier: {type: string}
+            content: {type: object}
+        errors:
+          description: Why the inputs were refused (422).
+          type: array
+          items:
+            type: object
+            required: [input, code, message]
+            properties:
+              input: {type: string}
+              code: {enum: [required, invalid, unknown]}
+              message: {type: string}
     Index:
       type: object
       required: [screens]
@@ -457,6 +571,16 @@ components:
                     version: {type: [string, "null"]}
                     alternative: {type: string}
                     requires_data: {type: boolean}
+                    actions:
+                      type: array
+                      items:
+                        type: object
+                        required: [name, inputs, answers]
+                        properties:
+                          name: {type: string}
+                          summary: {type: string}
+                          inputs: {type: object, description: "By name: type, constraints, required, default, message."}
+                          answers: {type: array, items: {type: string}}
               experiments:
                 type: array
                 items:

@@ -130,7 +130,7 @@ public struct Responder: Sendable {
             response.route = "metrics"
             return .ready(response)
         case .openAPI:
-            return .ready(Self.openAPI)
+            return .ready(screens.openAPI)
         case .resolveLink:
             return .ready(try resolveLink(target.query["url"], in: screens.screenSet.links))
         case .appleAppSiteAssociation:
@@ -155,9 +155,13 @@ public struct Responder: Sendable {
             let (screen, pathValues) = try screens.screen(at: path)
             let variant = try select(in: screen, target: target, headers: request.headers)
             variant.counted.data.increment()
-            if let staticData = variant.staticData { return .ready(staticData.response(to: request.headers)) }
+            let only = try target.query["only"].map { text throws(APIError) in
+                try Self.only(text, in: variant.compiled, catalog: screens.screenSet.catalog)
+            }
+            if only == nil, let staticData = variant.staticData { return .ready(staticData.response(to: request.headers)) }
             return try data(
-                for: variant, query: target.query, path: pathValues, headers: request.headers, catalog: screens.screenSet.catalog
+                for: variant, query: target.query, path: pathValues, headers: request.headers, catalog: screens.screenSet.catalog,
+                only: only
             )
         case .notFound, .action:
             throw .notFound(path: String(target.path))
@@ -212,6 +216,23 @@ public struct Responder: Sendable {
         }
     }
 
+    /// The identifiers of `?only=a,b`: each must be a dynamic component of the variant (one the
+    /// client asks data for), else 400.
+    private static func only(_ text: String, in screen: CompiledScreen, catalog: ComponentCatalog) throws(APIError) -> Set<String> {
+        let dynamic = screen.skeleton.components.filter { catalog.schema(named: $0.name)?.isDynamic == true }.map(\.identifier)
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
+        for name in names where !dynamic.contains(name) {
+            throw APIError(
+                status: .badRequest, code: "invalid_parameter",
+                message: name.isEmpty
+                    ? "query parameter \"only\" lists component identifiers separated by commas, like ?only=stations; it has an empty one"
+                    : "query parameter \"only\" names \"\(name)\", which is not a dynamic component of \(screen.variantID); use some of \(dynamic.joined(separator: ", "))"
+                        + NameSuggestion.hint(for: name, among: dynamic)
+            )
+        }
+        return Set(names)
+    }
+
     /// `GET /links/resolve?url=<link>`: the navigation action a deep link opens, in the client's
     /// action shape, so the app decodes it with the client's own action decoder.
     private func resolveLink(_ url: String?, in links: DeepLinks) throws(APIError) -> HTTPResponse {
@@ -255,13 +276,15 @@ public struct Responder: Sendable {
     /// earlier request with the same inputs (``DataMemo``), or rendered from request values and
     /// fresh cached upstream values. Only a source that must be fetched or revalidated sends the
     /// request off the loop. Parameter errors are answered at once.
+    /// - Parameter only: the components asked for (`?only=`); nil for all.
     private func data(
         for variant: ServedScreenSet.Variant, query: [String: String], path: [String: JSONValue], headers: HTTPHeaders,
-        catalog: ComponentCatalog
+        catalog: ComponentCatalog, only: Set<String>? = nil
     ) throws(APIError) -> Reply {
-        let screen = variant.compiled
+        var screen = variant.compiled
+        if let only { screen.dataPlan = screen.dataPlan.restricted(to: only) }
         let plan = screen.dataPlan
-        let requestValues: [String: JSONValue]
+        var requestValues: [String: JSONValue]
         let calls: [UpstreamCall]
         do {
             requestValues = try plan.requestValues(query: query, path: path)
@@ -269,6 +292,8 @@ public struct Responder: Sendable {
         } catch {
             throw .badParameters(error)
         }
+        // Part of a screen is kept apart from the whole (no source is named with a `?`).
+        if let only { requestValues["?only"] = .array(only.sorted().map(JSONValue.string)) }
         // Built only when something is rendered: a kept response needs none of it.
         var values: [String: JSONValue] { plan.staticValues.merging(requestValues) { _, request in request } }
         guard !calls.isEmpty else {
@@ -319,21 +344,6 @@ public struct Responder: Sendable {
             request: headers
         )
     }
-
-    /// The OpenAPI description of this API (`docs/openapi.yaml`), encoded once.
-    private static let openAPI: HTTPResponse = {
-        let body = ByteBuffer(string: OpenAPIDocument.yaml)
-        var response = HTTPResponse(
-            status: .ok,
-            headers: [
-                ("Content-Type", "application/yaml; charset=utf-8"), ("Content-Length", String(body.readableBytes)),
-                ("Cache-Control", "public, max-age=3600"),
-            ],
-            body: body
-        )
-        response.route = "openapi"
-        return response.precomputed()
-    }()
 
     /// `OPTIONS`: what the server allows, with no body.
     private static let options: HTTPResponse = {

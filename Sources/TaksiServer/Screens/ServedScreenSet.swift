@@ -129,6 +129,8 @@ public final class ServedScreenSet: Sendable {
     /// By name as written (`bikes/stations/{network}`).
     let screens: [String: Screen]
     let index: HTTPResponse
+    /// `/openapi.yaml`: `docs/openapi.yaml` with an operation for each screen's actions.
+    let openAPI: HTTPResponse
     /// `/.well-known/apple-app-site-association`, when iOS apps are configured.
     let appleAssociation: HTTPResponse?
     /// `/.well-known/assetlinks.json`, when an Android app is configured.
@@ -186,6 +188,7 @@ public final class ServedScreenSet: Sendable {
             index.append(Self.indexEntry(variants))
         }
         self.screens = screens
+        self.openAPI = Self.openAPIResponse(screenSet)
         // The index changes with every reload and is for people and tools, not for caches.
         var indexResponse = HTTPResponse(
             json: ByteBuffer(bytes: JSONWriter.bytes(["screens": .array(index)])), headers: [("Cache-Control", "no-store")]
@@ -249,6 +252,102 @@ public final class ServedScreenSet: Sendable {
         return .object(entry)
     }
 
+    /// The OpenAPI document, with one operation per action of each screen (its inputs as the
+    /// request body's schema), so client generators and API tools see every intent a screen takes.
+    /// The operations are JSON, which is YAML, inserted at the start of `paths`.
+    static func openAPIResponse(_ screenSet: ScreenSet) -> HTTPResponse {
+        var operations = ""
+        for name in screenSet.names {
+            guard let variants = screenSet.screens[name] else { continue }
+            var seen: Set<String> = []
+            for variant in variants.all {
+                for action in variant.actions where seen.insert(action.name).inserted {
+                    let path = "/screens/\(name)/actions/\(action.name)"
+                    operations += "  " + JSONWriter.string(.string(path)) + ": " + JSONWriter.string(openAPIOperation(action, screen: variants)) + "\n"
+                }
+            }
+        }
+        var text = OpenAPIDocument.yaml
+        if !operations.isEmpty, let paths = text.range(of: "\npaths:\n") {
+            text.insert(contentsOf: operations, at: paths.upperBound)
+        }
+        let body = ByteBuffer(string: text)
+        var response = HTTPResponse(
+            status: .ok,
+            headers: [
+                ("Content-Type", "application/yaml; charset=utf-8"), ("Content-Length", String(body.readableBytes)),
+                ("Cache-Control", "public, max-age=60"),
+            ],
+            body: body
+        )
+        response.route = "openapi"
+        return response.precomputed()
+    }
+
+    private static func openAPIOperation(_ action: ScreenAction, screen: ScreenVariants) -> JSONValue {
+        var properties: [String: JSONValue] = [:]
+        for input in action.inputs {
+            var schema = parameterEntry(input.parameter).openAPISchema.objectValue ?? [:]
+            if let value = input.parameter.defaultValue { schema["default"] = value }
+            if let message = input.message { schema["description"] = .string(message) }
+            properties[input.name] = .object(schema)
+        }
+        let required = action.inputs.filter { $0.parameter.isRequired }.map { JSONValue.string($0.name) }
+        var inputs: [String: JSONValue] = ["type": "object", "additionalProperties": false, "properties": .object(properties)]
+        if !required.isEmpty { inputs["required"] = .array(required) }
+        let pathParameters: [JSONValue] = screen.pattern.parameterNames.map { name in
+            ["name": .string(name), "in": "path", "required": true, "schema": parameterEntry(screen.pattern.parameters[name] ?? RequestParameter()).openAPISchema]
+        }
+        let headers: [JSONValue] = ["X-Taksi-Version", "X-Taksi-Alternative", "X-Taksi-User", "Idempotency-Key", "X-Request-Id"].map {
+            ["$ref": .string("#/components/parameters/\($0)")]
+        }
+        let answer: JSONValue = ["$ref": "#/components/responses/ActionAnswer"]
+        var responses: [String: JSONValue] = [
+            "400": ["$ref": "#/components/responses/BadRequest"], "404": ["$ref": "#/components/responses/NotFound"],
+            "415": ["$ref": "#/components/responses/UnsupportedMediaType"], "422": answer,
+        ]
+        for status in Set([200] + action.answers.values.compactMap(\.status)) { responses[String(status)] = answer }
+        if action.call != nil {
+            responses["502"] = answer
+            responses["504"] = answer
+        }
+        var operation: [String: JSONValue] = [
+            "tags": ["actions"],
+            "operationId": .string("action:\(screen.name):\(action.name)"),
+            "summary": .string(action.summary ?? "Action \(action.name) of screen \(screen.name)."),
+            "parameters": .array(pathParameters + headers),
+            "requestBody": [
+                "required": .bool(!required.isEmpty),
+                "content": [
+                    "application/json": ["schema": ["type": "object", "additionalProperties": false, "properties": ["inputs": .object(inputs)]]],
+                    "application/x-www-form-urlencoded": ["schema": .object(inputs)],
+                ],
+            ],
+            "responses": .object(responses),
+        ]
+        if screen.pattern.parameterNames.isEmpty { operation["parameters"] = .array(headers) }
+        return ["post": .object(operation)]
+    }
+
+    /// An action as the index and the preview show it: its inputs (typed like parameters, with
+    /// `required`, `default` and `message`) and the outcomes it answers.
+    static func actionEntry(_ action: ScreenAction) -> JSONValue {
+        var inputs: [String: JSONValue] = [:]
+        for input in action.inputs {
+            var entry = parameterEntry(input.parameter).objectValue ?? [:]
+            entry["required"] = .bool(input.parameter.isRequired)
+            if let value = input.parameter.defaultValue { entry["default"] = value }
+            if let message = input.message { entry["message"] = .string(message) }
+            inputs[input.name] = .object(entry)
+        }
+        var entry: [String: JSONValue] = [
+            "name": .string(action.name), "inputs": .object(inputs),
+            "answers": .array(action.answers.keys.sorted().map { .string($0.description) }),
+        ]
+        if let summary = action.summary { entry["summary"] = .string(summary) }
+        return .object(entry)
+    }
+
     /// A screen's experiments as the index and the preview show them: name, version requirement, weights.
     static func experimentEntries(_ variants: ScreenVariants) -> [JSONValue] {
         variants.versions.compactMap { version in
@@ -274,10 +373,25 @@ public final class ServedScreenSet: Sendable {
                     [
                         "id": .string($0.variantID), "version": $0.requirement.map { .string($0.description) } ?? .null,
                         "alternative": .string($0.alternative), "requires_data": .bool($0.requiresData),
+                        "actions": .array($0.actions.map(Self.actionEntry)),
                     ]
                 }
             ),
             "experiments": .array(experiments),
         ]
+    }
+}
+
+extension JSONValue {
+    /// A parameter entry of the index as a JSON Schema (OpenAPI's dialect).
+    fileprivate var openAPISchema: JSONValue {
+        guard let entry = objectValue else { return ["type": "string"] }
+        var schema: [String: JSONValue] = [:]
+        if let type = entry["type"]?.stringValue { schema["type"] = .string(type == "bool" ? "boolean" : type) }
+        if let values = entry["one_of"] { schema["enum"] = values }
+        if let pattern = entry["pattern"]?.stringValue { schema["pattern"] = .string("^(?:\(pattern))$") }
+        if let length = entry["min_length"] { schema["minLength"] = length }
+        if let length = entry["max_length"] { schema["maxLength"] = length }
+        return .object(schema)
     }
 }
