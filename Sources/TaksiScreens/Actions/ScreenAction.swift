@@ -198,7 +198,8 @@ public struct ScreenAction: Sendable {
 
     /// The typed inputs, or every problem with them. A form's values are converted like query
     /// parameters; a JSON value must have its input's type, or be text that converts to it (an
-    /// app often sends a text field's contents as they are). Undeclared inputs are refused.
+    /// app often sends a text field's contents as they are). Empty text is a field left blank: the
+    /// input's default, or `required` when it has none. Undeclared inputs are refused.
     /// - Returns: the typed values, and the errors (none when the inputs are valid).
     public func validate(_ submitted: Submitted) -> (values: [String: JSONValue], errors: [FieldError]) {
         var values: [String: JSONValue] = [:]
@@ -220,8 +221,8 @@ public struct ScreenAction: Sendable {
                     errors.append(Self.required(input))
                 }
             case .string(let text)?:
-                if text.isEmpty, parameter.kind != .string || parameter.convert("") == nil {
-                    // A blank field is a field left out, unless empty text is a value the input takes.
+                if text.isEmpty {
+                    // A blank field is a field left out.
                     if let fallback = parameter.defaultValue {
                         values[input.name] = fallback
                     } else if parameter.isRequired {
