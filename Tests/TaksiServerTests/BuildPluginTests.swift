@@ -15,7 +15,7 @@ struct BuildPluginTests {
         try Data(text.utf8).write(to: url)
     }
 
-    @Test("screens added, moved or deleted after a first build are checked by the next one, with config.json's upstreams")
+    @Test("screens added, moved or deleted after a first build are checked by the next one, with config.json's upstreams and actions")
     func newFilesAreChecked() throws {
         let package = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-plugin-\(UUID().uuidString)")
         // A path dependency's identity is its folder's name.
@@ -64,5 +64,28 @@ struct BuildPluginTests {
         let upstream = try build(package)
         #expect(upstream.status != 0)
         #expect(upstream.output.contains(#"upstream "apii" is not configured"#), "\(upstream.output)")
+        try FileManager.default.removeItem(at: package.appendingPathComponent("Screens/feed.json"))
+
+        // A typo in an action's patch identifier fails the build at its line.
+        try write(
+            """
+            name: form
+            entry: true
+            components:
+              - {name: label_component, identifier: error, content: {value: " "}}
+            actions:
+              send:
+                answers:
+                  success:
+                    data:
+                      - {identifier: eror, content: {value: Sent}}
+            """, package.appendingPathComponent("Screens/form.yaml")
+        )
+        let action = try build(package)
+        #expect(action.status != 0)
+        #expect(
+            action.output.contains(#"Screens/form.yaml:10:26: error: actions.send.answers.success.data[0].identifier: "eror" is not a component of this screen"#),
+            "\(action.output)"
+        )
     }
 }

@@ -71,6 +71,62 @@ struct ExampleFlowTests {
         }
     }
 
+    /// POSTs a form (or JSON) to an action over the connection.
+    static func post(_ connection: RawConnection, _ path: String, _ body: String, type: String = "application/x-www-form-urlencoded") async throws -> RawResponse {
+        connection.send("POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: \(type)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        let response = try #require(await connection.receiveOffPool(1).first)
+        #expect(response.header("Cache-Control") == "no-store")
+        return response
+    }
+
+    /// The value of each label an answer fills, by identifier.
+    static func labels(_ response: RawResponse) -> [String: String] {
+        var labels: [String: String] = [:]
+        for entry in response.json?["interface_data"]?.arrayValue ?? [] {
+            if let identifier = entry["identifier"]?.stringValue, let value = entry["content"]?["value"]?.stringValue { labels[identifier] = value }
+        }
+        return labels
+    }
+
+    @Test("the login form submits to the offline auth upstream: home on success, the reason in its labels otherwise; the newsletter form validates")
+    func forms() async throws {
+        try await withRunningServer(try Self.application()) { port in
+            let connection = try RawConnection(port: port)
+            let skeleton = try JSONDecoder().decode(Skeleton.self, from: Data(try await Self.get(connection, "/screens/login", version: "1.0").body.utf8))
+            let labels = Set(skeleton.components.filter { $0.name == "label_component" }.map(\.identifier))
+
+            let success = try await Self.post(connection, "/screens/login/actions/submit", "email=ada%40example.com&password=correct-horse")
+            #expect(success.status == 200, "\(success.body)")
+            #expect(success.json?["then"] == ["identifier": "navigation", "content": ["interface_identifier": "home"]])
+            #expect(Set(Self.labels(success).keys).isSubset(of: labels))
+            // The next screen opens as the navigation says.
+            try await Self.follow("home", on: connection, version: "2.1")
+
+            let badEmail = try await Self.post(connection, "/screens/login/actions/submit", "email=ada&password=correct-horse")
+            #expect(badEmail.status == 422)
+            #expect(Self.labels(badEmail)["email_error"] == "Enter an email address, like ada@example.com.")
+            #expect(Self.labels(badEmail)["password_error"] == " ")
+            #expect(badEmail.json?["errors"]?.arrayValue?.map { $0["input"] } == ["email"])
+
+            let wrong = try await Self.post(connection, "/screens/login/actions/submit", "email=ada%40example.com&password=wrong-password")
+            #expect(wrong.status == 422)
+            #expect(Self.labels(wrong)["error"] == "Wrong email or password.")
+            #expect(wrong.json?["outcome"] == "rejected")
+
+            let subscribed = try await Self.post(
+                connection, "/screens/newsletter/actions/subscribe", #"{"inputs": {"email": "ada@example.com", "frequency": "monthly"}}"#,
+                type: "application/json"
+            )
+            #expect(subscribed.status == 201, "\(subscribed.body)")
+            #expect(Self.labels(subscribed)["message"] == "Subscribed: ada@example.com gets our monthly letter.")
+            let again = try await Self.post(connection, "/screens/newsletter/actions/subscribe", "email=grace%40example.com")
+            #expect(Self.labels(again)["message"] == "grace@example.com is already subscribed.")
+            let invalid = try await Self.post(connection, "/screens/newsletter/actions/subscribe", "email=ada%40example.com&frequency=daily")
+            #expect(invalid.status == 422)
+            #expect(Self.labels(invalid)["message"] == "Check the email address and the frequency.")
+        }
+    }
+
     @Test("the example deep links resolve to the targets the lists send")
     func deepLinks() async throws {
         let links = [

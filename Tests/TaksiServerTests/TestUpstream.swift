@@ -21,12 +21,16 @@ final class TestUpstream: Sendable {
         case stalledBody(String)
         /// This status (a redirect) with a `Location` header.
         case redirect(Int, location: String)
+        /// This status with this body (not necessarily JSON).
+        case answer(Int, String)
     }
 
     /// One request as the upstream saw it.
     struct Request: Sendable {
         var uri: String
         var headers: [(String, String)]
+        var method: String = "GET"
+        var body: String = ""
     }
 
     private struct State {
@@ -101,16 +105,30 @@ final class TestUpstream: Sendable {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
         let state: NIOLockedValueBox<State>
+        /// The request being read: its head and body so far.
+        private var reading: (head: HTTPRequestHead, body: String)?
 
         init(state: NIOLockedValueBox<State>) {
             self.state = state
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            guard case .head(let head) = unwrapInboundIn(data) else { return }
+            switch unwrapInboundIn(data) {
+            case .head(let head): reading = (head, "")
+            case .body(let bytes): reading?.body += String(buffer: bytes)
+            case .end:
+                guard let (head, body) = reading else { return }
+                reading = nil
+                answer(head, body: body, context: context)
+            }
+        }
+
+        private func answer(_ head: HTTPRequestHead, body: String, context: ChannelHandlerContext) {
             let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
             let (behavior, woken) = state.withLockedValue { state -> (Behavior, [CheckedContinuation<Void, Never>]) in
-                state.requests.append(Request(uri: head.uri, headers: head.headers.map { ($0.name, $0.value) }))
+                state.requests.append(
+                    Request(uri: head.uri, headers: head.headers.map { ($0.name, $0.value) }, method: head.method.rawValue, body: body)
+                )
                 let count = state.requests.count
                 let woken = state.waiters.filter { $0.count <= count }.map(\.continuation)
                 state.waiters.removeAll { $0.count <= count }
@@ -124,6 +142,8 @@ final class TestUpstream: Sendable {
                 respond(context, status: HTTPResponseStatus(statusCode: code), body: #"{"error":"test"}"#, delay: .zero)
             case .json(let body, let delay):
                 respond(context, status: .ok, body: body, delay: delay)
+            case .answer(let code, let body):
+                respond(context, status: HTTPResponseStatus(statusCode: code), body: body, delay: .zero)
             case .stalledBody(let body):
                 let headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(body.utf8.count + 100)")])
                 context.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)

@@ -1,6 +1,6 @@
 import NIOConcurrencyHelpers
 public import NIOCore
-import NIOHTTP1
+public import NIOHTTP1
 
 /// Answers of action submits kept by their `Idempotency-Key`, so a retried submit (a phone on a
 /// bad network that never saw the first answer) gets the first answer again, without a second
@@ -24,14 +24,20 @@ public final class IdempotencyStore: Sendable {
     }
 
     /// A kept answer.
-    struct Answer: Sendable {
-        var status: HTTPResponseStatus
-        var headers: [(String, String)]
-        var body: [UInt8]
+    package struct Answer: Sendable {
+        package var status: HTTPResponseStatus
+        package var headers: [(String, String)]
+        package var body: [UInt8]
+
+        package init(status: HTTPResponseStatus, headers: [(String, String)], body: [UInt8]) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
     }
 
     /// What to do with a keyed submit.
-    enum Claim: Sendable {
+    package enum Claim: Sendable {
         /// The first with this key: run it (the task is already running, and kept).
         case run(Task<Answer, Never>)
         /// Seen before with the same request: its answer, now or when it is done.
@@ -69,7 +75,7 @@ public final class IdempotencyStore: Sendable {
 
     /// Starts `work` for `key` unless a submit with that key is kept: then its answer, when
     /// `request` (what the submit sent, in full) is the same, or a mismatch.
-    func claim(key: String, request: String, work: @escaping @Sendable () async -> Answer) -> Claim {
+    package func claim(key: String, request: String, work: @escaping @Sendable () async -> Answer) -> Claim {
         let time = now()
         return state.withLockedValue { state in
             prune(&state, at: time)
@@ -88,7 +94,7 @@ public final class IdempotencyStore: Sendable {
     }
 
     /// Number of answers kept or running, for tests.
-    var count: Int { state.withLockedValue { $0.entries.count } }
+    package var count: Int { state.withLockedValue { $0.entries.count } }
 
     private func finish(key: String, answer: Answer) {
         let time = now()

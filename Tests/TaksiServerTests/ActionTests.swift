@@ -1,0 +1,365 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import TaksiSchema
+import TaksiScreens
+import TaksiServer
+import Testing
+
+/// `POST /screens/<path>/actions/<name>` against a real upstream on a free port: inputs as JSON
+/// and forms, validation, every upstream outcome, idempotent retries, and `?only=` refreshes.
+/// Every answer is checked against the wire rules, as data is.
+@Suite("Actions")
+struct ActionTests {
+    static let screens: [String: String] = [
+        "signup.yaml": """
+        name: signup/{plan}
+        entry: true
+        parameters: {plan: {type: string, one_of: [free, pro]}}
+        components:
+          - {name: label_component, identifier: message, content: {value: " "}}
+          - {name: text_field_component, identifier: email, content: {placeholder: Email}}
+          - {name: button_component, identifier: send, content: {title: Send, action: {identifier: executable, content: {name: submit}}}}
+        actions:
+          submit:
+            inputs:
+              email: {type: string, required: true, pattern: "[^@ ]+@[^@ ]+", max_length: 40, message: Enter an email.}
+              age: {type: integer}
+              news: {type: bool, default: false}
+            call:
+              upstream: api
+              path: /signups/{plan}
+              body: {email: {$bind: inputs.email}, age: {$bind: inputs.age}, news: {$bind: inputs.news}}
+              headers: [Authorization]
+              timeout: 0.5
+            answers:
+              success:
+                then: {identifier: navigation, content: {interface_identifier: {$template: "welcome/{response.id}"}}}
+                data: [{identifier: message, content: {value: {$template: "Welcome, {inputs.email}"}}}]
+              "409": {data: [{identifier: message, content: {value: {$bind: response.message, default: Already signed up}}}]}
+              4xx: {data: [{identifier: message, content: {value: Refused}}]}
+              invalid: {data: [{identifier: message, content: {value: {$bind: errors.email, default: Check the form}}}]}
+              timeout: {data: [{identifier: message, content: {value: Too slow}}]}
+              failure: {data: [{identifier: message, content: {value: Try again later}}]}
+          ping:
+            answers: {success: {data: [{identifier: message, content: {value: pong}}]}}
+        """,
+        "welcome.yaml": "name: welcome/{id}\nentry: true\ncomponents: []",
+        "feed.yaml": """
+        name: feed
+        entry: true
+        sources:
+          news: {type: http, upstream: api, path: /news}
+          weather: {type: http, upstream: api, path: /weather}
+        components:
+          - {name: label_component, identifier: headline, content: {value: {$bind: news.title}}}
+          - {name: label_component, identifier: forecast, content: {value: {$bind: weather.text}}}
+          - {name: label_component, identifier: static, content: {value: Hello}}
+          - {name: button_component, identifier: go, content: {title: Go, action: {identifier: navigation, content: {interface_identifier: feed}}}}
+        """,
+    ]
+
+    /// An application over these screens, its upstream `api` a test server.
+    struct Fixture {
+        let upstream: TestUpstream
+        let application: Application
+        let screenSet: ScreenSet
+
+        init(idempotency: IdempotencyStore.Limits = IdempotencyStore.Limits()) async throws {
+            upstream = try await TestUpstream()
+            let load = ScreenSetLoader.load(files: ActionTests.screens.mapValues { Array($0.utf8) }, upstreams: ["api"])
+            screenSet = try #require(load.screenSet, "\(load.diagnostics.report)")
+            var configuration = ServerConfiguration()
+            configuration.port = 0
+            configuration.threads = 1
+            configuration.accessLog = false
+            configuration.upstreams = ["api": upstream.baseURL]
+            configuration.idempotencyWindow = idempotency.window
+            configuration.idempotencyMaxBytes = idempotency.maxBytes
+            application = buildApplication(configuration: configuration, screenSet: screenSet, logger: Logger(label: "test"))
+        }
+
+        func post(_ uri: String, _ body: String, type: String? = "application/x-www-form-urlencoded", headers: [(String, String)] = []) async -> HTTPResponse {
+            var all = headers
+            if let type { all.append(("Content-Type", type)) }
+            return await application.responder.respond(
+                to: HTTPRequest(method: .POST, uri: uri, headers: HTTPHeaders(all), body: ByteBuffer(string: body))
+            ).response
+        }
+
+        /// The answer's JSON, after checking it as the client would read it: the data payload
+        /// decodes, names only dynamic components of the screen's skeleton with content that
+        /// decodes exactly, and `then`, when present, is an action the client decodes.
+        /// - Parameter screen: whose skeleton the answer patches; an action's answer (`signup`) is never stored.
+        func answer(_ response: HTTPResponse, screen: String = "signup/{plan}", sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> JSONValue {
+            let json = try JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
+            if screen == "signup/{plan}" || json["error"] != nil {
+                #expect(response.headers["Cache-Control"] == ["no-store"], sourceLocation: sourceLocation)
+            }
+            if json["error"] != nil { return json }
+            let data = try JSONDecoder().decode(InterfaceData.self, from: Data(response.body.readableBytesView))
+            let skeleton = try #require(screenSet.screens[screen]?.all.first?.skeleton)
+            let catalog = screenSet.catalog
+            for entry in data.entries {
+                let component = try #require(skeleton.components.first { $0.identifier == entry.identifier }, sourceLocation: sourceLocation)
+                #expect(catalog.schema(named: component.name)?.isDynamic == true, sourceLocation: sourceLocation)
+                let check = catalog.check(
+                    dataContent: entry.content, of: component.name, staticContent: component.content.objectValue ?? [:], mode: .definition
+                )
+                #expect(check.violations.isEmpty, "\(check.violations)", sourceLocation: sourceLocation)
+            }
+            if let then = json["then"] {
+                #expect(catalog.check(then, as: .action).isValid, "\(then)", sourceLocation: sourceLocation)
+            }
+            return json
+        }
+    }
+
+    static func message(_ json: JSONValue) -> JSONValue? {
+        json["interface_data"]?.arrayValue?.first { $0["identifier"] == "message" }?["content"]?["value"]
+    }
+
+    @Test("a form and a JSON body reach the upstream as the declared call; success patches and navigates")
+    func success() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/signups/pro", .answer(201, #"{"id": "u 1"}"#))
+        let response = await fixture.post(
+            "/screens/signup/pro/actions/submit", "email=ada%40example.com&age=36", headers: [("Authorization", "Bearer t"), ("Cookie", "c")]
+        )
+        #expect(response.status == .ok)
+        let json = try fixture.answer(response)
+        #expect(json["outcome"] == "success")
+        #expect(Self.message(json) == "Welcome, ada@example.com")
+        #expect(json["then"] == ["identifier": "navigation", "content": ["interface_identifier": "welcome/u%201"]])
+        #expect(response.headers["X-Taksi-Variant"] == ["signup/{plan}|*|default"])
+        let sent = try #require(fixture.upstream.requests.last)
+        #expect(sent.method == "POST")
+        #expect(sent.uri == "/signups/pro")
+        #expect(try JSONDecoder().decode(JSONValue.self, from: Data(sent.body.utf8)) == ["email": "ada@example.com", "age": 36, "news": false])
+        #expect(sent.headers.contains { $0.0 == "Authorization" && $0.1 == "Bearer t" })
+        #expect(sent.headers.contains { $0.0.lowercased() == "content-type" && $0.1 == "application/json" })
+        #expect(!sent.headers.contains { $0.0 == "Cookie" }, "only allow-listed headers travel")
+
+        fixture.upstream.on("/signups/free", .answer(200, #"{"id": "2"}"#))
+        for (uri, type) in [("/screens/signup/free/actions/submit", "application/json; charset=utf-8"), ("/interfaces/signup/free/actions/submit", "application/json")] {
+            let viaJSON = await fixture.post(uri, #"{"inputs": {"email": "bo@example.com", "news": true}}"#, type: type)
+            #expect(try fixture.answer(viaJSON)["then"] == ["identifier": "navigation", "content": ["interface_identifier": "welcome/2"]], "\(uri)")
+            // An optional input left out is left out of the body.
+            #expect(try JSONDecoder().decode(JSONValue.self, from: Data((fixture.upstream.requests.last?.body ?? "").utf8)) == ["email": "bo@example.com", "news": true])
+        }
+
+        // An action without a call answers at once.
+        let ping = await fixture.post("/screens/signup/free/actions/ping", "", type: nil)
+        #expect(Self.message(try fixture.answer(ping)) == "pong")
+    }
+
+    @Test(
+        "missing, mistyped, too long, blank and extra inputs answer 422 with the patch and field errors, and call nothing",
+        arguments: [
+            ("age=3", "email required: Enter an email.", "Enter an email."),
+            ("email=", "email required: Enter an email.", "Enter an email."),
+            ("email=nope", "email invalid: Enter an email.", "Enter an email."),
+            ("email=\(String(repeating: "a", count: 40))%40b", "email invalid: Enter an email.", "Enter an email."),
+            ("email=a%40b&age=old", "age invalid: age must be an integer", "Check the form"),
+            ("email=a%40b&news=maybe", "news invalid: news must be a bool", "Check the form"),
+            ("email=a%40b&admin=true", "admin unknown: admin is not an input of action submit (its inputs: email, age, news)", "Check the form"),
+        ]
+    )
+    func invalid(body: String, error: String, message: String) async throws {
+        let fixture = try await Fixture()
+        let response = await fixture.post("/screens/signup/pro/actions/submit", body)
+        #expect(response.status == .unprocessableEntity)
+        let json = try fixture.answer(response)
+        #expect(json["outcome"] == "invalid")
+        #expect(json["errors"]?.arrayValue?.map { "\($0["input"]?.stringValue ?? "") \($0["code"]?.stringValue ?? ""): \($0["message"]?.stringValue ?? "")" } == [error])
+        #expect(Self.message(json) == .string(message))
+        #expect(fixture.upstream.requests.isEmpty)
+    }
+
+    @Test(
+        "each upstream outcome gets its answer: a status of its own, its class, timeout, and failure for the rest",
+        arguments: [
+            (TestUpstream.Behavior.answer(409, #"{"message": "Taken"}"#), 422, "rejected", "Taken"),
+            (.answer(409, "<html>conflict</html>"), 422, "rejected", "Already signed up"),
+            (.answer(404, "{}"), 422, "rejected", "Refused"),
+            (.answer(503, #"{"message": "down"}"#), 502, "failed", "Try again later"),
+            (.answer(200, "not json"), 502, "failed", "Try again later"),
+            (.redirect(302, location: "/elsewhere"), 502, "failed", "Try again later"),
+            (.dropConnection(times: 5, then: .status(500)), 502, "failed", "Try again later"),
+            (.held(#"{"id": "late"}"#), 504, "timeout", "Too slow"),
+        ]
+    )
+    func outcomes(behavior: TestUpstream.Behavior, status: Int, outcome: String, message: String) async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/signups/free", behavior)
+        let response = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b")
+        fixture.upstream.release()
+        #expect(Int(response.status.code) == status)
+        let json = try fixture.answer(response)
+        #expect(json["outcome"] == .string(outcome))
+        #expect(Self.message(json) == .string(message))
+        #expect(json["then"] == nil)
+    }
+
+    @Test("a successful answer without what its next action needs leaves the action out, not the patch")
+    func thenLeftOut() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/signups/free", .answer(201, "{}"))
+        let json = try fixture.answer(await fixture.post("/screens/signup/free/actions/submit", "email=a%40b"))
+        #expect(json["then"] == nil)
+        #expect(Self.message(json) == "Welcome, a@b")
+    }
+
+    @Test("bodies: other media types get 415 with Accept-Post, malformed ones 400; only POST is allowed; unknown actions 404")
+    func requests() async throws {
+        let fixture = try await Fixture()
+        let uri = "/screens/signup/free/actions/submit"
+        for (type, body) in [("text/plain", "email=a%40b"), ("application/json; charset=latin1", "{}"), ("multipart/form-data; boundary=x", "--x")] {
+            let response = await fixture.post(uri, body, type: type)
+            #expect(response.status == .unsupportedMediaType, "\(type)")
+            #expect(response.headers["Accept-Post"] == ["application/json, application/x-www-form-urlencoded"])
+            #expect(try fixture.answer(response)["error"]?["code"] == "unsupported_media_type")
+        }
+        #expect(await fixture.post(uri, "email=a@b", type: nil).status == .unsupportedMediaType, "a body without a type")
+        for (type, body, part) in [
+            ("application/json", "{\"inputs\": ", "not JSON"), ("application/json", "[1]", "must be an object"),
+            ("application/json", #"{"email": "a@b"}"#, #"unknown key "email""#), ("application/json", #"{"inputs": [1]}"#, "must be an object"),
+            ("application/x-www-form-urlencoded", "email=%zz", "malformed"),
+        ] {
+            let response = await fixture.post(uri, body, type: type)
+            #expect(response.status == .badRequest, "\(body)")
+            let error = try fixture.answer(response)["error"]
+            #expect(error?["code"] == "invalid_body")
+            #expect(error?["message"]?.stringValue?.contains(part) == true, "\(String(describing: error))")
+        }
+        let get = await fixture.application.responder.response(method: .GET, uri: uri)
+        #expect(get.status == .methodNotAllowed)
+        #expect(get.headers["Allow"] == ["POST, OPTIONS"])
+        let options = await fixture.application.responder.response(method: .OPTIONS, uri: uri)
+        #expect(options.status == .noContent)
+        #expect(options.headers["Allow"] == ["POST, OPTIONS"])
+        let postSkeleton = await fixture.application.responder.response(method: .POST, uri: "/screens/feed")
+        #expect(postSkeleton.status == .methodNotAllowed)
+        #expect(postSkeleton.headers["Allow"] == ["GET, HEAD, OPTIONS"])
+        let unknown = await fixture.post("/screens/signup/free/actions/sumbit", "")
+        #expect(unknown.status == .notFound)
+        let error = try fixture.answer(unknown)["error"]
+        #expect(error?["code"] == "action_not_found")
+        #expect(error?["message"]?.stringValue?.contains(#"(did you mean "submit"?)"#) == true)
+        #expect(await fixture.post("/screens/signup/gold/actions/submit", "email=a%40b").status == .badRequest, "the path parameter is checked")
+        #expect(fixture.upstream.requests.isEmpty)
+    }
+
+    @Test("a retried submit with the same Idempotency-Key gets the first answer, and the upstream is called once")
+    func idempotentRetry() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/signups/free", .answer(201, #"{"id": "7"}"#))
+        let key = [("Idempotency-Key", "5c0e0cbb-3d5e-4b43-9f31-d1c0b6a3e5a1")]
+        let first = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: key)
+        let retry = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: key)
+        #expect(fixture.upstream.count("/signups/free") == 1)
+        #expect(String(buffer: retry.body) == String(buffer: first.body))
+        #expect(retry.status == first.status)
+        #expect(retry.headers["Idempotent-Replayed"] == ["true"])
+        #expect(first.headers["Idempotent-Replayed"].isEmpty)
+        #expect(fixture.upstream.requests.first?.headers.contains { $0.0 == "Idempotency-Key" && $0.1 == key[0].1 } == true, "forwarded, so the upstream can deduplicate across replicas")
+
+        // The same key with another body is a client bug, not a retry.
+        let reused = await fixture.post("/screens/signup/free/actions/submit", "email=c%40d", headers: key)
+        #expect(reused.status == .unprocessableEntity)
+        #expect(try fixture.answer(reused)["error"]?["code"] == "idempotency_key_reused")
+        // So is the same body from another identity (another forwarded Authorization).
+        let other = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: key + [("Authorization", "Bearer other")])
+        #expect(other.status == .unprocessableEntity)
+        // Without a key, each submit calls; a malformed key is refused.
+        _ = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b")
+        _ = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b")
+        #expect(fixture.upstream.count("/signups/free") == 3)
+        #expect(await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: [("Idempotency-Key", "a b")]).status == .badRequest)
+        // Invalid inputs are not kept: the corrected retry goes through with the same key.
+        let fresh = [("Idempotency-Key", "k2")]
+        #expect(await fixture.post("/screens/signup/free/actions/submit", "email=bad", headers: fresh).status == .unprocessableEntity)
+        #expect(await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: fresh).status == .ok)
+        #expect(fixture.upstream.count("/signups/free") == 4)
+    }
+
+    @Test("a retry that arrives while the first submit waits on the upstream waits for its answer: one call")
+    func concurrentRetry() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/signups/free", .held(#"{"id": "9"}"#))
+        let key = [("Idempotency-Key", "same")]
+        async let first = fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: key)
+        async let second = fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: key)
+        await fixture.upstream.waitForRequests(1)
+        fixture.upstream.release()
+        let (a, b) = await (first, second)
+        #expect(fixture.upstream.count("/signups/free") == 1)
+        #expect(String(buffer: a.body) == String(buffer: b.body))
+        #expect([a, b].filter { !$0.headers["Idempotent-Replayed"].isEmpty }.count == 1)
+    }
+
+    @Test("kept answers are bounded: past the window or the byte limit, a submit runs again")
+    func idempotencyBounds() async throws {
+        let clock = ManualClock()
+        let store = IdempotencyStore(limits: .init(window: 60, maxBytes: 1_000), now: { clock.now })
+        let answer = { (text: String) in { @Sendable () async -> IdempotencyStore.Answer in .init(status: .ok, headers: [], body: Array(text.utf8)) } }
+        guard case .run(let first) = store.claim(key: "a", request: "r", work: answer("one")) else { Issue.record("not run"); return }
+        _ = await first.value
+        guard case .replay = store.claim(key: "a", request: "r", work: answer("two")) else { Issue.record("not replayed"); return }
+        clock.advance(by: 61)
+        guard case .run = store.claim(key: "a", request: "r", work: answer("three")) else { Issue.record("kept past its window"); return }
+        // Two large answers do not fit together: the older goes.
+        guard case .run(let big) = store.claim(key: "b", request: "r", work: answer(String(repeating: "x", count: 600))) else { return }
+        _ = await big.value
+        guard case .run(let bigger) = store.claim(key: "c", request: "r", work: answer(String(repeating: "y", count: 600))) else { return }
+        _ = await bigger.value
+        guard case .run = store.claim(key: "b", request: "r", work: answer("again")) else { Issue.record("kept over the byte limit"); return }
+    }
+
+    @Test("?only= answers just those components and calls only their sources; anything else is 400")
+    func only() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/news", .json(#"{"title": "Hello"}"#))
+        fixture.upstream.on("/weather", .json(#"{"text": "Sunny"}"#))
+        let responder = fixture.application.responder
+        let one = await responder.response(method: .GET, uri: "/screens/feed/data?only=forecast")
+        #expect(one.status == .ok)
+        #expect(try fixture.answer(one, screen: "feed")["interface_data"] == [["identifier": "forecast", "content": ["value": "Sunny"]]])
+        #expect(fixture.upstream.count("/news") == 0)
+        #expect(fixture.upstream.count("/weather") == 1)
+        let whole = await responder.response(method: .GET, uri: "/screens/feed/data")
+        #expect(try fixture.answer(whole, screen: "feed")["interface_data"]?.arrayValue?.count == 2, "the whole is not the part kept")
+        let both = await responder.response(method: .GET, uri: "/screens/feed/data?only=headline,forecast")
+        #expect(try fixture.answer(both, screen: "feed")["interface_data"]?.arrayValue?.count == 2)
+        // A static label is dynamic to the client, so it may be asked for; it has nothing to send.
+        #expect(try fixture.answer(await responder.response(method: .GET, uri: "/screens/feed/data?only=static"), screen: "feed")["interface_data"] == [])
+        for bad in ["go", "nope", "headline,", ""] {
+            let response = await responder.response(method: .GET, uri: "/screens/feed/data?only=\(bad)")
+            #expect(response.status == .badRequest, "\(bad)")
+            #expect(try fixture.answer(response, screen: "feed")["error"]?["code"] == "invalid_parameter")
+        }
+    }
+
+    @Test("over a real socket: a form body is read whole, pipelined with a GET; an oversized body is 413")
+    func socket() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/signups/free", .answer(201, #"{"id": "3"}"#))
+        try await withRunningServer(fixture.application) { port in
+            let connection = try RawConnection(port: port)
+            let body = "email=a%40b&age=7"
+            connection.send(
+                "POST /screens/signup/free/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                    + "GET /screens/feed HTTP/1.1\r\nHost: a\r\n\r\n"
+            )
+            let responses = try await connection.receiveOffPool(2)
+            #expect(responses.map(\.status) == [200, 200])
+            #expect(responses.first?.json?["then"] == ["identifier": "navigation", "content": ["interface_identifier": "welcome/3"]])
+            #expect(try JSONDecoder().decode(JSONValue.self, from: Data((fixture.upstream.requests.last?.body ?? "").utf8))["age"] == 7)
+
+            let big = try RawConnection(port: port)
+            big.send("POST /screens/signup/free/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n")
+            #expect(try await big.receiveOffPool(1).first?.status == 413)
+        }
+    }
+}
