@@ -233,7 +233,25 @@ def main():
         browser.wait_for("location.pathname === '/preview/bikes/stations/velib' && document.querySelector('main')?.dataset.phase === 'data'",
                          "the filled path parameter to load the screen")
 
-        # 4. Live: an edit is drawn, a broken edit shows its errors and keeps the last good screen.
+        # 4. A form submits: the text fields go to the action, its patch is drawn, its next action shown.
+        browser.navigate(f"{base}/preview/login")
+        wait_for_data(browser, "the login form")
+        def type_into(identifier, value):
+            browser.evaluate(f"document.querySelector('input[data-identifier={json.dumps(identifier)}]').value = {json.dumps(value)}")
+        type_into("email", "ada")
+        type_into("password", "correct-horse")
+        browser.evaluate("document.querySelector('button[data-submits=\"submit\"]').click()")
+        browser.wait_for("document.querySelector('main')?.dataset.submitted === 'submit 422'", "the invalid submit's answer")
+        check(text_of(browser, '[data-identifier="email_error"]') == "Enter an email address, like ada@example.com.",
+              "the 422 patch fills the email's error label", browser)
+        check(browser.evaluate("document.querySelector('input[data-identifier=\"email\"]').value") == "ada", "typed text stays", browser)
+        type_into("email", "ada@example.com")
+        browser.evaluate("document.querySelector('button[data-submits=\"submit\"]').click()")
+        browser.wait_for("document.querySelector('main')?.dataset.submitted === 'submit 200'", "the valid submit's answer")
+        check(text_of(browser, '[data-identifier="email_error"]').strip() == "", "the success patch clears the label", browser)
+        check(browser.evaluate("!!document.querySelector('p.then a[href^=\"/preview/home\"]')"), "the next action links to home's preview", browser)
+
+        # 5. Live: an edit is drawn, a broken edit shows its errors and keeps the last good screen.
         browser.navigate(f"{base}/preview/home?version=2.1&name=Ada")
         wait_for_data(browser, "the data phase before the edit")
         browser.evaluate("window.__samePage = true")
@@ -259,12 +277,12 @@ def main():
                          "&& document.querySelector('[data-identifier=\"categories_title\"]')?.textContent === 'Categories'",
                          "the fixed file to clear the errors")
 
-        # 5. The list of screens.
+        # 6. The list of screens.
         browser.navigate(f"{base}/preview")
         browser.wait_for("document.querySelector('main')?.dataset.phase === 'list'", "the list of screens")
         for name in ("home", "login", "landing", "bikes/stations/{network}"):
             check(name in text_of(browser, "table.screens"), f"the list names {name}", browser)
-        print("preview: browser checks passed (values, variant, navigation, markup as text, version control, path parameters, live edit, errors, list)")
+        print("preview: browser checks passed (values, variant, navigation, markup as text, version control, path parameters, a form submit, live edit, errors, list)")
     except Failure as failure:
         print(f"preview check failed: {failure}")
         sys.exit(1)

@@ -35,15 +35,15 @@ struct ResponderTests {
         #expect(
             byName("home")?["variants"]
                 == [
-                    ["id": "home|>= 2.0|default", "version": ">= 2.0", "alternative": "default", "requires_data": true],
-                    ["id": "home|*|default", "version": nil, "alternative": "default", "requires_data": true],
+                    ["id": "home|>= 2.0|default", "version": ">= 2.0", "alternative": "default", "requires_data": true, "actions": []],
+                    ["id": "home|*|default", "version": nil, "alternative": "default", "requires_data": true, "actions": []],
                 ]
         )
         #expect(
             byName("landing")?["experiments"]
                 == [["name": "landing-call-to-action", "version": nil, "weights": ["default": 50, "compact": 50]]]
         )
-        #expect(byName("login") == ["name": "login", "parameters": [:], "requires_data": false, "experiments": [], "variants": [["id": "login|*|default", "version": nil, "alternative": "default", "requires_data": false]]])
+        #expect(byName("login") == ["name": "login", "parameters": [:], "requires_data": false, "experiments": [], "variants": [["id": "login|*|default", "version": nil, "alternative": "default", "requires_data": false, "actions": []]]])
     }
 
     @Test("skeletons are the compiled screens, under both prefixes", arguments: ["/screens/", "/interfaces/"])

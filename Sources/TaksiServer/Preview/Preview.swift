@@ -151,6 +151,7 @@ struct Preview: Sendable {
             "sample_version": sampleVersion(for: compiled, of: variants).map { .string($0.description) } ?? .null,
             "requires_data": .bool(compiled.requiresData),
             "query": .object(query),
+            "actions": .array(compiled.actions.map(ServedScreenSet.actionEntry)),
         ]
     }
 

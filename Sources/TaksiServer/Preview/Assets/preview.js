@@ -218,6 +218,7 @@ async function drawScreen(generation) {
     path, controls, query, found, details,
     variant: el('dd', { id: 'variant' }, '…'),
     warnings: el('ul', { class: 'warnings', id: 'warnings' }),
+    phone, components: [], filled: {}, actions: [], generation,
   };
   clear(main);
   main.dataset.phase = 'loading';
@@ -246,7 +247,9 @@ async function drawScreen(generation) {
   const variantID = header(skeleton, 'X-Taksi-Variant');
   const variantInfo = found.screen.variants.find((variant) => variant.id === variantID);
   view.variant.textContent = variantID ? `${variantID}${variantInfo ? ` (${variantInfo.file})` : ''}` : 'none';
+  view.actions = variantInfo ? variantInfo.actions : [];
   const components = payload(skeleton, 'components');
+  view.components = components || [];
   if (!components) {
     main.dataset.phase = 'error';
     phone.append(errorNotice(skeleton));
@@ -270,7 +273,7 @@ async function drawScreen(generation) {
     phone.prepend(errorNotice(data));
     return;
   }
-  const filled = {};
+  const filled = view.filled;
   for (const entry of entries) filled[entry.identifier] = entry.content;
   clear(phone);
   phone.append(...drawComponents(components, filled, view));
@@ -479,8 +482,77 @@ function actionElement(action, view, classes, ...children) {
   }
   if (!action) return el('div', { class: classes }, ...children);
   const button = el('button', { type: 'button', class: classes, 'data-action': action.identifier }, ...children);
-  button.addEventListener('click', () => toast(`The app receives the action ${JSON.stringify(action)}`));
+  const submits = action.identifier === 'executable' && action.content
+    ? view.actions.find((declared) => declared.name === action.content.name) : null;
+  if (submits) {
+    button.dataset.submits = submits.name;
+    button.addEventListener('click', () => submit(submits, view));
+  } else {
+    button.addEventListener('click', () => toast(`The app receives the action ${JSON.stringify(action)}`));
+  }
   return button;
+}
+
+// MARK: Actions
+
+/**
+ * An executable button named like one of the variant's actions submits it, as an app does: the
+ * text fields named like its inputs, as JSON, to POST /screens/<path>/actions/<name> with the
+ * page's headers. The answer's patch is applied to the screen; its next action is shown (and a
+ * navigation is a link to the target's preview).
+ */
+async function submit(action, view) {
+  const inputs = {};
+  for (const field of view.phone.querySelectorAll('input.text-field')) {
+    const name = field.dataset.identifier;
+    if (name && name in action.inputs && field.value !== '') inputs[name] = field.value;
+  }
+  const headers = { 'Content-Type': 'application/json' };
+  if (view.controls.version) headers['X-Taksi-Version'] = view.controls.version;
+  if (view.controls.alternative) headers['X-Taksi-Alternative'] = view.controls.alternative;
+  if (view.controls.user) headers['X-Taksi-User'] = view.controls.user;
+  if (view.controls.language) headers['Accept-Language'] = view.controls.language;
+  const target = `/screens/${view.path}/actions/${encodeURIComponent(action.name)}`;
+  const body = JSON.stringify({ inputs });
+  let status = 0;
+  let text = '';
+  try {
+    const response = await fetch(target, { method: 'POST', headers, body, cache: 'no-store' });
+    status = response.status;
+    text = await response.text();
+  } catch (error) {
+    text = `the server did not answer: ${error.message}`;
+  }
+  if (view.generation !== state.generation) return;
+  let answer = null;
+  try { answer = JSON.parse(text); } catch { /* shown as it came */ }
+  const entries = answer && Array.isArray(answer.interface_data) ? answer.interface_data : [];
+  // Typed text stays, as in an app: the screen is redrawn with the patch and the fields' values.
+  const typed = new Map([...view.phone.querySelectorAll('input.text-field')].map((field) => [field.dataset.identifier, field.value]));
+  for (const entry of entries) view.filled[entry.identifier] = entry.content;
+  clear(view.phone);
+  view.phone.append(...drawComponents(view.components, view.filled, view));
+  for (const field of view.phone.querySelectorAll('input.text-field')) field.value = typed.get(field.dataset.identifier) ?? '';
+  document.getElementById('main').dataset.submitted = `${action.name} ${status}`;
+
+  const rows = [el('tr', {}, el('th', {}, 'status'), el('td', {}, String(status))),
+    el('tr', {}, el('th', {}, 'outcome'), el('td', {}, answer && answer.outcome ? String(answer.outcome) : '-'))];
+  const then = answer && answer.then;
+  let next = null;
+  if (then && then.identifier === 'navigation' && then.content && typeof then.content.interface_identifier === 'string') {
+    next = el('p', { class: 'then' }, 'then: ', actionElement(then, view, 'then-link', `open ${then.content.interface_identifier}`));
+  } else if (then) {
+    next = el('p', { class: 'then' }, `then: the app receives the action ${JSON.stringify(then)}`);
+  }
+  let pretty = text;
+  try { pretty = JSON.stringify(JSON.parse(text), null, 2); } catch { /* as it came */ }
+  view.details.append(
+    el('h3', {}, `Action ${action.name}`),
+    el('p', { class: 'request' }, el('code', {}, `POST ${target}`), el('code', {}, body)),
+    el('table', { class: 'headers', 'data-phase': 'action' }, el('tbody', {}, rows)),
+    next,
+    el('details', { open: '' }, el('summary', {}, 'Answer JSON'), el('pre', { class: 'json' }, pretty)));
+  toast(`${action.name}: ${status}${answer && answer.outcome ? ` (${answer.outcome})` : ''}`);
 }
 
 function drawCustom(name, content, view) {
