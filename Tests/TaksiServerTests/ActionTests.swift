@@ -32,7 +32,7 @@ struct ActionTests {
               path: /signups/{plan}
               body: {email: {$bind: inputs.email}, age: {$bind: inputs.age}, news: {$bind: inputs.news}}
               headers: [Authorization]
-              timeout: 0.5
+              timeout: 20
             answers:
               success:
                 then: {identifier: navigation, content: {interface_identifier: {$template: "welcome/{response.id}"}}}
@@ -44,6 +44,11 @@ struct ActionTests {
               failure: {data: [{identifier: message, content: {value: Try again later}}]}
           ping:
             answers: {success: {data: [{identifier: message, content: {value: pong}}]}}
+          hurry:
+            inputs: {email: {type: string}}
+            call: {upstream: api, path: "/signups/{plan}", timeout: 0.3}
+            answers:
+              timeout: {data: [{identifier: message, content: {value: Too slow}}]}
         """,
         "welcome.yaml": "name: welcome/{id}\nentry: true\ncomponents: []",
         "feed.yaml": """
@@ -187,13 +192,15 @@ struct ActionTests {
             (.answer(200, "not json"), 502, "failed", "Try again later"),
             (.redirect(302, location: "/elsewhere"), 502, "failed", "Try again later"),
             (.dropConnection(times: 5, then: .status(500)), 502, "failed", "Try again later"),
+            // An upstream that never answers (until the test ends): the action with a short timeout.
             (.held(#"{"id": "late"}"#), 504, "timeout", "Too slow"),
         ]
     )
     func outcomes(behavior: TestUpstream.Behavior, status: Int, outcome: String, message: String) async throws {
         let fixture = try await Fixture()
         fixture.upstream.on("/signups/free", behavior)
-        let response = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b")
+        let action = if case .held = behavior { "hurry" } else { "submit" }
+        let response = await fixture.post("/screens/signup/free/actions/\(action)", "email=a%40b")
         fixture.upstream.release()
         #expect(Int(response.status.code) == status)
         let json = try fixture.answer(response)
