@@ -83,6 +83,12 @@ public struct CheckResult: Sendable, Equatable {
 }
 
 extension ComponentCatalog {
+    /// The identifiers of the components the client asks data for (those of a dynamic type), in
+    /// order: the only ones a data entry may name.
+    public func dynamicIdentifiers(of components: [Component]) -> [String] {
+        components.filter { schema(named: $0.name)?.isDynamic == true }.map(\.identifier)
+    }
+
     /// Checks a component's whole `content` against the schema of `componentName`.
     public func check(content: JSONValue, of componentName: String, mode: CheckMode = .definition) -> CheckResult {
         guard let schema = schema(named: componentName) else {

@@ -228,7 +228,7 @@ extension ScreenCompiler {
             let identifier = reader.string(identifierNode, at: path.appending("identifier"), what: "identifier"),
             let contentNode = members.first(where: { $0.key == "content" })?.value
         else { return nil }
-        let dynamic = components.filter { catalog.schema(named: $0.name)?.isDynamic == true }.map(\.identifier)
+        let dynamic = catalog.dynamicIdentifiers(of: components)
         guard let component = components.first(where: { $0.identifier == identifier }), let schema = catalog.schema(named: component.name)
         else {
             reader.report(

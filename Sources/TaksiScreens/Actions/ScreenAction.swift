@@ -194,6 +194,14 @@ public struct ScreenAction: Sendable {
     public enum Submitted: Sendable {
         case form([String: String])
         case json([String: JSONValue])
+
+        /// The values as sent (a form's as text).
+        public var values: [String: JSONValue] {
+            switch self {
+            case .form(let fields): fields.mapValues { .string($0) }
+            case .json(let object): object
+            }
+        }
     }
 
     /// The typed inputs, or every problem with them. A form's values are converted like query
@@ -205,11 +213,7 @@ public struct ScreenAction: Sendable {
         var values: [String: JSONValue] = [:]
         var errors: [FieldError] = []
         let declared = Set(inputs.map(\.name))
-        let given: [String: JSONValue] =
-            switch submitted {
-            case .form(let fields): fields.mapValues { .string($0) }
-            case .json(let object): object
-            }
+        let given = submitted.values
         for input in inputs {
             let parameter = input.parameter
             let value = given[input.name]

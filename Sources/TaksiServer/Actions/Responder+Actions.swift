@@ -30,24 +30,20 @@ extension Responder {
         let catalog = screens.screenSet.catalog
         let (values, errors) = action.validate(submitted)
         if !errors.isEmpty {
-            let given: [String: JSONValue] =
-                switch submitted {
-                case .form(let fields): fields.mapValues { .string($0) }
-                case .json(let object): object
-                }
-            return .ready(answer(action, of: variant, to: .invalid(errors), inputs: given, path: pathValues, catalog: catalog))
+            return .ready(answer(action, of: variant, to: .invalid(errors), inputs: submitted.values, path: pathValues, catalog: catalog))
         }
         let key = try Self.idempotencyKey(request.headers)
-        let run: @Sendable () async -> IdempotencyStore.Answer
+        let done: @Sendable () -> HTTPResponse = { self.answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog) }
+        let respond: @Sendable () async -> HTTPResponse
         if let call = action.call {
             guard let resolver else {
                 throw APIError(status: .serviceUnavailable, code: "upstreams_unavailable", message: "this server calls no upstreams")
             }
             let submit = try Self.submit(call, inputs: values, path: pathValues)
-            var headers = call.request.forwardedHeaders.flatMap { name in request.headers[canonicalForm: name].map { (name, String($0)) } }
+            var headers = call.request.forwardedValues(from: request.headers)
             if let key { headers.append(("Idempotency-Key", key)) }
             let logger = self.logger
-            run = { [headers] in
+            respond = { [headers] in
                 let result = await resolver.client.submit(submit, headers: headers)
                 let outcome: ScreenAction.Result
                 switch result {
@@ -64,20 +60,19 @@ extension Responder {
                         ]
                     )
                 }
-                return self.answer(action, of: variant, to: outcome, inputs: values, path: pathValues, catalog: catalog).kept
+                return self.answer(action, of: variant, to: outcome, inputs: values, path: pathValues, catalog: catalog)
             }
         } else {
-            run = { self.answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog).kept }
+            respond = done
         }
         guard let key, let idempotency, idempotency.isEnabled else {
-            if action.call == nil { return .ready(answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog)) }
-            return .pending { HTTPResponse(kept: await run()) }
+            return action.call == nil ? .ready(done()) : .pending(respond)
         }
         // The same key from another request (body, identity, screen) is a client bug, not a retry.
-        let forwarded = (action.call?.request.forwardedHeaders ?? []).map { "\($0): \(request.headers[canonicalForm: $0].joined(separator: ","))" }
+        let forwarded = (action.call?.request.forwardedValues(from: request.headers) ?? []).map { "\($0.0): \($0.1)" }
         let fingerprint = ([request.headers.first(name: "Content-Type") ?? "-"] + forwarded + [request.body.map { String(buffer: $0) } ?? ""])
             .joined(separator: "\n")
-        switch idempotency.claim(key: "\(variant.compiled.variantID)\n\(path)\n\(name)\n\(key)", request: fingerprint, work: run) {
+        switch idempotency.claim(key: "\(variant.compiled.variantID)\n\(path)\n\(name)\n\(key)", request: fingerprint, work: { await respond().kept }) {
         case .run(let task):
             return .pending { HTTPResponse(kept: await task.value) }
         case .replay(let task):
@@ -142,17 +137,11 @@ extension Responder {
             guard let fields = inputs.objectValue else { throw invalidBody("\"inputs\" must be an object of inputs by name, found \(inputs.typeName)") }
             return .json(fields)
         case "application/x-www-form-urlencoded":
-            var fields: [String: String] = [:]
-            let text = String(decoding: body, as: UTF8.self)
-            for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
-                let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                do {
-                    let name = try PercentEncoding.decode(halves[0], plusIsSpace: true)
-                    let value = halves.count > 1 ? try PercentEncoding.decode(halves[1], plusIsSpace: true) : ""
-                    if fields[name] == nil { fields[name] = value }
-                } catch {
-                    throw invalidBody("the form is malformed: \(error.description)")
-                }
+            let fields: [String: String]
+            do {
+                fields = try RequestTarget.fields(String(decoding: body, as: UTF8.self)[...])
+            } catch {
+                throw invalidBody("the form is malformed: \(error.description)")
             }
             if body.contains(where: { $0 >= 0x80 }) { throw invalidBody("a form is ASCII, with other characters percent-encoded as UTF-8") }
             return .form(fields)

@@ -17,14 +17,24 @@ struct RequestTarget: Sendable, Equatable {
             return
         }
         path = uri[..<mark]
-        var query: [String: String] = [:]
-        for pair in uri[uri.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = try Self.decode(parts[0])
-            let value = parts.count > 1 ? try Self.decode(parts[1]) : ""
-            if query[key] == nil { query[key] = value }
+        do {
+            query = try Self.fields(uri[uri.index(after: mark)...])
+        } catch {
+            throw .invalidQuery(error.description)
         }
-        self.query = query
+    }
+
+    /// `a=1&b=x+y`, a query or a form body, as names and values: percent-decoded, `+` a space,
+    /// the first of repeated names wins.
+    static func fields(_ text: Substring) throws(PercentEncoding.DecodingError) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = try PercentEncoding.decode(parts[0], plusIsSpace: true)
+            let value = parts.count > 1 ? try PercentEncoding.decode(parts[1], plusIsSpace: true) : ""
+            if fields[key] == nil { fields[key] = value }
+        }
+        return fields
     }
 
     /// `/screens/home?x=1` for `http://host:8080/screens/home?x=1`; other targets as they are.
@@ -39,13 +49,5 @@ struct RequestTarget: Sendable, Equatable {
             return "/"
         }
         return target.utf8[start] == UInt8(ascii: "?") ? Substring("/" + target[start...]) : target[start...]
-    }
-
-    private static func decode(_ component: Substring) throws(APIError) -> String {
-        do {
-            return try PercentEncoding.decode(component, plusIsSpace: true)
-        } catch {
-            throw .invalidQuery(error.description)
-        }
     }
 }

@@ -219,7 +219,7 @@ public struct Responder: Sendable {
     /// The identifiers of `?only=a,b`: each must be a dynamic component of the variant (one the
     /// client asks data for), else 400.
     private static func only(_ text: String, in screen: CompiledScreen, catalog: ComponentCatalog) throws(APIError) -> Set<String> {
-        let dynamic = screen.skeleton.components.filter { catalog.schema(named: $0.name)?.isDynamic == true }.map(\.identifier)
+        let dynamic = catalog.dynamicIdentifiers(of: screen.skeleton.components)
         let names = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
         for name in names where !dynamic.contains(name) {
             throw APIError(

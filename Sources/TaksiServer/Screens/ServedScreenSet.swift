@@ -287,7 +287,7 @@ public final class ServedScreenSet: Sendable {
     private static func openAPIOperation(_ action: ScreenAction, screen: ScreenVariants) -> JSONValue {
         var properties: [String: JSONValue] = [:]
         for input in action.inputs {
-            var schema = parameterEntry(input.parameter).openAPISchema.objectValue ?? [:]
+            var schema = openAPISchema(input.parameter)
             if let value = input.parameter.defaultValue { schema["default"] = value }
             if let message = input.message { schema["description"] = .string(message) }
             properties[input.name] = .object(schema)
@@ -296,7 +296,7 @@ public final class ServedScreenSet: Sendable {
         var inputs: [String: JSONValue] = ["type": "object", "additionalProperties": false, "properties": .object(properties)]
         if !required.isEmpty { inputs["required"] = .array(required) }
         let pathParameters: [JSONValue] = screen.pattern.parameterNames.map { name in
-            ["name": .string(name), "in": "path", "required": true, "schema": parameterEntry(screen.pattern.parameters[name] ?? RequestParameter()).openAPISchema]
+            ["name": .string(name), "in": "path", "required": true, "schema": .object(openAPISchema(screen.pattern.parameters[name] ?? RequestParameter()))]
         }
         let headers: [JSONValue] = ["X-Taksi-Version", "X-Taksi-Alternative", "X-Taksi-User", "Idempotency-Key", "X-Request-Id"].map {
             ["$ref": .string("#/components/parameters/\($0)")]
@@ -327,6 +327,16 @@ public final class ServedScreenSet: Sendable {
         ]
         if screen.pattern.parameterNames.isEmpty { operation["parameters"] = .array(headers) }
         return ["post": .object(operation)]
+    }
+
+    /// A parameter as a JSON Schema (OpenAPI's dialect): its type, values, whole-text pattern and lengths.
+    private static func openAPISchema(_ parameter: RequestParameter) -> [String: JSONValue] {
+        var schema: [String: JSONValue] = ["type": .string(parameter.kind == .bool ? "boolean" : parameter.kind.rawValue)]
+        if let values = parameter.allowedValues { schema["enum"] = .array(values) }
+        if let pattern = parameter.pattern { schema["pattern"] = .string("^(?:\(pattern.source))$") }
+        if let length = parameter.minLength { schema["minLength"] = .number(Double(length)) }
+        if let length = parameter.maxLength { schema["maxLength"] = .number(Double(length)) }
+        return schema
     }
 
     /// An action as the index and the preview show it: its inputs (typed like parameters, with
@@ -379,19 +389,5 @@ public final class ServedScreenSet: Sendable {
             ),
             "experiments": .array(experiments),
         ]
-    }
-}
-
-extension JSONValue {
-    /// A parameter entry of the index as a JSON Schema (OpenAPI's dialect).
-    fileprivate var openAPISchema: JSONValue {
-        guard let entry = objectValue else { return ["type": "string"] }
-        var schema: [String: JSONValue] = [:]
-        if let type = entry["type"]?.stringValue { schema["type"] = .string(type == "bool" ? "boolean" : type) }
-        if let values = entry["one_of"] { schema["enum"] = values }
-        if let pattern = entry["pattern"]?.stringValue { schema["pattern"] = .string("^(?:\(pattern))$") }
-        if let length = entry["min_length"] { schema["minLength"] = length }
-        if let length = entry["max_length"] { schema["maxLength"] = length }
-        return .object(schema)
     }
 }

@@ -126,18 +126,11 @@ public struct DataResolver: Sendable {
         return Rendered(body: JSONWriter.bytes(data.jsonValue), headers: headers, degraded: !degraded.isEmpty, variant: request.screen.variantID)
     }
 
-    /// The values a call forwards from the request's headers (allow-listed by its source).
-    private func forwarded(_ call: UpstreamCall, requestHeaders: HTTPHeaders) -> [(String, String)] {
-        call.definition.forwardedHeaders.flatMap { name in
-            requestHeaders[canonicalForm: name].map { (name, String($0)) }
-        }
-    }
-
     /// The cache key of a call: its URL and the values it forwards, so one caller's response never
     /// reaches another. Nil when its upstream is not configured.
     private func cacheKey(of call: UpstreamCall, requestHeaders: HTTPHeaders) -> String? {
         guard let url = client.url(of: call) else { return nil }
-        let forwarded = forwarded(call, requestHeaders: requestHeaders)
+        let forwarded = call.definition.forwardedValues(from: requestHeaders)
         if forwarded.isEmpty { return url }
         return ([url] + forwarded.map { "\($0.0.lowercased()): \($0.1)" }).joined(separator: "\n")
     }
@@ -147,7 +140,7 @@ public struct DataResolver: Sendable {
         guard let key = cacheKey(of: call, requestHeaders: requestHeaders) else {
             return .failed(.notConfigured(call.definition.upstream))
         }
-        let forwarded = forwarded(call, requestHeaders: requestHeaders)
+        let forwarded = call.definition.forwardedValues(from: requestHeaders)
         let policy = UpstreamCache.Policy(
             ttl: call.definition.ttl, staleWhileRevalidate: call.definition.staleWhileRevalidate,
             staleIfError: call.definition.staleIfError
@@ -188,5 +181,13 @@ public struct DataResolver: Sendable {
             break
         }
         return lookup
+    }
+}
+
+extension HTTPSource {
+    /// The values this source (or an action's call) forwards from the request's headers: those
+    /// its allow-list names, each under the name as written.
+    func forwardedValues(from requestHeaders: HTTPHeaders) -> [(String, String)] {
+        forwardedHeaders.flatMap { name in requestHeaders[canonicalForm: name].map { (name, String($0)) } }
     }
 }

@@ -118,20 +118,20 @@ public struct UpstreamClient: Sendable {
 
     /// An action's request to its upstream (see ``ScreenAction/Call``).
     struct Submit: Sendable {
-        public var upstream: String
-        public var method: String
+        var upstream: String
+        var method: String
         /// Path and query, percent-encoded.
-        public var target: String
+        var target: String
         /// The JSON body, when the call sends one.
-        public var body: [UInt8]?
-        public var timeout: Double
-        public var maxBytes: Int
+        var body: [UInt8]?
+        var timeout: Double
+        var maxBytes: Int
     }
 
     /// What an upstream answered to an action's request: any status, and its body when it is JSON.
     struct Answer: Sendable, Equatable {
-        public var status: Int
-        public var body: JSONValue?
+        var status: Int
+        var body: JSONValue?
     }
 
     /// Sends an action's request. Unlike a source's GET, any status is an answer (the action
@@ -147,11 +147,8 @@ public struct UpstreamClient: Sendable {
         let http = self.http
         return await Self.bounded(by: submit.timeout) {
             let deadline = NIODeadline.now() + .nanoseconds(Int64(submit.timeout * 1e9))
-            var request = HTTPClientRequest(url: base + submit.target)
+            var request = Self.request(url: base + submit.target, headers: headers)
             request.method = HTTPMethod(rawValue: submit.method)
-            request.headers.add(name: "Accept", value: "application/json")
-            request.headers.add(name: "User-Agent", value: "taksi-server")
-            for (name, value) in headers { request.headers.add(name: name, value: value) }
             if let body = submit.body {
                 request.headers.add(name: "Content-Type", value: "application/json")
                 request.body = .bytes(ByteBuffer(bytes: body))
@@ -167,16 +164,7 @@ public struct UpstreamClient: Sendable {
                         _ = try? await response.body.collect(upTo: 64 << 10)
                         return .failure(.redirect("HTTP \(status); actions follow no redirect"))
                     }
-                    if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > submit.maxBytes {
-                        return .failure(.tooLarge(limit: submit.maxBytes))
-                    }
-                    let bytes: ByteBuffer
-                    do {
-                        bytes = try await response.body.collect(upTo: submit.maxBytes)
-                    } catch is NIOTooManyBytesError {
-                        return .failure(.tooLarge(limit: submit.maxBytes))
-                    }
-                    return Self.answer(status: status, bytes: Array(bytes.readableBytesView))
+                    return try await Self.body(of: response, maxBytes: submit.maxBytes).flatMap { Self.answer(status: status, bytes: $0) }
                 } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
                     return .failure(.timeout(seconds: submit.timeout))
                 } catch {
@@ -206,10 +194,7 @@ public struct UpstreamClient: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            var request = HTTPClientRequest(url: url)
-            request.headers.add(name: "Accept", value: "application/json")
-            request.headers.add(name: "User-Agent", value: "taksi-server")
-            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            let request = Self.request(url: url, headers: headers)
             do {
                 let response = try await http.execute(request, deadline: deadline)
                 if Self.redirectStatuses.contains(response.status.code) {
@@ -232,17 +217,7 @@ public struct UpstreamClient: Sendable {
                     _ = try? await response.body.collect(upTo: 64 << 10)
                     return .failure(.status(response.status.code))
                 }
-                let maxBytes = call.definition.maxBytes
-                if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > maxBytes {
-                    return .failure(.tooLarge(limit: maxBytes))
-                }
-                let body: ByteBuffer
-                do {
-                    body = try await response.body.collect(upTo: maxBytes)
-                } catch is NIOTooManyBytesError {
-                    return .failure(.tooLarge(limit: maxBytes))
-                }
-                return Self.parse(Array(body.readableBytesView))
+                return try await Self.body(of: response, maxBytes: call.definition.maxBytes).flatMap(Self.parse)
             } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
                 return .failure(.timeout(seconds: call.definition.timeout))
             } catch {
@@ -254,6 +229,28 @@ public struct UpstreamClient: Sendable {
     }
 
     private static let redirectStatuses: Set<UInt> = [301, 302, 303, 307, 308]
+
+    /// A request to `url` that asks for JSON, with the forwarded headers.
+    private static func request(url: String, headers: [(String, String)]) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "taksi-server")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        return request
+    }
+
+    /// The response's body, or ``UpstreamFailure/tooLarge(limit:)`` past `maxBytes` (at once when
+    /// `Content-Length` says so); throws what the connection throws.
+    private static func body(of response: HTTPClientResponse, maxBytes: Int) async throws -> Result<[UInt8], UpstreamFailure> {
+        if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > maxBytes {
+            return .failure(.tooLarge(limit: maxBytes))
+        }
+        do {
+            return .success(Array(try await response.body.collect(upTo: maxBytes).readableBytesView))
+        } catch is NIOTooManyBytesError {
+            return .failure(.tooLarge(limit: maxBytes))
+        }
+    }
 
     /// The absolute URL a `Location` leads to, when it stays on the origin of `current`.
     static func sameOrigin(_ location: String, from current: String) -> String? {
