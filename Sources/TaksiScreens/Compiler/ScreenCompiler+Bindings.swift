@@ -1,0 +1,176 @@
+import TaksiSchema
+
+// Compiling bindings (`$bind`, `$template`, `$each`): their paths, options and templates, and
+// the check that each one reads a declared source or loop variable.
+
+extension ScreenCompiler {
+    mutating func compileBinding(
+        _ node: JSONNode, key: String, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
+    ) -> ContentExpression? {
+        let bindingPath = path.appending(key)
+        switch key {
+        case "$bind":
+            guard
+                let members = reader.object(node, at: path, what: "a $bind binding", allowed: ["$bind", "default", "placeholder"]),
+                let valuePath = readValuePath(members.first { $0.key == "$bind" }!.value, at: bindingPath, scope: scope)
+            else { return nil }
+            guard let options = readOptions(members, as: type, at: path) else { return nil }
+            return .bind(valuePath, options)
+        case "$template":
+            guard
+                let members = reader.object(
+                    node, at: path, what: "a $template binding", allowed: ["$template", "default", "placeholder"]
+                ),
+                let textNode = members.first(where: { $0.key == "$template" })?.value,
+                let text = reader.string(textNode, at: bindingPath, what: "a $template")
+            else { return nil }
+            if let type, type != .string, type != .url {
+                reader.report(
+                    .invalidBinding, at: node, path: path,
+                    "a $template makes text, but this field is \(Self.article(type.name)) \(type.name); use $bind"
+                )
+                return nil
+            }
+            guard let parts = readTemplate(text, node: textNode, at: bindingPath, scope: scope),
+                let options = readOptions(members, as: type, at: path)
+            else { return nil }
+            return .template(parts, options)
+        case "$each":
+            guard
+                let members = reader.object(
+                    node, at: path, what: "an $each binding", allowed: ["$each", "as", "template", "limit"],
+                    required: ["template"]
+                ),
+                let valuePath = readValuePath(members.first { $0.key == "$each" }!.value, at: bindingPath, scope: scope),
+                let templateNode = members.first(where: { $0.key == "template" })?.value
+            else { return nil }
+            let member = { (key: String) in members.first { $0.key == key }?.value }
+            let variable = reader.string(member("as"), at: path.appending("as"), what: "as") ?? "item"
+            if sources[variable] != nil || scope.contains(variable) || !variable.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar) {
+                reader.report(
+                    .invalidBinding, at: member("as") ?? node, path: path.appending("as"),
+                    "the loop variable \"\(variable)\" must be a plain name that no source or outer loop uses; choose another with \"as\""
+                )
+                return nil
+            }
+            let limit = reader.positiveInteger(member("limit"), at: path.appending("limit"), what: "limit")
+            if member("limit") != nil, limit == nil { return nil }
+            let innerScope = scope.union([variable])
+            let templatePath = path.appending("template")
+            let template: ContentExpression?
+            switch type {
+            case .componentContents(let nameField):
+                guard let itemSchema = itemSchema(nameField: nameField, siblings: siblings) else { return nil }
+                template = compileContent(templateNode, schema: itemSchema, at: templatePath, topLevel: false, scope: innerScope)
+                    .map { Self.normalized(.object($0)) }
+            case .array(let items):
+                template = compileValue(templateNode, as: items, at: templatePath, siblings: [], scope: innerScope)
+            case nil:
+                template = compileValue(templateNode, as: nil, at: templatePath, siblings: [], scope: innerScope)
+            case let type?:
+                reader.report(
+                    .invalidBinding, at: node, path: path,
+                    "$each makes an array, but this field is \(Self.article(type.name)) \(type.name); use $bind or $template"
+                )
+                return nil
+            }
+            guard let template else { return nil }
+            return .each(valuePath, variable: variable, template: template, limit: limit)
+        default:
+            reader.report(
+                .invalidBinding, at: node, path: bindingPath,
+                "unknown binding \"\(key)\"; use $bind, $template or $each" + NameSuggestion.hint(for: key, among: Self.bindingKeys)
+            )
+            return nil
+        }
+    }
+
+    private mutating func readOptions(_ members: [JSONNode.Member], as type: FieldType?, at path: JSONPath) -> ContentExpression.BindingOptions? {
+        var options = ContentExpression.BindingOptions()
+        for key in ["default", "placeholder"] {
+            guard let node = members.first(where: { $0.key == key })?.value else { continue }
+            if let type {
+                let result = catalog.check(node.value, as: type, mode: .definition)
+                reader.report(result.violations, in: node, at: path.appending(key))
+                guard result.isValid else { return nil }
+            }
+            if key == "default" { options.defaultValue = node.value } else { options.placeholder = node.value }
+        }
+        return options
+    }
+
+    private mutating func readValuePath(_ node: JSONNode, at path: JSONPath, scope: Set<String>) -> ValuePath? {
+        guard let text = reader.string(node, at: path, what: "a binding path") else { return nil }
+        guard let valuePath = ValuePath(parsing: text) else {
+            reader.report(
+                .invalidBinding, at: node, path: path,
+                "\"\(text)\" is not a binding path; write source.key.key or source.list[0].key"
+            )
+            return nil
+        }
+        return checkRoot(valuePath, node: node, at: path, scope: scope) ? valuePath : nil
+    }
+
+    private mutating func checkRoot(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>) -> Bool {
+        if scope.contains(valuePath.root) { return true }
+        if sources[valuePath.root] != nil {
+            usedSources.insert(valuePath.root)
+            return true
+        }
+        // Its declaration is already reported; a binding to it is not a second mistake.
+        if invalidSources.contains(valuePath.root) { return false }
+        let known = Array(sources.keys) + Array(scope)
+        let message =
+            if let actionContext {
+                "\"\(valuePath.root)\" is not a value \(actionContext) reads; use one of \(known.sorted().joined(separator: ", ")) (the screen's own sources are not called for an action)"
+            } else {
+                "\"\(valuePath.root)\" is not a source of this screen"
+                    + (known.isEmpty ? "; declare it under \"sources\"" : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
+            }
+        reader.report(.unknownSource, at: node, path: path, message + NameSuggestion.hint(for: valuePath.root, among: known))
+        return false
+    }
+
+    mutating func readTemplate(_ text: String, node: JSONNode, at path: JSONPath, scope: Set<String>) -> [ContentExpression.TemplatePart]? {
+        var parts: [ContentExpression.TemplatePart] = []
+        var literal = ""
+        var scalars = text.unicodeScalars[...]
+        while let scalar = scalars.popFirst() {
+            switch scalar {
+            case "{" where scalars.first == "{":
+                scalars.removeFirst()
+                literal.unicodeScalars.append("{")
+            case "}" where scalars.first == "}":
+                scalars.removeFirst()
+                literal.unicodeScalars.append("}")
+            case "{":
+                guard let close = scalars.firstIndex(of: "}") else {
+                    reader.report(.invalidBinding, at: node, path: path, "a '{' in the template is never closed; write {{ for a literal brace")
+                    return nil
+                }
+                let reference = String(String.UnicodeScalarView(scalars[..<close]))
+                scalars = scalars[scalars.index(after: close)...]
+                guard let valuePath = ValuePath(parsing: reference.trimmingSpaces) else {
+                    reader.report(
+                        .invalidBinding, at: node, path: path,
+                        "{\(reference)} in the template is not a binding path; write {source.key}"
+                    )
+                    return nil
+                }
+                guard checkRoot(valuePath, node: node, at: path, scope: scope) else { return nil }
+                if !literal.isEmpty {
+                    parts.append(.text(literal))
+                    literal = ""
+                }
+                parts.append(.value(valuePath))
+            case "}":
+                reader.report(.invalidBinding, at: node, path: path, "a lone '}' in the template; write }} for a literal brace")
+                return nil
+            default:
+                literal.unicodeScalars.append(scalar)
+            }
+        }
+        if !literal.isEmpty { parts.append(.text(literal)) }
+        return parts
+    }
+}

@@ -1,0 +1,106 @@
+import TaksiSchema
+
+// Reading a screen file's variant: its app-version requirement, its experiment, and the check
+// that no component type reaches apps too old to decode it.
+
+extension ScreenCompiler {
+    mutating func readRequirement(_ node: JSONNode, at path: JSONPath) -> VersionRequirement? {
+        guard let text = reader.string(node, at: path, what: "version") else { return nil }
+        do {
+            return try VersionRequirement(parsing: text)
+        } catch {
+            reader.report(.invalidVersion, at: node, path: path, "\"\(text)\" is not a version requirement: \(error.message)")
+            return nil
+        }
+    }
+
+    mutating func readExperiment(_ node: JSONNode, at path: JSONPath, alternative: String) -> Experiment? {
+        guard
+            let members = reader.object(
+                node, at: path, what: "an experiment", allowed: ["name", "weights", "summary"], required: ["name", "weights"]
+            ),
+            let name = reader.string(members.first { $0.key == "name" }?.value, at: path.appending("name"), what: "the experiment's name"),
+            let weightsNode = members.first(where: { $0.key == "weights" })?.value
+        else { return nil }
+        if alternative != CompiledScreen.defaultAlternative {
+            reader.report(
+                .invalidExperiment, at: node, path: path,
+                "declare the experiment in the default alternative's file (the one without \"alternative\"), once for all alternatives"
+            )
+            return nil
+        }
+        guard !name.isEmpty else {
+            reader.report(.invalidExperiment, at: node, path: path.appending("name"), "the experiment needs a name; it seeds the assignment")
+            return nil
+        }
+        guard let weightMembers = weightsNode.members, !weightMembers.isEmpty else {
+            reader.report(
+                .invalidExperiment, at: weightsNode, path: path.appending("weights"),
+                "weights must be an object of alternative names and whole-number weights, like {\"default\": 50, \"B\": 50}"
+            )
+            return nil
+        }
+        var weights: [String: Int] = [:]
+        for member in weightMembers {
+            guard let weight = member.value.value.exactInteger, weight >= 0 else {
+                reader.report(
+                    .invalidExperiment, at: member.value, path: path.appending("weights").appending(member.key),
+                    "a weight is a whole number of 0 or more"
+                )
+                return nil
+            }
+            weights[member.key] = weight
+        }
+        guard weights.values.reduce(0, +) > 0 else {
+            reader.report(.invalidExperiment, at: weightsNode, path: path.appending("weights"), "at least one weight must be above 0")
+            return nil
+        }
+        return Experiment(name: name, weights: weights)
+    }
+
+    /// A component type that apps only know since some version must not reach older apps: the
+    /// variant's requirement has to exclude every version before it.
+    mutating func checkComponentVersions(_ nodes: [JSONNode], requirement: VersionRequirement?, at path: JSONPath) {
+        guard !componentSince.isEmpty else { return }
+        for (index, node) in nodes.enumerated() {
+            for (type, typeNode, typePath) in Self.componentTypes(in: node, at: path.appending(index)) {
+                guard let since = componentSince[type] else { continue }
+                let admitsOlder: String?
+                if let requirement {
+                    admitsOlder = requirement.versions.intersection(.below(since)).example
+                } else {
+                    admitsOlder = "any version"
+                }
+                guard let older = admitsOlder else { continue }
+                let served = requirement.map { "its version requirement \"\($0)\" admits \(older)" } ?? "it has no version requirement, so it is served to every app version"
+                reader.report(
+                    .componentTooNew, at: typeNode, path: typePath,
+                    "\(type) is only known to apps since \(since), but \(served), and an older app would fail to decode the whole screen; add \"version\": \">= \(since)\" (and a variant without this component for older apps)"
+                )
+            }
+        }
+    }
+
+    /// The component types a component uses: its own and, for collections, its items' (at any depth).
+    static func componentTypes(in node: JSONNode, at path: JSONPath) -> [(String, JSONNode, JSONPath)] {
+        var found: [(String, JSONNode, JSONPath)] = []
+        if let nameNode = node["name"], let name = nameNode.stringValue { found.append((name, nameNode, path.appending("name"))) }
+        func search(_ node: JSONNode, _ path: JSONPath) {
+            switch node.kind {
+            case .object(let members):
+                for member in members {
+                    if member.key == "component_name", let name = member.value.stringValue {
+                        found.append((name, member.value, path.appending(member.key)))
+                    }
+                    search(member.value, path.appending(member.key))
+                }
+            case .array(let elements):
+                for (index, element) in elements.enumerated() { search(element, path.appending(index)) }
+            default:
+                break
+            }
+        }
+        if let content = node["content"] { search(content, path.appending("content")) }
+        return found
+    }
+}

@@ -1,0 +1,205 @@
+import TaksiSchema
+
+/// Turns one screen file into a ``CompiledScreen``: checks every component against the catalog,
+/// every binding against the screen's sources and every field's dynamic-ness, then builds the
+/// skeleton (typed placeholders, `requires_data` exactly where data will come) and the data plan.
+struct ScreenCompiler {
+    /// The keys a screen file may have at its top level.
+    static let screenKeys = ["name", "description", "entry", "parameters", "version", "alternative", "experiment", "sources", "components", "actions"]
+    /// The source a screen's path parameters are bound as: `{$bind: path.network}`.
+    static let pathSourceName = "path"
+    static let bindingKeys = ["$bind", "$template", "$each"]
+
+    let name: String
+    /// The screen's path shape and parameter types (read before compiling, with every screen's).
+    let pattern: ScreenPattern
+    /// Every screen's path shape, for navigation targets.
+    let routes: ScreenRoutes
+    let catalog: ComponentCatalog
+    /// The first app version that knows each custom component type that declares one.
+    let componentSince: [String: Version]
+    /// Reads a fixture file named in a `fixture` source; reports its own diagnostics.
+    let loadFixture: (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
+    var reader: DefinitionReader
+
+    var sources: [String: SourceDefinition] = [:]
+    var usedSources: Set<String> = []
+    /// Sources declared with errors: bindings to them are not reported again.
+    var invalidSources: Set<String> = []
+    /// While an action is read: what reads the bindings (`an action's body`), for messages.
+    var actionContext: String?
+    /// Configured upstream names, when known.
+    let upstreams: Set<String>?
+
+    init(
+        pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog, componentSince: [String: Version] = [:],
+        upstreams: Set<String>? = nil, loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
+    ) {
+        self.name = pattern.name
+        self.pattern = pattern
+        self.routes = routes
+        self.upstreams = upstreams
+        self.catalog = catalog
+        self.componentSince = componentSince
+        self.loadFixture = loadFixture
+        self.reader = DefinitionReader(file: file)
+    }
+
+    mutating func compile(_ root: JSONNode) -> CompiledScreen? {
+        let path = JSONPath.root
+        guard
+            let members = reader.object(
+                root, at: path, what: "a screen", allowed: Self.screenKeys, required: ["name", "components"]
+            )
+        else { return nil }
+        let member = { (key: String) in members.first { $0.key == key }?.value }
+        _ = reader.string(member("description"), at: path.appending("description"), what: "description")
+        _ = reader.bool(member("entry"), at: path.appending("entry"), what: "entry")
+        let requirement = member("version").flatMap { readRequirement($0, at: path.appending("version")) }
+        var alternative = CompiledScreen.defaultAlternative
+        if let alternativeNode = member("alternative"),
+            let given = reader.string(alternativeNode, at: path.appending("alternative"), what: "alternative")
+        {
+            if given.isEmpty || !given.unicodeScalars.allSatisfy({ DefinitionReader.isIdentifierScalar($0) || $0 == "-" }) {
+                reader.report(
+                    .invalidName, at: alternativeNode, path: path.appending("alternative"),
+                    "an alternative's name uses letters, digits, '-' and '_' (like B or compact)"
+                )
+            }
+            alternative = given
+        }
+        let experiment = member("experiment").flatMap { readExperiment($0, at: path.appending("experiment"), alternative: alternative) }
+        if pattern.hasParameters { sources[Self.pathSourceName] = .path(pattern.parameters) }
+        if let sourcesNode = member("sources") {
+            readSources(sourcesNode, at: path.appending("sources"))
+        }
+        guard let componentsNode = member("components") else { return nil }
+        let componentsPath = path.appending("components")
+        guard let componentNodes = componentsNode.elements else {
+            reader.report(.wrongType, at: componentsNode, path: componentsPath, "components must be an array of components")
+            return nil
+        }
+
+        var components: [Component] = []
+        var entries: [DataPlan.Entry] = []
+        var identifiers: [String: JSONPath] = [:]
+        var componentIndices: [String: Int] = [:]
+        for (index, node) in componentNodes.enumerated() {
+            let componentPath = componentsPath.appending(index)
+            guard let (component, entry) = compileComponent(node, index: index, at: componentPath) else {
+                // Its own error is reported; the sources it names are not "never used" on top of it.
+                usedSources.formUnion(Self.sourcesNamed(in: node))
+                continue
+            }
+            if let first = identifiers[component.identifier] {
+                reader.report(
+                    .duplicateIdentifier, at: node["identifier"] ?? node, path: componentPath.appending("identifier"),
+                    "identifier \"\(component.identifier)\" is already used by \(first); identifiers must be unique within a screen (two dynamic components with one identifier crash the app)"
+                )
+            }
+            identifiers[component.identifier] = componentPath
+            componentIndices[component.identifier] = index
+            components.append(component)
+            if let entry { entries.append(entry) }
+        }
+
+        let actions = member("actions").map { readActions($0, at: path.appending("actions"), components: components) } ?? []
+
+        for (sourceName, source) in sources where !usedSources.contains(sourceName) {
+            if case .path = source { continue }
+            let sourcePath = path.appending("sources").appending(sourceName)
+            reader.report(
+                .unknownSource, at: root.closestNode(at: sourcePath), path: sourcePath,
+                "source \"\(sourceName)\" is never used; bind a field to it or remove it", severity: .warning
+            )
+        }
+
+        checkComponentVersions(componentNodes, requirement: requirement, at: componentsPath)
+        let plan = DataPlan(sources: sources.filter { usedSources.contains($0.key) }, entries: entries)
+        let staticData = plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
+        guard !reader.diagnostics.containsErrors else { return nil }
+        return CompiledScreen(
+            name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative, experiment: experiment,
+            skeleton: Skeleton(components: components), dataPlan: plan, staticData: staticData, actions: actions
+        )
+    }
+
+    // MARK: Static data
+
+    /// For a screen whose sources are all fixtures, builds the data once now; anything it would
+    /// leave out is an error, since no request could ever do better.
+    private mutating func buildStaticData(
+        _ plan: DataPlan, componentNodes: [JSONNode], indices: [String: Int], at path: JSONPath
+    ) -> InterfaceData? {
+        guard !reader.diagnostics.containsErrors else { return nil }
+        let (data, problems) = plan.build(values: plan.staticValues, catalog: catalog)
+        for entry in plan.entries {
+            let forEntry = problems.filter { $0.identifier == entry.identifier }
+            guard forEntry.contains(where: \.isLoss) else { continue }
+            guard let index = indices[entry.identifier] else { continue }
+            reader.report(
+                .unresolvedData, at: componentNodes[index], path: path.appending(index),
+                "its data cannot be built from the screen's fixtures: "
+                    + forEntry.map(\.message).joined(separator: "; ") + "; fix the binding or the fixture"
+            )
+        }
+        return data
+    }
+
+    // MARK: Helpers
+
+    /// Collapses a structure without bindings into one literal.
+    static func normalized(_ expression: ContentExpression) -> ContentExpression {
+        switch expression {
+        case .object(let members):
+            var values: [String: JSONValue] = [:]
+            for (key, member) in members {
+                guard case .literal(let value) = member else { return expression }
+                values[key] = value
+            }
+            return .literal(.object(values))
+        case .array(let elements):
+            var values: [JSONValue] = []
+            for element in elements {
+                guard case .literal(let value) = element else { return expression }
+                values.append(value)
+            }
+            return .literal(.array(values))
+        default:
+            return expression
+        }
+    }
+
+    /// The first object under `node` that looks like a binding (a `$` key), with its path.
+    static func firstBinding(in node: JSONNode, at path: JSONPath) -> (relative: JSONPath, absolute: JSONPath)? {
+        func search(_ node: JSONNode, _ relative: JSONPath) -> JSONPath? {
+            switch node.kind {
+            case .object(let members):
+                if members.contains(where: { $0.key.hasPrefix("$") }) { return relative }
+                for member in members {
+                    if let found = search(member.value, relative.appending(member.key)) { return found }
+                }
+                return nil
+            case .array(let elements):
+                for (index, element) in elements.enumerated() {
+                    if let found = search(element, relative.appending(index)) { return found }
+                }
+                return nil
+            default:
+                return nil
+            }
+        }
+        return search(node, .root).map { ($0, path.appending($0)) }
+    }
+
+    static func article(_ word: String) -> String {
+        ["a", "e", "i", "o", "u"].contains(word.first.map(String.init) ?? "") ? "an" : "a"
+    }
+}
+
+extension String {
+    /// The string without leading and trailing spaces (only U+0020: tabs and newlines are errors elsewhere).
+    var trimmingSpaces: String {
+        String(unicodeScalars.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed().map(Character.init))
+    }
+}
