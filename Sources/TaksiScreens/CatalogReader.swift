@@ -142,7 +142,7 @@ extension DefinitionReader {
     }
 
     /// Reads `{"type": ..., "values"|"items"|"fields": ...}` from a field schema or an `items` schema.
-    private mutating func readFieldType(_ node: JSONNode, at path: JSONPath) -> FieldType? {
+    mutating func readFieldType(_ node: JSONNode, at path: JSONPath) -> FieldType? {
         guard let typeNode = node["type"] else {
             report(.missingKey, at: node, path: path.appending("type"), "a type needs \"type\": one of \(FieldType.names.joined(separator: ", "))")
             return nil

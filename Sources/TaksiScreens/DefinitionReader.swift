@@ -2,9 +2,31 @@ import TaksiSchema
 
 /// Reads the structure of one definition file and collects diagnostics that point into it.
 /// Every "expected X" problem is reported with the file, line, column and JSON path.
+///
+/// Nodes copied in from a fragment carry offsets tagged with their ``Origin`` (see
+/// ``relocated(_:into:)``), so a problem inside a fragment is reported where the screen uses it,
+/// with the chain of fragments and the path in the fragment's own file.
 struct DefinitionReader {
     let file: SourceFile
     private(set) var diagnostics: [Diagnostic] = []
+    /// The files that nodes with tagged offsets come from: origin `n` is `origins[n - 1]`.
+    private(set) var origins: [Origin] = []
+    /// The path of every node and key in the file, by offset, once a fragment is used (the paths
+    /// the compiler sees are then those of the expanded screen).
+    private var paths: [Int: JSONPath]?
+
+    /// A fragment's file, copied into the screen at one use.
+    struct Origin {
+        var fragment: String
+        var file: SourceFile
+        /// The path of every node and key in the fragment's file, by offset.
+        var paths: [Int: JSONPath]
+        /// Where the fragment is used, as an offset of the file (or origin) that uses it.
+        var use: Int
+    }
+
+    /// Offsets at and above `1 << originShift` carry an origin in their high bits.
+    static let originShift = 40
 
     init(file: SourceFile) {
         self.file = file
@@ -13,18 +35,109 @@ struct DefinitionReader {
     mutating func report(
         _ code: Diagnostic.Code, at node: JSONNode, path: JSONPath, _ message: String, severity: Diagnostic.Severity = .error
     ) {
-        report(code, offset: node.offset, path: path, message, severity: severity)
+        // A missing member is reported on its object; its key is kept after the object's own path.
+        var tail: String?
+        if paths != nil, case .key(let key)? = path.segments.last, node.members != nil, node[key] == nil { tail = key }
+        report(code, offset: node.offset, path: path, message, severity: severity, tail: tail)
     }
 
     mutating func report(
         _ code: Diagnostic.Code, offset: Int, path: JSONPath, _ message: String, severity: Diagnostic.Severity = .error
     ) {
-        diagnostics.append(
-            Diagnostic(
-                severity: severity, code: code, file: file.path, location: file.location(ofOffset: offset), path: path,
-                message: message
+        report(code, offset: offset, path: path, message, severity: severity, tail: nil)
+    }
+
+    private mutating func report(
+        _ code: Diagnostic.Code, offset: Int, path: JSONPath, _ message: String, severity: Diagnostic.Severity, tail: String?
+    ) {
+        guard paths != nil else {
+            diagnostics.append(
+                Diagnostic(
+                    severity: severity, code: code, file: file.path, location: file.location(ofOffset: offset), path: path,
+                    message: message
+                )
             )
+            return
+        }
+        var trace: [Diagnostic.Frame] = []
+        var written: JSONPath?
+        var offset = offset
+        while offset >> Self.originShift > 0 {
+            let origin = origins[(offset >> Self.originShift) - 1]
+            let local = offset & ((1 << Self.originShift) - 1)
+            if trace.isEmpty { written = origin.paths[local] }
+            trace.insert(Diagnostic.Frame(fragment: origin.fragment, file: origin.file.path, location: origin.file.location(ofOffset: local)), at: 0)
+            offset = origin.use
+        }
+        if trace.isEmpty { written = paths?[offset] }
+        if let tail { written = written?.appending(tail) }
+        var diagnostic = Diagnostic(
+            severity: severity, code: code, file: file.path, location: file.location(ofOffset: offset), path: written, message: message
         )
+        diagnostic.trace = trace
+        diagnostics.append(diagnostic)
+    }
+
+    /// A copy of a fragment's `node` whose offsets say they come from a new origin: `fragment`'s
+    /// file, used at `use` (a node of this file or of another origin).
+    /// Reports paths as written in the file from now on, not as `root` will be after fragments
+    /// are expanded into it.
+    mutating func trackPaths(of root: JSONNode) {
+        if paths == nil { paths = Self.paths(of: root) }
+    }
+
+    /// Where a node was written, for a message that points at a second place:
+    /// `line 12` or `line 12 (in fragment header at Screens/fragments/header.yaml:4:9)`.
+    func place(of node: JSONNode) -> String {
+        var offset = node.offset
+        var inner: [String] = []
+        while offset >> Self.originShift > 0 {
+            let origin = origins[(offset >> Self.originShift) - 1]
+            inner.append("in fragment \(origin.fragment) at \(origin.file.path):\(origin.file.location(ofOffset: offset & ((1 << Self.originShift) - 1)))")
+            offset = origin.use
+        }
+        return "line \(file.location(ofOffset: offset).line)" + (inner.isEmpty ? "" : " (\(inner.joined(separator: ", ")))")
+    }
+
+    mutating func relocated(_ node: JSONNode, fragment: String, file: SourceFile, paths fragmentPaths: [Int: JSONPath], use: JSONNode) -> JSONNode {
+        origins.append(Origin(fragment: fragment, file: file, paths: fragmentPaths, use: use.offset))
+        let tag = origins.count << Self.originShift
+        func relocate(_ node: JSONNode) -> JSONNode {
+            var copy = node
+            copy.offset |= tag
+            switch node.kind {
+            case .array(let elements): copy.kind = .array(elements.map(relocate))
+            case .object(let members):
+                copy.kind = .object(members.map { JSONNode.Member(key: $0.key, keyOffset: $0.keyOffset | tag, value: relocate($0.value)) })
+            default: break
+            }
+            return copy
+        }
+        return relocate(node)
+    }
+
+    /// The fragments that nodes of this file's expansion came from, each once.
+    var fragmentsUsed: Set<String> { Set(origins.map(\.fragment)) }
+
+    /// The path of every node (and every member's key) under `root`, by offset; the shallowest
+    /// when two start at one offset.
+    static func paths(of root: JSONNode) -> [Int: JSONPath] {
+        var paths: [Int: JSONPath] = [:]
+        func visit(_ node: JSONNode, _ path: JSONPath) {
+            if paths[node.offset] == nil { paths[node.offset] = path }
+            switch node.kind {
+            case .array(let elements):
+                for (index, element) in elements.enumerated() { visit(element, path.appending(index)) }
+            case .object(let members):
+                for member in members {
+                    if paths[member.keyOffset] == nil { paths[member.keyOffset] = path.appending(member.key) }
+                    visit(member.value, path.appending(member.key))
+                }
+            default: break
+            }
+        }
+        visit(root, .root)
+        return paths
     }
 
     /// How many errors (not warnings) were reported so far.

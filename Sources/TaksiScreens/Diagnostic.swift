@@ -44,6 +44,11 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let invalidLink = Code(rawValue: "invalid_link")
         public static let invalidAction = Code(rawValue: "invalid_action")
         public static let invalidPatch = Code(rawValue: "invalid_patch")
+        public static let unknownFragment = Code(rawValue: "unknown_fragment")
+        public static let invalidFragment = Code(rawValue: "invalid_fragment")
+        public static let fragmentCycle = Code(rawValue: "fragment_cycle")
+        public static let unusedParameter = Code(rawValue: "unused_parameter")
+        public static let unusedFragment = Code(rawValue: "unused_fragment")
 
         /// A code for a value the client could not decode, from the schema checker.
         public init(_ code: SchemaViolation.Code) {
@@ -60,6 +65,26 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     public var path: JSONPath?
     /// What is wrong and how to fix it.
     public var message: String
+    /// When the problem is inside a fragment: the fragments it was reached through, outermost
+    /// first. `file` and `location` are then where the screen uses the outermost fragment, and
+    /// `path` is a path in the innermost fragment's file.
+    public var trace: [Frame] = []
+
+    /// One fragment a diagnostic was reached through, with where in that fragment's file.
+    public struct Frame: Sendable, Hashable, CustomStringConvertible {
+        public var fragment: String
+        public var file: String
+        public var location: SourceLocation
+
+        public init(fragment: String, file: String, location: SourceLocation) {
+            self.fragment = fragment
+            self.file = file
+            self.location = location
+        }
+
+        /// `in fragment header (Screens/fragments/header.yaml:4:9)`.
+        public var description: String { "in fragment \(fragment) (\(file):\(location))" }
+    }
 
     public init(
         severity: Severity = .error, code: Code, file: String, location: SourceLocation? = nil, path: JSONPath? = nil,
@@ -76,7 +101,13 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var text = file
         if let location { text += ":\(location.line):\(location.column)" }
-        text += ": \(severity.rawValue): "
+        return text + ": \(severity.rawValue): " + detail
+    }
+
+    /// The message with the fragment chain and the path before it, as ``description`` shows it
+    /// after the file, line and column.
+    public var detail: String {
+        var text = trace.map { "\($0): " }.joined()
         if let path, !path.segments.isEmpty { text += "\(path): " }
         return text + message
     }

@@ -62,6 +62,17 @@ public struct JSONNode: Sendable {
     /// The JSON type's name, for messages.
     public var typeName: String { value.typeName }
 
+    /// This object with the value of member `key` replaced (or the node itself if it has none).
+    func replacing(_ key: String, with elements: [JSONNode]) -> JSONNode {
+        guard case .object(let members) = kind else { return self }
+        var copy = self
+        copy.kind = .object(members.map { member in
+            guard member.key == key else { return member }
+            return Member(key: key, keyOffset: member.keyOffset, value: JSONNode(kind: .array(elements), offset: member.value.offset))
+        })
+        return copy
+    }
+
     /// The deepest node along `path` that exists: the node itself, or the closest ancestor when a
     /// member is missing (a missing field is reported where its object starts).
     public func closestNode(at path: JSONPath) -> JSONNode {

@@ -9,7 +9,8 @@ import TaksiSchema
 /// - `components/<type>.json`: one custom component schema each;
 /// - `actions.json`: the custom action identifiers the app registered;
 /// - `links.yaml`: deep links (universal links, custom schemes) mapped to screens;
-/// - `fixtures/`: JSON files that `fixture` sources read (never screens themselves).
+/// - `fixtures/`: JSON files that `fixture` sources read (never screens themselves);
+/// - `fragments/`: reusable parts of screens (see ``Fragment``), expanded where a screen uses them.
 ///
 /// ```swift
 /// let load = ScreenSetLoader.load(directory: "Screens")
@@ -107,8 +108,8 @@ public enum ScreenSetLoader {
         let paths = files.keys.sorted()
         let componentPaths = paths.filter { $0.hasPrefix(componentsFolder + "/") }
         let screenPaths = paths.filter {
-            !$0.hasPrefix(componentsFolder + "/") && !$0.hasPrefix(fixturesFolder + "/") && !actionsFiles.contains($0)
-                && !linksFiles.contains($0)
+            !$0.hasPrefix(componentsFolder + "/") && !$0.hasPrefix(fixturesFolder + "/") && !$0.hasPrefix(Fragment.folder + "/")
+                && !actionsFiles.contains($0) && !linksFiles.contains($0)
         }
 
         // What the app knows: custom components and custom actions.
@@ -231,13 +232,30 @@ public enum ScreenSetLoader {
             links += reader.deepLinks(node, routes: routes)
             diagnostics += reader.diagnostics
         }
+        var fragments: [String: Fragment] = [:]
+        for relative in paths where relative.hasPrefix(Fragment.folder + "/") {
+            guard let (file, node) = parse(relative) else { continue }
+            let name = Fragment.name(ofFile: relative)
+            var reader = DefinitionReader(file: file)
+            if let other = fragments[name] {
+                reader.report(.invalidName, at: node, path: .root, "fragment \"\(name)\" is also declared in \(other.file.path); keep one")
+            } else if let fragment = reader.readFragment(node, name: name, catalog: catalog) {
+                fragments[name] = fragment
+            }
+            diagnostics += reader.diagnostics
+        }
+        var usedFragments: Set<String> = []
+        // Each screen file as compiled, with its fragments expanded, for the warnings below.
+        var expandedFiles = screenFiles
+
         var compiled: [(screen: CompiledScreen, root: JSONNode, file: SourceFile)] = []
         var fixtureCache: [String: JSONValue] = [:]
         // "name#alternative" of files with errors, so grouping does not report them missing as well.
         var failedAlternatives: Set<String> = []
         for ((name, file, node), pattern) in zip(screenFiles, patterns) {
             var compiler = ScreenCompiler(
-                pattern: pattern, routes: routes, file: file, catalog: catalog, componentSince: componentSince, upstreams: upstreams
+                pattern: pattern, routes: routes, file: file, catalog: catalog, componentSince: componentSince, upstreams: upstreams,
+                fragments: fragments
             ) {
                 reference, referenceNode, path, reader in
                 guard let relative = normalizedRelativePath(reference) else {
@@ -265,6 +283,11 @@ public enum ScreenSetLoader {
             }
             let screen = compiler.compile(node)
             diagnostics += compiler.reader.diagnostics
+            usedFragments.formUnion(compiler.reader.fragmentsUsed)
+            if let expanded = compiler.expandedComponents, let index = expandedFiles.firstIndex(where: { $0.file.path == file.path }) {
+                // The components as written too: a use that failed to expand still names its types.
+                expandedFiles[index].node = node.replacing("components", with: (node["components"]?.elements ?? []) + expanded)
+            }
             if let screen {
                 compiled.append((screen, node, file))
             } else {
@@ -273,8 +296,16 @@ public enum ScreenSetLoader {
         }
         let (screens, found) = VariantGrouping.group(compiled, failedAlternatives: failedAlternatives)
         diagnostics += found
+        for (name, fragment) in fragments.sorted(by: { $0.key < $1.key }) where !usedFragments.contains(name) {
+            diagnostics.append(
+                Diagnostic(
+                    severity: .warning, code: .unusedFragment, file: fragment.file.path, location: SourceLocation(line: 1, column: 1),
+                    message: "fragment \"\(name)\" is not used by any screen; use it ({$fragment: \(name)}) or remove the file"
+                )
+            )
+        }
         diagnostics += reachabilityWarnings(
-            screenFiles: screenFiles, routes: routes, links: links, componentFiles: componentFiles, componentLocations: componentLocations
+            screenFiles: expandedFiles, routes: routes, links: links, componentFiles: componentFiles, componentLocations: componentLocations
         )
 
         let warnings = diagnostics.filter { $0.severity == .warning }

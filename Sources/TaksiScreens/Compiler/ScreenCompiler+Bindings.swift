@@ -111,7 +111,7 @@ extension ScreenCompiler {
         return checkRoot(valuePath, node: node, at: path, scope: scope) ? valuePath : nil
     }
 
-    private mutating func checkRoot(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>) -> Bool {
+    mutating func checkRoot(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>) -> Bool {
         if scope.contains(valuePath.root) { return true }
         if sources[valuePath.root] != nil {
             usedSources.insert(valuePath.root)

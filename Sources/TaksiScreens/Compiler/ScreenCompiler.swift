@@ -30,15 +30,21 @@ struct ScreenCompiler {
     var actionContext: String?
     /// Configured upstream names, when known.
     let upstreams: Set<String>?
+    /// The screen set's fragments by name.
+    let fragments: [String: Fragment]
+    /// The components after fragments were expanded (set by ``compile(_:)``), for what reads the
+    /// screen's components outside the compiler.
+    private(set) var expandedComponents: [JSONNode]?
 
     init(
         pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog, componentSince: [String: Version] = [:],
-        upstreams: Set<String>? = nil, loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
+        upstreams: Set<String>? = nil, fragments: [String: Fragment] = [:], loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
     ) {
         self.name = pattern.name
         self.pattern = pattern
         self.routes = routes
         self.upstreams = upstreams
+        self.fragments = fragments
         self.catalog = catalog
         self.componentSince = componentSince
         self.loadFixture = loadFixture
@@ -75,14 +81,19 @@ struct ScreenCompiler {
         }
         guard let componentsNode = member("components") else { return nil }
         let componentsPath = path.appending("components")
-        guard let componentNodes = componentsNode.elements else {
+        guard var componentNodes = componentsNode.elements else {
             reader.report(.wrongType, at: componentsNode, path: componentsPath, "components must be an array of components")
             return nil
         }
+        let usesFragments = Self.usesFragments(componentsNode)
+        if usesFragments {
+            componentNodes = expandFragments(in: componentNodes, root: root)
+        }
+        expandedComponents = componentNodes
 
         var components: [Component] = []
         var entries: [DataPlan.Entry] = []
-        var identifiers: [String: JSONPath] = [:]
+        var identifiers: [String: (JSONPath, JSONNode)] = [:]
         var componentIndices: [String: Int] = [:]
         for (index, node) in componentNodes.enumerated() {
             let componentPath = componentsPath.appending(index)
@@ -91,13 +102,15 @@ struct ScreenCompiler {
                 usedSources.formUnion(Self.sourcesNamed(in: node))
                 continue
             }
-            if let first = identifiers[component.identifier] {
+            if let (firstPath, firstNode) = identifiers[component.identifier] {
+                let first = usesFragments ? "the component at \(reader.place(of: firstNode))" : "\(firstPath)"
                 reader.report(
                     .duplicateIdentifier, at: node["identifier"] ?? node, path: componentPath.appending("identifier"),
                     "identifier \"\(component.identifier)\" is already used by \(first); identifiers must be unique within a screen (two dynamic components with one identifier crash the app)"
+                        + (usesFragments ? "; a fragment used more than once takes its identifiers as parameters: identifier: {$param: id}" : "")
                 )
             }
-            identifiers[component.identifier] = componentPath
+            identifiers[component.identifier] = (componentPath, node["identifier"] ?? node)
             componentIndices[component.identifier] = index
             components.append(component)
             if let entry { entries.append(entry) }

@@ -186,7 +186,7 @@ struct Preview: Sendable {
             "column": diagnostic.location.map { .number(Double($0.column)) } ?? .null,
             "path": diagnostic.path.map { .string($0.description) } ?? .null,
             "code": .string(diagnostic.code.rawValue),
-            "message": .string(diagnostic.message),
+            "message": .string(diagnostic.trace.map { "\($0): " }.joined() + diagnostic.message),
             "text": .string(diagnostic.description),
         ]
     }
