@@ -27,6 +27,9 @@ public struct CompiledScreen: Sendable {
     public var staticData: InterfaceData?
     /// The intents it accepts (`POST .../actions/<name>`), in the order the file declares them.
     public var actions: [ScreenAction] = []
+    /// The files this variant's payloads are made from, as diagnostics name them (`Screens/home.yaml`):
+    /// its own, the fragments it uses, the fixtures it reads, the component schemas of its types.
+    public var dependencies: [String] = []
 
     /// Whether the client will ask for data.
     public var requiresData: Bool { skeleton.requiresData }

@@ -288,7 +288,14 @@ public enum ScreenSetLoader {
                 // The components as written too: a use that failed to expand still names its types.
                 expandedFiles[index].node = node.replacing("components", with: (node["components"]?.elements ?? []) + expanded)
             }
-            if let screen {
+            if var screen {
+                var dependencies: Set<String> = [file.path]
+                dependencies.formUnion(compiler.reader.fragmentsUsed.compactMap { fragments[$0]?.file.path })
+                dependencies.formUnion(compiler.fixturesRead.map { "\(root)/\($0)" })
+                for component in compiler.expandedComponents ?? [] {
+                    dependencies.formUnion(ScreenCompiler.componentTypes(in: component, at: .root).compactMap { componentFiles[$0.0] })
+                }
+                screen.dependencies = dependencies.sorted()
                 compiled.append((screen, node, file))
             } else {
                 failedAlternatives.insert("\(name)#\(node["alternative"]?.stringValue ?? CompiledScreen.defaultAlternative)")

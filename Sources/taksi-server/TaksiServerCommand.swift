@@ -136,6 +136,15 @@ struct Validate: ParsableCommand {
     @Option(help: "A configuration file whose upstreams http sources must name (TAKSI_CONFIG; default ./config.json when present).")
     var config: String?
 
+    @Option(
+        parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "List the screen variants whose payloads are made from these files (a fragment, a string table, a fixture, a component schema, a screen file).",
+            valueName: "file"
+        )
+    )
+    var affected: [String] = []
+
     func run() throws {
         // The configuration is found exactly as `serve` finds it, so both check the same screens
         // against the same upstream names. Without a file, upstream names are not checked.
@@ -152,6 +161,35 @@ struct Validate: ParsableCommand {
         if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
         print(load.summary)
         if load.diagnostics.containsErrors { throw ExitCode.failure }
+        if !affected.isEmpty, let screenSet = load.screenSet { print(Self.affectedReport(affected, in: screenSet)) }
+    }
+
+    /// Which variants depend on each of `files`, one per line, then a count:
+    /// `home  Screens/home.yaml  (version >= 2.0; through Screens/fragments/greeting.yaml)`.
+    static func affectedReport(_ files: [String], in screenSet: ScreenSet) -> String {
+        func canonical(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+        let wanted = Dictionary(files.map { (canonical($0), $0) }, uniquingKeysWith: { first, _ in first })
+        var lines: [String] = []
+        var screens: Set<String> = []
+        var matched: Set<String> = []
+        for name in screenSet.names {
+            for variant in screenSet.screens[name]?.all ?? [] {
+                let through = variant.dependencies.compactMap { wanted[canonical($0)] }
+                guard !through.isEmpty else { continue }
+                matched.formUnion(through)
+                screens.insert(name)
+                var notes = [variant.requirement.map { "version \($0)" } ?? "every version"]
+                if variant.alternative != CompiledScreen.defaultAlternative { notes.append("alternative \(variant.alternative)") }
+                if through != [variant.file] { notes.append("through \(through.filter { $0 != variant.file }.joined(separator: ", "))") }
+                lines.append("\(name)  \(variant.file)  (\(notes.joined(separator: "; ")))")
+            }
+        }
+        for file in files where !matched.contains(file) {
+            lines.append("\(file): no variant's payloads are made from it")
+        }
+        let count = lines.count - files.filter { !matched.contains($0) }.count
+        lines.append("\(count) variant\(count == 1 ? "" : "s") of \(screens.count) screen\(screens.count == 1 ? "" : "s") change with \(files.count == 1 ? "this file" : "these files")")
+        return lines.joined(separator: "\n")
     }
 }
 

@@ -57,6 +57,7 @@ extension ScreenCompiler {
             case (nil, let file?):
                 guard let relativePath = reader.string(file, at: path.appending("file"), what: "file") else { return nil }
                 guard let loaded = loadFixture(relativePath, file, path.appending("file"), &reader) else { return nil }
+                if let normalized = ScreenSetLoader.normalizedRelativePath(relativePath) { fixturesRead.insert(normalized) }
                 return .fixture(loaded)
             default:
                 reader.report(

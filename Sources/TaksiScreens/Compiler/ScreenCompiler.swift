@@ -35,6 +35,8 @@ struct ScreenCompiler {
     /// The components after fragments were expanded (set by ``compile(_:)``), for what reads the
     /// screen's components outside the compiler.
     private(set) var expandedComponents: [JSONNode]?
+    /// The fixture files its sources read, relative to the screens directory.
+    var fixturesRead: Set<String> = []
 
     init(
         pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog, componentSince: [String: Version] = [:],
