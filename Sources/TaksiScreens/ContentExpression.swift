@@ -22,6 +22,9 @@ public indirect enum ContentExpression: Sendable, Hashable {
     /// A navigation target from a `$template` (`bikes/stations/{network.id}`): every value fills
     /// one whole path segment, percent-encoded, so any text gives one valid segment.
     case target([TemplatePart])
+    /// A localized message (`{$text: key, with: {...}}`) in one locale: its text or, chosen by a
+    /// count, one of its plural forms, with values spliced in and numbers written the locale's way.
+    case localized(forms: [PluralCategory: [TemplatePart]], count: ValuePath?, rules: LanguageRules)
 
     /// Options of `$bind` and `$template`.
     public struct BindingOptions: Sendable, Hashable {
@@ -57,6 +60,8 @@ public indirect enum ContentExpression: Sendable, Hashable {
         case .bind(let path, _): [path.root]
         case .template(let parts, _), .target(let parts):
             Set(parts.compactMap { if case .value(let path) = $0 { path.root } else { nil } })
+        case .localized(let forms, let count, _):
+            Set(forms.values.flatMap { $0.compactMap { if case .value(let path) = $0 { path.root } else { nil } } } + [count?.root].compactMap { $0 })
         case .each(let path, let variable, let template, _):
             template.sourceNames.subtracting([variable]).union([path.root])
         }
@@ -137,6 +142,8 @@ extension ContentExpression {
             return Evaluation(value: .string(text), problems: [])
         case .target(let parts):
             return Self.target(parts, values)
+        case .localized(let forms, let count, let rules):
+            return Self.localized(forms, count: count, rules: rules, values)
         case .each(let path, let variable, let template, let limit):
             let items: [JSONValue]
             switch Self.resolve(path, in: values) {
@@ -173,6 +180,42 @@ extension ContentExpression {
     /// segment. A value that cannot be a segment (empty, `.`, `..`, a control character, or
     /// `data` as the last segment, which is the data endpoint) makes no target: the action, and
     /// so the item holding it, is left out rather than sent as a broken link.
+    private static func localized(
+        _ forms: [PluralCategory: [TemplatePart]], count: ValuePath?, rules: LanguageRules, _ values: [String: JSONValue]
+    ) -> Evaluation {
+        var category = PluralCategory.other
+        if let count {
+            switch resolve(count, in: values) {
+            case .success(let value):
+                guard let number = value.numberValue ?? value.stringValue.flatMap(Double.init) else {
+                    let problem = "\(count) is \(value.typeName), not a number, so it cannot choose a plural form"
+                    return Evaluation(value: nil, problems: [problem], shapeFaults: [problem])
+                }
+                category = rules.category(for: number)
+            case .failure(let failure):
+                return Evaluation(value: nil, problems: [failure.message], shapeFaults: failure.isShapeFault ? [failure.message] : [])
+            }
+        }
+        var text = ""
+        for part in forms[category] ?? forms[.other] ?? [] {
+            switch part {
+            case .text(let literal):
+                text += literal
+            case .value(let path):
+                if case .success(let value) = resolve(path, in: values), let number = value.numberValue {
+                    text += rules.format(number)
+                    continue
+                }
+                switch Self.text(at: path, in: values, cannot: "be spliced into text") {
+                case .success(let piece): text += piece
+                case .failure(let failure):
+                    return Evaluation(value: nil, problems: [failure.message], shapeFaults: failure.isShapeFault ? [failure.message] : [])
+                }
+            }
+        }
+        return Evaluation(value: .string(text), problems: [])
+    }
+
     private static func target(_ parts: [TemplatePart], _ values: [String: JSONValue]) -> Evaluation {
         var text = ""
         for (index, part) in parts.enumerated() {

@@ -49,6 +49,10 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let fragmentCycle = Code(rawValue: "fragment_cycle")
         public static let unusedParameter = Code(rawValue: "unused_parameter")
         public static let unusedFragment = Code(rawValue: "unused_fragment")
+        public static let invalidText = Code(rawValue: "invalid_text")
+        public static let missingText = Code(rawValue: "missing_text")
+        public static let unknownText = Code(rawValue: "unknown_text")
+        public static let unusedText = Code(rawValue: "unused_text")
 
         /// A code for a value the client could not decode, from the schema checker.
         public init(_ code: SchemaViolation.Code) {

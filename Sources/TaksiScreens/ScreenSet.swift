@@ -30,6 +30,15 @@ public struct CompiledScreen: Sendable {
     /// The files this variant's payloads are made from, as diagnostics name them (`Screens/home.yaml`):
     /// its own, the fragments it uses, the fixtures it reads, the component schemas of its types.
     public var dependencies: [String] = []
+    /// The locale of this compilation, for a screen with localized text (`$text`); nil otherwise.
+    public var locale: String?
+    /// The same variant compiled in each other locale, by tag.
+    public var translations: [String: CompiledScreen] = [:]
+
+    /// This variant in `locale`: itself for its own locale, a screen without text, or a locale it lacks.
+    public func translated(to locale: String) -> CompiledScreen {
+        translations[locale] ?? self
+    }
 
     /// Whether the client will ask for data.
     public var requiresData: Bool { skeleton.requiresData }
@@ -151,6 +160,8 @@ public struct ScreenSet: Sendable {
     /// A digest of the files the set was loaded from (16 hex digits): equal on every replica serving
     /// the same files, new on every edit. Responses carry it so a client can tell sets apart.
     public var version: String
+    /// The string tables and locale negotiation, when the set has `strings/`.
+    public var localization: Localization? = nil
 
     /// The screen names in sorted order.
     public var names: [String] { screens.keys.sorted() }

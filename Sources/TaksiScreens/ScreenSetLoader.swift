@@ -10,7 +10,8 @@ import TaksiSchema
 /// - `actions.json`: the custom action identifiers the app registered;
 /// - `links.yaml`: deep links (universal links, custom schemes) mapped to screens;
 /// - `fixtures/`: JSON files that `fixture` sources read (never screens themselves);
-/// - `fragments/`: reusable parts of screens (see ``Fragment``), expanded where a screen uses them.
+/// - `fragments/`: reusable parts of screens (see ``Fragment``), expanded where a screen uses them;
+/// - `strings/<locale>.yaml`: localized messages (see ``Localization``).
 ///
 /// ```swift
 /// let load = ScreenSetLoader.load(directory: "Screens")
@@ -109,6 +110,7 @@ public enum ScreenSetLoader {
         let componentPaths = paths.filter { $0.hasPrefix(componentsFolder + "/") }
         let screenPaths = paths.filter {
             !$0.hasPrefix(componentsFolder + "/") && !$0.hasPrefix(fixturesFolder + "/") && !$0.hasPrefix(Fragment.folder + "/")
+                && !$0.hasPrefix(StringTable.folder + "/")
                 && !actionsFiles.contains($0) && !linksFiles.contains($0)
         }
 
@@ -232,6 +234,8 @@ public enum ScreenSetLoader {
             links += reader.deepLinks(node, routes: routes)
             diagnostics += reader.diagnostics
         }
+        let localization = Localization.read(files: paths, parse: parse, root: root, diagnostics: &diagnostics)
+        var textsUsed: Set<String> = []
         var fragments: [String: Fragment] = [:]
         for relative in paths where relative.hasPrefix(Fragment.folder + "/") {
             guard let (file, node) = parse(relative) else { continue }
@@ -253,43 +257,61 @@ public enum ScreenSetLoader {
         // "name#alternative" of files with errors, so grouping does not report them missing as well.
         var failedAlternatives: Set<String> = []
         for ((name, file, node), pattern) in zip(screenFiles, patterns) {
-            var compiler = ScreenCompiler(
-                pattern: pattern, routes: routes, file: file, catalog: catalog, componentSince: componentSince, upstreams: upstreams,
-                fragments: fragments
-            ) {
-                reference, referenceNode, path, reader in
-                guard let relative = normalizedRelativePath(reference) else {
-                    reader.report(
-                        .invalidSource, at: referenceNode, path: path,
-                        "\"\(reference)\" must be a relative path inside the screens directory, like fixtures/home.json"
-                    )
-                    return nil
+            func makeCompiler(locale: String?) -> ScreenCompiler {
+                ScreenCompiler(
+                    pattern: pattern, routes: routes, file: file, catalog: catalog, componentSince: componentSince, upstreams: upstreams,
+                    fragments: fragments, localization: localization, locale: locale
+                ) {
+                    reference, referenceNode, path, reader in
+                    guard let relative = normalizedRelativePath(reference) else {
+                        reader.report(
+                            .invalidSource, at: referenceNode, path: path,
+                            "\"\(reference)\" must be a relative path inside the screens directory, like fixtures/home.json"
+                        )
+                        return nil
+                    }
+                    if let cached = fixtureCache[relative] { return cached }
+                    guard files[relative] != nil else {
+                        reader.report(
+                            .invalidSource, at: referenceNode, path: path,
+                            "fixture file \(root)/\(relative) does not exist; paths are relative to the screens directory"
+                                + NameSuggestion.hint(for: relative, among: paths)
+                        )
+                        return nil
+                    }
+                    guard let (_, fixture) = parse(relative) else {
+                        reader.report(.invalidSource, at: referenceNode, path: path, "fixture file \(root)/\(relative) is not valid JSON (see its own error)")
+                        return nil
+                    }
+                    fixtureCache[relative] = fixture.value
+                    return fixture.value
                 }
-                if let cached = fixtureCache[relative] { return cached }
-                guard files[relative] != nil else {
-                    reader.report(
-                        .invalidSource, at: referenceNode, path: path,
-                        "fixture file \(root)/\(relative) does not exist; paths are relative to the screens directory"
-                            + NameSuggestion.hint(for: relative, among: paths)
-                    )
-                    return nil
-                }
-                guard let (_, fixture) = parse(relative) else {
-                    reader.report(.invalidSource, at: referenceNode, path: path, "fixture file \(root)/\(relative) is not valid JSON (see its own error)")
-                    return nil
-                }
-                fixtureCache[relative] = fixture.value
-                return fixture.value
             }
-            let screen = compiler.compile(node)
+            var compiler = makeCompiler(locale: nil)
+            var screen = compiler.compile(node)
             diagnostics += compiler.reader.diagnostics
             usedFragments.formUnion(compiler.reader.fragmentsUsed)
             if let expanded = compiler.expandedComponents, let index = expandedFiles.firstIndex(where: { $0.file.path == file.path }) {
                 // The components as written too: a use that failed to expand still names its types.
                 expandedFiles[index].node = node.replacing("components", with: (node["components"]?.elements ?? []) + expanded)
             }
+            textsUsed.formUnion(compiler.textsUsed)
+            if screen != nil, let localization, !compiler.textsUsed.isEmpty {
+                // A screen with localized text is compiled in each locale; the default's diagnostics stand for all.
+                screen?.locale = localization.defaultLocale
+                for locale in localization.locales where locale != localization.defaultLocale {
+                    var translation = makeCompiler(locale: locale)
+                    if let translated = translation.compile(node) {
+                        var translated = translated
+                        translated.locale = locale
+                        screen?.translations[locale] = translated
+                    }
+                    diagnostics += translation.reader.diagnostics.filter { !compiler.reader.diagnostics.contains($0) }
+                }
+            }
             if var screen {
                 var dependencies: Set<String> = [file.path]
+                if screen.locale != nil, let localization { dependencies.formUnion(localization.files) }
                 dependencies.formUnion(compiler.reader.fragmentsUsed.compactMap { fragments[$0]?.file.path })
                 dependencies.formUnion(compiler.fixturesRead.map { "\(root)/\($0)" })
                 for component in compiler.expandedComponents ?? [] {
@@ -311,6 +333,16 @@ public enum ScreenSetLoader {
                 )
             )
         }
+        if let localization, let table = localization.tables[localization.defaultLocale] {
+            var reader = DefinitionReader(file: table.file)
+            for key in table.keys where !textsUsed.contains(key) {
+                reader.report(
+                    .unusedText, offset: table.keyOffsets[key] ?? 0, path: JSONPath.root.appending(key),
+                    "message \"\(key)\" is not used by any screen; use it ({$text: \(key)}) or remove it from every locale", severity: .warning
+                )
+            }
+            diagnostics += reader.diagnostics
+        }
         diagnostics += reachabilityWarnings(
             screenFiles: expandedFiles, routes: routes, links: links, componentFiles: componentFiles, componentLocations: componentLocations
         )
@@ -320,7 +352,8 @@ public enum ScreenSetLoader {
             diagnostics.containsErrors
             ? nil
             : ScreenSet(
-                screens: screens, routes: routes, links: DeepLinks(links), catalog: catalog, warnings: warnings, version: contentVersion(of: files)
+                screens: screens, routes: routes, links: DeepLinks(links), catalog: catalog, warnings: warnings, version: contentVersion(of: files),
+                localization: localization
             )
         return ScreenSetLoad(screenSet: screenSet, diagnostics: diagnostics, catalog: catalog)
     }

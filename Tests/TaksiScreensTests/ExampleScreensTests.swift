@@ -22,10 +22,20 @@ struct ExampleScreensTests {
         #expect(Self.screens.screenSet?.names.isEmpty == false)
     }
 
-    /// Every variant's file name without its extension: `home`, `home-classic`, `landing-compact`, ...
-    static let variantFiles: [String] = {
-        guard let set = screens.screenSet else { return [] }
-        return set.screens.values.flatMap(\.all).map { (($0.file as NSString).lastPathComponent as NSString).deletingPathExtension }.sorted()
+    /// Every variant's file name without its extension: `home`, `home-classic`, `landing-compact`, ...,
+    /// and for a variant with localized text, the same in each other locale: `home.pt`, `landing.en-XA`.
+    static let variantFiles: [String] = allVariants.keys.sorted()
+
+    /// The variants (each translation as one) by golden file name.
+    static let allVariants: [String: CompiledScreen] = {
+        guard let set = screens.screenSet else { return [:] }
+        var variants: [String: CompiledScreen] = [:]
+        for screen in set.screens.values.flatMap(\.all) {
+            let name = ((screen.file as NSString).lastPathComponent as NSString).deletingPathExtension
+            variants[name] = screen
+            for (locale, translation) in screen.translations { variants["\(name).\(locale)"] = translation }
+        }
+        return variants
     }()
 
     /// Query strings for the data of example screens that need parameters (a new parameterised
@@ -61,7 +71,7 @@ struct ExampleScreensTests {
     @Test("every variant's skeleton and data match their golden files", arguments: variantFiles)
     func golden(_ fileName: String) throws {
         let set = try #require(Self.screens.screenSet)
-        let screen = try #require(set.screens.values.flatMap(\.all).first { (($0.file as NSString).lastPathComponent as NSString).deletingPathExtension == fileName })
+        let screen = try #require(Self.allVariants[fileName])
         let query = Self.sampleQueries[screen.name] ?? [:]
         let values: [String: JSONValue]
         do {

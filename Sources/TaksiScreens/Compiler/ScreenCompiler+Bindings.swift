@@ -76,10 +76,12 @@ extension ScreenCompiler {
             }
             guard let template else { return nil }
             return .each(valuePath, variable: variable, template: template, limit: limit)
+        case Self.textKey:
+            return compileText(node, as: type, at: path, scope: scope)
         default:
             reader.report(
                 .invalidBinding, at: node, path: bindingPath,
-                "unknown binding \"\(key)\"; use $bind, $template or $each" + NameSuggestion.hint(for: key, among: Self.bindingKeys)
+                "unknown binding \"\(key)\"; use $bind, $template, $each or $text" + NameSuggestion.hint(for: key, among: Self.bindingKeys)
             )
             return nil
         }
@@ -99,7 +101,7 @@ extension ScreenCompiler {
         return options
     }
 
-    private mutating func readValuePath(_ node: JSONNode, at path: JSONPath, scope: Set<String>) -> ValuePath? {
+    mutating func readValuePath(_ node: JSONNode, at path: JSONPath, scope: Set<String>) -> ValuePath? {
         guard let text = reader.string(node, at: path, what: "a binding path") else { return nil }
         guard let valuePath = ValuePath(parsing: text) else {
             reader.report(

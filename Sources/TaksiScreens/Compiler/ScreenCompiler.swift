@@ -8,7 +8,7 @@ struct ScreenCompiler {
     static let screenKeys = ["name", "description", "entry", "parameters", "version", "alternative", "experiment", "sources", "components", "actions"]
     /// The source a screen's path parameters are bound as: `{$bind: path.network}`.
     static let pathSourceName = "path"
-    static let bindingKeys = ["$bind", "$template", "$each"]
+    static let bindingKeys = ["$bind", "$template", "$each", "$text", "$fragment", "$param"]
 
     let name: String
     /// The screen's path shape and parameter types (read before compiling, with every screen's).
@@ -32,6 +32,11 @@ struct ScreenCompiler {
     let upstreams: Set<String>?
     /// The screen set's fragments by name.
     let fragments: [String: Fragment]
+    /// The screen set's string tables, and the locale this compilation is for.
+    let localization: Localization?
+    let locale: String?
+    /// The message ids `$text` used.
+    var textsUsed: Set<String> = []
     /// The components after fragments were expanded (set by ``compile(_:)``), for what reads the
     /// screen's components outside the compiler.
     private(set) var expandedComponents: [JSONNode]?
@@ -40,13 +45,16 @@ struct ScreenCompiler {
 
     init(
         pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog, componentSince: [String: Version] = [:],
-        upstreams: Set<String>? = nil, fragments: [String: Fragment] = [:], loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
+        upstreams: Set<String>? = nil, fragments: [String: Fragment] = [:], localization: Localization? = nil, locale: String? = nil,
+        loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
     ) {
         self.name = pattern.name
         self.pattern = pattern
         self.routes = routes
         self.upstreams = upstreams
         self.fragments = fragments
+        self.localization = localization
+        self.locale = locale ?? localization?.defaultLocale
         self.catalog = catalog
         self.componentSince = componentSince
         self.loadFixture = loadFixture

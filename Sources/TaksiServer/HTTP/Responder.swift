@@ -168,8 +168,17 @@ public struct Responder: Sendable {
         }
     }
 
-    /// The variant for the request: the same function for skeleton and data, so the two always agree.
+    /// The variant for the request, in the locale `Accept-Language` asks for when the screen has
+    /// localized text: the same function for skeleton, data and actions, so they always agree.
     func select(
+        in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
+    ) throws(APIError) -> ServedScreenSet.Variant {
+        let variant = try selectVariant(in: screen, target: target, headers: headers)
+        guard let localization = screen.localization, !variant.translations.isEmpty else { return variant }
+        return variant.translations[localization.negotiate(headers.first(name: "Accept-Language"))] ?? variant
+    }
+
+    private func selectVariant(
         in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
     ) throws(APIError) -> ServedScreenSet.Variant {
         let versionText = headers.first(name: "X-Taksi-Version") ?? target.query["version"]

@@ -62,11 +62,15 @@ public final class ServedScreenSet: Sendable {
             }
         }
 
+        /// The same variant in each other locale, for a screen with localized text.
+        let translations: [String: Variant]
+
         init(
             compiled: CompiledScreen, headers: [(String, String)], skeleton: Representations,
-            staticData: Representations?, metrics: any MetricsFactory
+            staticData: Representations?, metrics: any MetricsFactory, translations: [String: Variant] = [:]
         ) {
             self.compiled = compiled
+            self.translations = translations
             self.headers = headers
             self.skeleton = skeleton
             self.staticData = staticData
@@ -114,9 +118,12 @@ public final class ServedScreenSet: Sendable {
         let onlyVariant: Variant?
         /// Whether the name holds parameters, so a request path is matched, not looked up.
         let hasParameters: Bool
+        /// How `Accept-Language` picks a locale, when a variant of this screen has localized text.
+        let localization: Localization?
 
-        init(variants: ScreenVariants, served: [String: Variant], vary: String?) {
+        init(variants: ScreenVariants, served: [String: Variant], vary: String?, localization: Localization? = nil) {
             self.variants = variants
+            self.localization = localization
             self.served = served
             self.vary = vary
             self.onlyVariant = served.count == 1 && !variants.isVersioned ? served.values.first : nil
@@ -161,14 +168,17 @@ public final class ServedScreenSet: Sendable {
         var index: [JSONValue] = []
         for name in screenSet.names {
             guard let variants = screenSet.screens[name] else { continue }
+            // Only a screen with localized text answers by Accept-Language, so only its responses say so.
+            let isLocalized = variants.all.contains { $0.locale != nil }
             let varied = [
                 variants.isVersioned ? "X-Taksi-Version" : nil, variants.hasAlternatives ? "X-Taksi-Alternative" : nil,
-                variants.hasExperiment ? "X-Taksi-User" : nil,
+                variants.hasExperiment ? "X-Taksi-User" : nil, isLocalized ? "Accept-Language" : nil,
             ].compactMap { $0 }
-            var served: [String: Variant] = [:]
-            for compiled in variants.all {
-                let headers = [("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version)]
-                served[compiled.file] = Variant(
+            // Every response, skeleton and data, is precomputed per locale like it is per variant.
+            func served(_ compiled: CompiledScreen) -> Variant {
+                var headers = [("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version)]
+                if let locale = compiled.locale { headers.append(("Content-Language", locale)) }
+                return Variant(
                     compiled: compiled,
                     headers: headers + (varied.isEmpty ? [] : [("Vary", varied.joined(separator: ", "))]),
                     skeleton: Representations(
@@ -181,10 +191,15 @@ public final class ServedScreenSet: Sendable {
                             headers: headers + [("Cache-Control", Self.dataCacheControl)], vary: varied
                         )
                     },
-                    metrics: metrics
+                    metrics: metrics, translations: compiled.translations.mapValues(served)
                 )
             }
-            screens[name] = Screen(variants: variants, served: served, vary: varied.isEmpty ? nil : varied.joined(separator: ", "))
+            var servedVariants: [String: Variant] = [:]
+            for compiled in variants.all { servedVariants[compiled.file] = served(compiled) }
+            screens[name] = Screen(
+                variants: variants, served: servedVariants, vary: varied.isEmpty ? nil : varied.joined(separator: ", "),
+                localization: isLocalized ? screenSet.localization : nil
+            )
             index.append(Self.indexEntry(variants))
         }
         self.screens = screens

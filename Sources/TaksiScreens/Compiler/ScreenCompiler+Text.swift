@@ -1,0 +1,118 @@
+import TaksiSchema
+
+// Localized text: `{$text: greeting, with: {name: query.name}}` is the message `greeting` of the
+// locale being compiled, with its placeholders filled from binding paths (or literals). Without
+// bindings it is a literal, so a static field can hold it; a screen that uses it is compiled once
+// per locale.
+extension ScreenCompiler {
+    static let textKey = "$text"
+
+    mutating func compileText(_ node: JSONNode, as type: FieldType?, at path: JSONPath, scope: Set<String>) -> ContentExpression? {
+        let keyPath = path.appending(Self.textKey)
+        guard
+            let members = reader.object(node, at: path, what: "a $text", allowed: [Self.textKey, Fragment.argumentsKey]),
+            let keyNode = members.first(where: { $0.key == Self.textKey })?.value,
+            let key = reader.string(keyNode, at: keyPath, what: "a message id")
+        else { return nil }
+        guard let localization, let locale else {
+            reader.report(
+                .unknownText, at: keyNode, path: keyPath,
+                "there are no string tables; add strings/en.yaml (one file per locale) with \(key): \"...\""
+            )
+            return nil
+        }
+        if let type, type != .string, type != .url {
+            reader.report(.invalidBinding, at: node, path: path, "$text makes text, but this field is \(Self.article(type.name)) \(type.name)")
+            return nil
+        }
+        guard let message = localization.message(key, in: locale) else {
+            let table = "\(StringTable.folder)/\(localization.defaultLocale)"
+            reader.report(
+                .unknownText, at: keyNode, path: keyPath,
+                "message \"\(key)\" is not in the string tables; add it to \(table).yaml and every other locale's"
+                    + NameSuggestion.hint(for: key, among: localization.keys)
+            )
+            return nil
+        }
+        textsUsed.insert(key)
+        let rules = localization.rules(for: locale)
+
+        // Each argument is a binding path (a string) or a literal number or Boolean.
+        var arguments: [String: ContentExpression.TemplatePart] = [:]
+        var literalCount: Double?
+        var valid = true
+        let argumentsPath = path.appending(Fragment.argumentsKey)
+        let argumentsNode = members.first { $0.key == Fragment.argumentsKey }?.value
+        if let argumentsNode {
+            guard let argumentMembers = argumentsNode.members else {
+                reader.report(.wrongType, at: argumentsNode, path: argumentsPath, "with must be an object of placeholders and binding paths, like {name: query.name}")
+                return nil
+            }
+            let placeholders = message.placeholders.sorted()
+            for argument in argumentMembers {
+                let argumentPath = argumentsPath.appending(argument.key)
+                guard message.placeholders.contains(argument.key) else {
+                    reader.report(
+                        .invalidText, offset: argument.keyOffset, path: argumentPath,
+                        "message \"\(key)\" has no placeholder {\(argument.key)}"
+                            + (placeholders.isEmpty ? "; remove it" : "; its placeholders are \(placeholders.map { "{\($0)}" }.joined(separator: ", "))")
+                            + NameSuggestion.hint(for: argument.key, among: placeholders)
+                    )
+                    valid = false
+                    continue
+                }
+                switch argument.value.value {
+                case .string:
+                    guard let valuePath = readValuePath(argument.value, at: argumentPath, scope: scope) else {
+                        valid = false
+                        continue
+                    }
+                    arguments[argument.key] = .value(valuePath)
+                case .number(let number):
+                    arguments[argument.key] = .text(rules.format(number))
+                    if argument.key == LocalizedMessage.countPlaceholder { literalCount = number }
+                case .bool(let flag):
+                    arguments[argument.key] = .text(flag ? "true" : "false")
+                default:
+                    reader.report(
+                        .wrongType, at: argument.value, path: argumentPath,
+                        "a placeholder's value is a binding path (like query.name) or a number, found \(argument.value.typeName)"
+                    )
+                    valid = false
+                }
+            }
+        }
+        let missing = message.placeholders.subtracting(arguments.keys).sorted()
+        if valid, !missing.isEmpty {
+            reader.report(
+                .invalidText, at: argumentsNode ?? node, path: argumentsNode == nil ? path : argumentsPath,
+                "message \"\(key)\" needs \(missing.map { "{\($0)}" }.joined(separator: ", ")); add with: {\(missing.map { "\($0): source.path" }.joined(separator: ", "))}"
+            )
+            return nil
+        }
+        guard valid else { return nil }
+
+        var forms = message.forms.mapValues { pieces in
+            pieces.map { piece -> ContentExpression.TemplatePart in
+                switch piece {
+                case .text(let text): .text(text)
+                case .placeholder(let name): arguments[name]!
+                }
+            }
+        }
+        var count: ValuePath?
+        if message.isPlural {
+            if let literalCount {
+                forms = [.other: forms[rules.category(for: literalCount)] ?? forms[.other] ?? []]
+            } else if case .value(let path)? = arguments[LocalizedMessage.countPlaceholder] {
+                count = path
+            }
+        }
+        if count == nil, let parts = forms[.other] ?? forms.values.first,
+            parts.allSatisfy({ if case .text = $0 { true } else { false } })
+        {
+            return .literal(.string(parts.map { if case .text(let text) = $0 { text } else { "" } }.joined()))
+        }
+        return .localized(forms: forms, count: count, rules: rules)
+    }
+}
