@@ -12,6 +12,7 @@ public enum ScreenJSONSchema {
         let types = catalog.schemas.keys.sorted()
         var definitions: [String: JSONValue] = [
             "binding": binding,
+            "fragmentUse": fragmentUse,
             "action": action,
             "source": source,
             "screenAction": screenAction,
@@ -79,7 +80,7 @@ public enum ScreenJSONSchema {
                     ],
                 ],
                 "sources": ["type": "object", "additionalProperties": ["$ref": "#/$defs/source"]],
-                "components": ["type": "array", "items": ["$ref": "#/$defs/component"]],
+                "components": ["type": "array", "items": ["anyOf": [["$ref": "#/$defs/component"], ["$ref": "#/$defs/fragmentUse"]]]],
                 "actions": [
                     "type": "object", "description": "Named intents: POST /screens/<path>/actions/<name>.",
                     "propertyNames": ["pattern": "^[A-Za-z0-9_]{1,64}$"],
@@ -134,9 +135,25 @@ public enum ScreenJSONSchema {
         }
     }
 
+    /// `{$fragment: name, with: {...}}`: a fragment of `fragments/` used here.
+    private static let fragmentUse: JSONValue = [
+        "type": "object", "required": ["$fragment"], "additionalProperties": false,
+        "description": "A fragment (a file under fragments/) used here, with its parameters' values.",
+        "properties": ["$fragment": ["type": "string", "description": "Its path under fragments/ without the extension."], "with": ["type": "object"]],
+    ]
+
     private static let binding: JSONValue = [
-        "description": "A dynamic value: $bind a path, a $template of text, or $each item of an array.",
+        "description": "A dynamic value: $bind a path, a $template of text, $each item of an array, $text a localized message, a $fragment, or (in a fragment) a $param.",
         "oneOf": [
+            [
+                "type": "object", "required": ["$text"], "additionalProperties": false,
+                "properties": [
+                    "$text": ["type": "string", "description": "A message id of strings/<locale>.yaml."],
+                    "with": ["type": "object", "additionalProperties": ["type": ["string", "number", "boolean"]]],
+                ],
+            ],
+            ["$ref": "#/$defs/fragmentUse"],
+            ["type": "object", "required": ["$param"], "additionalProperties": false, "properties": ["$param": ["type": "string"]]],
             [
                 "type": "object", "required": ["$bind"], "additionalProperties": false,
                 "properties": ["$bind": ["type": "string", "description": "source.key[0].key"], "default": [:], "placeholder": [:]],

@@ -180,7 +180,8 @@ struct Validate: ParsableCommand {
                 screens.insert(name)
                 var notes = [variant.requirement.map { "version \($0)" } ?? "every version"]
                 if variant.alternative != CompiledScreen.defaultAlternative { notes.append("alternative \(variant.alternative)") }
-                if through != [variant.file] { notes.append("through \(through.filter { $0 != variant.file }.joined(separator: ", "))") }
+                let others = through.filter { $0 != wanted[canonical(variant.file)] }
+                if !others.isEmpty { notes.append("through \(others.joined(separator: ", "))") }
                 lines.append("\(name)  \(variant.file)  (\(notes.joined(separator: "; ")))")
             }
         }

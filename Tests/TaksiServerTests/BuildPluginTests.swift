@@ -87,5 +87,21 @@ struct BuildPluginTests {
             action.output.contains(#"Screens/form.yaml:10:26: error: actions.send.answers.success.data[0].identifier: "eror" is not a component of this screen"#),
             "\(action.output)"
         )
+        try FileManager.default.removeItem(at: package.appendingPathComponent("Screens/form.yaml"))
+
+        // A message missing in one locale fails the build at its line in the default locale's table.
+        try FileManager.default.createDirectory(at: package.appendingPathComponent("Screens/strings"), withIntermediateDirectories: true)
+        try write("title: Welcome\nbye: Goodbye\n", package.appendingPathComponent("Screens/strings/en.yaml"))
+        try write("title: Boas-vindas\n", package.appendingPathComponent("Screens/strings/pt.yaml"))
+        try write(
+            #"{"name": "hi", "entry": true, "components": [{"name": "label_component", "content": {"value": {"$text": "title"}}}, {"name": "label_component", "content": {"value": {"$text": "bye"}}}]}"#,
+            package.appendingPathComponent("Screens/hi.json")
+        )
+        let text = try build(package)
+        #expect(text.status != 0)
+        #expect(
+            text.output.contains(#"Screens/strings/en.yaml:2:1: error: bye: message "bye" is missing from Screens/strings/pt.yaml; every locale has every message, so add it there"#),
+            "\(text.output)"
+        )
     }
 }

@@ -60,6 +60,47 @@ struct CommandLineTests {
         #expect(result.output == "6 screens (8 variants) are valid\n")
     }
 
+    @Test("validate --affected lists the variants a fragment's or a string table's edit changes, and the files that change none")
+    func affected() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-affected-\(UUID().uuidString)")
+        let files = [
+            "fragments/header.yaml": "components:\n  - {name: label_component, identifier: title, content: {value: {$text: title}}}\n",
+            "strings/en.yaml": "title: Welcome\n",
+            "home.json": #"{"name": "home", "entry": true, "components": [{"$fragment": "header"}]}"#,
+            "home-new.json": #"{"name": "home", "version": ">= 2.0", "components": [{"$fragment": "header"}, {"name": "spacer_component", "content": {}}]}"#,
+            "about.json": #"{"name": "about", "entry": true, "components": [{"name": "label_component", "content": {"value": "About"}}]}"#,
+        ]
+        for (path, text) in files {
+            let url = directory.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        let fragment = try run(["validate", directory.path, "--affected", directory.appendingPathComponent("fragments/header.yaml").path])
+        #expect(fragment.status == 0)
+        #expect(
+            fragment.output == """
+                2 screens (3 variants) are valid
+                home  \(directory.path)/home-new.json  (version >= 2.0; through \(directory.path)/fragments/header.yaml)
+                home  \(directory.path)/home.json  (every version; through \(directory.path)/fragments/header.yaml)
+                2 variants of 1 screen change with this file
+
+                """
+        )
+        // Relative paths work too, from where the command runs.
+        let relative = try run(["validate", ".", "--affected", "strings/en.yaml", "about.json", "links.yaml"], in: directory)
+        #expect(
+            relative.output == """
+                2 screens (3 variants) are valid
+                about  ./about.json  (every version)
+                home  ./home-new.json  (version >= 2.0; through strings/en.yaml)
+                home  ./home.json  (every version; through strings/en.yaml)
+                links.yaml: no variant's payloads are made from it
+                3 variants of 2 screens change with these files
+
+                """
+        )
+    }
+
     @Test("validate prints every diagnostic and exits 1 on an error")
     func validateBroken() throws {
         let directory = try brokenScreens()

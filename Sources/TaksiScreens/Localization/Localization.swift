@@ -43,26 +43,39 @@ public struct Localization: Sendable {
         ranges.sort { $0.q != $1.q ? $0.q > $1.q : $0.position < $1.position }
         for range in ranges {
             if range.tag == "*" { return defaultLocale }
-            var candidate = range.tag.lowercased()[...]
-            while !candidate.isEmpty {
+            let candidates = Self.truncations(of: range.tag.lowercased())
+            for candidate in candidates {
                 if let found = locales.first(where: { $0.lowercased() == candidate }) { return found }
-                guard let dash = candidate.lastIndex(of: "-") else { break }
-                candidate = candidate[..<dash]
-                // A single-letter subtag (an extension's singleton) is cut off with what follows.
-                if let dash = candidate.lastIndex(of: "-"), candidate.distance(from: dash, to: candidate.endIndex) == 2 {
-                    candidate = candidate[..<dash]
-                }
             }
-            let prefix = range.tag.lowercased() + "-"
-            if let found = locales.first(where: { $0.lowercased().hasPrefix(prefix) && $0 != pseudoLocale }) { return found }
+            // A language served only with a region: es-MX and es both find es-419.
+            for candidate in candidates {
+                if let found = locales.first(where: { $0.lowercased().hasPrefix(candidate + "-") && $0 != pseudoLocale }) { return found }
+            }
         }
         return defaultLocale
     }
 
-    /// The message `key` in `locale` (the pseudo-locale's made from the default's).
+    /// `pt-br-u-nu-latn`, `pt-br`, `pt`: a range with its last subtag cut off, one at a time (a
+    /// single-letter subtag is cut off with the one after it, as RFC 4647 lookup does).
+    static func truncations(of tag: String) -> [String] {
+        var candidates: [String] = []
+        var candidate = tag[...]
+        while !candidate.isEmpty {
+            candidates.append(String(candidate))
+            guard let dash = candidate.lastIndex(of: "-") else { break }
+            candidate = candidate[..<dash]
+            if let dash = candidate.lastIndex(of: "-"), candidate.distance(from: dash, to: candidate.endIndex) == 2 {
+                candidate = candidate[..<dash]
+            }
+        }
+        return candidates
+    }
+
+    /// The message `key` in `locale` (the pseudo-locale's made from the default's). A message a
+    /// table lacks or could not read is already an error there; the default's stands in for it.
     func message(_ key: String, in locale: String) -> LocalizedMessage? {
         if locale == pseudoLocale { return tables[defaultLocale]?.messages[key].map(Self.pseudo) }
-        return tables[locale]?.messages[key]
+        return tables[locale]?.messages[key] ?? tables[defaultLocale]?.messages[key]
     }
 
     /// The rules the locale's messages follow (the pseudo-locale follows the default's).
