@@ -47,6 +47,7 @@ paths:
         - $ref: "#/components/parameters/version"
         - $ref: "#/components/parameters/X-Taksi-Alternative"
         - $ref: "#/components/parameters/X-Taksi-User"
+        - $ref: "#/components/parameters/Accept-Language"
         - $ref: "#/components/parameters/If-None-Match"
         - $ref: "#/components/parameters/Accept-Encoding"
         - $ref: "#/components/parameters/X-Request-Id"
@@ -92,6 +93,7 @@ paths:
         - $ref: "#/components/parameters/version"
         - $ref: "#/components/parameters/X-Taksi-Alternative"
         - $ref: "#/components/parameters/X-Taksi-User"
+        - $ref: "#/components/parameters/Accept-Language"
         - $ref: "#/components/parameters/If-None-Match"
         - $ref: "#/components/parameters/Accept-Encoding"
         - $ref: "#/components/parameters/X-Request-Id"
@@ -158,6 +160,7 @@ paths:
         - $ref: "#/components/parameters/X-Taksi-Version"
         - $ref: "#/components/parameters/X-Taksi-Alternative"
         - $ref: "#/components/parameters/X-Taksi-User"
+        - $ref: "#/components/parameters/Accept-Language"
         - $ref: "#/components/parameters/Idempotency-Key"
         - $ref: "#/components/parameters/X-Request-Id"
       requestBody:
@@ -323,6 +326,11 @@ components:
       name: X-Taksi-User
       in: header
       description: An opaque user id; assigns the user to an experiment's alternative.
+      schema: {type: string}
+    Accept-Language:
+      name: Accept-Language
+      in: header
+      description: "The user's languages, like `pt-BR,pt;q=0.9`; picks the locale of a screen with localized text, which answers with `Content-Language` and `Vary: Accept-Language`."
       schema: {type: string}
     If-None-Match:
       name: If-None-Match
