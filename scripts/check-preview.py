@@ -255,16 +255,20 @@ def main():
         browser.navigate(f"{base}/preview/home?version=2.1&name=Ada")
         wait_for_data(browser, "the data phase before the edit")
         browser.evaluate("window.__samePage = true")
+        # The copy is edited where it lives, in the string table; the screen file is broken.
+        strings = os.path.join(work, "Screens", "strings", "en.yaml")
         home = os.path.join(work, "Screens", "home.yaml")
+        original_strings = open(strings, encoding="utf-8").read()
         original = open(home, encoding="utf-8").read()
-        edited = original.replace("content: {value: Categories, kind: subtitle}", "content: {value: Kitchens, kind: subtitle}")
-        check(edited != original, "the example home.yaml has the categories title this check edits", browser)
-        with open(home, "w", encoding="utf-8") as file:
+        edited = original_strings.replace("categories: Categories", "categories: Kitchens")
+        check(edited != original_strings, "the example strings/en.yaml has the categories title this check edits", browser)
+        with open(strings, "w", encoding="utf-8") as file:
             file.write(edited)
         browser.wait_for("document.querySelector('[data-identifier=\"categories_title\"]')?.textContent === 'Kitchens' "
                          "&& document.querySelector('main')?.dataset.phase === 'data'", "the edit to be drawn")
         check(browser.evaluate("window.__samePage === true"), "the edit is drawn without reloading the page", browser)
-        broken = edited.replace("kind: title", "kind: headline", 1)
+        broken = original.replace("kind: subtitle", "kind: headline", 1)
+        check(broken != original, "the example home.yaml has a subtitle this check breaks", browser)
         with open(home, "w", encoding="utf-8") as file:
             file.write(broken)
         browser.wait_for("!document.getElementById('pending').hidden", "the broken edit's errors")
@@ -273,6 +277,8 @@ def main():
         check(text_of(browser, '[data-identifier="categories_title"]') == "Kitchens", "the last good screen stays", browser)
         with open(home, "w", encoding="utf-8") as file:
             file.write(original)
+        with open(strings, "w", encoding="utf-8") as file:
+            file.write(original_strings)
         browser.wait_for("document.getElementById('pending').hidden "
                          "&& document.querySelector('[data-identifier=\"categories_title\"]')?.textContent === 'Categories'",
                          "the fixed file to clear the errors")
