@@ -174,8 +174,8 @@ public struct Responder: Sendable {
         in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
     ) throws(APIError) -> ServedScreenSet.Variant {
         let variant = try selectVariant(in: screen, target: target, headers: headers)
-        guard let localization = screen.localization, !variant.translations.isEmpty else { return variant }
-        return variant.translations[localization.negotiate(headers.first(name: "Accept-Language"))] ?? variant
+        guard let locales = screen.locales, !variant.translations.isEmpty else { return variant }
+        return variant.translations[locales.locale(for: headers.first(name: "Accept-Language"))] ?? variant
     }
 
     private func selectVariant(

@@ -119,11 +119,11 @@ public final class ServedScreenSet: Sendable {
         /// Whether the name holds parameters, so a request path is matched, not looked up.
         let hasParameters: Bool
         /// How `Accept-Language` picks a locale, when a variant of this screen has localized text.
-        let localization: Localization?
+        let locales: LocaleNegotiator?
 
-        init(variants: ScreenVariants, served: [String: Variant], vary: String?, localization: Localization? = nil) {
+        init(variants: ScreenVariants, served: [String: Variant], vary: String?, locales: LocaleNegotiator? = nil) {
             self.variants = variants
-            self.localization = localization
+            self.locales = locales
             self.served = served
             self.vary = vary
             self.onlyVariant = served.count == 1 && !variants.isVersioned ? served.values.first : nil
@@ -166,6 +166,8 @@ public final class ServedScreenSet: Sendable {
         self.screenSet = screenSet
         var screens: [String: Screen] = [:]
         var index: [JSONValue] = []
+        // One for the whole set: every localized screen negotiates the same way.
+        let negotiator = screenSet.localization.map(LocaleNegotiator.init)
         for name in screenSet.names {
             guard let variants = screenSet.screens[name] else { continue }
             // Only a screen with localized text answers by Accept-Language, so only its responses say so.
@@ -198,7 +200,7 @@ public final class ServedScreenSet: Sendable {
             for compiled in variants.all { servedVariants[compiled.file] = served(compiled) }
             screens[name] = Screen(
                 variants: variants, served: servedVariants, vary: varied.isEmpty ? nil : varied.joined(separator: ", "),
-                localization: isLocalized ? screenSet.localization : nil
+                locales: isLocalized ? negotiator : nil
             )
             index.append(Self.indexEntry(variants))
         }
