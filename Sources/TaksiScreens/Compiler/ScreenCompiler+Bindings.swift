@@ -134,24 +134,19 @@ extension ScreenCompiler {
     }
 
     mutating func readTemplate(_ text: String, node: JSONNode, at path: JSONPath, scope: Set<String>) -> [ContentExpression.TemplatePart]? {
+        let pieces: [TemplateText.Piece]
+        switch TemplateText.pieces(of: text) {
+        case .success(let found): pieces = found
+        case .failure(let malformed):
+            reader.report(.invalidBinding, at: node, path: path, malformed.message("in the template"))
+            return nil
+        }
         var parts: [ContentExpression.TemplatePart] = []
-        var literal = ""
-        var scalars = text.unicodeScalars[...]
-        while let scalar = scalars.popFirst() {
-            switch scalar {
-            case "{" where scalars.first == "{":
-                scalars.removeFirst()
-                literal.unicodeScalars.append("{")
-            case "}" where scalars.first == "}":
-                scalars.removeFirst()
-                literal.unicodeScalars.append("}")
-            case "{":
-                guard let close = scalars.firstIndex(of: "}") else {
-                    reader.report(.invalidBinding, at: node, path: path, "a '{' in the template is never closed; write {{ for a literal brace")
-                    return nil
-                }
-                let reference = String(String.UnicodeScalarView(scalars[..<close]))
-                scalars = scalars[scalars.index(after: close)...]
+        for piece in pieces {
+            switch piece {
+            case .text(let literal):
+                parts.append(.text(literal))
+            case .reference(let reference):
                 guard let valuePath = ValuePath(parsing: reference.trimmingSpaces) else {
                     reader.report(
                         .invalidBinding, at: node, path: path,
@@ -160,19 +155,9 @@ extension ScreenCompiler {
                     return nil
                 }
                 guard checkRoot(valuePath, node: node, at: path, scope: scope) else { return nil }
-                if !literal.isEmpty {
-                    parts.append(.text(literal))
-                    literal = ""
-                }
                 parts.append(.value(valuePath))
-            case "}":
-                reader.report(.invalidBinding, at: node, path: path, "a lone '}' in the template; write }} for a literal brace")
-                return nil
-            default:
-                literal.unicodeScalars.append(scalar)
             }
         }
-        if !literal.isEmpty { parts.append(.text(literal)) }
         return parts
     }
 }

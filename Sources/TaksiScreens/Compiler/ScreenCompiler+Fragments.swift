@@ -300,25 +300,20 @@ extension ScreenCompiler {
         }
     }
 
-    /// A `$template`'s text with each `{path}` rewritten (see ``rewritePath(_:node:in:scope:)``);
-    /// `{{` and `}}` stay literal braces. Malformed text is left for the template reader to report.
+    /// A `$template`'s text with each `{path}` rewritten (see ``rewritePath(_:node:in:scope:)``).
+    /// Malformed text is left for the template reader to report.
     private mutating func rewriteTemplate(_ text: String, node: JSONNode, in use: FragmentUse, scope: Set<String>) -> String? {
-        var result = ""
-        var rest = text[...]
-        while let open = rest.firstIndex(of: "{") {
-            result += rest[..<open]
-            let after = rest.index(after: open)
-            if after < rest.endIndex, rest[after] == "{" {
-                result += "{{"
-                rest = rest[rest.index(after: after)...]
+        guard case .success(let pieces) = TemplateText.pieces(of: text) else { return text }
+        var rewritten: [TemplateText.Piece] = []
+        for piece in pieces {
+            guard case .reference(let reference) = piece else {
+                rewritten.append(piece)
                 continue
             }
-            guard let close = rest[after...].firstIndex(of: "}") else { return result + rest }
-            guard let rewritten = rewritePath(String(rest[after..<close]), node: node, in: use, scope: scope) else { return nil }
-            result += "{" + rewritten + "}"
-            rest = rest[rest.index(after: close)...]
+            guard let path = rewritePath(reference, node: node, in: use, scope: scope) else { return nil }
+            rewritten.append(.reference(path))
         }
-        return result + rest
+        return TemplateText.text(of: rewritten)
     }
 
     /// Whether any object under `node` is a binding.

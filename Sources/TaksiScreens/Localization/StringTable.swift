@@ -31,35 +31,25 @@ public struct LocalizedMessage: Sendable, Hashable {
     /// Splits `{name}` placeholders out of `text`; `{{` and `}}` are literal braces.
     /// - Returns: the pieces, or why the text is malformed.
     static func pieces(of text: String) -> Result<[Piece], TextError> {
-        var pieces: [Piece] = []
-        var literal = ""
-        var scalars = text.unicodeScalars[...]
-        while let scalar = scalars.popFirst() {
-            switch scalar {
-            case "{" where scalars.first == "{":
-                scalars.removeFirst()
-                literal.unicodeScalars.append("{")
-            case "}" where scalars.first == "}":
-                scalars.removeFirst()
-                literal.unicodeScalars.append("}")
-            case "{":
-                guard let close = scalars.firstIndex(of: "}") else { return .failure(TextError("a '{' is never closed; write {{ for a literal brace")) }
-                let name = String(String.UnicodeScalarView(scalars[..<close])).trimmingSpaces
-                scalars = scalars[scalars.index(after: close)...]
-                guard !name.isEmpty, name.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar) else {
-                    return .failure(TextError("{\(name)} is not a placeholder; placeholders are names like {name} or {count}"))
+        switch TemplateText.pieces(of: text) {
+        case .failure(let malformed):
+            return .failure(TextError(malformed.message("")))
+        case .success(let pieces):
+            var found: [Piece] = []
+            for piece in pieces {
+                switch piece {
+                case .text(let text):
+                    found.append(.text(text))
+                case .reference(let reference):
+                    let name = reference.trimmingSpaces
+                    guard !name.isEmpty, name.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar) else {
+                        return .failure(TextError("{\(reference)} is not a placeholder; placeholders are names like {name} or {count}"))
+                    }
+                    found.append(.placeholder(name))
                 }
-                if !literal.isEmpty { pieces.append(.text(literal)) }
-                literal = ""
-                pieces.append(.placeholder(name))
-            case "}":
-                return .failure(TextError("a lone '}'; write }} for a literal brace"))
-            default:
-                literal.unicodeScalars.append(scalar)
             }
+            return .success(found)
         }
-        if !literal.isEmpty { pieces.append(.text(literal)) }
-        return .success(pieces)
     }
 
     struct TextError: Error {
