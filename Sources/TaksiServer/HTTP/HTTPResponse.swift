@@ -23,10 +23,15 @@ public struct HTTPResponse: Sendable {
     var events: PreviewEvents?
 
     init(status: HTTPResponseStatus = .ok, json body: ByteBuffer, headers extra: [(String, String)] = []) {
+        self.init(status: status, body: body, type: "application/json; charset=utf-8", headers: extra)
+    }
+
+    /// A body of this `Content-Type`, its `Content-Length`, then `extra` headers.
+    init(status: HTTPResponseStatus = .ok, body: ByteBuffer, type: String, headers extra: [(String, String)] = []) {
         self.status = status
         var headers = HTTPHeaders()
         headers.reserveCapacity(4 + extra.count)
-        headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+        headers.add(name: "Content-Type", value: type)
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         for (name, value) in extra { headers.add(name: name, value: value) }
         self.headers = headers

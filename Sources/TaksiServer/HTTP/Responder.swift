@@ -119,14 +119,7 @@ public struct Responder: Sendable {
         case .metrics:
             guard let metrics else { throw .notFound(path: String(target.path)) }
             let body = ByteBuffer(bytes: metrics.emitToBuffer())
-            var response = HTTPResponse(
-                status: .ok,
-                headers: [
-                    ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"), ("Content-Length", String(body.readableBytes)),
-                    ("Cache-Control", "no-store"),
-                ],
-                body: body
-            )
+            var response = HTTPResponse(body: body, type: "text/plain; version=0.0.4; charset=utf-8", headers: [("Cache-Control", "no-store")])
             response.route = "metrics"
             return .ready(response)
         case .openAPI:

@@ -81,13 +81,11 @@ struct Preview: Sendable {
     private static func fileResponse(_ bytes: [UInt8], type: String) -> HTTPResponse {
         let body = ByteBuffer(bytes: bytes)
         var response = HTTPResponse(
-            status: .ok,
+            body: body, type: type,
             headers: [
-                ("Content-Type", type), ("Content-Length", String(body.readableBytes)), ("Cache-Control", "no-store"),
-                ("Content-Security-Policy", contentSecurityPolicy), ("X-Content-Type-Options", "nosniff"),
+                ("Cache-Control", "no-store"), ("Content-Security-Policy", contentSecurityPolicy), ("X-Content-Type-Options", "nosniff"),
                 ("Referrer-Policy", "no-referrer"),
-            ],
-            body: body
+            ]
         )
         response.route = "preview"
         return response.precomputed()

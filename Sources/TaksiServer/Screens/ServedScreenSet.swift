@@ -247,13 +247,7 @@ public final class ServedScreenSet: Sendable {
     /// Exactly `application/json`, the type both platforms' verifiers ask for.
     private static func associationResponse(_ body: JSONValue, route: String) -> HTTPResponse {
         let bytes = ByteBuffer(bytes: JSONWriter.bytes(body))
-        var response = HTTPResponse(
-            status: .ok,
-            headers: [
-                ("Content-Type", "application/json"), ("Content-Length", String(bytes.readableBytes)), ("Cache-Control", "public, max-age=3600"),
-            ],
-            body: bytes
-        )
+        var response = HTTPResponse(body: bytes, type: "application/json", headers: [("Cache-Control", "public, max-age=3600")])
         response.route = route
         return response.precomputed()
     }
@@ -289,14 +283,7 @@ public final class ServedScreenSet: Sendable {
             text.insert(contentsOf: operations, at: paths.upperBound)
         }
         let body = ByteBuffer(string: text)
-        var response = HTTPResponse(
-            status: .ok,
-            headers: [
-                ("Content-Type", "application/yaml; charset=utf-8"), ("Content-Length", String(body.readableBytes)),
-                ("Cache-Control", "public, max-age=60"),
-            ],
-            body: body
-        )
+        var response = HTTPResponse(body: body, type: "application/yaml; charset=utf-8", headers: [("Cache-Control", "public, max-age=60")])
         response.route = "openapi"
         return response.precomputed()
     }
