@@ -202,11 +202,7 @@ extension ContentExpression {
             case .text(let literal):
                 text += literal
             case .value(let path):
-                if case .success(let value) = resolve(path, in: values), let number = value.numberValue {
-                    text += rules.format(number)
-                    continue
-                }
-                switch Self.text(at: path, in: values, cannot: "be spliced into text") {
+                switch Self.text(at: path, in: values, cannot: "be spliced into text", number: rules.format) {
                 case .success(let piece): text += piece
                 case .failure(let failure):
                     return Evaluation(value: nil, problems: [failure.message], shapeFaults: failure.isShapeFault ? [failure.message] : [])
@@ -246,12 +242,15 @@ extension ContentExpression {
 
     /// The text a value at `path` gives a `$template` or a target: a string as it is, a number or
     /// Boolean as written in JSON. An array or object cannot be text (a shape fault).
-    private static func text(at path: ValuePath, in values: [String: JSONValue], cannot use: String) -> Result<String, LookupFailure> {
+    /// - Parameter number: how a number is written (as JSON writes it unless a locale says otherwise).
+    private static func text(
+        at path: ValuePath, in values: [String: JSONValue], cannot use: String, number: ((Double) -> String)? = nil
+    ) -> Result<String, LookupFailure> {
         switch resolve(path, in: values) {
         case .success(.string(let string)):
             .success(string)
         case .success(let value) where value.numberValue != nil || value.boolValue != nil:
-            .success(JSONWriter.string(value))
+            .success(value.numberValue.flatMap { written in number?(written) } ?? JSONWriter.string(value))
         case .success(let value):
             .failure(
                 LookupFailure(message: "\(path) is \(value.typeName == "object" ? "an" : "a") \(value.typeName), which cannot \(use)", isShapeFault: true)

@@ -59,27 +59,33 @@ struct DefinitionReader {
             )
             return
         }
-        var trace: [Diagnostic.Frame] = []
-        var written: JSONPath?
-        var offset = offset
-        while offset >> Self.originShift > 0 {
-            let origin = origins[(offset >> Self.originShift) - 1]
-            let local = offset & ((1 << Self.originShift) - 1)
-            if trace.isEmpty { written = origin.paths[local] }
-            trace.insert(Diagnostic.Frame(fragment: origin.fragment, file: origin.file.path, location: origin.file.location(ofOffset: local)), at: 0)
-            offset = origin.use
-        }
-        if trace.isEmpty { written = paths?[offset] }
+        let (fileOffset, trace, innermostPath) = unwind(offset)
+        var written = trace.isEmpty ? paths?[fileOffset] : innermostPath
         if let tail { written = written?.appending(tail) }
         var diagnostic = Diagnostic(
-            severity: severity, code: code, file: file.path, location: file.location(ofOffset: offset), path: written, message: message
+            severity: severity, code: code, file: file.path, location: file.location(ofOffset: fileOffset), path: written, message: message
         )
         diagnostic.trace = trace
         diagnostics.append(diagnostic)
     }
 
-    /// A copy of a fragment's `node` whose offsets say they come from a new origin: `fragment`'s
-    /// file, used at `use` (a node of this file or of another origin).
+    /// Where an offset was written: the offset in this file (where the outermost fragment is
+    /// used), the fragments it was reached through (outermost first, each with where in its file),
+    /// and its path in the innermost fragment's file.
+    private func unwind(_ offset: Int) -> (offset: Int, trace: [Diagnostic.Frame], innermostPath: JSONPath?) {
+        var trace: [Diagnostic.Frame] = []
+        var innermostPath: JSONPath?
+        var offset = offset
+        while offset >> Self.originShift > 0 {
+            let origin = origins[(offset >> Self.originShift) - 1]
+            let local = offset & ((1 << Self.originShift) - 1)
+            if trace.isEmpty { innermostPath = origin.paths[local] }
+            trace.insert(Diagnostic.Frame(fragment: origin.fragment, file: origin.file.path, location: origin.file.location(ofOffset: local)), at: 0)
+            offset = origin.use
+        }
+        return (offset, trace, innermostPath)
+    }
+
     /// Reports paths as written in the file from now on, not as `root` will be after fragments
     /// are expanded into it.
     mutating func trackPaths(of root: JSONNode) {
@@ -89,16 +95,13 @@ struct DefinitionReader {
     /// Where a node was written, for a message that points at a second place:
     /// `line 12` or `line 12 (in fragment header at Screens/fragments/header.yaml:4:9)`.
     func place(of node: JSONNode) -> String {
-        var offset = node.offset
-        var inner: [String] = []
-        while offset >> Self.originShift > 0 {
-            let origin = origins[(offset >> Self.originShift) - 1]
-            inner.append("in fragment \(origin.fragment) at \(origin.file.path):\(origin.file.location(ofOffset: offset & ((1 << Self.originShift) - 1)))")
-            offset = origin.use
-        }
+        let (offset, trace, _) = unwind(node.offset)
+        let inner = trace.reversed().map { "in fragment \($0.fragment) at \($0.file):\($0.location)" }
         return "line \(file.location(ofOffset: offset).line)" + (inner.isEmpty ? "" : " (\(inner.joined(separator: ", ")))")
     }
 
+    /// A copy of a fragment's `node` whose offsets say they come from a new origin: `fragment`'s
+    /// file, used at `use` (a node of this file or of another origin).
     mutating func relocated(_ node: JSONNode, fragment: String, file: SourceFile, paths fragmentPaths: [Int: JSONPath], use: JSONNode) -> JSONNode {
         origins.append(Origin(fragment: fragment, file: file, paths: fragmentPaths, use: use.offset))
         let tag = origins.count << Self.originShift

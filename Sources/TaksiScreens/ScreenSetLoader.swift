@@ -256,7 +256,7 @@ public enum ScreenSetLoader {
         var fixtureCache: [String: JSONValue] = [:]
         // "name#alternative" of files with errors, so grouping does not report them missing as well.
         var failedAlternatives: Set<String> = []
-        for ((name, file, node), pattern) in zip(screenFiles, patterns) {
+        for (index, ((name, file, node), pattern)) in zip(screenFiles, patterns).enumerated() {
             func makeCompiler(locale: String?) -> ScreenCompiler {
                 ScreenCompiler(
                     pattern: pattern, routes: routes, file: file, catalog: catalog, componentSince: componentSince, upstreams: upstreams,
@@ -291,7 +291,7 @@ public enum ScreenSetLoader {
             var screen = compiler.compile(node)
             diagnostics += compiler.reader.diagnostics
             usedFragments.formUnion(compiler.reader.fragmentsUsed)
-            if let expanded = compiler.expandedComponents, let index = expandedFiles.firstIndex(where: { $0.file.path == file.path }) {
+            if let expanded = compiler.expandedComponents {
                 // The components as written too: a use that failed to expand still names its types.
                 expandedFiles[index].node = node.replacing("components", with: (node["components"]?.elements ?? []) + expanded)
             }

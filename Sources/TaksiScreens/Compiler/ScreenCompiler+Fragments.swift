@@ -72,25 +72,26 @@ extension ScreenCompiler {
                 return expand(body, in: inner, scope: [])
             case Fragment.parameterKey?:
                 return placeParameter(node, in: use)
-            case let key? where use != nil && ["$bind", "$each", "$template", "$text"].contains(key):
+            case let key? where use != nil && ["$bind", "$each", "$template"].contains(key):
                 // A binding path's root is a data parameter (or a loop variable of the fragment).
-                for index in members.indices where Self.readsPath(binding: key, member: members[index].key) {
-                    guard let text = members[index].value.stringValue else { continue }
-                    let rewritten =
-                        key == "$template" ? rewriteTemplate(text, node: members[index].value, in: use!, scope: scope)
-                        : rewritePath(text, node: members[index].value, in: use!, scope: scope)
-                    guard let rewritten else { return nil }
-                    members[index].value.kind = .string(rewritten)
+                guard let index = members.firstIndex(where: { $0.key == key }) else { break }
+                guard let text = members[index].value.stringValue else { break }
+                let rewritten =
+                    key == "$template" ? rewriteTemplate(text, node: members[index].value, in: use!, scope: scope)
+                    : rewritePath(text, node: members[index].value, in: use!, scope: scope)
+                guard let rewritten else { return nil }
+                members[index].value.kind = .string(rewritten)
+            case ScreenCompiler.textKey? where use != nil:
+                // A message's placeholders are binding paths too (numbers stay as they are).
+                guard let index = members.firstIndex(where: { $0.key == Fragment.argumentsKey }),
+                    case .object(var arguments) = members[index].value.kind
+                else { break }
+                for position in arguments.indices {
+                    guard let text = arguments[position].value.stringValue else { continue }
+                    guard let rewritten = rewritePath(text, node: arguments[position].value, in: use!, scope: scope) else { return nil }
+                    arguments[position].value.kind = .string(rewritten)
                 }
-                if key == "$text", let index = members.firstIndex(where: { $0.key == Fragment.argumentsKey }) {
-                    for argument in members[index].value.members ?? [] {
-                        guard let text = argument.value.stringValue else { continue }
-                        guard let rewritten = rewritePath(text, node: argument.value, in: use!, scope: scope) else { return nil }
-                        members[index].value.kind = .object(
-                            (members[index].value.members ?? []).map { $0.key == argument.key ? JSONNode.Member(key: $0.key, keyOffset: $0.keyOffset, value: JSONNode(kind: .string(rewritten), offset: $0.value.offset)) : $0 }
-                        )
-                    }
-                }
+                members[index].value.kind = .object(arguments)
             default:
                 break
             }
@@ -106,11 +107,6 @@ extension ScreenCompiler {
         default:
             return node
         }
-    }
-
-    /// Whether a member of a binding holds a binding path (or template) that reads values.
-    private static func readsPath(binding key: String, member: String) -> Bool {
-        member == key && key != "$text"
     }
 
     /// Checks a use, reads its arguments in the terms of the screen, and copies the fragment in.

@@ -1,12 +1,8 @@
 public import TaksiSchema
 
 /// A CLDR plural category: which form of a message a count takes (`1 restaurant`, `2 restaurants`).
-public enum PluralCategory: String, Sendable, Hashable, CaseIterable, Comparable {
+public enum PluralCategory: String, Sendable, Hashable, CaseIterable {
     case zero, one, two, few, many, other
-
-    public static func < (lhs: Self, rhs: Self) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
-    }
 }
 
 /// How a language writes counts and numbers: its CLDR plural rules (cardinal, for the languages
