@@ -82,13 +82,17 @@ public enum ScreenSetLoader {
         var parsed: [String: (SourceFile, JSONNode)] = [:]
         func parse(_ relative: String) -> (SourceFile, JSONNode)? {
             if let done = parsed[relative] { return done }
-            guard let bytes = files[relative] else { return nil }
+            guard var bytes = files[relative] else { return nil }
+            // A UTF-8 byte order mark (some editors write one) starts the file; it is no part of the
+            // first key. YAML and JSON (RFC 8259, 8.1) both let a reader ignore it.
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
             let file = SourceFile(path: "\(root)/\(relative)", bytes: bytes)
             if let offset = firstInvalidUTF8Offset(bytes) {
+                let isUTF16 = bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF])
                 diagnostics.append(
                     Diagnostic(
                         code: .syntax, file: file.path, location: file.location(ofOffset: offset),
-                        message: "the file is not valid UTF-8; save it as UTF-8"
+                        message: isUTF16 ? "the file is UTF-16; save it as UTF-8" : "the file is not valid UTF-8; save it as UTF-8"
                     )
                 )
                 return nil
@@ -234,7 +238,8 @@ public enum ScreenSetLoader {
             links += reader.deepLinks(node, routes: routes)
             diagnostics += reader.diagnostics
         }
-        let localization = Localization.read(files: paths, parse: parse, root: root, diagnostics: &diagnostics)
+        let (localization, localizationFindings) = Localization.read(files: paths, parse: parse, root: root)
+        diagnostics += localizationFindings
         var textsUsed: Set<String> = []
         var fragments: [String: Fragment] = [:]
         for relative in paths where relative.hasPrefix(Fragment.folder + "/") {

@@ -61,6 +61,33 @@ struct ReloadTests {
         #expect(json(await responder.response(method: .GET, uri: "/readyz", headers: [:]))?["pending_errors"] == [])
     }
 
+    @Test("a string table that stops parsing by live reload keeps the last good set serving, with the error in /readyz")
+    func brokenStringTable() async throws {
+        let (application, directory) = try makeApplication()
+        let responder = application.responder
+        let strings = directory.appendingPathComponent("strings")
+        try FileManager.default.createDirectory(at: strings, withIntermediateDirectories: true)
+        try write("hello: Hello\n", to: strings.appendingPathComponent("en.yaml"))
+        try write("hello: Olá\n", to: strings.appendingPathComponent("pt.yaml"))
+        try write(
+            #"{"name": "hello", "entry": true, "components": [{"name": "label_component", "identifier": "t", "content": {"value": {"$text": "hello"}}}]}"#,
+            to: directory.appendingPathComponent("hello.json")
+        )
+        #expect(application.watcher.reload())
+        let good = application.store.status.version
+        let portuguese = HTTPHeaders([("Accept-Language", "pt")])
+        #expect(json(await responder.response(method: .GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?["content"]?["value"] == "Olá")
+
+        // The reported typo: a key written twice. Before the fix, this ended the process.
+        try write("hello: Olá\nhello: Olá de novo\n", to: strings.appendingPathComponent("pt.yaml"))
+        #expect(!application.watcher.reload())
+        #expect(application.store.status.version == good)
+        #expect(json(await responder.response(method: .GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?["content"]?["value"] == "Olá")
+        let ready = json(await responder.response(method: .GET, uri: "/readyz", headers: [:]))
+        let pending = ready?["pending_errors"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(pending.contains { $0.contains("strings/pt.yaml:") && $0.contains(#"duplicate key "hello""#) }, "\(pending)")
+    }
+
     @Test("requests during reloads get well-formed answers, each wholly from one screen set")
     func noFailedRequestDuringReloads() async throws {
         let (application, directory) = try makeApplication()

@@ -111,9 +111,14 @@ extension Localization {
     /// Reads the string tables among `files` (paths relative to the screens directory) and checks
     /// them against each other: every message in every locale, with the same placeholders and the
     /// same kind (text or plural). Nil when there are no tables.
+    ///
+    /// Its findings are returned rather than appended to the caller's list: `parse` reports syntax
+    /// errors into that list itself, and an `inout` list would be accessed twice at once (Swift's
+    /// exclusivity check stops the process on the first table that does not parse).
     static func read(
-        files: [String], parse: (String) -> (SourceFile, JSONNode)?, root: String, diagnostics: inout [Diagnostic]
-    ) -> Localization? {
+        files: [String], parse: (String) -> (SourceFile, JSONNode)?, root: String
+    ) -> (localization: Localization?, diagnostics: [Diagnostic]) {
+        var diagnostics: [Diagnostic] = []
         let folder = StringTable.folder + "/"
         var tables: [String: StringTable] = [:]
         var settings: (file: SourceFile, node: JSONNode)?
@@ -138,7 +143,7 @@ extension Localization {
             }
             diagnostics += reader.diagnostics
         }
-        guard !tables.isEmpty || settings != nil else { return nil }
+        guard !tables.isEmpty || settings != nil else { return (nil, diagnostics) }
 
         var defaultLocale: String?
         var pseudoLocale: String?
@@ -182,10 +187,13 @@ extension Localization {
                 )
             )
         }
-        guard let defaultLocale, let reference = tables[defaultLocale] else { return nil }
+        guard let defaultLocale, let reference = tables[defaultLocale] else { return (nil, diagnostics) }
         checkAgainst(reference, tables: tables, root: root, diagnostics: &diagnostics)
         let locales = [defaultLocale] + (tables.keys.filter { $0 != defaultLocale } + [pseudoLocale].compactMap { $0 }).sorted()
-        return Localization(defaultLocale: defaultLocale, pseudoLocale: pseudoLocale, locales: locales, tables: tables, settingsFile: settings?.file.path)
+        return (
+            Localization(defaultLocale: defaultLocale, pseudoLocale: pseudoLocale, locales: locales, tables: tables, settingsFile: settings?.file.path),
+            diagnostics
+        )
     }
 
     /// Every table has every message of the default one and no other, with the same placeholders
