@@ -47,6 +47,7 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let unknownFragment = Code(rawValue: "unknown_fragment")
         public static let invalidFragment = Code(rawValue: "invalid_fragment")
         public static let fragmentCycle = Code(rawValue: "fragment_cycle")
+        public static let fragmentTooLarge = Code(rawValue: "fragment_too_large")
         public static let unusedParameter = Code(rawValue: "unused_parameter")
         public static let unusedFragment = Code(rawValue: "unused_fragment")
         public static let invalidText = Code(rawValue: "invalid_text")

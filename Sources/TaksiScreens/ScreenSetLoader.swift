@@ -20,6 +20,14 @@ import TaksiSchema
 public enum ScreenSetLoader {
     /// The largest file read; larger ones are reported, not read.
     public static let maximumFileSize = 4 * 1024 * 1024
+    /// The most a screen's components may grow to with its fragments expanded, in bytes of JSON
+    /// as written compactly: the limit of one file (``maximumFileSize``). A
+    /// fragment used several times inside another that is itself used several times multiplies
+    /// (13 files of 1 KB, each using the one before four times, make 4 million components), so the
+    /// expansion is measured as it goes and stopped at the use that passes the limit.
+    public static let maximumExpandedBytes = maximumFileSize
+    /// The most components a screen may have with its fragments expanded.
+    public static let maximumExpandedComponents = 2_000
     /// The folder of custom component schemas.
     public static let componentsFolder = "components"
     /// The folder of fixture files.

@@ -301,4 +301,38 @@ struct FragmentTests {
             #expect(error.message.contains(message), "\(error)")
         }
     }
+
+    @Test("fragments that multiply are bounded: the use that passes the limit is an error with its chain, before any memory is spent")
+    func exponentialExpansion() throws {
+        // The reported set: each level uses the one before four times; 13 levels would make 4^12 components.
+        var files = screen(#"[{"$fragment": "level12"}]"#)
+        files["fragments/level0.yaml"] = "components:\n  - {name: spacer_component, content: {}}\n"
+        for level in 1...12 {
+            files["fragments/level\(level).yaml"] = "components:\n" + String(repeating: "  - {$fragment: level\(level - 1)}\n", count: 4)
+        }
+        let components = try #require(onlyError(load(files)))
+        #expect(components.code == .fragmentTooLarge)
+        #expect(components.file == "Screens/home.json")
+        #expect(components.message.contains("more than \(ScreenSetLoader.maximumExpandedComponents) components"), "\(components)")
+        #expect(components.trace.first?.fragment == "level12")
+
+        // Values multiply the same way, through parameters placed several times.
+        files = screen(#"[{"name": "label_component", "content": {"value": "x", "kind": {"$fragment": "value12"}}}]"#)
+        files["fragments/value0.yaml"] = "parameters:\n  v: {type: string, default: \"\(String(repeating: "a", count: 100))\"}\ncontent: [{$param: v}]\n"
+        for level in 1...12 {
+            files["fragments/value\(level).yaml"] = "content: [" + Array(repeating: "{$fragment: value\(level - 1)}", count: 4).joined(separator: ", ") + "]\n"
+        }
+        let bytes = try #require(load(files).diagnostics.first { $0.code == .fragmentTooLarge }, "no size error")
+        #expect(bytes.message.contains("passes \(ScreenSetLoader.maximumExpandedBytes) bytes"), "\(bytes)")
+        #expect(bytes.trace.count > 1, "the chain of fragments is named")
+
+        // Below the limits, the same shape is fine.
+        files = screen(#"[{"$fragment": "level3"}]"#)
+        files["fragments/level0.yaml"] = "components:\n  - {name: spacer_component, content: {}}\n"
+        for level in 1...3 {
+            files["fragments/level\(level).yaml"] = "components:\n" + String(repeating: "  - {$fragment: level\(level - 1)}\n", count: 4)
+        }
+        let fine = load(files)
+        #expect(fine.screenSet?["home"]?.skeleton.components.count == 64, "\(fine.diagnostics.report)")
+    }
 }

@@ -16,8 +16,9 @@ extension ScreenCompiler {
             /// A binding path of the using screen (already in its terms) that replaces the
             /// parameter's name at the root of the fragment's bindings.
             case data(String)
-            /// A value (a literal or a binding of the using screen) placed by `{$param: name}`.
-            case value(JSONNode)
+            /// A value (a literal or a binding of the using screen) placed by `{$param: name}`,
+            /// and its size in bytes of JSON, counted again at each place it goes.
+            case value(JSONNode, bytes: Int)
         }
     }
 
@@ -37,17 +38,65 @@ extension ScreenCompiler {
         return expandList(components, in: nil)
     }
 
+    /// Counts `bytes` more of expanded JSON; past ``Fragment/maximumExpandedBytes`` it reports
+    /// the use at `node` (with its chain of fragments) once, and says no.
+    private mutating func grow(by bytes: Int, at node: JSONNode, in use: FragmentUse?) -> Bool {
+        guard !expansionTooLarge else { return false }
+        expandedBytes += bytes
+        guard expandedBytes > ScreenSetLoader.maximumExpandedBytes else { return true }
+        expansionTooLarge = true
+        reader.report(
+            .fragmentTooLarge, at: node, path: .root,
+            "with its fragments expanded, screen \(name) passes \(ScreenSetLoader.maximumExpandedBytes) bytes of JSON"
+                + (use.map { " here, inside \($0.chain.joined(separator: " → "))" } ?? " here")
+                + "; a fragment used several times inside another that is used several times multiplies: use fewer, or move repeated content to data (a collection)"
+        )
+        return false
+    }
+
+    /// A value's size in bytes of JSON, its children included.
+    private static func bytes(of node: JSONNode) -> Int {
+        switch node.kind {
+        case .array(let elements): elements.reduce(ownBytes(of: node)) { $0 + bytes(of: $1) }
+        case .object(let members): members.reduce(ownBytes(of: node)) { $0 + bytes(of: $1.value) }
+        default: ownBytes(of: node)
+        }
+    }
+
+    /// What a value adds to the expanded JSON, without its children: its own text and punctuation.
+    private static func ownBytes(of node: JSONNode) -> Int {
+        switch node.kind {
+        case .null, .bool: 5
+        case .number: 8
+        case .string(let text): text.utf8.count + 2
+        case .array(let elements): 2 + elements.count
+        case .object(let members): members.reduce(2) { $0 + $1.key.utf8.count + 4 }
+        }
+    }
+
     /// A components list with the uses of component fragments replaced by their components.
     /// - Parameter use: the fragment whose file the list is in; nil for the screen's own.
     private mutating func expandList(_ elements: [JSONNode], in use: FragmentUse?) -> [JSONNode] {
         var expanded: [JSONNode] = []
         for element in elements {
+            guard !expansionTooLarge else { break }
             guard element[Fragment.useKey] != nil else {
                 if let component = expand(element, in: use, scope: []) { expanded.append(component) }
                 continue
             }
             guard let (inner, body) = beginUse(element, in: use, scope: [], expecting: .components) else { continue }
-            expanded += expandList(body.elements ?? [], in: inner)
+            guard grow(by: 2, at: element[Fragment.useKey] ?? element, in: inner) else { break }
+            let added = expandList(body.elements ?? [], in: inner)
+            if expanded.count + added.count > ScreenSetLoader.maximumExpandedComponents, !expansionTooLarge {
+                expansionTooLarge = true
+                reader.report(
+                    .fragmentTooLarge, at: element[Fragment.useKey] ?? element, path: .root,
+                    "with its fragments expanded, screen \(name) has more than \(ScreenSetLoader.maximumExpandedComponents) components from here"
+                        + (use.map { ", inside \($0.chain.joined(separator: " → "))" } ?? "")
+                        + "; a fragment used several times inside another that is used several times multiplies: use fewer, or show repeated items in a collection"
+                )
+            }
+            expanded += added
         }
         return expanded
     }
@@ -56,6 +105,10 @@ extension ScreenCompiler {
     /// nil (reported) when something in it cannot be.
     private mutating func expand(_ node: JSONNode, in use: FragmentUse?, scope: Set<String>) -> JSONNode? {
         var node = node
+        // Uses and placed parameters count themselves (their body, their value) below.
+        if node[Fragment.useKey] == nil, node[Fragment.parameterKey] == nil {
+            guard grow(by: Self.ownBytes(of: node), at: node, in: use) else { return nil }
+        }
         switch node.kind {
         case .array(let elements):
             var expanded: [JSONNode] = []
@@ -189,7 +242,7 @@ extension ScreenCompiler {
         for parameter in fragment.parameters where !given.contains(parameter.name) {
             let parameterPath = JSONPath.root.appending("parameters").appending(parameter.name)
             if parameter.defaultValue != nil, let defaultNode = copy.closestNode(at: parameterPath)["default"] {
-                arguments[parameter.name] = .value(defaultNode)
+                arguments[parameter.name] = .value(defaultNode, bytes: Self.bytes(of: defaultNode))
                 continue
             }
             valid = false
@@ -219,7 +272,11 @@ extension ScreenCompiler {
             if let outer { return rewritePath(text, node: node, in: outer, scope: scope).map(FragmentUse.Argument.data) }
             return checkRoot(valuePath, node: node, at: .root, scope: scope) ? .data(text) : nil
         case .value(let type):
+            // Counted where it is placed, as many times as it is placed.
+            let before = expandedBytes
             guard let value = expand(node, in: outer, scope: scope) else { return nil }
+            let bytes = expandedBytes - before
+            expandedBytes = before
             // A binding is checked where the fragment places it, against that field.
             if !Self.containsBinding(value) {
                 let result = catalog.check(value.value, as: type, mode: .definition)
@@ -233,7 +290,7 @@ extension ScreenCompiler {
                     return nil
                 }
             }
-            return .value(value)
+            return .value(value, bytes: bytes)
         }
     }
 
@@ -248,8 +305,8 @@ extension ScreenCompiler {
         else { return nil }
         let names = use.fragment.parameters.map(\.name)
         switch use.arguments[name] {
-        case .value(let value)?:
-            return value
+        case .value(let value, let bytes)?:
+            return grow(by: bytes, at: nameNode, in: use) ? value : nil
         case .data?:
             reader.report(
                 .invalidFragment, at: nameNode, path: .root,
