@@ -80,6 +80,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("idle_timeout", "TAKSI_IDLE_TIMEOUT", "seconds before an idle keep-alive connection is closed"),
         ("header_timeout", "TAKSI_HEADER_TIMEOUT", "seconds a client has to send a whole request head"),
         ("body_timeout", "TAKSI_BODY_TIMEOUT", "seconds a client has to send a whole request body"),
+        ("write_timeout", "TAKSI_WRITE_TIMEOUT", "seconds a client may leave its responses unread before it is disconnected"),
         ("max_body_bytes", "TAKSI_MAX_BODY_BYTES", "largest request body accepted, in bytes; larger ones get 413"),
         ("max_pipelined_requests", "TAKSI_MAX_PIPELINED_REQUESTS", "requests read ahead of their responses per connection"),
         ("drain_timeout", "TAKSI_DRAIN_TIMEOUT", "seconds shutdown waits for in-flight requests"),
@@ -269,7 +270,7 @@ public struct ServerConfiguration: Sendable, Equatable {
                 throw ConfigurationError(source: source, message: "max_body_bytes must be a number of bytes from 0 to 67108864, found \"\(value)\"")
             }
             limits.maxBodyBytes = bytes
-        case "idle_timeout", "header_timeout", "body_timeout", "drain_timeout":
+        case "idle_timeout", "header_timeout", "body_timeout", "write_timeout", "drain_timeout":
             guard let seconds = Double(value), seconds >= 0.01, seconds <= 86_400 else {
                 throw ConfigurationError(source: source, message: "\(key) must be a number of seconds from 0.01 to 86400, found \"\(value)\"")
             }
@@ -278,6 +279,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             case "idle_timeout": limits.idleTimeout = amount
             case "header_timeout": limits.headerTimeout = amount
             case "body_timeout": limits.bodyTimeout = amount
+            case "write_timeout": limits.writeTimeout = amount
             default: drainTimeout = seconds
             }
         case "watch_interval":

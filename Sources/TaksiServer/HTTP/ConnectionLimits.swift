@@ -21,6 +21,16 @@ public struct ConnectionLimits: Sendable, Equatable {
     public var maxBodyBytes: Int = 64 * 1024
     /// A request body must arrive whole within this long of its head; else 408 and a close.
     public var bodyTimeout: TimeAmount = .seconds(10)
+    /// A client that takes none of its responses for this long is disconnected: while the server
+    /// holds unsent response bytes for it (the socket's send buffer is full and more waits), the
+    /// clock runs, and each time the client reads enough for writing to go on, it starts again
+    /// (nginx's `send_timeout`, 60 s). Without it, clients that pipeline and never read would hold
+    /// their connections, and so the connection cap, forever.
+    public var writeTimeout: TimeAmount = .seconds(60)
+    /// A streamed response (the preview's events) ends after this long, and the browser
+    /// reconnects by itself a second later. Its few bytes a minute never fill a socket's buffer,
+    /// so a client that stopped reading one is found by no write timeout; this frees its slot.
+    public var maxStreamDuration: TimeAmount = .minutes(5)
     /// After an error that closes the connection, how long what the client still sends is read
     /// and dropped, so the error reaches it instead of a reset (nginx's lingering close).
     public var lingerTimeout: TimeAmount = .seconds(2)

@@ -67,6 +67,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         var id: Int
         var events: PreviewEvents
         var heartbeat: RepeatedTask
+        /// Ends the stream at ``ConnectionLimits/maxStreamDuration``.
+        var end: Scheduled<Void>
         /// Events go in chunks (HTTP/1.1); for HTTP/1.0 the body ends with the connection.
         var chunked: Bool
     }
@@ -107,8 +109,15 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             var request = Request(head: head, id: requestID(summary.requestID), started: .now())
             request.rejection = rejection(of: head, summary: summary)
             request.offersUpgrade = head.method == .CONNECT || summary.offersUpgrade
-            let length = summary.contentLength.flatMap { Int($0.trimmingOptionalWhitespace) }
-            let hasBody = (length ?? 0) > 0 || summary.hasTransferEncoding
+            let declaredLength = summary.contentLength?.trimmingOptionalWhitespace
+            let length = declaredLength.flatMap { Int($0) }
+            let hasBody = (length ?? 0) > 0 || declaredLength != nil && length == nil || summary.hasTransferEncoding
+            if let declaredLength, length == nil, request.rejection == nil {
+                // The decoder takes lengths up to 2^64 - 1 and waits for that body; one an Int
+                // cannot hold is larger than any limit. Anything else it would have refused.
+                let isNumber = !declaredLength.isEmpty && declaredLength.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+                request.rejection = isNumber ? .bodyTooLarge(limit: limits.maxBodyBytes) : .malformedRequest
+            }
             if let length, length > limits.maxBodyBytes, request.rejection == nil {
                 // Refused before a byte of it is read.
                 request.rejection = .bodyTooLarge(limit: limits.maxBodyBytes)
@@ -124,7 +133,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                     context.writeAndFlush(wrapOutboundOut(.byteBuffer(interim)), promise: nil)
                 }
             }
-            if request.rejection?.status == .payloadTooLarge || request.rejection?.status == .expectationFailed {
+            if request.rejection?.status == .payloadTooLarge || request.rejection?.status == .expectationFailed
+                || (hasBody && request.rejection == .malformedRequest)
+            {
                 // Answer now, without waiting for (or reading) a body.
                 receiving = request
                 rejectReceiving(request.rejection!, context: context)
@@ -191,8 +202,12 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
+            timeouts.writesFlowing()
             processQueue(context: context)
             flushIfNeeded(context: context)
+        } else {
+            // The client is not taking its responses; it has ``ConnectionLimits/writeTimeout`` to.
+            timeouts.writesHeld()
         }
         context.fireChannelWritabilityChanged()
     }
@@ -440,7 +455,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         let heartbeat = loop.scheduleRepeatedTask(initialDelay: PreviewEvents.heartbeatInterval, delay: PreviewEvents.heartbeatInterval) { _ in
             bound.value.handler.send(PreviewEvents.heartbeat, context: bound.value.context)
         }
-        stream = EventStream(id: id, events: events, heartbeat: heartbeat, chunked: chunked)
+        let end = loop.scheduleTask(in: limits.maxStreamDuration) {
+            bound.value.handler.endStream(context: bound.value.context)
+        }
+        stream = EventStream(id: id, events: events, heartbeat: heartbeat, end: end, chunked: chunked)
         Self.frame(response.body, chunked: chunked, into: &buffer)
         Self.frame(current, chunked: chunked, into: &buffer)
         finished(request, response: response, bytes: buffer.readableBytes)
@@ -466,16 +484,19 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func stopStream() -> EventStream? {
         guard let stream else { return nil }
         stream.heartbeat.cancel()
+        stream.end.cancel()
         stream.events.unsubscribe(stream.id)
         self.stream = nil
         return stream
     }
 
-    /// Ends a stream at shutdown: the last chunk, then the connection closes.
+    /// Ends a stream (at shutdown, or when it has lasted long enough): the last chunk, then the
+    /// connection closes.
     private func endStream(context: ChannelHandlerContext) {
         guard let stream = stopStream() else { return }
         let channel = context.channel
-        guard stream.chunked else {
+        // A client that is not reading would never take the last chunk: no goodbye for it.
+        guard stream.chunked, channel.isWritable else {
             channel.close(promise: nil)
             return
         }

@@ -59,7 +59,7 @@ public final class HTTPServer: Sendable {
     ) async throws -> HTTPServer {
         let quiescing = ServerQuiescingHelper(group: group)
         // One sweeper per event loop closes the connections whose timeouts passed.
-        let shortest = [limits.idleTimeout, limits.headerTimeout, limits.bodyTimeout, limits.lingerTimeout].map(\.nanoseconds).min() ?? 0
+        let shortest = [limits.idleTimeout, limits.headerTimeout, limits.bodyTimeout, limits.writeTimeout, limits.lingerTimeout].map(\.nanoseconds).min() ?? 0
         let sweepInterval = TimeAmount.nanoseconds(max(10_000_000, min(1_000_000_000, shortest / 4)))
         var sweepers: [ObjectIdentifier: NIOLoopBound<ConnectionSweeper>] = [:]
         for loop in group.makeIterator() {
@@ -81,6 +81,9 @@ public final class HTTPServer: Sendable {
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            // One connection accepted per read, so the cap below is exact: with NIO's default of
+            // four, a read at the cap could accept three more (nginx's multi_accept is off too).
+            .serverChannelOption(.maxMessagesPerRead, value: 1)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))

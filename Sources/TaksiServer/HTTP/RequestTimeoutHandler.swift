@@ -3,7 +3,8 @@ import NIOCore
 /// Closes connections that hold the server without using it: idle keep-alive connections after
 /// ``ConnectionLimits/idleTimeout``, clients that trickle a request head (slowloris) after
 /// ``ConnectionLimits/headerTimeout``, and clients that announce a body and do not send it after
-/// ``ConnectionLimits/bodyTimeout`` (the connection handler is told first, so it can answer 408).
+/// ``ConnectionLimits/bodyTimeout`` (the connection handler is told first, so it can answer 408),
+/// and clients that stop taking their responses after ``ConnectionLimits/writeTimeout``.
 /// Sits before the HTTP decoder so it sees raw bytes arrive; ``HTTPConnectionHandler`` tells it
 /// when a head is complete, when a body is awaited and when the connection is idle.
 ///
@@ -40,17 +41,23 @@ final class RequestTimeoutHandler: ChannelInboundHandler, RemovableChannelHandle
     private let headerTimeout: TimeAmount
     private let bodyTimeout: TimeAmount
     private let lingerTimeout: TimeAmount
+    private let writeTimeout: TimeAmount
     private let sweeper: ConnectionSweeper
     private var state = State.idle
     private var context: ChannelHandlerContext?
     /// When the connection is closed unless something happens; nil while a request is answered.
     private(set) var deadline: NIODeadline?
+    /// When the connection is closed unless the client takes some of the responses held for it;
+    /// nil while writing goes on. Apart from ``deadline``: a client can be slow to read and to
+    /// send at once, and each clock runs on its own.
+    private(set) var writeDeadline: NIODeadline?
 
     init(limits: ConnectionLimits, sweeper: ConnectionSweeper) {
         self.idleTimeout = limits.idleTimeout
         self.headerTimeout = limits.headerTimeout
         self.bodyTimeout = limits.bodyTimeout
         self.lingerTimeout = limits.lingerTimeout
+        self.writeTimeout = limits.writeTimeout
         self.sweeper = sweeper
     }
 
@@ -162,14 +169,31 @@ final class RequestTimeoutHandler: ChannelInboundHandler, RemovableChannelHandle
         deadline = .now() + idleTimeout
     }
 
+    /// Responses wait for the client to read (the channel is not writable): it must take some
+    /// within the write timeout. Called again while it still waits, the clock goes on.
+    func writesHeld() {
+        if writeDeadline == nil { writeDeadline = .now() + writeTimeout }
+    }
+
+    /// The client took enough of its responses for writing to go on.
+    func writesFlowing() {
+        writeDeadline = nil
+    }
+
     /// The last answer is sent: drop what arrives from now on, and close at the linger deadline.
     func linger() {
         state = .lingering
         deadline = .now() + lingerTimeout
     }
 
-    /// Called by the sweeper when the deadline has passed.
-    fileprivate func expire() {
+    /// Called by the sweeper when a deadline has passed.
+    fileprivate func expire(now: NIODeadline) {
+        if let writeDeadline, writeDeadline <= now {
+            // Nothing can be answered to a client that does not read: close at once.
+            sweeper.remove(self)
+            context?.close(promise: nil)
+            return
+        }
         if state == .readingBody, let context {
             // The connection handler answers 408 and closes; if even that does not happen in
             // time, the connection is closed as for any other timeout.
@@ -218,7 +242,11 @@ final class ConnectionSweeper {
     private func sweep() {
         let now = NIODeadline.now()
         for handler in handlers.values {
-            if let deadline = handler.deadline, deadline <= now { handler.expire() }
+            if let deadline = handler.deadline, deadline <= now {
+                handler.expire(now: now)
+            } else if let deadline = handler.writeDeadline, deadline <= now {
+                handler.expire(now: now)
+            }
         }
     }
 }
