@@ -1,8 +1,9 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOEmbedded
 import TaksiScreens
-import TaksiServer
+@testable import TaksiServer
 import Testing
 
 /// What a client can hold that it should not: connections it never reads from, bodies it never
@@ -69,5 +70,57 @@ struct ConnectionBoundsTests {
             #expect(stream.isClosedByPeer())
             #expect(application.previewEvents?.subscriberCount == 0)
         }
+    }
+
+    @Test("nothing more is read while a request with a body waits for its answer, so pipelined submits cannot pile up bodies")
+    func queuedBodies() async throws {
+        let fixture = try await ActionTests.Fixture()
+        fixture.upstream.on("/signups/pro", .held(#"{"id": "u1"}"#))
+        let limits = ConnectionLimits()
+        let channel = NIOAsyncTestingChannel()
+        let reads = ReadCounter()
+        let timeouts = RequestTimeoutHandler(limits: limits, sweeper: ConnectionSweeper())
+        try await channel.pipeline.addHandlers([
+            reads, timeouts, HTTPConnectionHandler.makeDecoder(limits: limits),
+            HTTPConnectionHandler(responder: fixture.application.responder, limits: limits, timeouts: timeouts, accessLog: nil, observer: nil),
+        ])
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1))
+
+        // A submit that waits on its upstream, and a second one behind it with a large body.
+        let form = "Content-Type: application/x-www-form-urlencoded\r\n"
+        let large = "email=" + String(repeating: "a", count: 60_000)
+        try await channel.writeInbound(
+            ByteBuffer(
+                string: "POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\n\(form)Content-Length: 13\r\n\r\nemail=a%40b.c"
+                    + "POST /screens/signup/pro/actions/ping HTTP/1.1\r\nHost: a\r\n\(form)Content-Length: \(large.utf8.count)\r\n\r\n\(large)"
+            )
+        )
+        await fixture.upstream.waitForRequests(1)
+        let before = reads.count
+        channel.pipeline.read()
+        try await channel.testingEventLoop.executeInContext {}
+        #expect(reads.count == before, "read on while a submit waited for its answer")
+
+        // Answered: both responses go out, and reading goes on.
+        fixture.upstream.release()
+        _ = try await channel.waitForOutboundWrite(as: IOData.self)
+        _ = try await channel.waitForOutboundWrite(as: IOData.self)
+        try await channel.testingEventLoop.executeInContext {}
+        channel.pipeline.read()
+        try await channel.testingEventLoop.executeInContext {}
+        #expect(reads.count > before)
+        _ = try await channel.finish(acceptAlreadyClosed: true)
+        try await fixture.upstream.stop()
+    }
+}
+
+/// Counts the reads the handlers after it ask the channel for.
+private final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
+    // Unchecked: touched only on the testing channel's event loop and, once it is idle, by the test.
+    typealias OutboundIn = Any
+    private(set) var count = 0
+    func read(context: ChannelHandlerContext) {
+        count += 1
+        context.read()
     }
 }

@@ -8,6 +8,8 @@ import NIOHTTP1
 /// Backpressure: while the channel is not writable (the client is not reading) or
 /// ``ConnectionLimits/maxPipelinedRequests`` requests wait, no response is produced and nothing
 /// more is read from the socket, so a client that never reads costs a bounded amount of memory.
+/// Nor is anything read while a request with a body waits for its answer: pipelined submits would
+/// each keep up to ``ConnectionLimits/maxBodyBytes`` in memory (16 of them, 1 MB a connection).
 final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = IOData
@@ -193,7 +195,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         if lingering || stream != nil {
             // Read (and drop) on, to see the client go away.
             context.read()
-        } else if closing || discarding || queue.count >= limits.maxPipelinedRequests || !context.channel.isWritable {
+        } else if closing || discarding || !mayReadMore(context: context) {
             heldRead = true
         } else {
             context.read()
@@ -351,11 +353,19 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                 return
             }
         }
-        if heldRead, !closing, queue.count < limits.maxPipelinedRequests, context.channel.isWritable {
+        if heldRead, !closing, mayReadMore(context: context) {
             heldRead = false
             context.read()
         }
         if queue.isEmpty, receiving == nil, !awaitingReply, !closing { timeouts.connectionIdle() }
+    }
+
+    /// Whether more requests may be read: the client takes its responses, fewer than
+    /// ``ConnectionLimits/maxPipelinedRequests`` wait, and none of them holds a body (a request
+    /// being received is read to its end, so at most two bodies are kept: one waiting, one read).
+    private func mayReadMore(context: ChannelHandlerContext) -> Bool {
+        guard context.channel.isWritable, queue.count < limits.maxPipelinedRequests else { return false }
+        return receiving != nil || !queue.contains { $0.body != nil }
     }
 
     /// The responder's reply, or the rejection decided while reading.
