@@ -11,17 +11,25 @@ public struct JSONParser {
     /// The deepest nesting of arrays and objects accepted.
     public static let maximumDepth = 64
 
+    /// The largest integer magnitude a JSON number keeps exactly (2^53): numbers are doubles.
+    public static let maximumExactInteger = 9_007_199_254_740_992
+
     private let bytes: [UInt8]
+    private let exactIntegers: Bool
     private var index = 0
     private var depth = 0
 
-    private init(bytes: [UInt8]) {
+    private init(bytes: [UInt8], exactIntegers: Bool) {
         self.bytes = bytes
+        self.exactIntegers = exactIntegers
     }
 
     /// Parses a whole document: exactly one value, surrounded by optional white space.
-    public static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONNode {
-        var parser = JSONParser(bytes: bytes)
+    /// - Parameter exactIntegers: refuse an integer beyond ±2^53 (``maximumExactInteger``) rather
+    ///   than read it as the nearest double (`9007199254740993` would become `...992`): for what a
+    ///   client sends, which must reach an upstream as it was written.
+    public static func parse(_ bytes: [UInt8], exactIntegers: Bool = false) throws(SyntaxError) -> JSONNode {
+        var parser = JSONParser(bytes: bytes, exactIntegers: exactIntegers)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
         parser.skipWhitespace()
         guard parser.index < bytes.count else {
@@ -274,6 +282,16 @@ public struct JSONParser {
         guard integerDigits > 0 else { throw SyntaxError(offset: start, message: "a number needs digits after '-'") }
         if integerDigits > 1, bytes[integerStart] == UInt8(ascii: "0") {
             throw SyntaxError(offset: start, message: "a number may not start with 0; remove the leading zeros")
+        }
+        let integerEnd = index
+        if exactIntegers, peek() != UInt8(ascii: "."), peek() != UInt8(ascii: "e"), peek() != UInt8(ascii: "E") {
+            let text = String(decoding: bytes[start..<integerEnd], as: UTF8.self)
+            guard let integer = Int(text), integer.magnitude <= Self.maximumExactInteger else {
+                throw SyntaxError(
+                    offset: start,
+                    message: "the integer \(text) is beyond ±2^53 (\(Self.maximumExactInteger)), where JSON numbers stay exact; send it as a string"
+                )
+            }
         }
         if peek() == UInt8(ascii: ".") {
             index += 1

@@ -104,7 +104,8 @@ public struct RequestParameter: Sendable, Hashable {
         switch kind {
         case .string: return .string(text)
         case .integer:
-            guard let integer = Int(text) else { return nil }
+            // Beyond ±2^53 a number is no longer exact (JSON numbers are doubles): refused, not rounded.
+            guard let integer = Int(text), integer.magnitude <= JSONParser.maximumExactInteger else { return nil }
             return .number(Double(integer))
         case .number:
             guard let number = Double(text), number.isFinite else { return nil }

@@ -75,6 +75,13 @@ struct CompilationTests {
         #expect(throws: DataRequestError.invalidParameter(name: "page", expected: "integer", found: "two")) {
             try plan.requestValues(query: ["city": "Oslo", "page": "two"])
         }
+        // Integers stay exact: beyond ±2^53 a value is refused, never rounded to its neighbour.
+        #expect(try plan.requestValues(query: ["city": "Oslo", "page": "9007199254740992"]) == ["q": ["city": "Oslo", "page": 9_007_199_254_740_992, "open": false]])
+        for page in ["9007199254740993", "-9007199254740993", "9223372036854775807", "99999999999999999999"] {
+            #expect(throws: DataRequestError.invalidParameter(name: "page", expected: "integer", found: page)) {
+                try plan.requestValues(query: ["city": "Oslo", "page": page])
+            }
+        }
     }
 
     @Test("a screen whose sources are all fixtures has its data computed at load")

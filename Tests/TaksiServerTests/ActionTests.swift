@@ -159,6 +159,28 @@ struct ActionTests {
         #expect(Self.message(try fixture.answer(ping)) == "pong")
     }
 
+    @Test("an integer input beyond ±2^53 is refused, not rounded; 2^53 itself reaches the upstream exactly")
+    func exactIntegers() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/signups/pro", .answer(201, #"{"id": "1"}"#))
+        let json = await fixture.post("/screens/signup/pro/actions/submit", #"{"inputs": {"email": "a@b.c", "age": 9007199254740993}}"#, type: "application/json")
+        #expect(json.status == .badRequest)
+        let error = try fixture.answer(json)["error"]
+        #expect(error?["code"] == "invalid_body")
+        #expect(error?["message"]?.stringValue?.contains("9007199254740993 is beyond ±2^53") == true, "\(String(describing: error))")
+        for age in ["9007199254740993", "9223372036854775807", "-9007199254740993"] {
+            let form = await fixture.post("/screens/signup/pro/actions/submit", "email=a%40b.c&age=\(age)")
+            #expect(form.status == .unprocessableEntity, "\(age)")
+        }
+        #expect(fixture.upstream.count("/signups/pro") == 0, "nothing rounded was sent")
+
+        for body in [#"{"inputs": {"email": "a@b.c", "age": 9007199254740992}}"#, #"{"inputs": {"email": "a@b.c", "age": "9007199254740992"}}"#] {
+            let exact = await fixture.post("/screens/signup/pro/actions/submit", body, type: "application/json")
+            #expect(exact.status == .ok)
+            #expect(fixture.upstream.requests.last?.body.contains(#""age":9007199254740992"#) == true, "\(fixture.upstream.requests.last?.body ?? "")")
+        }
+    }
+
     @Test(
         "missing, mistyped, too long, blank and extra inputs answer 422 with the patch and field errors, and call nothing",
         arguments: [
@@ -230,7 +252,7 @@ struct ActionTests {
         }
         #expect(await fixture.post(uri, "email=a@b", type: nil).status == .unsupportedMediaType, "a body without a type")
         for (type, body, part) in [
-            ("application/json", "{\"inputs\": ", "not JSON"), ("application/json", "[1]", "must be an object"),
+            ("application/json", "{\"inputs\": ", "cannot be read as JSON"), ("application/json", "[1]", "must be an object"),
             ("application/json", #"{"email": "a@b"}"#, #"unknown key "email""#), ("application/json", #"{"inputs": [1]}"#, "must be an object"),
             ("application/x-www-form-urlencoded", "email=%zz", "malformed"),
         ] {

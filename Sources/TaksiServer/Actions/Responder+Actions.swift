@@ -125,9 +125,9 @@ extension Responder {
             if body.isEmpty { return .json([:]) }
             let value: JSONValue
             do {
-                value = try JSONParser.parse(body).value
+                value = try JSONParser.parse(body, exactIntegers: true).value
             } catch {
-                throw invalidBody("the body is not JSON: \(error.message)")
+                throw invalidBody("the body cannot be read as JSON: \(error.message)")
             }
             guard let object = value.objectValue else { throw invalidBody("the body must be an object, {\"inputs\": {...}}, found \(value.typeName)") }
             if let unknown = object.keys.sorted().first(where: { $0 != "inputs" }) {
