@@ -93,6 +93,12 @@ struct LocalizationTests {
             ("pt;q=0", "en"), ("en;q=0.5, pt;q=0.8", "pt"), ("en;q=0.8, pt;q=0.8", "en"), ("pt;q=abc, en", "en"),
             ("pt;q=2", "en"), ("zh-Hant-TW", "en"), ("es", "es-419"), ("es-MX", "es-419"), ("en-XA", "en-XA"), (";;,,", "en"),
             ("de-CH-x-phonebk, pt ; q = 0.7", "pt"), ("pt-BR-u-nu-latn", "pt-BR"),
+            // Weights as RFC 9110 writes them, and nothing a number parser would also take.
+            ("pt;q=0x1, en;q=0.5", "en"), ("pt;q=1e0, en;q=0.5", "en"), ("pt;q=.5, en;q=0.1", "en"), ("pt;q=1.000, en", "pt"),
+            ("pt;q=1.001, en;q=0.1", "en"), ("pt;q=0.0001, en;q=0.1", "en"), ("pt;q=0.001", "pt"), ("pt;q=0., en;q=0.1", "en"),
+            // What is not a language range is skipped before any work is done on it.
+            ("pt-" + Array(repeating: "abc", count: 5_000).joined(separator: "-"), "en"), ("pt_BR, en", "en"), ("pt-BR-, pt", "pt"),
+            ("pt-toolongsubtag", "en"), ("1pt, pt-BR", "pt-BR"),
         ] as [(String?, String)]
     )
     func negotiation(header: String?, expected: String) throws {

@@ -23,6 +23,10 @@ public struct Localization: Sendable {
     /// of their `q` (ties in the order written; `q=0` excluded); each is tried as written, then
     /// with its last subtag cut off (`pt-BR`, then `pt`), then as a prefix of a served locale
     /// (`pt` finds `pt-BR`); `*` takes the default. No match, or no header: the default locale.
+    ///
+    /// The work is linear in the header's length: a range that is not a language range (longer
+    /// than ``maximumRangeLength``, or with other characters) is skipped before it is looked at,
+    /// since trying every truncation of a 15 KB "tag" took a sixth of a second.
     public func negotiate(_ acceptLanguage: String?) -> String {
         guard let acceptLanguage, !acceptLanguage.isEmpty else { return defaultLocale }
         var ranges: [(tag: String, q: Double, position: Int)] = []
@@ -30,13 +34,13 @@ public struct Localization: Sendable {
             let parts = item.split(separator: ";")
             guard let first = parts.first else { continue }
             let tag = first.trimmingWhitespace
-            guard !tag.isEmpty else { continue }
+            guard tag == "*" || Self.isLanguageRange(tag) else { continue }
             var q = 1.0
             for parameter in parts.dropFirst() {
                 let pair = parameter.split(separator: "=", maxSplits: 1)
                 guard pair.count == 2, pair[0].trimmingWhitespace.lowercased() == "q" else { continue }
                 // A malformed weight makes the range unusable rather than preferred.
-                q = Double(pair[1].trimmingWhitespace).flatMap { (0...1).contains($0) ? $0 : nil } ?? 0
+                q = Self.qValue(pair[1].trimmingWhitespace) ?? 0
             }
             if q > 0 { ranges.append((tag, q, position)) }
         }
@@ -53,6 +57,47 @@ public struct Localization: Sendable {
             }
         }
         return defaultLocale
+    }
+
+    /// The longest language range read; BCP 47 asks implementations to handle tags of 35
+    /// characters, and real ones are shorter (`zh-Hant-TW`, `sr-Latn-RS-u-nu-latn`).
+    public static let maximumRangeLength = 64
+
+    /// RFC 4647's language range: subtags of 1 to 8 letters or digits (the first letters only),
+    /// separated by `-`, at most ``maximumRangeLength`` characters.
+    static func isLanguageRange(_ text: String) -> Bool {
+        let bytes = text.utf8
+        guard (1...maximumRangeLength).contains(bytes.count) else { return false }
+        var subtag = 0
+        var first = true
+        for byte in bytes {
+            if byte == UInt8(ascii: "-") {
+                guard subtag > 0 else { return false }
+                subtag = 0
+                first = false
+                continue
+            }
+            let isLetter = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+            let isDigit = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            guard isLetter || (isDigit && !first) else { return false }
+            subtag += 1
+            guard subtag <= 8 else { return false }
+        }
+        return subtag > 0
+    }
+
+    /// RFC 9110's weight: `0`, `1`, or `0.` / `1.` with up to three digits (`1.` only zeros).
+    /// Nil for anything else (`0x1`, `1e0`, `.5`, `inf`, which a number parser would take).
+    static func qValue(_ text: String) -> Double? {
+        let bytes = Array(text.utf8)
+        guard let head = bytes.first, head == UInt8(ascii: "0") || head == UInt8(ascii: "1") else { return nil }
+        guard bytes.count > 1 else { return head == UInt8(ascii: "1") ? 1 : 0 }
+        let digits = bytes.dropFirst(2)
+        guard bytes[1] == UInt8(ascii: "."), digits.count <= 3,
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        if head == UInt8(ascii: "1") { return digits.allSatisfy { $0 == UInt8(ascii: "0") } ? 1 : nil }
+        return digits.reversed().reduce(0.0) { ($0 + Double($1 - UInt8(ascii: "0"))) / 10 }
     }
 
     /// `pt-br-u-nu-latn`, `pt-br`, `pt`: a range with its last subtag cut off, one at a time (a
