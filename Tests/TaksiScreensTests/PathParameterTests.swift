@@ -308,6 +308,13 @@ struct PathParameterTests {
             ("http://eats.example.com/r/42", nil),
             ("https://eats.example.com/r", nil),
             ("not a link", nil),
+            // The host a browser (WHATWG URL) reads, or nothing: a backslash ends the host there.
+            ("https://evil.example\\@eats.example.com/r/42", nil),
+            ("https://evil.example@eats.example.com/r/42", "items/42"),  // userinfo: browsers read eats.example.com too
+            ("https://eats.example.com:/r/42", "items/42"),
+            ("https://eats.example.com:99999/r/42", nil), ("https://eats.example.com:x/r/42", nil), ("https://eats.example.com:+443/r/42", nil),
+            ("https://eats%2Eexample.com/r/42", nil), ("https://eats.exa\tmple.com/r/42", nil), ("https://eats.example.com/r/4 2", nil),
+            ("https://éats.example.com/r/42", nil),
         ] as [(String, String?)]
     )
     func resolve(_ url: String, _ target: String?) throws {

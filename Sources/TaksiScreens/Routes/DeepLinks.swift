@@ -78,7 +78,13 @@ public struct DeepLinks: Sendable {
     /// `restaurants/la-table`. The scheme and host compare without case; a trailing `/`, the
     /// query and the fragment are ignored.
     public func resolve(_ url: String) -> Result<String, Failure> {
-        guard let parsed = Self.parse(url) else { return .failure(.notALink("not an absolute URL like https://host/path or scheme://host/path")) }
+        guard let parsed = Self.parse(url) else {
+            return .failure(
+                .notALink(
+                    "not an absolute URL like https://host/path or scheme://host/path, as browsers read it: no spaces, control characters or backslashes; an ASCII host without percent signs; a port up to 65535"
+                )
+            )
+        }
         var segments: [String] = []
         for text in parsed.path.split(separator: "/") {
             do {
@@ -93,8 +99,16 @@ public struct DeepLinks: Sendable {
         return .failure(.noMatch)
     }
 
-    /// Scheme, host and path of `scheme://host[:port]/path?query#fragment`, lower-casing scheme and host.
+    /// Scheme, host and path of `scheme://[userinfo@]host[:port]/path?query#fragment`,
+    /// lower-casing scheme and host; nil for what is not such a URL.
+    ///
+    /// A link is resolved to a screen only when a browser would read the same host from it, so
+    /// what RFC 3986 does not allow, or what browsers (WHATWG URL) read otherwise, is refused:
+    /// a `\` (a browser reads `https://evil.example\@eats.example.com/` as host `evil.example`),
+    /// spaces and control characters (which browsers drop or trim), a percent sign or a non-ASCII
+    /// character in the host (which browsers decode), and a port that is not a number up to 65535.
     static func parse(_ url: String) -> (scheme: String, host: String, path: Substring)? {
+        guard url.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F && $0 != UInt8(ascii: "\\") }) else { return nil }
         guard let colon = url.firstIndex(of: ":") else { return nil }
         let scheme = url[..<colon].lowercased()
         guard let first = scheme.unicodeScalars.first, ("a"..."z").contains(first),
@@ -105,11 +119,27 @@ public struct DeepLinks: Sendable {
         rest = rest.dropFirst(2)
         if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        var host = rest[..<slash].lowercased()
-        if let at = host.lastIndex(of: "@") { host = String(host[host.index(after: at)...]) }
-        if let port = host.lastIndex(of: ":"), !host.hasSuffix("]") { host = String(host[..<port]) }
+        var authority = rest[..<slash]
+        // Browsers and RFC 3986 both take the host after the last "@" of the authority.
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host = authority
+        if let portColon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
+            host = authority[..<portColon]
+            let port = authority[authority.index(after: portColon)...]
+            // Empty (the default port) or a number that is a port.
+            guard port.isEmpty || (port.count <= 5 && port.allSatisfy({ ("0"..."9").contains($0) }) && (Int(port) ?? .max) <= 65_535) else { return nil }
+        }
+        guard host.unicodeScalars.allSatisfy(Self.isHostCharacter) else { return nil }
         guard !host.isEmpty || scheme != "https" else { return nil }
-        return (scheme, host, rest[slash...])
+        return (scheme, host.lowercased(), rest[slash...])
+    }
+
+    /// A character of a host as RFC 3986 writes one (a name: letters, digits, `-._~` and the
+    /// sub-delimiters; or an IP literal in brackets), without percent-encoding.
+    private static func isHostCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        guard scalar.isASCII else { return false }
+        return ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+            || "-._~!$&'()*+,;=[]:".unicodeScalars.contains(scalar)
     }
 }
 
