@@ -344,6 +344,11 @@ struct ActionTests {
         guard case .run(let bigger) = store.claim(key: "c", request: "r", work: answer(String(repeating: "y", count: 600))) else { return }
         _ = await bigger.value
         guard case .run = store.claim(key: "b", request: "r", work: answer("again")) else { Issue.record("kept over the byte limit"); return }
+        // A failure or a timeout is not kept: whether the upstream acted is not known, so a retry runs.
+        let failed = { @Sendable () async -> IdempotencyStore.Answer in .init(status: .gatewayTimeout, headers: [], body: []) }
+        guard case .run(let timedOut) = store.claim(key: "d", request: "r", work: failed) else { return }
+        #expect(await timedOut.value.status == .gatewayTimeout)
+        guard case .run = store.claim(key: "d", request: "r", work: answer("retried")) else { Issue.record("a 504 was kept"); return }
     }
 
     @Test("?only= answers just those components and calls only their sources; anything else is 400")

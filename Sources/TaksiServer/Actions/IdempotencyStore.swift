@@ -8,6 +8,9 @@ public import NIOHTTP1
 ///
 /// Bounded: an answer is kept for ``Limits/window`` seconds, and the answers (with the requests
 /// they answered, which a retry must match) take at most ``Limits/maxBytes``; the oldest go first.
+/// An answer of 500 or more (the upstream failed or did not answer in time) is not kept once it is
+/// given: whether the upstream acted is not known, so a retry runs again (the key travels to the
+/// upstream, which can tell a retry); replaying a timeout for a day would make retrying useless.
 /// Kept per process: behind a load balancer, a retry that reaches another replica is submitted
 /// again, which is why the key is also forwarded to the upstream, for it to deduplicate as well.
 public final class IdempotencyStore: Sendable {
@@ -48,11 +51,22 @@ public final class IdempotencyStore: Sendable {
 
     private struct Entry {
         var request: String
-        var task: Task<Answer, Never>
+        /// The submit while it runs, then its answer alone: a finished task kept as well cost
+        /// about 1.3 KB more per entry than the bytes counted (115 MB held for a 16 MiB limit).
+        var answer: Outcome
         var started: Double
         /// Bytes counted against the limit, once the answer is in.
         var bytes: Int = 0
     }
+
+    private enum Outcome {
+        case running(Task<Answer, Never>)
+        case done(Answer)
+    }
+
+    /// What an entry costs beyond the bytes of its strings: the dictionary's and the order's slots,
+    /// the strings' and arrays' headers. Measured (RSS over 20,000 entries): about 290 bytes.
+    static let entryOverhead = 320
 
     private struct State {
         var entries: [String: Entry] = [:]
@@ -80,14 +94,18 @@ public final class IdempotencyStore: Sendable {
         return state.withLockedValue { state in
             prune(&state, at: time)
             if let entry = state.entries[key] {
-                return entry.request == request ? .replay(entry.task) : .mismatch
+                guard entry.request == request else { return .mismatch }
+                switch entry.answer {
+                case .running(let task): return .replay(task)
+                case .done(let answer): return .replay(Task { answer })
+                }
             }
             let task = Task { [self] in
                 let answer = await work()
                 finish(key: key, answer: answer)
                 return answer
             }
-            state.entries[key] = Entry(request: request, task: task, started: time)
+            state.entries[key] = Entry(request: request, answer: .running(task), started: time)
             state.order.append(key)
             return .run(task)
         }
@@ -100,8 +118,14 @@ public final class IdempotencyStore: Sendable {
         let time = now()
         state.withLockedValue { state in
             guard var entry = state.entries[key] else { return }
+            guard answer.status.code < 500 else {
+                state.entries[key] = nil
+                if let index = state.order.lastIndex(of: key) { state.order.remove(at: index) }
+                return
+            }
+            entry.answer = .done(answer)
             entry.bytes = key.utf8.count + entry.request.utf8.count + answer.body.count
-                + answer.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } + 128
+                + answer.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } + Self.entryOverhead
             state.entries[key] = entry
             state.bytes += entry.bytes
             prune(&state, at: time)
