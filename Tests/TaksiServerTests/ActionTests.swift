@@ -280,6 +280,17 @@ struct ActionTests {
         #expect(fixture.upstream.requests.isEmpty)
     }
 
+    @Test("a submit never goes on a kept-alive connection the upstream may have closed: each POST gets a new one")
+    func freshConnectionPerSubmit() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/signups/pro", .oncePerConnection(#"{"id": "1"}"#))
+        for attempt in 0..<5 {
+            let response = await fixture.post("/screens/signup/pro/actions/submit", "email=a%40b.c")
+            #expect(try fixture.answer(response)["outcome"] == "success", "submit \(attempt)")
+        }
+        #expect(fixture.upstream.count("/signups/pro") == 5, "each sent once, none retried")
+    }
+
     @Test("a retried submit with the same Idempotency-Key gets the first answer, and the upstream is called once")
     func idempotentRetry() async throws {
         let fixture = try await Fixture()

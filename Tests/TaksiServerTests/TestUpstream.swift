@@ -23,6 +23,10 @@ final class TestUpstream: Sendable {
         case redirect(Int, location: String)
         /// This status with this body (not necessarily JSON).
         case answer(Int, String)
+        /// 200 with this body to the first request on a connection, which stays open; a later
+        /// request on it closes it unanswered: a peer that closed a kept-alive connection as the
+        /// request reached it.
+        case oncePerConnection(String)
     }
 
     /// One request as the upstream saw it.
@@ -107,6 +111,8 @@ final class TestUpstream: Sendable {
         let state: NIOLockedValueBox<State>
         /// The request being read: its head and body so far.
         private var reading: (head: HTTPRequestHead, body: String)?
+        /// Requests answered on this connection.
+        private var answered = 0
 
         init(state: NIOLockedValueBox<State>) {
             self.state = state
@@ -135,7 +141,14 @@ final class TestUpstream: Sendable {
                 return (Self.behavior(for: path, in: &state), woken)
             }
             for continuation in woken { continuation.resume() }
+            defer { answered += 1 }
             switch behavior {
+            case .oncePerConnection(let body):
+                if answered == 0 {
+                    respond(context, status: .ok, body: body, delay: .zero)
+                } else {
+                    context.close(promise: nil)
+                }
             case .dropConnection:
                 context.close(promise: nil)
             case .status(let code):

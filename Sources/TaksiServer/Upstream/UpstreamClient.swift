@@ -58,17 +58,34 @@ private let upstreamHTTPClient: HTTPClient = {
     return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
 }()
 
+/// The client of submits that may not be repeated (POST, PATCH): a new connection for each. On a
+/// pooled connection the peer may have closed while it sat idle, and a request sent on it fails
+/// with nothing to tell whether the peer read it (an upstream that closes after every answer
+/// failed 18 submits in 290 that way). On a new connection, a failure to connect means nothing was
+/// sent, so that, and only that, is retried.
+private let submitHTTPClient: HTTPClient = {
+    var configuration = HTTPClient.Configuration()
+    configuration.redirectConfiguration = .disallow
+    configuration.timeout = .init(connect: .seconds(2))
+    configuration.decompression = .enabled(limit: .ratio(20))
+    configuration.connectionPool.retryConnectionEstablishment = false
+    configuration.maximumUsesPerConnection = 1
+    return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+}()
+
 /// Calls upstream APIs: HTTP(S) through AsyncHTTPClient's process-wide connection pool (on its
 /// own event loops, so upstream work never delays the server's), or JSON files for `file:`
 /// upstreams (offline fixtures).
 public struct UpstreamClient: Sendable {
     private let http: HTTPClient
+    private let submitHTTP: HTTPClient
     private let bases: [String: String]
 
     /// - Parameter upstreams: base URLs by name (`https://api.citybik.es`, `file:/srv/fixtures/citybikes`).
     public init(upstreams: [String: String]) {
         self.bases = upstreams
         self.http = upstreamHTTPClient
+        self.submitHTTP = submitHTTPClient
     }
 
     /// The URL of a call, for cache keys and logs.
@@ -137,14 +154,16 @@ public struct UpstreamClient: Sendable {
     /// Sends an action's request. Unlike a source's GET, any status is an answer (the action
     /// answers per status); a failure is no complete answer in time, a connection that fails, a
     /// 2xx body that is not JSON, a body over `maxBytes`, or a redirect (not followed for actions).
-    /// A connection that fails before a response is retried once for GET, PUT and DELETE only,
-    /// which may be repeated safely.
+    /// A connection that fails before a response is retried once for GET, PUT and DELETE, which
+    /// may be repeated safely; POST and PATCH go on a new connection each (see `submitHTTPClient`)
+    /// and are retried only when it could not be opened, so nothing was sent.
     func submit(_ submit: Submit, headers: [(String, String)]) async -> Result<Answer, UpstreamFailure> {
         guard let base = bases[submit.upstream] else { return .failure(.notConfigured(submit.upstream)) }
         if base.hasPrefix("file:") {
             return FileUpstream(directory: String(base.dropFirst("file:".count))).answer(submit)
         }
-        let http = self.http
+        let repeatable = ["GET", "PUT", "DELETE"].contains(submit.method)
+        let http = repeatable ? self.http : self.submitHTTP
         return await Self.bounded(by: submit.timeout) {
             let deadline = NIODeadline.now() + .nanoseconds(Int64(submit.timeout * 1e9))
             var request = Self.request(url: base + submit.target, headers: headers)
@@ -153,7 +172,6 @@ public struct UpstreamClient: Sendable {
                 request.headers.add(name: "Content-Type", value: "application/json")
                 request.body = .bytes(ByteBuffer(bytes: body))
             }
-            let retries = ["GET", "PUT", "DELETE"].contains(submit.method)
             var attempt = 0
             while true {
                 attempt += 1
@@ -169,7 +187,7 @@ public struct UpstreamClient: Sendable {
                     return .failure(.timeout(seconds: submit.timeout))
                 } catch {
                     if NIODeadline.now() >= deadline || Task.isCancelled { return .failure(.timeout(seconds: submit.timeout)) }
-                    if attempt == 1, retries, Self.isConnectionFailure(error) { continue }
+                    if attempt == 1, repeatable ? Self.isConnectionFailure(error) : Self.isConnectFailure(error) { continue }
                     return .failure(.connection(String(describing: error)))
                 }
             }
@@ -264,6 +282,13 @@ public struct UpstreamClient: Sendable {
     }
 
     /// Failures before any response: refused, reset, closed or timed-out connects.
+    /// A connection that could not be opened (refused, timed out, unreachable): nothing was sent.
+    private static func isConnectFailure(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError { return error == .connectTimeout }
+        if let error = error as? IOError { return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, ETIMEDOUT].contains(error.errnoCode) }
+        return String(describing: type(of: error)).contains("Connect")
+    }
+
     private static func isConnectionFailure(_ error: any Error) -> Bool {
         if let error = error as? HTTPClientError {
             return error == .connectTimeout || error == .remoteConnectionClosed
