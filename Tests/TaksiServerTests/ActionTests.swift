@@ -291,6 +291,31 @@ struct ActionTests {
         #expect(fixture.upstream.count("/signups/pro") == 5, "each sent once, none retried")
     }
 
+    @Test("a forwarded header that is not UTF-8 is refused, not rewritten; UTF-8 reaches the upstream as sent")
+    func forwardedHeaderBytes() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/signups/pro", .answer(201, #"{"id": "1"}"#))
+        try await withRunningServer(fixture.application) { port in
+            func submit(authorization: [UInt8]) async -> RawResponse? {
+                let connection = try? RawConnection(port: port)
+                let head = "POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                    + "Content-Length: 13\r\nConnection: close\r\nAuthorization: "
+                connection?.send(bytes: Array(head.utf8) + authorization + Array("\r\n\r\nemail=a%40b.c".utf8))
+                // Off the cooperative pool: the answer comes from a task waiting on the upstream.
+                return await connection?.receiveOffPool(1).first
+            }
+            // "Bearer café" in Latin-1: a byte that is not UTF-8.
+            let latin1 = try #require(await submit(authorization: Array("Bearer caf".utf8) + [0xE9]))
+            #expect(latin1.status == 400)
+            #expect(latin1.json?["error"]?["code"] == "invalid_header")
+            #expect(fixture.upstream.count("/signups/pro") == 0, "nothing changed was sent")
+
+            let utf8 = try #require(await submit(authorization: Array("Bearer café".utf8)))
+            #expect(utf8.status == 200)
+            #expect(fixture.upstream.requests.last?.headers.contains { $0.0 == "Authorization" && $0.1 == "Bearer café" } == true)
+        }
+    }
+
     @Test("a retried submit with the same Idempotency-Key gets the first answer, and the upstream is called once")
     func idempotentRetry() async throws {
         let fixture = try await Fixture()

@@ -95,6 +95,9 @@ struct DataMemoTests {
         #expect(fixture.lookups("hit") == 1, "the fourth request is served from the memo")
         #expect(third.headers["Cache-Control"] == ["private, max-age=10"])
         #expect(second.headers.first(name: "ETag") == third.headers.first(name: "ETag"), "kept or not, the same tag")
+        // The first answer, which called the upstream, has the validators of the ones after it.
+        #expect(first.headers.first(name: "ETag") == third.headers.first(name: "ETag"))
+        #expect(first.headers["Vary"] == third.headers["Vary"])
 
         let etag = try #require(third.headers.first(name: "ETag"))
         let revalidated = try #require(fixture.readyResponse(uri, [("If-None-Match", etag)]))
@@ -103,6 +106,11 @@ struct DataMemoTests {
         // Other request values are other inputs: rendered on their own.
         #expect(fixture.readyResponse(uri + "&lang=pt") == nil, "lang=pt is another upstream URL, not cached yet")
         #expect(fixture.upstream.count("/feed/Oslo") == 1)
+        let otherInputs = await fixture.application.responder.response(
+            method: .GET, uri: uri + "&lang=fr", headers: HTTPHeaders([("If-None-Match", "\"nothing\"")])
+        )
+        #expect(otherInputs.status == .ok)
+        #expect(otherInputs.headers.first(name: "ETag") != nil, "a first answer for other inputs has its tag too")
         try await fixture.upstream.stop()
     }
 

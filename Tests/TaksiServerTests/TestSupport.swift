@@ -145,7 +145,11 @@ final class RawConnection {
     deinit { close(descriptor) }
 
     func send(_ text: String) {
-        let bytes = Array(text.utf8)
+        send(bytes: Array(text.utf8))
+    }
+
+    /// Sends bytes as they are, including ones that are not UTF-8.
+    func send(bytes: [UInt8]) {
         var sent = 0
         while sent < bytes.count {
             // MSG_NOSIGNAL: a peer that closed gives an error here, not a SIGPIPE that ends the tests.

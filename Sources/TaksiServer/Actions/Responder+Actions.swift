@@ -11,12 +11,13 @@ extension Responder {
     /// The media types an action's body may have, for `Accept-Post` and 415's message.
     static let actionMediaTypes = "application/json, application/x-www-form-urlencoded"
 
-    func action(
-        _ name: String, at path: String, request: HTTPRequest, target: RequestTarget
-    ) throws(APIError) -> Reply {
-        let screens = store.snapshot
+    /// The action `name` of the screen at `path`, in the variant the request selects; 404 when
+    /// there is none.
+    func lookUpAction(
+        _ name: String, at path: String, headers: HTTPHeaders, target: RequestTarget, in screens: ServedScreenSet
+    ) throws(APIError) -> (action: ScreenAction, variant: ServedScreenSet.Variant, pathValues: [String: JSONValue]) {
         let (screen, pathValues) = try screens.screen(at: path)
-        let variant = try select(in: screen, target: target, headers: request.headers)
+        let variant = try select(in: screen, target: target, headers: headers)
         guard let action = variant.compiled.actions.first(where: { $0.name == name }) else {
             let names = variant.compiled.actions.map(\.name)
             throw APIError(
@@ -26,6 +27,15 @@ extension Responder {
                     + NameSuggestion.hint(for: name, among: names)
             )
         }
+        return (action, variant, pathValues)
+    }
+
+    func action(
+        _ name: String, at path: String, request: HTTPRequest, target: RequestTarget
+    ) throws(APIError) -> Reply {
+        let screens = store.snapshot
+        let (action, variant, pathValues) = try lookUpAction(name, at: path, headers: request.headers, target: target, in: screens)
+        try Self.checkForwarded(action.call?.request.forwardedHeaders ?? [], in: request.headers)
         let submitted = try Self.inputs(of: request)
         let catalog = screens.screenSet.catalog
         let (values, errors) = action.validate(submitted)

@@ -127,6 +127,14 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             if request.rejection == nil, let expectation = summary.expect {
                 if expectation.trimmingOptionalWhitespace.lowercased() != "100-continue" {
                     request.rejection = .expectationFailed
+                } else if hasBody, queue.isEmpty, !awaitingReply,
+                    let refusal = responder.refusal(beforeBodyOf: head.method, uri: head.uri, headers: head.headers)
+                {
+                    // Refused whatever the body: the final answer now, and the body never asked for.
+                    request.rejection = refusal
+                    receiving = request
+                    rejectReceiving(refusal, context: context)
+                    return
                 } else if hasBody, queue.isEmpty, !awaitingReply {
                     // The client waits for this before it sends the body. With answers still to
                     // write ahead of it, it is left out (RFC 9110, 10.1.1 lets the client go on).

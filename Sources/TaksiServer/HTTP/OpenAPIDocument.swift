@@ -282,7 +282,7 @@ paths:
           description: OpenAPI 3.1, YAML.
           content:
             application/yaml:
-              schema: {type: object, required: [openapi, info, paths], description: This document, parsed.}
+              schema: {type: object, required: [openapi, info, paths], description: "This document, parsed."}
   /preview:
     get:
       tags: [operations]
@@ -385,7 +385,7 @@ components:
         Cache-Control: {$ref: "#/components/headers/Cache-Control"}
         Vary: {$ref: "#/components/headers/Vary"}
     BadRequest:
-      description: "`invalid_query`, `missing_parameter`, `invalid_parameter` (a query or path parameter), `invalid_link`, `invalid_version`, `invalid_host`, `invalid_body` (an action's body), `invalid_idempotency_key` or `malformed_request`. Like every error, `Cache-Control: no-store`, and `Vary` names the request header it depends on."
+      description: "`invalid_query`, `missing_parameter`, `invalid_parameter` (a query or path parameter), `invalid_link`, `invalid_version`, `invalid_host`, `invalid_body` (an action's body), `invalid_idempotency_key`, `invalid_header` (a forwarded header that is not UTF-8) or `malformed_request`. Like every error, `Cache-Control: no-store`, and `Vary` names the request header it depends on."
       headers:
         Cache-Control: {$ref: "#/components/headers/NoStore"}
         Vary: {$ref: "#/components/headers/Vary"}

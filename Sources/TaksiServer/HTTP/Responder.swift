@@ -77,6 +77,24 @@ public struct Responder: Sendable {
         }
     }
 
+    /// The error a request gets whatever its body, known from its head: asked before a client
+    /// that sent `Expect: 100-continue` is told to send the body, so a submit to an action that
+    /// does not exist gets its 404 instead of `100 Continue` and then the 404. Nil when the body
+    /// may matter (or is read and dropped, as elsewhere than actions).
+    public func refusal(beforeBodyOf method: HTTPMethod, uri: String, headers: HTTPHeaders) -> APIError? {
+        do throws(APIError) {
+            if method == .CONNECT { throw APIError.methodNotAllowed(method) }
+            let target = try RequestTarget(uri)
+            let route = Route(path: target.path)
+            if route == .notFound || (preview == nil && route.isPreview) { throw APIError.notFound(path: String(target.path)) }
+            guard case .action(let path, let name) = route, method == .POST else { return nil }
+            _ = try lookUpAction(name, at: path, headers: headers, target: target, in: store.snapshot)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// The response to a method, target (`/screens/home?x=1`) and headers (tests, embedding).
     public func response(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:]) async -> HTTPResponse {
         await respond(to: HTTPRequest(method: method, uri: uri, headers: headers)).response
@@ -294,6 +312,7 @@ public struct Responder: Sendable {
         } catch {
             throw .badParameters(error)
         }
+        try Self.checkForwarded(calls.flatMap(\.definition.forwardedHeaders), in: headers)
         // Part of a screen is kept apart from the whole (no source is named with a `?`).
         if let only { requestValues["?only"] = .array(only.sorted().map(JSONValue.string)) }
         // Built only when something is rendered: a kept response needs none of it.
@@ -321,7 +340,7 @@ public struct Responder: Sendable {
         }
         guard let fresh = resolver.freshValues(of: calls, requestHeaders: headers) else {
             let request = request()
-            return .pending { await resolver.respond(request) }
+            return .pending { Self.validated(await resolver.respond(request), request: headers) }
         }
         return .ready(
             memoized(variant, requestValues: requestValues, upstream: fresh.map { ($0.key, $0.fresh.generation) }, headers: headers) {
@@ -336,7 +355,7 @@ public struct Responder: Sendable {
         _ variant: ServedScreenSet.Variant, requestValues: [String: JSONValue], upstream: [(key: String, generation: UInt64)],
         headers: HTTPHeaders, render: () -> DataResolver.Rendered
     ) -> HTTPResponse {
-        guard let memo, memo.isEnabled else { return render().response }
+        guard let memo, memo.isEnabled else { return Self.validated(render(), request: headers) }
         let key = variant.memoKey(requestValues: requestValues, upstream: upstream)
         if let kept = memo.entry(for: key) { return kept.response(to: headers) }
         let rendered = render()
@@ -345,6 +364,27 @@ public struct Responder: Sendable {
             rendered.body, for: key, headers: rendered.headers, variant: rendered.variant, upstreamKeys: upstream.map(\.key),
             request: headers
         )
+    }
+
+    /// Refuses a request whose headers to forward to an upstream hold bytes that are not UTF-8.
+    /// They arrive as text with U+FFFD where those bytes were, so forwarding them would send the
+    /// upstream other bytes than the client's (a credential or a locale silently changed).
+    static func checkForwarded(_ names: [String], in headers: HTTPHeaders) throws(APIError) {
+        for name in names where headers[canonicalForm: name].contains(where: { $0.unicodeScalars.contains("\u{FFFD}") }) {
+            throw APIError(
+                status: .badRequest, code: "invalid_header",
+                message: "header \(name) holds bytes that are not UTF-8; it is forwarded to an upstream, which would get other bytes than these: send it as ASCII or UTF-8"
+            )
+        }
+    }
+
+    /// A data response not kept, with the validators a kept one has (`ETag`, `304` to
+    /// `If-None-Match`, the same `Vary`), so the first answer for some inputs has the headers of
+    /// the second; a degraded one as it is (`no-store`, nothing to revalidate).
+    private static func validated(_ rendered: DataResolver.Rendered, request: HTTPHeaders) -> HTTPResponse {
+        guard !rendered.degraded else { return rendered.response }
+        return DataMemo.Entry(body: rendered.body, key: "", headers: rendered.headers, variant: rendered.variant, upstreamKeys: [])
+            .response(to: request, gzip: false)
     }
 
     /// `OPTIONS`: what the server allows, with no body.

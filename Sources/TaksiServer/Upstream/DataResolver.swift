@@ -37,8 +37,8 @@ public struct DataResolver: Sendable {
         var requestHeaders: HTTPHeaders
     }
 
-    /// The data response: every upstream resolved concurrently, failures isolated.
-    func respond(_ request: Request) async -> HTTPResponse {
+    /// The data: every upstream resolved concurrently, failures isolated.
+    func respond(_ request: Request) async -> Rendered {
         let lookups = await withTaskGroup(of: (UpstreamCall, UpstreamCache.Lookup).self) { group in
             for call in request.calls {
                 group.addTask { (call, await resolve(call, requestHeaders: request.requestHeaders, screen: request.screen)) }
@@ -47,7 +47,7 @@ public struct DataResolver: Sendable {
             for await lookup in group { lookups.append(lookup) }
             return lookups
         }
-        return render(request, lookups: lookups).response
+        return render(request, lookups: lookups)
     }
 
     /// Every call's value when all are fresh in the cache, with the cache keys and generations
