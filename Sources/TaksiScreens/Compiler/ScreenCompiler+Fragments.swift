@@ -38,7 +38,7 @@ extension ScreenCompiler {
         return expandList(components, in: nil)
     }
 
-    /// Counts `bytes` more of expanded JSON; past ``Fragment/maximumExpandedBytes`` it reports
+    /// Counts `bytes` more of expanded JSON; past ``ScreenSetLoader/maximumExpandedBytes`` it reports
     /// the use at `node` (with its chain of fragments) once, and says no.
     private mutating func grow(by bytes: Int, at node: JSONNode, in use: FragmentUse?) -> Bool {
         guard !expansionTooLarge else { return false }

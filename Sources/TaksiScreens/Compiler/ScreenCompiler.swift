@@ -42,7 +42,7 @@ struct ScreenCompiler {
     private(set) var expandedComponents: [JSONNode]?
     /// The fixture files its sources read, relative to the screens directory.
     var fixturesRead: Set<String> = []
-    /// Bytes of JSON the expansion of fragments has produced so far (see ``Fragment/maximumExpandedBytes``).
+    /// Bytes of JSON the expansion of fragments has produced so far (see ``ScreenSetLoader/maximumExpandedBytes``).
     var expandedBytes = 0
     /// The expansion passed a limit (reported once, at the use that passed it): it stops there.
     var expansionTooLarge = false

@@ -113,7 +113,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             request.offersUpgrade = head.method == .CONNECT || summary.offersUpgrade
             let declaredLength = summary.contentLength?.trimmingOptionalWhitespace
             let length = declaredLength.flatMap { Int($0) }
-            let hasBody = (length ?? 0) > 0 || declaredLength != nil && length == nil || summary.hasTransferEncoding
+            let hasBody = (length ?? 0) > 0 || (declaredLength != nil && length == nil) || summary.hasTransferEncoding
             if let declaredLength, length == nil, request.rejection == nil {
                 // The decoder takes lengths up to 2^64 - 1 and waits for that body; one an Int
                 // cannot hold is larger than any limit. Anything else it would have refused.

@@ -242,11 +242,8 @@ final class ConnectionSweeper {
     private func sweep() {
         let now = NIODeadline.now()
         for handler in handlers.values {
-            if let deadline = handler.deadline, deadline <= now {
-                handler.expire(now: now)
-            } else if let deadline = handler.writeDeadline, deadline <= now {
-                handler.expire(now: now)
-            }
+            let due = (handler.deadline.map { $0 <= now } ?? false) || (handler.writeDeadline.map { $0 <= now } ?? false)
+            if due { handler.expire(now: now) }
         }
     }
 }
