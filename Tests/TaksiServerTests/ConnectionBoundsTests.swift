@@ -35,6 +35,18 @@ struct ConnectionBoundsTests {
         }
     }
 
+    @Test("a connection answers max_requests_per_connection requests, the last with Connection: close, then closes")
+    func requestsPerConnection() async throws {
+        try await HardeningTests.withServer(limits: HardeningTests.limits { $0.maxRequestsPerConnection = 3 }) { port in
+            let connection = try RawConnection(port: port)
+            connection.send(String(repeating: "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n", count: 5))
+            let responses = connection.receive(5)
+            #expect(responses.map(\.status) == [200, 200, 200], "the requests after the third are not answered here")
+            #expect(responses.map { $0.header("Connection") } == [nil, nil, "close"])
+            #expect(connection.isClosedByPeer())
+        }
+    }
+
     @Test(
         "a Content-Length no Int holds (2^63 to 2^64-1; the parser refuses larger) gets 413 at once instead of a wait for its body",
         arguments: ["18446744073709551615", "9223372036854775808"]

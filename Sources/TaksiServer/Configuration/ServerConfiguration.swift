@@ -83,6 +83,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         ("write_timeout", "TAKSI_WRITE_TIMEOUT", "seconds a client may leave its responses unread before it is disconnected"),
         ("max_body_bytes", "TAKSI_MAX_BODY_BYTES", "largest request body accepted, in bytes; larger ones get 413"),
         ("max_pipelined_requests", "TAKSI_MAX_PIPELINED_REQUESTS", "requests read ahead of their responses per connection"),
+        ("max_requests_per_connection", "TAKSI_MAX_REQUESTS_PER_CONNECTION", "requests answered on one connection before it closes"),
         ("drain_timeout", "TAKSI_DRAIN_TIMEOUT", "seconds shutdown waits for in-flight requests"),
         ("access_log", "TAKSI_ACCESS_LOG", "one log line per request: true or false"),
         ("log_format", "TAKSI_LOG_FORMAT", "text or json"),
@@ -247,14 +248,18 @@ public struct ServerConfiguration: Sendable, Equatable {
                 throw ConfigurationError(source: source, message: "access_log_output must be stderr, stdout or a file path, found an empty value")
             }
             accessLogOutput = AccessLog.Output(value)
-        case "max_connections", "max_pipelined_requests":
-            let range = key == "max_connections" ? 1...1_000_000 : 1...1024
+        case "max_connections", "max_pipelined_requests", "max_requests_per_connection":
+            let range = key == "max_pipelined_requests" ? 1...1024 : 1...1_000_000
             guard let count = Int(value), range.contains(count) else {
                 throw ConfigurationError(
                     source: source, message: "\(key) must be a number from \(range.lowerBound) to \(range.upperBound), found \"\(value)\""
                 )
             }
-            if key == "max_connections" { limits.maxConnections = count } else { limits.maxPipelinedRequests = count }
+            switch key {
+            case "max_connections": limits.maxConnections = count
+            case "max_pipelined_requests": limits.maxPipelinedRequests = count
+            default: limits.maxRequestsPerConnection = count
+            }
         case "data_memo_max_bytes", "idempotency_max_bytes":
             guard let bytes = Int(value), bytes >= 0 else {
                 throw ConfigurationError(source: source, message: "\(key) must be a whole number of bytes, 0 or more, found \"\(value)\"")

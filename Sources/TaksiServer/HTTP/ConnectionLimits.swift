@@ -12,6 +12,11 @@ public struct ConnectionLimits: Sendable, Equatable {
     /// Requests read ahead of their responses; past it, the connection is not read until the
     /// client reads its responses.
     public var maxPipelinedRequests: Int = 16
+    /// Requests answered on one connection at most; the last answer says `Connection: close`
+    /// (nginx's `keepalive_requests`, 1000). It bounds what one connection can make the server
+    /// do: a client that pipelines without reading made the server fill its socket buffers (megabytes
+    /// each) with responses, and 300 of them kept everyone else waiting for seconds.
+    public var maxRequestsPerConnection: Int = 1000
     /// Longest request target (path and query), in bytes; longer ones get 414.
     public var maxURILength: Int = 8 * 1024
     /// Largest total of header names and values, in bytes; larger ones get 431.

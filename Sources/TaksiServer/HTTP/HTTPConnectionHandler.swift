@@ -77,6 +77,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     private let requestIDPrefix = String(UInt64.random(in: 0...UInt64.max) | (1 << 63), radix: 16) + "-"
     private var requestCount = 0
+    /// Responses written on this connection (see ``ConnectionLimits/maxRequestsPerConnection``).
+    private var answered = 0
     private var dateSecond = -1
     private var dateText = ""
 
@@ -406,7 +408,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             startStream(response, events: events, for: request, context: context)
             return
         }
-        let keepAlive = request.head.isKeepAlive && !quiescing && request.rejection == nil
+        answered += 1
+        let keepAlive = request.head.isKeepAlive && !quiescing && request.rejection == nil && answered < limits.maxRequestsPerConnection
         let sendsBody = request.head.method != .HEAD && response.body.readableBytes > 0
         // A small body goes in the same buffer as the head: one write through the pipeline and one
         // system call instead of two. Large ones are written as they are, without a copy.
