@@ -205,11 +205,14 @@ struct HardeningTests {
             #expect(refused.json?["error"]?["code"] == "expectation_failed")
 
             // A submit refused whatever its body gets its answer at once, never a 100 first.
-            for (target, code) in [("/screens/start/actions/nope", "action_not_found"), ("/nowhere", "not_found")] {
+            for (method, target, status, code) in [
+                ("POST", "/screens/start/actions/nope", 404, "action_not_found"), ("POST", "/nowhere", 404, "not_found"),
+                ("PUT", "/screens/start", 405, "method_not_allowed"),
+            ] {
                 let unknown = try RawConnection(port: port)
-                unknown.send("POST \(target) HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+                unknown.send("\(method) \(target) HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
                 let answer = try #require(unknown.receive(1).first)
-                #expect(answer.status == 404, "\(target)")
+                #expect(answer.status == status, "\(target)")
                 #expect(answer.json?["error"]?["code"] == .string(code))
                 #expect(answer.header("Connection") == "close", "the body was never asked for, so the connection ends")
             }

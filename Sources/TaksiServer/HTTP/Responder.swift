@@ -87,12 +87,23 @@ public struct Responder: Sendable {
             let target = try RequestTarget(uri)
             let route = Route(path: target.path)
             if route == .notFound || (preview == nil && route.isPreview) { throw APIError.notFound(path: String(target.path)) }
+            try Self.checkMethod(method, for: route)
             guard case .action(let path, let name) = route, method == .POST else { return nil }
             _ = try lookUpAction(name, at: path, headers: headers, target: target, in: store.snapshot)
             return nil
         } catch {
             return error
         }
+    }
+
+    /// The methods each route takes: `POST` (and `OPTIONS`) on actions, `GET`, `HEAD` and `OPTIONS`
+    /// elsewhere; 501 for a method HTTP does not define, 405 with `Allow` for the others.
+    private static func checkMethod(_ method: HTTPMethod, for route: Route) throws(APIError) {
+        let isAction = if case .action = route { true } else { false }
+        let allowed: [HTTPMethod] = isAction ? [.POST, .OPTIONS] : [.GET, .HEAD, .OPTIONS]
+        guard !allowed.contains(method) else { return }
+        if case .RAW = method { throw .methodNotImplemented(method) }
+        throw isAction ? .methodNotAllowed(method, allowed: APIError.actionMethods) : .methodNotAllowed(method)
     }
 
     /// The response to a method, target (`/screens/home?x=1`) and headers (tests, embedding).
@@ -108,19 +119,12 @@ public struct Responder: Sendable {
         let route = Route(path: target.path)
         // With the preview off, its paths are unknown paths for every method.
         if route == .notFound || (preview == nil && route.isPreview) { throw .notFound(path: String(target.path)) }
+        try Self.checkMethod(request.method, for: route)
         if case .action(let path, let name) = route {
             if request.method == .OPTIONS { return .ready(Self.actionOptions) }
-            guard request.method == .POST else {
-                if case .RAW = request.method { throw .methodNotImplemented(request.method) }
-                throw .methodNotAllowed(request.method, allowed: APIError.actionMethods)
-            }
             return try action(name, at: path, request: request, target: target)
         }
         if request.method == .OPTIONS { return .ready(Self.options) }
-        guard request.method == .GET || request.method == .HEAD else {
-            if case .RAW = request.method { throw .methodNotImplemented(request.method) }
-            throw .methodNotAllowed(request.method)
-        }
         let screens = store.snapshot
         switch route {
         case .health:
