@@ -48,30 +48,25 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
 /// A refused connection fails at once (no connect retries until the deadline): the caller retries
 /// once itself, then degrades the source. Redirects are followed by ``UpstreamClient`` itself,
 /// only within the upstream's origin.
-private let upstreamHTTPClient: HTTPClient = {
-    var configuration = HTTPClient.Configuration()
-    configuration.redirectConfiguration = .disallow
-    configuration.timeout = .init(connect: .seconds(2))
-    configuration.decompression = .enabled(limit: .ratio(20))
-    configuration.connectionPool.retryConnectionEstablishment = false
-    configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
-    return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-}()
+private let upstreamHTTPClient = makeUpstreamHTTPClient { $0.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32 }
 
 /// The client of submits that may not be repeated (POST, PATCH): a new connection for each. On a
 /// pooled connection the peer may have closed while it sat idle, and a request sent on it fails
 /// with nothing to tell whether the peer read it (an upstream that closes after every answer
 /// failed 18 submits in 290 that way). On a new connection, a failure to connect means nothing was
 /// sent, so that, and only that, is retried.
-private let submitHTTPClient: HTTPClient = {
+private let submitHTTPClient = makeUpstreamHTTPClient { $0.maximumUsesPerConnection = 1 }
+
+/// A client with the settings every upstream call shares, and `change`'s.
+private func makeUpstreamHTTPClient(_ change: (inout HTTPClient.Configuration) -> Void) -> HTTPClient {
     var configuration = HTTPClient.Configuration()
     configuration.redirectConfiguration = .disallow
     configuration.timeout = .init(connect: .seconds(2))
     configuration.decompression = .enabled(limit: .ratio(20))
     configuration.connectionPool.retryConnectionEstablishment = false
-    configuration.maximumUsesPerConnection = 1
+    change(&configuration)
     return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-}()
+}
 
 /// Calls upstream APIs: HTTP(S) through AsyncHTTPClient's process-wide connection pool (on its
 /// own event loops, so upstream work never delays the server's), or JSON files for `file:`
