@@ -100,8 +100,10 @@ public struct Responder: Sendable {
     /// elsewhere; 501 for a method HTTP does not define, 405 with `Allow` for the others.
     private static func checkMethod(_ method: HTTPMethod, for route: Route) throws(APIError) {
         let isAction = if case .action = route { true } else { false }
-        let allowed: [HTTPMethod] = isAction ? [.POST, .OPTIONS] : [.GET, .HEAD, .OPTIONS]
-        guard !allowed.contains(method) else { return }
+        switch (isAction, method) {
+        case (true, .POST), (true, .OPTIONS), (false, .GET), (false, .HEAD), (false, .OPTIONS): return
+        default: break
+        }
         if case .RAW = method { throw .methodNotImplemented(method) }
         throw isAction ? .methodNotAllowed(method, allowed: APIError.actionMethods) : .methodNotAllowed(method)
     }
@@ -316,7 +318,7 @@ public struct Responder: Sendable {
         } catch {
             throw .badParameters(error)
         }
-        try Self.checkForwarded(calls.flatMap(\.definition.forwardedHeaders), in: headers)
+        for call in calls { try Self.checkForwarded(call.definition.forwardedHeaders, in: headers) }
         // Part of a screen is kept apart from the whole (no source is named with a `?`).
         if let only { requestValues["?only"] = .array(only.sorted().map(JSONValue.string)) }
         // Built only when something is rendered: a kept response needs none of it.
@@ -374,7 +376,11 @@ public struct Responder: Sendable {
     /// They arrive as text with U+FFFD where those bytes were, so forwarding them would send the
     /// upstream other bytes than the client's (a credential or a locale silently changed).
     static func checkForwarded(_ names: [String], in headers: HTTPHeaders) throws(APIError) {
-        for name in names where headers[canonicalForm: name].contains(where: { $0.unicodeScalars.contains("\u{FFFD}") }) {
+        guard !names.isEmpty else { return }
+        // One pass over the headers, with a byte test first (U+FFFD is EF BF BD): no allocation
+        // on the data path unless a value holds one.
+        for (name, value) in headers where value.utf8.contains(0xEF) && value.unicodeScalars.contains("\u{FFFD}") {
+            guard names.contains(where: { $0.lowercased() == name.lowercased() }) else { continue }
             throw APIError(
                 status: .badRequest, code: "invalid_header",
                 message: "header \(name) holds bytes that are not UTF-8; it is forwarded to an upstream, which would get other bytes than these: send it as ASCII or UTF-8"
