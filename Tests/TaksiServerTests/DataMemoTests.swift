@@ -162,7 +162,7 @@ struct DataMemoTests {
         let text = String(decoding: ada.body.readableBytesView, as: UTF8.self)
         #expect(text.contains(#""value":"Hello, Ada!""#))
         #expect(ada.headers["Cache-Control"] == ["private, no-cache"])
-        #expect(ada.headers["Vary"] == ["Accept-Encoding"])
+        #expect(ada.headers["Vary"] == ["X-Taksi-Skeleton, Accept-Encoding"])
         let etag = try #require(ada.headers.first(name: "ETag"))
 
         var gzipped = try #require(fixture.readyResponse("/screens/greet/data?name=Ada", [("Accept-Encoding", "gzip")]))

@@ -57,7 +57,7 @@ struct LocalizedRoutesTests {
             #expect(body(skeleton).contains("\"value\":\"\(title)\""), "\(body(skeleton))")
             let data = await get("/screens/welcome/data", headers)
             #expect(data.headers["Content-Language"] == [locale])
-            #expect(data.headers["Vary"] == ["Accept-Language"])
+            #expect(data.headers["Vary"] == ["Accept-Language, X-Taksi-Skeleton"])
             #expect(body(data).contains("\"value\":\"\(hello)\""), "\(body(data))")
         }
     }

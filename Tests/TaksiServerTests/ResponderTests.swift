@@ -29,8 +29,20 @@ struct ResponderTests {
         let response = await get("/screens")
         #expect(response.status == .ok)
         #expect(response.headers["Content-Type"] == ["application/json; charset=utf-8"])
-        let screens = try #require(response.body?["screens"]?.arrayValue)
-        #expect(screens.map { $0["name"] } == ["bikes/networks", "bikes/stations", "home", "landing", "login", "repositories"])
+        let listed = try #require(response.body?["screens"]?.arrayValue)
+        #expect(listed.map { $0["name"] } == ["bikes/networks", "bikes/stations", "home", "landing", "login", "repositories"])
+        // Every variant names its skeleton's revision (16 hex digits); the rest is compared whole.
+        let revisions = listed.flatMap { $0["variants"]?.arrayValue ?? [] }.map { $0["revision"]?.stringValue ?? "" }
+        #expect(revisions.allSatisfy { $0.count == 16 && $0.allSatisfy(\.isHexDigit) }, "\(revisions)")
+        let screens = listed.map { screen -> JSONValue in
+            var screen = screen.objectValue ?? [:]
+            screen["variants"] = screen["variants"].map { .array(($0.arrayValue ?? []).map { variant in
+                var variant = variant.objectValue ?? [:]
+                variant["revision"] = nil
+                return .object(variant)
+            }) }
+            return .object(screen)
+        }
         let byName = { (name: String) in screens.first { $0["name"] == .string(name) } }
         #expect(
             byName("home")?["variants"]

@@ -260,7 +260,7 @@ struct UpstreamTests {
         ]
         let response = await fixture.get("/screens/me/data", secret)
         #expect(fixture.entries(response)["name"] == ["value": "Ada"])
-        #expect(response.headers["Vary"] == ["Accept-Language, Authorization"])
+        #expect(response.headers["Vary"] == ["X-Taksi-Skeleton, Accept-Language, Authorization"])
         let seen = try #require(fixture.upstream.requests.first)
         let names = Set(seen.headers.map { $0.0.lowercased() })
         #expect(names.contains("authorization") && names.contains("accept-language"))

@@ -63,11 +63,14 @@ struct VariantRoutesTests {
                 let skeleton = await get("/screens/\(name)", headers)
                 let data = await get("/screens/\(name)/data", headers)
                 #expect(skeleton.headers["X-Taksi-Variant"] == data.headers["X-Taksi-Variant"])
-                // Both vary on what chose the variant; a body with a gzip form also varies on Accept-Encoding.
+                // Both vary on what chose the variant; a body with a gzip form also varies on
+                // Accept-Encoding, and data on the skeleton it is for.
                 let chosenBy = { (response: HTTPResponse) in
-                    response.headers["Vary"].first?.split(separator: ", ").filter { $0 != "Accept-Encoding" } ?? []
+                    response.headers["Vary"].first?.split(separator: ", ").filter { $0 != "Accept-Encoding" && $0 != "X-Taksi-Skeleton" } ?? []
                 }
                 #expect(chosenBy(skeleton) == chosenBy(data))
+                if data.status == .ok { #expect(data.headers["Vary"].first?.contains("X-Taksi-Skeleton") == true, "\(name) \(headers)") }
+                #expect(skeleton.headers["X-Taksi-Skeleton"] == data.headers["X-Taksi-Skeleton"])
             }
         }
     }

@@ -11,30 +11,28 @@ extension Responder {
     /// The media types an action's body may have, for `Accept-Post` and 415's message.
     static let actionMediaTypes = "application/json, application/x-www-form-urlencoded"
 
-    /// The action `name` of the screen at `path`, in the variant the request selects; 404 when
-    /// there is none.
+    /// The action `name` of the screen at `path`, in the variant the request selects from the set
+    /// of the skeleton it names (see ``answering(at:target:headers:)``); 404 when there is none.
     func lookUpAction(
-        _ name: String, at path: String, headers: HTTPHeaders, target: RequestTarget, in screens: ServedScreenSet
-    ) throws(APIError) -> (action: ScreenAction, variant: ServedScreenSet.Variant, pathValues: [String: JSONValue]) {
-        let (screen, pathValues) = try screens.screen(at: path)
-        let variant = try select(in: screen, target: target, headers: headers)
+        _ name: String, at path: String, headers: HTTPHeaders, target: RequestTarget
+    ) throws(APIError) -> (action: ScreenAction, screens: ServedScreenSet, variant: ServedScreenSet.Variant, pathValues: [String: JSONValue]) {
+        let (screens, variant, pathValues) = try answering(at: path, target: target, headers: headers)
         guard let action = variant.compiled.actions.first(where: { $0.name == name }) else {
             let names = variant.compiled.actions.map(\.name)
             throw APIError(
                 status: .notFound, code: "action_not_found",
-                message: "screen \(screen.variants.name) (variant \(variant.compiled.variantID)) has no action \"\(name)\""
+                message: "screen \(variant.compiled.name) (variant \(variant.compiled.variantID)) has no action \"\(name)\""
                     + (names.isEmpty ? "; it declares none" : "; its actions: \(names.joined(separator: ", "))")
                     + NameSuggestion.hint(for: name, among: names)
             )
         }
-        return (action, variant, pathValues)
+        return (action, screens, variant, pathValues)
     }
 
     func action(
         _ name: String, at path: String, request: HTTPRequest, target: RequestTarget
     ) throws(APIError) -> Reply {
-        let screens = store.snapshot
-        let (action, variant, pathValues) = try lookUpAction(name, at: path, headers: request.headers, target: target, in: screens)
+        let (action, screens, variant, pathValues) = try lookUpAction(name, at: path, headers: request.headers, target: target)
         try Self.checkForwarded(action.call?.request.forwardedHeaders ?? [], in: request.headers)
         let submitted = try Self.inputs(of: request)
         let catalog = screens.screenSet.catalog

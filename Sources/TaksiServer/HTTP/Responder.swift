@@ -53,6 +53,8 @@ public struct Responder: Sendable {
     let preview: Preview?
     /// Answers of action submits kept by `Idempotency-Key`; nil runs every submit.
     let idempotency: IdempotencyStore?
+    /// How data requests and submits named their skeleton's revision.
+    let revisionCounters: RevisionCounters
 
     /// - Parameter previewEvents: turns the preview (`/preview`) on, its event stream fed by these.
     public init(
@@ -60,6 +62,7 @@ public struct Responder: Sendable {
         memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil
     ) {
         self.idempotency = idempotency
+        self.revisionCounters = RevisionCounters(factory: store.metrics)
         self.store = store
         self.logger = logger
         self.resolver = resolver
@@ -89,7 +92,7 @@ public struct Responder: Sendable {
             if route == .notFound || (preview == nil && route.isPreview) { throw APIError.notFound(path: String(target.path)) }
             try Self.checkMethod(method, for: route)
             guard case .action(let path, let name) = route, method == .POST else { return nil }
-            _ = try lookUpAction(name, at: path, headers: headers, target: target, in: store.snapshot)
+            _ = try lookUpAction(name, at: path, headers: headers, target: target)
             return nil
         } catch {
             return error
@@ -169,8 +172,7 @@ public struct Responder: Sendable {
             variant.counted.skeleton.increment()
             return .ready(variant.skeleton.response(to: request.headers))
         case .data(let path):
-            let (screen, pathValues) = try screens.screen(at: path)
-            let variant = try select(in: screen, target: target, headers: request.headers)
+            let (screens, variant, pathValues) = try answering(at: path, target: target, headers: request.headers)
             variant.counted.data.increment()
             let only = try target.query["only"].map { text throws(APIError) in
                 try Self.only(text, in: variant.compiled, catalog: screens.screenSet.catalog)
@@ -295,7 +297,20 @@ public struct Responder: Sendable {
             "loaded_at": .string(formatter.string(from: status.loadedAt)),
             "last_reload_at": status.lastReloadAt.map { .string(formatter.string(from: $0)) } ?? .null,
             "pending_errors": .array(status.pendingErrors.map { .string($0.description) }),
+            // What each variant's data must match (X-Taksi-Skeleton), and how many earlier sets
+            // still answer the skeletons cached from them.
+            "revisions": .object(revisions(of: store.snapshot)),
+            "earlier_sets": .number(Double(store.earlierSets.count)),
         ]
+    }
+
+    /// Each variant's revision by its id (`home|>= 2.0|default`), in every locale it is served in.
+    private func revisions(of screens: ServedScreenSet) -> [String: JSONValue] {
+        var revisions: [String: JSONValue] = [:]
+        for screen in screens.screens.values {
+            for variant in screen.served.values { revisions[variant.compiled.variantID] = .string(variant.revision.digest) }
+        }
+        return revisions
     }
 
     /// Data that depends on the request, answered on the event loop when it can be: kept from an

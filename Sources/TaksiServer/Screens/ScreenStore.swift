@@ -6,7 +6,32 @@ public import TaksiScreens
 /// Holds the screen set being served. Requests read the current snapshot; a reload replaces it
 /// whole, so a request sees either the old set or the new one, never a mix. A reload that fails
 /// leaves the snapshot alone and records its errors for `/readyz`.
+///
+/// The sets served before are kept for as long as a skeleton from them may still be cached (the
+/// skeletons' `max-age` plus `stale-while-revalidate`), so the data and actions of a skeleton an
+/// app holds are answered from the set that made it (``earlierSets``), bounded in number and bytes.
 public final class ScreenStore: Sendable {
+    /// How many earlier sets are kept, and for how long.
+    public struct Retention: Sendable, Equatable {
+        /// Seconds a set is kept after it stops being current: as long as its skeletons may be cached.
+        public var seconds: Double
+        /// Sets kept at most; the oldest go first.
+        public var maxSets: Int
+        /// Approximate bytes of kept sets' precomputed responses at most; the oldest go first.
+        public var maxBytes: Int
+
+        public init(seconds: Double, maxSets: Int = 16, maxBytes: Int = 256 << 20) {
+            self.seconds = seconds
+            self.maxSets = maxSets
+            self.maxBytes = maxBytes
+        }
+
+        /// As long as a skeleton served with `options` may be cached, fresh or stale.
+        public init(for options: ServedScreenSet.Options) {
+            self.init(seconds: Double(options.skeletonMaxAge + options.skeletonStaleWhileRevalidate))
+        }
+    }
+
     /// What `/readyz` reports about the loaded set and the last reload.
     public struct Status: Sendable {
         /// The served set's version (a digest of its files).
@@ -22,6 +47,8 @@ public final class ScreenStore: Sendable {
     private struct State {
         var screens: ServedScreenSet
         var status: Status
+        /// Sets served before, newest first, with when each stopped being served.
+        var earlier: [(screens: ServedScreenSet, replacedAt: Double)] = []
     }
 
     // A lock, not an actor: the hot path reads the snapshot synchronously on the event loop, and
@@ -29,15 +56,27 @@ public final class ScreenStore: Sendable {
     private let state: NIOLockedValueBox<State>
     /// How every set this store serves is prepared; kept so a reload prepares the same way.
     private let options: ServedScreenSet.Options
-    private let metrics: any MetricsFactory
+    let metrics: any MetricsFactory
+    /// How earlier sets are kept.
+    public let retention: Retention
+    private let now: @Sendable () -> Double
 
     /// Prepares `screenSet` for serving and holds it.
     /// - Parameters:
     ///   - options: caching headers of precomputed responses.
     ///   - metrics: where the sets' counters are created.
-    public init(_ screenSet: ScreenSet, options: ServedScreenSet.Options = .init(), metrics: any MetricsFactory = MetricsSystem.factory) {
+    ///   - retention: how long and how many earlier sets are kept; by default as long as `options`
+    ///     lets a skeleton be cached.
+    ///   - now: seconds on a monotonic clock; tests pass a clock they move by hand.
+    public init(
+        _ screenSet: ScreenSet, options: ServedScreenSet.Options = .init(), retention: Retention? = nil,
+        metrics: any MetricsFactory = MetricsSystem.factory,
+        now: @escaping @Sendable () -> Double = { ProcessInfo.processInfo.systemUptime }
+    ) {
         self.options = options
         self.metrics = metrics
+        self.retention = retention ?? Retention(for: options)
+        self.now = now
         let screens = ServedScreenSet(screenSet, options: options, metrics: metrics)
         Self.recordSize(screenSet, metrics)
         let status = Status(version: screens.screenSet.version, loadedAt: Date(), lastReloadAt: nil, pendingErrors: [])
@@ -55,16 +94,51 @@ public final class ScreenStore: Sendable {
     }
 
     /// Prepares `screenSet`, then replaces the served set with it atomically and clears pending errors.
+    /// The one it replaces is kept (see ``earlierSets``).
     public func replace(with screenSet: ScreenSet) {
         let screens = ServedScreenSet(screenSet, options: options, metrics: metrics)
         Self.recordSize(screenSet, metrics)
-        let now = Date()
-        let status = state.withLockedValue {
-            $0.screens = screens
-            $0.status = Status(version: screens.screenSet.version, loadedAt: now, lastReloadAt: now, pendingErrors: [])
-            return $0.status
+        let date = Date()
+        let time = now()
+        let (status, kept) = state.withLockedValue { state in
+            state.earlier.insert((state.screens, time), at: 0)
+            state.screens = screens
+            state.status = Status(version: screens.screenSet.version, loadedAt: date, lastReloadAt: date, pendingErrors: [])
+            return (state.status, prune(&state, at: time))
         }
+        recordKept(kept)
         notify(status)
+    }
+
+    /// The sets served before the current one whose skeletons may still be cached somewhere,
+    /// newest first: what the data and actions of such a skeleton are answered from.
+    public var earlierSets: [ServedScreenSet] {
+        let time = now()
+        let (sets, kept, changed) = state.withLockedValue { state in
+            let count = state.earlier.count
+            let kept = prune(&state, at: time)
+            return (state.earlier.map(\.screens), kept, state.earlier.count != count)
+        }
+        if changed { recordKept(kept) }
+        return sets
+    }
+
+    /// Drops the earlier sets past their time, then the oldest beyond the count and byte bounds.
+    /// - Returns: the number and bytes kept.
+    private func prune(_ state: inout State, at time: Double) -> (sets: Int, bytes: Int) {
+        state.earlier.removeAll { time - $0.replacedAt > retention.seconds }
+        var bytes = state.earlier.reduce(0) { $0 + $1.screens.approximateBytes }
+        while let oldest = state.earlier.last, state.earlier.count > retention.maxSets || bytes > retention.maxBytes {
+            bytes -= oldest.screens.approximateBytes
+            state.earlier.removeLast()
+        }
+        return (state.earlier.count, bytes)
+    }
+
+    /// `taksi_screen_sets_kept` and `taksi_screen_sets_kept_bytes`: the earlier sets kept.
+    private func recordKept(_ kept: (sets: Int, bytes: Int)) {
+        Gauge(label: "taksi_screen_sets_kept", factory: metrics).record(kept.sets)
+        Gauge(label: "taksi_screen_sets_kept_bytes", factory: metrics).record(kept.bytes)
     }
 
     /// Calls `observer` with the new status after every reload, successful or not (the preview's

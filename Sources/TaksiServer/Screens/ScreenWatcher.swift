@@ -63,7 +63,17 @@ public struct ScreenWatcher: Service {
             return false
         }
         if screenSet.version == store.status.version, store.status.pendingErrors.isEmpty { return true }
+        let before = store.snapshot
         store.replace(with: screenSet)
+        for change in ServedScreenSet.shapeChanges(from: before, to: store.snapshot) {
+            logger.notice(
+                "a variant's data changed shape; skeletons cached before are answered from the earlier set while it is kept",
+                metadata: [
+                    "variant": .string(change.variant), "old_revision": .string(change.old), "revision": .string(change.new),
+                    "changes": .string(change.changes.joined(separator: "; ")),
+                ]
+            )
+        }
         Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "ok")], factory: metrics).increment()
         for warning in load.diagnostics where warning.severity == .warning { logger.warning("\(warning)") }
         logger.info("screens reloaded", metadata: ["version": .string(screenSet.version), "screens": .stringConvertible(screenSet.screens.count)])

@@ -34,11 +34,19 @@ public final class ServedScreenSet: Sendable {
     /// Data is per request and may hold a user's values: private, and revalidated every time.
     static let dataCacheControl = "private, no-cache"
 
+    /// The header that names a skeleton's revision: sent with every skeleton, data and action
+    /// answer, and echoed by apps on the data and action requests of that skeleton.
+    public static let skeletonHeader = "X-Taksi-Skeleton"
+
     /// One variant's precomputed responses and counters. A class: the hot path passes it around
     /// with one reference count instead of one per field.
     final class Variant: Sendable {
         let compiled: CompiledScreen
-        /// Headers every response of this variant carries: the variant, the set version, `Vary`.
+        /// What its data must match (see ``SkeletonRevision``), sent as `X-Taksi-Skeleton`.
+        let revision: SkeletonRevision
+        /// Headers every data and action response of this variant carries: the variant, the set
+        /// version, the skeleton's revision, `Vary` (with `X-Taksi-Skeleton`, which picks the set
+        /// data is answered from).
         let headers: [(String, String)]
         let skeleton: Representations
         /// Present when every source is a fixture.
@@ -66,10 +74,11 @@ public final class ServedScreenSet: Sendable {
         let translations: [String: Variant]
 
         init(
-            compiled: CompiledScreen, headers: [(String, String)], skeleton: Representations,
+            compiled: CompiledScreen, revision: SkeletonRevision, headers: [(String, String)], skeleton: Representations,
             staticData: Representations?, metrics: any MetricsFactory, translations: [String: Variant] = [:]
         ) {
             self.compiled = compiled
+            self.revision = revision
             self.translations = translations
             self.headers = headers
             self.skeleton = skeleton
@@ -142,6 +151,9 @@ public final class ServedScreenSet: Sendable {
     let appleAssociation: HTTPResponse?
     /// `/.well-known/assetlinks.json`, when an Android app is configured.
     let androidAssociation: HTTPResponse?
+    /// About what the precomputed responses take in memory: their bodies (identity and gzip) and
+    /// heads. For the bound on the earlier sets a store keeps (see ``ScreenStore``).
+    let approximateBytes: Int
 
     /// The screen a request path names (`home`, `bikes/stations/velib`, still percent-encoded),
     /// with its path parameters' typed values: a literal name first, then the one pattern.
@@ -166,6 +178,7 @@ public final class ServedScreenSet: Sendable {
         self.screenSet = screenSet
         var screens: [String: Screen] = [:]
         var index: [JSONValue] = []
+        var approximateBytes = 0
         // One for the whole set: every localized screen negotiates the same way.
         let negotiator = screenSet.localization.map(LocaleNegotiator.init)
         for name in screenSet.names {
@@ -176,21 +189,30 @@ public final class ServedScreenSet: Sendable {
                 variants.isVersioned ? "X-Taksi-Version" : nil, variants.hasAlternatives ? "X-Taksi-Alternative" : nil,
                 variants.hasExperiment ? "X-Taksi-User" : nil, isLocalized ? "Accept-Language" : nil,
             ].compactMap { $0 }
+            // Data and actions are answered from the set of the skeleton the app names.
+            let dataVaried = varied + [Self.skeletonHeader]
             // Every response, skeleton and data, is precomputed per locale like it is per variant.
             func served(_ compiled: CompiledScreen) -> Variant {
-                var headers = [("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version)]
+                let revision = SkeletonRevision(skeleton: compiled.skeleton, catalog: screenSet.catalog)
+                var headers = [
+                    ("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version), (Self.skeletonHeader, revision.digest),
+                ]
                 if let locale = compiled.locale { headers.append(("Content-Language", locale)) }
+                let skeletonBody = JSONWriter.bytes(compiled.skeleton.jsonValue)
+                let dataBody = compiled.staticData.map { JSONWriter.bytes($0.jsonValue) }
+                // Identity and gzip bodies (gzip at most as large) and four heads of about 512 bytes.
+                approximateBytes += 2 * (skeletonBody.count + (dataBody?.count ?? 0)) + 2048
                 return Variant(
-                    compiled: compiled,
-                    headers: headers + (varied.isEmpty ? [] : [("Vary", varied.joined(separator: ", "))]),
+                    compiled: compiled, revision: revision,
+                    headers: headers + [("Vary", dataVaried.joined(separator: ", "))],
                     skeleton: Representations(
-                        body: JSONWriter.bytes(compiled.skeleton.jsonValue), route: "skeleton", variant: compiled.variantID,
+                        body: skeletonBody, route: "skeleton", variant: compiled.variantID,
                         headers: headers + [("Cache-Control", options.skeletonCacheControl)], vary: varied
                     ),
-                    staticData: compiled.staticData.map {
+                    staticData: dataBody.map {
                         Representations(
-                            body: JSONWriter.bytes($0.jsonValue), route: "data", variant: compiled.variantID,
-                            headers: headers + [("Cache-Control", Self.dataCacheControl)], vary: varied
+                            body: $0, route: "data", variant: compiled.variantID,
+                            headers: headers + [("Cache-Control", Self.dataCacheControl)], vary: dataVaried
                         )
                     },
                     metrics: metrics, translations: compiled.translations.mapValues(served)
@@ -202,9 +224,10 @@ public final class ServedScreenSet: Sendable {
                 variants: variants, served: servedVariants, vary: varied.isEmpty ? nil : varied.joined(separator: ", "),
                 locales: isLocalized ? negotiator : nil
             )
-            index.append(Self.indexEntry(variants))
+            index.append(Self.indexEntry(variants, served: servedVariants))
         }
         self.screens = screens
+        self.approximateBytes = approximateBytes
         self.openAPI = Self.openAPIResponse(screenSet)
         // The index changes with every reload and is for people and tools, not for caches.
         var indexResponse = HTTPResponse(
@@ -214,6 +237,19 @@ public final class ServedScreenSet: Sendable {
         self.index = indexResponse.precomputed()
         self.appleAssociation = Self.appleAssociation(screenSet.links, appLinks: options.appLinks)
         self.androidAssociation = Self.androidAssociation(appLinks: options.appLinks)
+    }
+
+    /// The variants (by file and locale) whose revision differs between two sets, with what changed.
+    static func shapeChanges(from old: ServedScreenSet, to new: ServedScreenSet) -> [(variant: String, old: String, new: String, changes: [String])] {
+        var result: [(variant: String, old: String, new: String, changes: [String])] = []
+        for name in new.screenSet.names {
+            guard let screen = new.screens[name], let earlier = old.screens[name] else { continue }
+            for (file, variant) in screen.served.sorted(by: { $0.key < $1.key }) {
+                guard let was = earlier.served[file], was.revision.digest != variant.revision.digest else { continue }
+                result.append((variant.compiled.variantID, was.revision.digest, variant.revision.digest, SkeletonRevision.changes(from: was.revision, to: variant.revision)))
+            }
+        }
+        return result
     }
 
     /// Apple's file: the paths of the https links, for each configured app (the `components`
@@ -374,7 +410,7 @@ public final class ServedScreenSet: Sendable {
         }
     }
 
-    private static func indexEntry(_ variants: ScreenVariants) -> JSONValue {
+    private static func indexEntry(_ variants: ScreenVariants, served: [String: Variant]) -> JSONValue {
         let all = variants.all
         let experiments = experimentEntries(variants)
         let pattern = variants.pattern
@@ -386,6 +422,7 @@ public final class ServedScreenSet: Sendable {
                 all.map {
                     [
                         "id": .string($0.variantID), "version": $0.requirement.map { .string($0.description) } ?? .null,
+                        "revision": served[$0.file].map { .string($0.revision.digest) } ?? .null,
                         "alternative": .string($0.alternative), "requires_data": .bool($0.requiresData),
                         "actions": .array($0.actions.map(Self.actionEntry)),
                     ]

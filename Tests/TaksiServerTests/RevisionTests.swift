@@ -1,0 +1,202 @@
+import Foundation
+import Logging
+import NIOHTTP1
+import TaksiSchema
+import TaksiScreens
+@testable import TaksiServer
+import Testing
+
+/// A screen changes while apps hold its skeleton: data and actions are answered for the skeleton
+/// the app names (`X-Taksi-Skeleton`), from the set that made it, or `412 skeleton_outdated`;
+/// never data the client would drop. Screens of their own, over real sockets where it is HTTP.
+@Suite("Skeleton revisions")
+struct RevisionTests {
+    static let items = #"{"name": "collection_component", "identifier": "items", "content": {"component_name": "label_component", "values": {"$each": "feed.items", "as": "item", "template": {"value": {"$bind": "item.t"}}}}}"#
+
+    static let original = """
+        {"name": "home", "entry": true,
+         "sources": {"q": {"type": "request", "parameters": {"name": {"default": "Ada"}}},
+                     "feed": {"type": "fixture", "value": {"items": [{"t": "one"}, {"t": "two"}], "promo": "50% off"}}},
+         "components": [
+           {"name": "label_component", "identifier": "greeting", "content": {"value": {"$template": "Hello, {q.name}!"}}},
+           {"name": "label_component", "identifier": "headline", "content": {"value": "Today"}},
+           \(items)
+         ],
+         "actions": {"ping": {"answers": {"success": {"data": [{"identifier": "greeting", "content": {"value": "pong"}}]}}}}}
+        """
+
+    /// The edits a team makes, and whether each changes what the data must match.
+    static let edits: [(name: String, from: String, to: String, changesShape: Bool)] = [
+        (
+            "added", #"{"name": "label_component", "identifier": "headline""#,
+            #"{"name": "label_component", "identifier": "promo", "content": {"value": {"$bind": "feed.promo"}}}, {"name": "label_component", "identifier": "headline""#, true
+        ),
+        ("removed", items, #"{"name": "spacer_component", "identifier": "gap", "content": {}}"#, true),
+        ("renamed", #""identifier": "greeting""#, #""identifier": "hello""#, true),  // the component and the action's patch
+        ("retyped", items, #"{"name": "label_component", "identifier": "items", "content": {"value": {"$bind": "feed.promo"}}}"#, true),
+        ("copy only", #""value": "Today""#, #""value": "Tomorrow""#, false),
+    ]
+
+    /// An application over a fresh directory holding `home`.
+    static func makeApplication(_ home: String = original) throws -> (Application, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-revisions-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(home.utf8).write(to: directory.appendingPathComponent("home.json"))
+        var configuration = ServerConfiguration()
+        configuration.screensDirectory = directory.path
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        configuration.watch = false
+        return (try buildApplication(configuration: configuration, logger: Logger(label: "revisions")), directory)
+    }
+
+    static func get(_ port: Int, _ path: String, _ headers: [(String, String)] = []) throws -> RawResponse {
+        let connection = try RawConnection(port: port)
+        connection.send("GET \(path) HTTP/1.1\r\nHost: a\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n")
+        return try #require(connection.receive(1).first)
+    }
+
+    static func post(_ port: Int, _ path: String, _ headers: [(String, String)]) throws -> RawResponse {
+        let connection = try RawConnection(port: port)
+        connection.send("POST \(path) HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n")
+        return try #require(connection.receive(1).first)
+    }
+
+    /// Checks a data payload as the client decodes it against `skeleton`: every entry names one of
+    /// its dynamic components, with content that decodes as that component's.
+    static func expectDecodes(_ data: JSONValue?, against skeleton: JSONValue?, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
+        let decoded = try JSONDecoder().decode(Skeleton.self, from: Data(JSONWriter.bytes(try #require(skeleton))))
+        let catalog = ComponentCatalog()
+        let entries = try #require(data?["interface_data"]?.arrayValue, sourceLocation: sourceLocation)
+        #expect(!entries.isEmpty, sourceLocation: sourceLocation)
+        for entry in entries {
+            let identifier = entry["identifier"]?.stringValue ?? ""
+            let component = try #require(decoded.components.first { $0.identifier == identifier }, "\(identifier) is not in the skeleton", sourceLocation: sourceLocation)
+            #expect(catalog.schema(named: component.name)?.isDynamic == true, sourceLocation: sourceLocation)
+            let check = catalog.check(
+                dataContent: entry["content"] ?? .null, of: component.name, staticContent: component.content.objectValue ?? [:], mode: .definition
+            )
+            #expect(check.violations.isEmpty, "\(identifier): \(check.violations)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("after a reload, data and actions for a skeleton cached before it decode against that skeleton", arguments: edits.map(\.name))
+    func reloadBetweenSkeletonAndData(edit name: String) async throws {
+        let edit = try #require(Self.edits.first { $0.name == name })
+        let (application, directory) = try Self.makeApplication()
+        try await withRunningServer(application) { port in
+            let skeleton = try Self.get(port, "/screens/home")
+            let held = try #require(skeleton.header("X-Taksi-Skeleton"))
+            #expect(held.count == 16)
+
+            let edited = Self.original.replacingOccurrences(of: edit.from, with: edit.to)
+            #expect(edited != Self.original)
+            try Data(edited.utf8).write(to: directory.appendingPathComponent("home.json"), options: .atomic)
+            #expect(application.watcher.reload())
+            let current = try #require(try Self.get(port, "/screens/home").header("X-Taksi-Skeleton"))
+            #expect((current != held) == edit.changesShape, "\(name): the revision \(edit.changesShape ? "changes" : "stays")")
+
+            // The app's data request names its skeleton: answered for it, whatever changed.
+            let data = try Self.get(port, "/screens/home/data", [("X-Taksi-Skeleton", held)])
+            #expect(data.status == 200)
+            #expect(data.header("X-Taksi-Skeleton") == held)
+            try Self.expectDecodes(data.json, against: skeleton.json)
+            let answer = try Self.post(port, "/screens/home/actions/ping", [("X-Taksi-Skeleton", held)])
+            #expect(answer.status == 200)
+            try Self.expectDecodes(answer.json, against: skeleton.json)
+
+            // Without the header (an app from before it), the current set answers, as it always did.
+            let fresh = try Self.get(port, "/screens/home/data")
+            #expect(fresh.header("X-Taksi-Skeleton") == current)
+            if name == "added" { #expect(fresh.json?["interface_data"]?.arrayValue?.contains { $0["identifier"] == "promo" } == true) }
+        }
+    }
+
+    @Test("a rolling deploy: a skeleton from the old replica, data from the new one is 412, and after a refetch it matches")
+    func rollingDeploy() async throws {
+        let (old, _) = try Self.makeApplication()
+        let added = try #require(Self.edits.first)
+        let (new, _) = try Self.makeApplication(Self.original.replacingOccurrences(of: added.from, with: added.to))
+        try await withRunningServer(old) { oldPort in
+            try await withRunningServer(new) { newPort in
+                let skeleton = try Self.get(oldPort, "/screens/home")
+                let held = try #require(skeleton.header("X-Taksi-Skeleton"))
+                let refused = try Self.get(newPort, "/screens/home/data", [("X-Taksi-Skeleton", held)])
+                #expect(refused.status == 412)
+                #expect(refused.json?["error"]?["code"] == "skeleton_outdated")
+                #expect(refused.header("Cache-Control") == "no-store")
+                #expect(refused.header("Vary")?.contains("X-Taksi-Skeleton") == true)
+                #expect(try Self.post(newPort, "/screens/home/actions/ping", [("X-Taksi-Skeleton", held)]).status == 412)
+
+                // What docs/client.md does on 412: the skeleton again, past every cache, then its data.
+                let refetched = try Self.get(newPort, "/screens/home", [("Cache-Control", "no-cache")])
+                let current = try #require(refetched.header("X-Taksi-Skeleton"))
+                let data = try Self.get(newPort, "/screens/home/data", [("X-Taksi-Skeleton", current)])
+                #expect(data.status == 200)
+                try Self.expectDecodes(data.json, against: refetched.json)
+            }
+        }
+    }
+
+    @Test("variant inputs on one request only never split variants: the data follows the skeleton it names")
+    func variantInputsOnOneRequest() async throws {
+        let classic = #"{"name": "home", "entry": true, "components": [{"name": "label_component", "identifier": "greeting", "content": {"value": {"$template": "Hi {q.name}"}}}], "sources": {"q": {"type": "request", "parameters": {"name": {"default": "Ada"}}}}}"#
+        let modern = #"{"name": "home", "version": ">= 2.0", "components": [{"name": "label_component", "identifier": "greeting", "content": {"value": "Hello"}}, {"name": "label_component", "identifier": "categories", "content": {"value": {"$template": "{q.name}"}}}], "sources": {"q": {"type": "request", "parameters": {"name": {"default": "Ada"}}}}}"#
+        let (application, directory) = try Self.makeApplication(classic)
+        try Data(modern.utf8).write(to: directory.appendingPathComponent("home-2.json"))
+        #expect(application.watcher.reload())
+        try await withRunningServer(application) { port in
+            // The docs' old client: no version on the skeleton, ?version=2.1 on the data.
+            let skeleton = try Self.get(port, "/screens/home")
+            let held = try #require(skeleton.header("X-Taksi-Skeleton"))
+            let data = try Self.get(port, "/screens/home/data?name=Ada&version=2.1", [("X-Taksi-Skeleton", held)])
+            #expect(data.status == 200)
+            #expect(data.header("X-Taksi-Variant") == skeleton.header("X-Taksi-Variant"))
+            try Self.expectDecodes(data.json, against: skeleton.json)
+        }
+    }
+
+    @Test("earlier sets are kept for max-age plus stale-while-revalidate, at most so many and so many bytes; then 412")
+    func retention() async throws {
+        let clock = ManualClock()
+        let texts = [Self.original] + Self.edits.filter(\.changesShape).map { Self.original.replacingOccurrences(of: $0.from, with: $0.to) }
+        var sets: [ScreenSet] = []
+        for text in texts { sets.append(try #require(ScreenSetLoader.load(files: ["home.json": Array(text.utf8)]).screenSet)) }
+        let options = ServedScreenSet.Options(skeletonMaxAge: 60, skeletonStaleWhileRevalidate: 300)
+        func store(_ retention: ScreenStore.Retention? = nil) -> (ScreenStore, Responder) {
+            let store = ScreenStore(sets[0], options: options, retention: retention, now: { clock.now })
+            return (store, Responder(store: store, logger: Logger(label: "retention")))
+        }
+        func data(_ responder: Responder, _ revision: String) async -> HTTPResponse {
+            await responder.response(method: .GET, uri: "/screens/home/data", headers: HTTPHeaders([("X-Taksi-Skeleton", revision)]))
+        }
+        func revision(_ responder: Responder) async -> String {
+            await responder.response(method: .GET, uri: "/screens/home").headers.first(name: "X-Taksi-Skeleton") ?? ""
+        }
+
+        let (timed, timedResponder) = store()
+        #expect(timed.retention.seconds == 360, "derived from the skeletons' caching, not a constant")
+        let first = await revision(timedResponder)
+        timed.replace(with: sets[1])
+        clock.advance(by: 359)
+        #expect(await data(timedResponder, first).status == .ok)
+        clock.advance(by: 2)
+        #expect(timed.earlierSets.isEmpty)
+        let late = await data(timedResponder, first)
+        #expect(late.status == .preconditionFailed)
+        #expect(late.headers["Cache-Control"] == ["no-store"])
+
+        let (counted, countedResponder) = store(ScreenStore.Retention(seconds: 360, maxSets: 2))
+        let oldest = await revision(countedResponder)
+        for set in sets.dropFirst() { counted.replace(with: set) }
+        #expect(counted.earlierSets.count == 2)
+        #expect(await data(countedResponder, oldest).status == .preconditionFailed, "the oldest is dropped past the count")
+
+        let (small, smallResponder) = store(ScreenStore.Retention(seconds: 360, maxBytes: 1))
+        let dropped = await revision(smallResponder)
+        small.replace(with: sets[1])
+        #expect(small.earlierSets.isEmpty, "over the byte bound")
+        #expect(await data(smallResponder, dropped).status == .preconditionFailed)
+    }
+}
