@@ -60,6 +60,7 @@ paths:
             Vary: {$ref: "#/components/headers/Vary"}
             Content-Encoding: {$ref: "#/components/headers/Content-Encoding"}
             X-Taksi-Variant: {$ref: "#/components/headers/X-Taksi-Variant"}
+            X-Taksi-Skeleton: {$ref: "#/components/headers/X-Taksi-Skeleton"}
             X-Taksi-Screens-Version: {$ref: "#/components/headers/X-Taksi-Screens-Version"}
             X-Request-Id: {$ref: "#/components/headers/X-Request-Id"}
           content:
@@ -93,6 +94,7 @@ paths:
         - $ref: "#/components/parameters/version"
         - $ref: "#/components/parameters/X-Taksi-Alternative"
         - $ref: "#/components/parameters/X-Taksi-User"
+        - $ref: "#/components/parameters/X-Taksi-Skeleton"
         - $ref: "#/components/parameters/Accept-Language"
         - $ref: "#/components/parameters/If-None-Match"
         - $ref: "#/components/parameters/Accept-Encoding"
@@ -116,6 +118,7 @@ paths:
             Cache-Control: {$ref: "#/components/headers/Cache-Control"}
             Vary: {$ref: "#/components/headers/Vary"}
             X-Taksi-Variant: {$ref: "#/components/headers/X-Taksi-Variant"}
+            X-Taksi-Skeleton: {$ref: "#/components/headers/X-Taksi-Skeleton"}
             X-Taksi-Screens-Version: {$ref: "#/components/headers/X-Taksi-Screens-Version"}
             X-Taksi-Degraded:
               description: The sources that failed, comma-separated; their components got their fallback or no entry.
@@ -131,6 +134,7 @@ paths:
         "404": {$ref: "#/components/responses/NotFound"}
         "405": {$ref: "#/components/responses/MethodNotAllowed"}
         "408": {$ref: "#/components/responses/BodyTimeout"}
+        "412": {$ref: "#/components/responses/SkeletonOutdated"}
         "413": {$ref: "#/components/responses/BodyTooLarge"}
         "414": {$ref: "#/components/responses/URITooLong"}
         "417": {$ref: "#/components/responses/ExpectationFailed"}
@@ -160,6 +164,7 @@ paths:
         - $ref: "#/components/parameters/X-Taksi-Version"
         - $ref: "#/components/parameters/X-Taksi-Alternative"
         - $ref: "#/components/parameters/X-Taksi-User"
+        - $ref: "#/components/parameters/X-Taksi-Skeleton"
         - $ref: "#/components/parameters/Accept-Language"
         - $ref: "#/components/parameters/Idempotency-Key"
         - $ref: "#/components/parameters/X-Request-Id"
@@ -181,6 +186,7 @@ paths:
         "400": {$ref: "#/components/responses/BadRequest"}
         "404": {$ref: "#/components/responses/NotFound"}
         "405": {$ref: "#/components/responses/MethodNotAllowed"}
+        "412": {$ref: "#/components/responses/SkeletonOutdated"}
         "413": {$ref: "#/components/responses/BodyTooLarge"}
         "415": {$ref: "#/components/responses/UnsupportedMediaType"}
         "422": {$ref: "#/components/responses/ActionAnswer"}
@@ -322,6 +328,11 @@ components:
       in: header
       description: Asks for a named alternative.
       schema: {type: string}
+    X-Taksi-Skeleton:
+      name: X-Taksi-Skeleton
+      in: header
+      description: "The revision of the skeleton the app holds (its response's `X-Taksi-Skeleton`): data and action answers are made for it, from an earlier screen set when the screen changed since, or `412 skeleton_outdated`."
+      schema: {type: string}
     X-Taksi-User:
       name: X-Taksi-User
       in: header
@@ -377,7 +388,18 @@ components:
     X-Taksi-Screens-Version:
       description: A digest of the screen files the answer comes from.
       schema: {type: string}
+    X-Taksi-Skeleton:
+      description: "The skeleton's revision: what its data must match. Echo it on the skeleton's data requests and action submits."
+      schema: {type: string}
   responses:
+    SkeletonOutdated:
+      description: "`skeleton_outdated`: the skeleton named by `X-Taksi-Skeleton` is no longer served; fetch the skeleton again with `Cache-Control: no-cache`, then its data."
+      headers:
+        Cache-Control: {$ref: "#/components/headers/NoStore"}
+        Vary: {$ref: "#/components/headers/Vary"}
+      content:
+        application/json:
+          schema: {$ref: "#/components/schemas/Error"}
     NotModified:
       description: The client's copy is current; no body.
       headers:
@@ -416,6 +438,7 @@ components:
       headers:
         Cache-Control: {$ref: "#/components/headers/NoStore"}
         X-Taksi-Variant: {$ref: "#/components/headers/X-Taksi-Variant"}
+        X-Taksi-Skeleton: {$ref: "#/components/headers/X-Taksi-Skeleton"}
         Idempotent-Replayed:
           description: "`true` when this is the kept answer of an earlier submit with the same Idempotency-Key."
           schema: {type: string, const: "true"}
@@ -612,7 +635,7 @@ components:
             interface_identifier: {type: string, description: "A screen path, percent-encoded: append it to /screens/."}
     Readiness:
       type: object
-      required: [status, screens_version, loaded_at, last_reload_at, pending_errors]
+      required: [status, screens_version, loaded_at, last_reload_at, pending_errors, revisions, earlier_sets]
       properties:
         status: {enum: [ready, draining]}
         screens_version: {type: string}
@@ -621,6 +644,13 @@ components:
         pending_errors:
           type: array
           items: {type: string}
+        revisions:
+          description: Each variant's skeleton revision (X-Taksi-Skeleton), by variant id.
+          type: object
+          additionalProperties: {type: string}
+        earlier_sets:
+          description: Screen sets served before, kept for the skeletons cached from them.
+          type: integer
 
 """#
 }

@@ -338,13 +338,13 @@ public final class ServedScreenSet: Sendable {
         let pathParameters: [JSONValue] = screen.pattern.parameterNames.map { name in
             ["name": .string(name), "in": "path", "required": true, "schema": .object(openAPISchema(screen.pattern.parameters[name] ?? RequestParameter()))]
         }
-        let headers: [JSONValue] = ["X-Taksi-Version", "X-Taksi-Alternative", "X-Taksi-User", "Idempotency-Key", "X-Request-Id"].map {
+        let headers: [JSONValue] = ["X-Taksi-Version", "X-Taksi-Alternative", "X-Taksi-User", "X-Taksi-Skeleton", "Idempotency-Key", "X-Request-Id"].map {
             ["$ref": .string("#/components/parameters/\($0)")]
         }
         let answer: JSONValue = ["$ref": "#/components/responses/ActionAnswer"]
         var responses: [String: JSONValue] = [
             "400": ["$ref": "#/components/responses/BadRequest"], "404": ["$ref": "#/components/responses/NotFound"],
-            "415": ["$ref": "#/components/responses/UnsupportedMediaType"], "422": answer,
+            "412": ["$ref": "#/components/responses/SkeletonOutdated"], "415": ["$ref": "#/components/responses/UnsupportedMediaType"], "422": answer,
         ]
         for status in Set([200] + action.answers.values.compactMap(\.status)) { responses[String(status)] = answer }
         if action.call != nil {
