@@ -235,7 +235,7 @@ struct Preview: Sendable {
     /// The exchange parameters sent as request headers, as an app sends them.
     private static let headerParameters = [
         ("version", "X-Taksi-Version"), ("alternative", "X-Taksi-Alternative"), ("user", "X-Taksi-User"),
-        ("language", "Accept-Language"),
+        ("language", "Accept-Language"), ("skeleton", "X-Taksi-Skeleton"),
     ]
 
     private static let pathBytes = PercentEncoding.unreserved.union(PercentEncoding.ByteSet("/%!$&'()*+,;=:@"))

@@ -246,7 +246,10 @@ async function drawScreen(generation) {
   showExchange(view, 'Skeleton', skeleton);
   const variantID = header(skeleton, 'X-Taksi-Variant');
   const variantInfo = found.screen.variants.find((variant) => variant.id === variantID);
-  view.variant.textContent = variantID ? `${variantID}${variantInfo ? ` (${variantInfo.file})` : ''}` : 'none';
+  view.revision = header(skeleton, 'X-Taksi-Skeleton');
+  view.variant.textContent = variantID
+    ? `${variantID}${variantInfo ? ` (${variantInfo.file})` : ''}${view.revision ? `, revision ${view.revision}` : ''}`
+    : 'none';
   view.actions = variantInfo ? variantInfo.actions : [];
   const components = payload(skeleton, 'components');
   view.components = components || [];
@@ -326,6 +329,8 @@ async function exchange(view, phase) {
   for (const name of ['version', 'alternative', 'user', 'language']) {
     if (view.controls[name]) parameters.set(name, view.controls[name]);
   }
+  // The data is asked for the skeleton drawn, as an app asks (X-Taksi-Skeleton).
+  if (phase === 'data' && view.revision) parameters.set('skeleton', view.revision);
   parameters.set('gzip', view.controls.gzip === '0' ? '0' : '1');
   try {
     const response = await fetch('/preview/exchange.json?' + parameters.toString(), { cache: 'no-store' });
@@ -336,7 +341,7 @@ async function exchange(view, phase) {
   }
 }
 
-const SHOWN_HEADERS = ['X-Taksi-Variant', 'X-Taksi-Degraded', 'ETag', 'Cache-Control', 'Content-Encoding', 'Vary', 'Content-Language'];
+const SHOWN_HEADERS = ['X-Taksi-Variant', 'X-Taksi-Skeleton', 'X-Taksi-Degraded', 'ETag', 'Cache-Control', 'Content-Encoding', 'Vary', 'Content-Language'];
 
 function showExchange(view, title, answer) {
   const rows = [el('tr', {}, el('th', {}, 'status'), el('td', {}, String(answer.status)))];
@@ -512,6 +517,7 @@ async function submit(action, view) {
   if (view.controls.alternative) headers['X-Taksi-Alternative'] = view.controls.alternative;
   if (view.controls.user) headers['X-Taksi-User'] = view.controls.user;
   if (view.controls.language) headers['Accept-Language'] = view.controls.language;
+  if (view.revision) headers['X-Taksi-Skeleton'] = view.revision;
   const target = `/screens/${view.path}/actions/${encodeURIComponent(action.name)}`;
   const body = JSON.stringify({ inputs });
   let status = 0;
