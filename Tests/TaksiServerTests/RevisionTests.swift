@@ -199,4 +199,23 @@ struct RevisionTests {
         #expect(small.earlierSets.isEmpty, "over the byte bound")
         #expect(await data(smallResponder, dropped).status == .preconditionFailed)
     }
+
+    @Test("a reload that changes a variant's shape says what appeared, disappeared or changed type")
+    func shapeChanges() throws {
+        func served(_ text: String) throws -> ServedScreenSet {
+            ServedScreenSet(try #require(ScreenSetLoader.load(files: ["home.json": Array(text.utf8)]).screenSet))
+        }
+        let old = try served(Self.original)
+        var found: [String: [String]] = [:]
+        for edit in Self.edits {
+            let changes = ServedScreenSet.shapeChanges(from: old, to: try served(Self.original.replacingOccurrences(of: edit.from, with: edit.to)))
+            #expect(changes.map(\.variant) == (edit.changesShape ? ["home|*|default"] : []), "\(edit.name)")
+            found[edit.name] = changes.first?.changes ?? []
+        }
+        #expect(found["added"] == ["promo appeared (label_component)"])
+        #expect(found["removed"] == ["items disappeared (was collection_component of label_component)"])
+        #expect(found["renamed"] == ["hello appeared (label_component)", "greeting disappeared (was label_component)"])
+        #expect(found["retyped"] == ["items changed type from collection_component of label_component to label_component"])
+        #expect(found["copy only"] == [])
+    }
 }
