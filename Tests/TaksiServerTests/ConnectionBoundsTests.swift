@@ -91,11 +91,14 @@ struct ConnectionBoundsTests {
         let limits = ConnectionLimits()
         let channel = NIOAsyncTestingChannel()
         let reads = ReadCounter()
-        let timeouts = RequestTimeoutHandler(limits: limits, sweeper: ConnectionSweeper())
-        try await channel.pipeline.addHandlers([
-            reads, timeouts, HTTPConnectionHandler.makeDecoder(limits: limits),
-            HTTPConnectionHandler(responder: fixture.application.responder, limits: limits, timeouts: timeouts, accessLog: nil, observer: nil),
-        ])
+        let responder = fixture.application.responder
+        try await channel.testingEventLoop.executeInContext {
+            let timeouts = RequestTimeoutHandler(limits: limits, sweeper: ConnectionSweeper())
+            try channel.pipeline.syncOperations.addHandlers([
+                reads, timeouts, HTTPConnectionHandler.makeDecoder(limits: limits),
+                HTTPConnectionHandler(responder: responder, limits: limits, timeouts: timeouts, accessLog: nil, observer: nil),
+            ])
+        }
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1))
 
         // A submit that waits on its upstream, and a second one behind it with a large body.
