@@ -218,4 +218,42 @@ struct RevisionTests {
         #expect(found["retyped"] == ["items changed type from collection_component of label_component to label_component"])
         #expect(found["copy only"] == [])
     }
+
+    @Test("a data request in flight across a reload that changes the shape is answered for the skeleton it named")
+    func inFlightAcrossReload() async throws {
+        let upstream = try await TestUpstream()
+        upstream.on("/feed", .held(#"{"title": "Fresh"}"#))
+        let screen = #"{"name": "feed", "entry": true, "sources": {"api": {"type": "http", "upstream": "api", "path": "/feed"}}, "components": [{"name": "label_component", "identifier": "title", "content": {"value": {"$bind": "api.title"}}}]}"#
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-inflight-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(screen.utf8).write(to: directory.appendingPathComponent("feed.json"))
+        var configuration = ServerConfiguration()
+        configuration.screensDirectory = directory.path
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        configuration.watch = false
+        configuration.upstreams = ["api": upstream.baseURL]
+        let application = try buildApplication(configuration: configuration, logger: Logger(label: "in-flight"))
+        try await withRunningServer(application) { port in
+            let skeleton = try Self.get(port, "/screens/feed")
+            let held = try #require(skeleton.header("X-Taksi-Skeleton"))
+            let connection = try RawConnection(port: port)
+            connection.send("GET /screens/feed/data HTTP/1.1\r\nHost: a\r\nX-Taksi-Skeleton: \(held)\r\n\r\n")
+            await upstream.waitForRequests(1)
+
+            // The screen's only component is renamed while the request waits on its upstream.
+            try Data(screen.replacingOccurrences(of: #""identifier": "title""#, with: #""identifier": "heading""#).utf8)
+                .write(to: directory.appendingPathComponent("feed.json"), options: .atomic)
+            #expect(application.watcher.reload())
+            #expect(try Self.get(port, "/screens/feed").header("X-Taksi-Skeleton") != held)
+            upstream.release()
+
+            let data = try #require(await connection.receiveOffPool(1).first)
+            #expect(data.status == 200)
+            #expect(data.header("X-Taksi-Skeleton") == held)
+            try Self.expectDecodes(data.json, against: skeleton.json)
+        }
+        try await upstream.stop()
+    }
 }
