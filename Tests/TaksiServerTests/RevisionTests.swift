@@ -37,17 +37,18 @@ struct RevisionTests {
         ("copy only", #""value": "Today""#, #""value": "Tomorrow""#, false),
     ]
 
-    /// An application over a fresh directory holding `home`.
-    static func makeApplication(_ home: String = original) throws -> (Application, URL) {
+    /// An application over a fresh directory holding `home` (or `files`).
+    static func makeApplication(_ home: String = original, files: [String: String]? = nil, upstreams: [String: String] = [:]) throws -> (Application, URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-revisions-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try Data(home.utf8).write(to: directory.appendingPathComponent("home.json"))
+        for (name, text) in files ?? ["home.json": home] { try Data(text.utf8).write(to: directory.appendingPathComponent(name)) }
         var configuration = ServerConfiguration()
         configuration.screensDirectory = directory.path
         configuration.port = 0
         configuration.threads = 1
         configuration.accessLog = false
         configuration.watch = false
+        configuration.upstreams = upstreams
         return (try buildApplication(configuration: configuration, logger: Logger(label: "revisions")), directory)
     }
 
@@ -143,9 +144,7 @@ struct RevisionTests {
     func variantInputsOnOneRequest() async throws {
         let classic = #"{"name": "home", "entry": true, "components": [{"name": "label_component", "identifier": "greeting", "content": {"value": {"$template": "Hi {q.name}"}}}], "sources": {"q": {"type": "request", "parameters": {"name": {"default": "Ada"}}}}}"#
         let modern = #"{"name": "home", "version": ">= 2.0", "components": [{"name": "label_component", "identifier": "greeting", "content": {"value": "Hello"}}, {"name": "label_component", "identifier": "categories", "content": {"value": {"$template": "{q.name}"}}}], "sources": {"q": {"type": "request", "parameters": {"name": {"default": "Ada"}}}}}"#
-        let (application, directory) = try Self.makeApplication(classic)
-        try Data(modern.utf8).write(to: directory.appendingPathComponent("home-2.json"))
-        #expect(application.watcher.reload())
+        let (application, _) = try Self.makeApplication(files: ["home.json": classic, "home-2.json": modern])
         try await withRunningServer(application) { port in
             // The docs' old client: no version on the skeleton, ?version=2.1 on the data.
             let skeleton = try Self.get(port, "/screens/home")
@@ -224,17 +223,7 @@ struct RevisionTests {
         let upstream = try await TestUpstream()
         upstream.on("/feed", .held(#"{"title": "Fresh"}"#))
         let screen = #"{"name": "feed", "entry": true, "sources": {"api": {"type": "http", "upstream": "api", "path": "/feed"}}, "components": [{"name": "label_component", "identifier": "title", "content": {"value": {"$bind": "api.title"}}}]}"#
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-inflight-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try Data(screen.utf8).write(to: directory.appendingPathComponent("feed.json"))
-        var configuration = ServerConfiguration()
-        configuration.screensDirectory = directory.path
-        configuration.port = 0
-        configuration.threads = 1
-        configuration.accessLog = false
-        configuration.watch = false
-        configuration.upstreams = ["api": upstream.baseURL]
-        let application = try buildApplication(configuration: configuration, logger: Logger(label: "in-flight"))
+        let (application, directory) = try Self.makeApplication(files: ["feed.json": screen], upstreams: ["api": upstream.baseURL])
         try await withRunningServer(application) { port in
             let skeleton = try Self.get(port, "/screens/feed")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
