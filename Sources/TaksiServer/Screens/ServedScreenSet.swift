@@ -239,7 +239,8 @@ public final class ServedScreenSet: Sendable {
         self.androidAssociation = Self.androidAssociation(appLinks: options.appLinks)
     }
 
-    /// The variants (by file and locale) whose revision differs between two sets, with what changed.
+    /// The variants (by file; their translations share their revision) whose revision differs
+    /// between two sets, with what changed.
     static func shapeChanges(from old: ServedScreenSet, to new: ServedScreenSet) -> [(variant: String, old: String, new: String, changes: [String])] {
         var result: [(variant: String, old: String, new: String, changes: [String])] = []
         for name in new.screenSet.names {
