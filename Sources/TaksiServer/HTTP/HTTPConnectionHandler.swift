@@ -108,36 +108,45 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing, !discarding else { return }
         switch unwrapInboundIn(data) {
-        case .head(let head):
-            let summary = HeadSummary(head.headers)
-            var request = Request(head: head, id: requestID(summary.requestID), started: .now())
-            request.rejection = rejection(of: head, summary: summary)
-            request.offersUpgrade = head.method == .CONNECT || summary.offersUpgrade
-            let declaredLength = summary.contentLength?.trimmingOptionalWhitespace
-            let length = declaredLength.flatMap { Int($0) }
-            let hasBody = (length ?? 0) > 0 || (declaredLength != nil && length == nil) || summary.hasTransferEncoding
-            if let declaredLength, length == nil, request.rejection == nil {
-                // The decoder takes lengths up to 2^64 - 1 and waits for that body; one an Int
-                // cannot hold is larger than any limit. Anything else it would have refused.
-                let isNumber = !declaredLength.isEmpty && declaredLength.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-                request.rejection = isNumber ? .bodyTooLarge(limit: limits.maxBodyBytes) : .malformedRequest
-            }
-            if let length, length > limits.maxBodyBytes, request.rejection == nil {
-                // Refused before a byte of it is read.
-                request.rejection = .bodyTooLarge(limit: limits.maxBodyBytes)
-            }
-            if request.rejection == nil, let expectation = summary.expect {
-                if expectation.trimmingOptionalWhitespace.lowercased() != "100-continue" {
-                    request.rejection = .expectationFailed
-                } else if hasBody, queue.isEmpty, !awaitingReply,
-                    let refusal = responder.refusal(beforeBodyOf: head.method, uri: head.uri, headers: head.headers)
-                {
+        case .head(let head): received(head, context: context)
+        case .body(let part): received(part, context: context)
+        case .end: receivedEnd(context: context)
+        }
+    }
+
+    /// A request head: what must be refused is decided now, and answered at once when it does
+    /// not depend on the body (which is then never read, nor asked for with `100 Continue`).
+    private func received(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let summary = HeadSummary(head.headers)
+        var request = Request(head: head, id: requestID(summary.requestID), started: .now())
+        request.rejection = rejection(of: head, summary: summary)
+        request.offersUpgrade = head.method == .CONNECT || summary.offersUpgrade
+        let declaredLength = summary.contentLength?.trimmingOptionalWhitespace
+        let length = declaredLength.flatMap { Int($0) }
+        let hasBody = (length ?? 0) > 0 || (declaredLength != nil && length == nil) || summary.hasTransferEncoding
+        var answerBeforeBody = false
+        if let declaredLength, length == nil, request.rejection == nil {
+            // The decoder takes lengths up to 2^64 - 1 and waits for that body; one an Int
+            // cannot hold is larger than any limit. Anything else it would have refused.
+            let isNumber = !declaredLength.isEmpty && declaredLength.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            request.rejection = isNumber ? .bodyTooLarge(limit: limits.maxBodyBytes) : .malformedRequest
+            answerBeforeBody = true
+        }
+        if let length, length > limits.maxBodyBytes, request.rejection == nil {
+            // Refused before a byte of it is read.
+            request.rejection = .bodyTooLarge(limit: limits.maxBodyBytes)
+            answerBeforeBody = true
+        }
+        if request.rejection == nil, let expectation = summary.expect {
+            if expectation.trimmingOptionalWhitespace.lowercased() != "100-continue" {
+                request.rejection = .expectationFailed
+                answerBeforeBody = true
+            } else if hasBody, queue.isEmpty, !awaitingReply {
+                if let refusal = responder.refusal(beforeBodyOf: head.method, uri: head.uri, headers: head.headers) {
                     // Refused whatever the body: the final answer now, and the body never asked for.
                     request.rejection = refusal
-                    receiving = request
-                    rejectReceiving(refusal, context: context)
-                    return
-                } else if hasBody, queue.isEmpty, !awaitingReply {
+                    answerBeforeBody = true
+                } else {
                     // The client waits for this before it sends the body. With answers still to
                     // write ahead of it, it is left out (RFC 9110, 10.1.1 lets the client go on).
                     var interim = context.channel.allocator.buffer(capacity: 25)
@@ -145,55 +154,57 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                     context.writeAndFlush(wrapOutboundOut(.byteBuffer(interim)), promise: nil)
                 }
             }
-            if request.rejection?.status == .payloadTooLarge || request.rejection?.status == .expectationFailed
-                || (hasBody && request.rejection == .malformedRequest)
-            {
-                // Answer now, without waiting for (or reading) a body.
-                receiving = request
-                rejectReceiving(request.rejection!, context: context)
-                return
-            }
+        }
+        receiving = request
+        if answerBeforeBody, let rejection = request.rejection {
+            rejectReceiving(rejection, context: context)
+            return
+        }
+        if hasBody { timeouts.bodyStarted() } else { timeouts.requestStarted() }
+    }
+
+    /// Part of a body. Only actions (POST) read one; others are counted and discarded, so the
+    /// connection stays usable.
+    private func received(_ part: ByteBuffer, context: ChannelHandlerContext) {
+        guard var request = receiving else { return }
+        request.bodyBytes += part.readableBytes
+        if request.bodyBytes > limits.maxBodyBytes {
             receiving = request
-            if hasBody { timeouts.bodyStarted() } else { timeouts.requestStarted() }
-        case .body(let part):
-            // Only actions (POST) read a body; others are counted and discarded, so the connection stays usable.
-            guard var request = receiving else { return }
-            request.bodyBytes += part.readableBytes
-            if request.bodyBytes > limits.maxBodyBytes {
-                receiving = request
-                rejectReceiving(.bodyTooLarge(limit: limits.maxBodyBytes), context: context)
-                return
-            }
-            if request.head.method == .POST {
-                receiving = nil
-                var part = part
-                if request.body == nil {
-                    request.body = part
-                } else {
-                    request.body!.writeBuffer(&part)
-                }
-            }
-            receiving = request
-        case .end:
-            guard let request = receiving else { return }
+            rejectReceiving(.bodyTooLarge(limit: limits.maxBodyBytes), context: context)
+            return
+        }
+        if request.head.method == .POST {
             receiving = nil
-            timeouts.requestStarted()
-            if request.offersUpgrade { replaceDecoder(context: context) }
-            if queue.isEmpty, !awaitingReply, context.channel.isWritable {
-                // The common case, one request at a time: answer it without queueing it.
-                let reply = reply(to: request)
-                if case .ready(let response) = reply {
-                    write(response, for: request, context: context)
-                    if !closing { timeouts.connectionIdle() }
-                    return
-                }
-                queue.append(request)
-                wait(for: reply, of: request, context: context)
+            var part = part
+            if request.body == nil {
+                request.body = part
+            } else {
+                request.body!.writeBuffer(&part)
+            }
+        }
+        receiving = request
+    }
+
+    /// A whole request: answered now when nothing waits ahead of it, else queued.
+    private func receivedEnd(context: ChannelHandlerContext) {
+        guard let request = receiving else { return }
+        receiving = nil
+        timeouts.requestStarted()
+        if request.offersUpgrade { replaceDecoder(context: context) }
+        if queue.isEmpty, !awaitingReply, context.channel.isWritable {
+            // The common case, one request at a time: answer it without queueing it.
+            let reply = reply(to: request)
+            if case .ready(let response) = reply {
+                write(response, for: request, context: context)
+                if !closing { timeouts.connectionIdle() }
                 return
             }
             queue.append(request)
-            processQueue(context: context)
+            wait(for: reply, of: request, context: context)
+            return
         }
+        queue.append(request)
+        processQueue(context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
