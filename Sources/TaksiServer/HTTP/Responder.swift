@@ -86,17 +86,26 @@ public struct Responder: Sendable {
     /// may matter (or is read and dropped, as elsewhere than actions).
     public func refusal(beforeBodyOf method: HTTPMethod, uri: String, headers: HTTPHeaders) -> APIError? {
         do throws(APIError) {
-            if method == .CONNECT { throw APIError.methodNotAllowed(method) }
-            let target = try RequestTarget(uri)
-            let route = Route(path: target.path)
-            if route == .notFound || (preview == nil && route.isPreview) { throw APIError.notFound(path: String(target.path)) }
-            try Self.checkMethod(method, for: route)
+            if method == .OPTIONS, uri == "*" { return nil }
+            let (target, route) = try self.route(of: method, uri: uri)
             guard case .action(let path, let name) = route, method == .POST else { return nil }
             _ = try lookUpAction(name, at: path, headers: headers, target: target)
             return nil
         } catch {
             return error
         }
+    }
+
+    /// The route of a request's target, or the error it gets whatever else it holds: `CONNECT`
+    /// (its target is a host, never a path here), an unknown path (the preview's, when it is off,
+    /// for every method), a method the route does not take.
+    private func route(of method: HTTPMethod, uri: String) throws(APIError) -> (RequestTarget, Route) {
+        if method == .CONNECT { throw .methodNotAllowed(method) }
+        let target = try RequestTarget(uri)
+        let route = Route(path: target.path)
+        if route == .notFound || (preview == nil && route.isPreview) { throw .notFound(path: String(target.path)) }
+        try Self.checkMethod(method, for: route)
+        return (target, route)
     }
 
     /// The methods each route takes: `POST` (and `OPTIONS`) on actions, `GET`, `HEAD` and `OPTIONS`
@@ -117,14 +126,9 @@ public struct Responder: Sendable {
     }
 
     private func route(_ request: HTTPRequest) throws(APIError) -> Reply {
-        // CONNECT's target is a host and port, never a path here; OPTIONS * asks about the server.
-        if request.method == .CONNECT { throw .methodNotAllowed(request.method) }
+        // OPTIONS * asks about the server.
         if request.method == .OPTIONS, request.uri == "*" { return .ready(Self.options) }
-        let target = try RequestTarget(request.uri)
-        let route = Route(path: target.path)
-        // With the preview off, its paths are unknown paths for every method.
-        if route == .notFound || (preview == nil && route.isPreview) { throw .notFound(path: String(target.path)) }
-        try Self.checkMethod(request.method, for: route)
+        let (target, route) = try route(of: request.method, uri: request.uri)
         if case .action(let path, let name) = route {
             if request.method == .OPTIONS { return .ready(Self.actionOptions) }
             return try action(name, at: path, request: request, target: target)
