@@ -44,14 +44,22 @@ extension ScreenCompiler {
         guard !expansionTooLarge else { return false }
         expandedBytes += bytes
         guard expandedBytes > ScreenSetLoader.maximumExpandedBytes else { return true }
+        stopExpansion(
+            at: node, in: use, "passes \(ScreenSetLoader.maximumExpandedBytes) bytes of JSON here",
+            fix: "move repeated content to data (a collection)"
+        )
+        return false
+    }
+
+    /// Reports the use that passed a limit of the expansion, with its chain of fragments, and
+    /// stops the expansion there (nothing more is reported about it).
+    private mutating func stopExpansion(at node: JSONNode, in use: FragmentUse?, _ problem: String, fix: String) {
         expansionTooLarge = true
         reader.report(
             .fragmentTooLarge, at: node, path: .root,
-            "with its fragments expanded, screen \(name) passes \(ScreenSetLoader.maximumExpandedBytes) bytes of JSON"
-                + (use.map { " here, inside \($0.chain.joined(separator: " → "))" } ?? " here")
-                + "; a fragment used several times inside another that is used several times multiplies: use fewer, or move repeated content to data (a collection)"
+            "with its fragments expanded, screen \(name) \(problem)" + (use.map { ", inside \($0.chain.joined(separator: " → "))" } ?? "")
+                + "; a fragment used several times inside another that is used several times multiplies: use fewer, or \(fix)"
         )
-        return false
     }
 
     /// A value's size in bytes of JSON, its children included.
@@ -88,12 +96,9 @@ extension ScreenCompiler {
             guard grow(by: 2, at: element[Fragment.useKey] ?? element, in: inner) else { break }
             let added = expandList(body.elements ?? [], in: inner)
             if expanded.count + added.count > ScreenSetLoader.maximumExpandedComponents, !expansionTooLarge {
-                expansionTooLarge = true
-                reader.report(
-                    .fragmentTooLarge, at: element[Fragment.useKey] ?? element, path: .root,
-                    "with its fragments expanded, screen \(name) has more than \(ScreenSetLoader.maximumExpandedComponents) components from here"
-                        + (use.map { ", inside \($0.chain.joined(separator: " → "))" } ?? "")
-                        + "; a fragment used several times inside another that is used several times multiplies: use fewer, or show repeated items in a collection"
+                stopExpansion(
+                    at: element[Fragment.useKey] ?? element, in: use,
+                    "has more than \(ScreenSetLoader.maximumExpandedComponents) components from here", fix: "show repeated items in a collection"
                 )
             }
             expanded += added
