@@ -128,14 +128,3 @@ struct ConnectionBoundsTests {
         try await fixture.upstream.stop()
     }
 }
-
-/// Counts the reads the handlers after it ask the channel for.
-private final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
-    // Unchecked: touched only on the testing channel's event loop and, once it is idle, by the test.
-    typealias OutboundIn = Any
-    private(set) var count = 0
-    func read(context: ChannelHandlerContext) {
-        count += 1
-        context.read()
-    }
-}

@@ -263,3 +263,14 @@ func pythonHas(_ modules: String...) -> Bool {
     ProcessInfo.processInfo.environment["CI"] != nil
         || (try? runTool(["python3", "-c", "import " + modules.joined(separator: ", ")]))?.status == 0
 }
+
+/// Counts the reads the handlers after it ask the channel for.
+final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
+    // Unchecked: touched only on the testing channel's event loop and, once it is idle, by the test.
+    typealias OutboundIn = Any
+    private(set) var count = 0
+    func read(context: ChannelHandlerContext) {
+        count += 1
+        context.read()
+    }
+}

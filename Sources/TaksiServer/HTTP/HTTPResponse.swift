@@ -18,9 +18,9 @@ public struct HTTPResponse: Sendable {
     var route: String = "other"
     /// The variant served, for the access log.
     var variant: String?
-    /// Set for a stream of server-sent events (the preview's): ``body`` is its first bytes, then
-    /// the connection stays open and writes each event these publish.
-    var events: PreviewEvents?
+    /// Set for a streamed body (the preview's events): ``body`` is its first bytes, then the
+    /// connection stays open and writes each part the stream produces.
+    var stream: (any StreamedBody)?
 
     init(status: HTTPResponseStatus = .ok, json body: ByteBuffer, headers extra: [(String, String)] = []) {
         self.init(status: status, body: body, type: "application/json; charset=utf-8", headers: extra)

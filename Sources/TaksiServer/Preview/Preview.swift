@@ -64,7 +64,7 @@ struct Preview: Sendable {
                 body: PreviewEvents.preamble
             )
             response.route = "preview"
-            response.events = events
+            response.stream = events
             return .ready(response)
         }
     }

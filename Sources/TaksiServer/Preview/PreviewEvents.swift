@@ -16,7 +16,7 @@ import TaksiSchema
 ///
 /// Each subscriber is a connection on its own event loop; an event is handed to each loop and
 /// written there. Streams are few (people's browsers), so the number open is bounded.
-public final class PreviewEvents: Sendable {
+public final class PreviewEvents: StreamedBody {
     private struct Subscriber: Sendable {
         let loop: any EventLoop
         let send: @Sendable (ByteBuffer) -> Void
@@ -51,10 +51,10 @@ public final class PreviewEvents: Sendable {
     var current: ByteBuffer { state.withLockedValue { $0.current } }
 
     /// Starts sending events to a stream: `send` runs on `loop` with each event's bytes, until
-    /// ``unsubscribe(_:)``.
+    /// ``stop(_:)``.
     /// - Returns: the subscription's id, and the current event (written first, so a page that
     ///   connects after a reload learns of it).
-    func subscribe(on loop: any EventLoop, send: @escaping @Sendable (ByteBuffer) -> Void) -> (id: Int, current: ByteBuffer) {
+    func start(on loop: any EventLoop, send: @escaping @Sendable (ByteBuffer) -> Void) -> (id: Int, first: ByteBuffer) {
         state.withLockedValue { state in
             state.nextID += 1
             state.subscribers[state.nextID] = Subscriber(loop: loop, send: send)
@@ -62,7 +62,7 @@ public final class PreviewEvents: Sendable {
         }
     }
 
-    func unsubscribe(_ id: Int) {
+    func stop(_ id: Int) {
         _ = state.withLockedValue { $0.subscribers.removeValue(forKey: id) }
     }
 
@@ -97,8 +97,8 @@ public final class PreviewEvents: Sendable {
 
     /// Sent every ``heartbeatInterval`` on an idle stream: a comment, ignored by browsers, that
     /// keeps proxies from closing the connection and finds clients that went away.
-    static let heartbeat = ByteBuffer(string: ": keep-alive\n\n")
-    static let heartbeatInterval = TimeAmount.seconds(15)
+    var heartbeat: ByteBuffer { ByteBuffer(string: ": keep-alive\n\n") }
+    var heartbeatInterval: TimeAmount { .seconds(15) }
     /// The first bytes of a stream: how long a browser waits before it reconnects after the
     /// server went away (a restart), in milliseconds.
     static let preamble = ByteBuffer(string: "retry: 1000\n\n")

@@ -1,0 +1,153 @@
+import NIOCore
+import NIOHTTP1
+
+/// A request as a connection holds it, from its head to its answer.
+struct ConnectionRequest {
+    var head: HTTPRequestHead
+    var id: RequestID
+    var started: NIODeadline
+    /// An answer decided while reading: a limit was exceeded or the request was malformed.
+    var rejection: APIError?
+    /// Body bytes received so far.
+    var bodyBytes = 0
+    /// The body of a POST (actions take one, up to the body limit); other methods' bodies are
+    /// counted and dropped.
+    var body: ByteBuffer?
+    /// The head asks for a protocol upgrade, after which NIO's decoder parses nothing more.
+    var offersUpgrade = false
+
+    /// What a request head alone decides.
+    struct Verdict {
+        var rejection: APIError?
+        /// The rejection is answered now, before any of the body is read (nor asked for with
+        /// `100 Continue`).
+        var answersBeforeBody = false
+        /// A body follows the head.
+        var hasBody = false
+        /// The client waits for `100 Continue` before it sends the body.
+        var expectsContinue = false
+    }
+
+    /// Reads a request's head: what the connection needs of it, and what must be refused whatever
+    /// the request asks for (a limit, the `Host` rule, a broken length, an unknown expectation).
+    init(head: HTTPRequestHead, limits: ConnectionLimits, ids: inout RequestIDs, verdict: inout Verdict) {
+        let summary = Summary(head.headers)
+        self.init(head: head, id: ids.id(given: summary.requestID), started: .now())
+        offersUpgrade = head.method == .CONNECT || summary.offersUpgrade
+        verdict = Self.verdict(on: head, summary: summary, limits: limits)
+        rejection = verdict.rejection
+    }
+
+    private init(head: HTTPRequestHead, id: RequestID, started: NIODeadline) {
+        self.head = head
+        self.id = id
+        self.started = started
+    }
+
+    /// A placeholder for bytes that never made a request (they are answered as one).
+    static func placeholder(ids: inout RequestIDs) -> ConnectionRequest {
+        ConnectionRequest(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "-"), id: ids.id(given: nil), started: .now())
+    }
+
+    private static func verdict(on head: HTTPRequestHead, summary: Summary, limits: ConnectionLimits) -> Verdict {
+        var verdict = Verdict()
+        let declaredLength = summary.contentLength?.trimmingOptionalWhitespace
+        let length = declaredLength.flatMap { Int($0) }
+        verdict.hasBody = (length ?? 0) > 0 || (declaredLength != nil && length == nil) || summary.hasTransferEncoding
+        if head.uri.utf8.count > limits.maxURILength {
+            verdict.rejection = .uriTooLong(limit: limits.maxURILength)
+        } else if summary.bytes > limits.maxHeaderBytes {
+            verdict.rejection = .headersTooLarge(limit: limits.maxHeaderBytes)
+        } else if summary.hosts > 1 || (summary.hosts == 0 && head.version.minor >= 1) {
+            // RFC 9112, 3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.
+            verdict.rejection = .invalidHost
+        } else if let declaredLength, length == nil {
+            // The decoder takes lengths up to 2^64 - 1 and waits for that body; one an Int
+            // cannot hold is larger than any limit. Anything else it would have refused.
+            let isNumber = !declaredLength.isEmpty && declaredLength.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            verdict.rejection = isNumber ? .bodyTooLarge(limit: limits.maxBodyBytes) : .malformedRequest
+            verdict.answersBeforeBody = true
+        } else if let length, length > limits.maxBodyBytes {
+            // Refused before a byte of it is read.
+            verdict.rejection = .bodyTooLarge(limit: limits.maxBodyBytes)
+            verdict.answersBeforeBody = true
+        } else if let expectation = summary.expect {
+            if expectation.trimmingOptionalWhitespace.lowercased() != "100-continue" {
+                verdict.rejection = .expectationFailed
+                verdict.answersBeforeBody = true
+            } else {
+                verdict.expectsContinue = verdict.hasBody
+            }
+        }
+        return verdict
+    }
+
+    /// What the connection needs to know of a request's headers, read in one pass (each lookup by
+    /// name is a scan with case-insensitive comparisons, and a request head is read on every request).
+    private struct Summary {
+        /// Bytes of the header lines, as the limit counts them.
+        var bytes = 0
+        var hosts = 0
+        var requestID: String?
+        var contentLength: String?
+        var hasTransferEncoding = false
+        var expect: String?
+        /// llhttp's rule for an upgrade: an `Upgrade` header with `Connection: upgrade` (or
+        /// CONNECT), after which NIO's decoder parses nothing more.
+        var offersUpgrade: Bool { hasUpgrade && connectionUpgrade }
+        private var hasUpgrade = false
+        private var connectionUpgrade = false
+
+        init(_ headers: HTTPHeaders) {
+            for (name, value) in headers {
+                bytes += name.utf8.count + value.utf8.count + 4
+                switch name.utf8.count {
+                case 4 where ContentCoding.equalsIgnoringCase(name[...], "host"): hosts += 1
+                case 6 where ContentCoding.equalsIgnoringCase(name[...], "expect"): expect = expect ?? value
+                case 7 where ContentCoding.equalsIgnoringCase(name[...], "upgrade"): hasUpgrade = true
+                case 10 where ContentCoding.equalsIgnoringCase(name[...], "connection"):
+                    connectionUpgrade =
+                        connectionUpgrade
+                        || value.split(separator: ",").contains { ContentCoding.equalsIgnoringCase($0.trimmingOptionalWhitespace, "upgrade") }
+                case 12 where ContentCoding.equalsIgnoringCase(name[...], "x-request-id"): requestID = requestID ?? value
+                case 14 where ContentCoding.equalsIgnoringCase(name[...], "content-length"): contentLength = contentLength ?? value
+                case 17 where ContentCoding.equalsIgnoringCase(name[...], "transfer-encoding"): hasTransferEncoding = true
+                default: break
+                }
+            }
+        }
+    }
+}
+
+/// A request's id: the client's, or its connection's prefix and a counter, written into the
+/// response without building a string (one is built only for the access log).
+enum RequestID {
+    case given(String)
+    case generated(Int)
+}
+
+/// Makes the ids of one connection's requests.
+struct RequestIDs {
+    private let prefix = String(UInt64.random(in: 0...UInt64.max) | (1 << 63), radix: 16) + "-"
+    private var count = 0
+
+    /// The client's `X-Request-Id` when it is safe to echo (1 to 128 visible ASCII characters),
+    /// else a new one: a random per-connection prefix and a counter.
+    mutating func id(given: String?) -> RequestID {
+        if let given, (1...128).contains(given.utf8.count), given.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+            return .given(given)
+        }
+        count += 1
+        return .generated(count)
+    }
+
+    func write(_ id: RequestID, to buffer: inout ByteBuffer) {
+        switch id {
+        case .given(let id):
+            buffer.writeString(id)
+        case .generated(let number):
+            buffer.writeString(prefix)
+            buffer.writeDecimal(number)
+        }
+    }
+}

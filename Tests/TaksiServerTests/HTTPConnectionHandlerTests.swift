@@ -1,0 +1,178 @@
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import TaksiServer
+
+/// The connection handler over an `EmbeddedChannel`: the pipeline a server connection has (timeouts,
+/// decoder, handler), bytes in, bytes out, no socket and no clock but the embedded loop's.
+@Suite("Connection handler")
+struct HTTPConnectionHandlerTests {
+    /// A connection's pipeline on an embedded channel, and what it wrote.
+    final class Connection {
+        let channel = EmbeddedChannel()
+        let reads = ReadCounter()
+
+        init(limits: ConnectionLimits = ConnectionLimits(), application: Application = fixtureApplication()) throws {
+            let timeouts = RequestTimeoutHandler(limits: limits, sweeper: ConnectionSweeper())
+            try channel.pipeline.syncOperations.addHandlers([
+                reads, timeouts, HTTPConnectionHandler.makeDecoder(limits: limits),
+                HTTPConnectionHandler(responder: application.responder, limits: limits, timeouts: timeouts, accessLog: nil, observer: nil),
+            ])
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        }
+
+        func send(_ text: String) throws {
+            try channel.writeInbound(ByteBuffer(string: text))
+            channel.embeddedEventLoop.run()
+        }
+
+        /// Everything written since the last call, as text.
+        func written() throws -> String {
+            var text = ""
+            while let part = try channel.readOutbound(as: IOData.self) {
+                guard case .byteBuffer(let buffer) = part else { continue }
+                text += String(buffer: buffer)
+            }
+            return text
+        }
+
+        /// The status codes of the responses written since the last call, in order.
+        func statuses() throws -> [Int] {
+            try written().components(separatedBy: "HTTP/1.1 ").dropFirst().compactMap { Int($0.prefix(3)) }
+        }
+    }
+
+    static let get = "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
+
+    @Test("pipelined requests in one read are answered in order")
+    func pipelining() throws {
+        let connection = try Connection()
+        try connection.send(Self.get + "GET /screens/nothing HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /screens/home HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(try connection.statuses() == [200, 404, 200])
+        #expect(connection.channel.isActive)
+    }
+
+    @Test("while the client takes no responses nothing is answered or read; both resume when it does")
+    func backpressure() throws {
+        let connection = try Connection()
+        connection.channel.isWritable = false
+        connection.channel.pipeline.fireChannelWritabilityChanged()
+        try connection.send(Self.get + Self.get)
+        #expect(try connection.written().isEmpty)
+        let reads = connection.reads.count
+        connection.channel.pipeline.read()
+        #expect(connection.reads.count == reads, "the read is held")
+
+        connection.channel.isWritable = true
+        connection.channel.pipeline.fireChannelWritabilityChanged()
+        #expect(try connection.statuses() == [200, 200])
+        #expect(connection.reads.count == reads + 1, "the held read is owed and made")
+    }
+
+    @Test("a body over the limit is refused before it is read, and the connection closes")
+    func bodyLimit() throws {
+        let connection = try Connection(limits: { var limits = ConnectionLimits(); limits.maxBodyBytes = 10; return limits }())
+        try connection.send("POST /screens/login/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n")
+        let text = try connection.written()
+        #expect(text.hasPrefix("HTTP/1.1 413 "))
+        #expect(text.contains("\r\nConnection: close\r\n"))
+        #expect(text.contains(#""code":"body_too_large""#))
+        #expect(!connection.channel.isActive)
+    }
+
+    @Test("a chunked body that grows past the limit is refused where it passes it")
+    func chunkedBodyLimit() throws {
+        let connection = try Connection(limits: { var limits = ConnectionLimits(); limits.maxBodyBytes = 10; return limits }())
+        try connection.send("POST /screens/login/actions/submit HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n12345\r\n")
+        #expect(try connection.written().isEmpty)
+        try connection.send("6\r\n123456\r\n")
+        #expect(try connection.statuses() == [413])
+    }
+
+    @Test("a body that does not arrive in time gets 408")
+    func bodyTimeout() throws {
+        let connection = try Connection()
+        try connection.send("POST /screens/login/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n12")
+        connection.channel.pipeline.fireUserInboundEventTriggered(RequestTimeoutHandler.BodyTimedOut())
+        #expect(try connection.statuses() == [408])
+        #expect(!connection.channel.isActive)
+    }
+
+    @Test("an upgrade offer is answered as a plain request, and the requests after it in the same bytes are read")
+    func upgradeOffer() throws {
+        let connection = try Connection()
+        try connection.send(
+            "GET /healthz HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" + Self.get
+        )
+        #expect(try connection.statuses() == [200, 200])
+    }
+
+    @Test("bytes that are not HTTP: the requests before them are answered, then a 400, then the connection closes")
+    func malformed() throws {
+        let connection = try Connection()
+        try connection.send(Self.get + "NOT HTTP\r\n\r\n")
+        let text = try connection.written()
+        #expect(text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { $0.prefix(3) } == ["200", "400"])
+        #expect(text.hasSuffix(#"{"error":{"code":"malformed_request","message":"the request is not valid HTTP/1.1"}}"#))
+        #expect(!connection.channel.isActive, "the output closes (an embedded channel closes whole)")
+    }
+
+    @Test("Expect: 100-continue gets the interim answer only when nothing waits ahead; a refusal skips the body")
+    func expectContinue() async throws {
+        let fixture = try await ActionTests.Fixture()
+        let connection = try Connection(application: fixture.application)
+        try connection.send("POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+        #expect(try connection.written() == "HTTP/1.1 100 Continue\r\n\r\n")
+        try await fixture.upstream.stop()
+
+        let refused = try Connection()
+        try refused.send("POST /screens/nothing/actions/go HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+        #expect(try refused.statuses() == [404])
+    }
+
+    @Test("quiescing closes an idle connection at once and a busy one after its next answer")
+    func quiesce() throws {
+        let idle = try Connection()
+        idle.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        #expect(!idle.channel.isActive)
+
+        let busy = try Connection()
+        busy.channel.isWritable = false
+        try busy.send(Self.get)
+        busy.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        #expect(busy.channel.isActive)
+        busy.channel.isWritable = true
+        busy.channel.pipeline.fireChannelWritabilityChanged()
+        busy.channel.embeddedEventLoop.run()
+        #expect(try busy.written().contains("\r\nConnection: close\r\n"))
+        #expect(!busy.channel.isActive)
+    }
+
+    @Test("a streamed body: chunked parts as they come, a heartbeat, and the last chunk when its time is up")
+    func streamedBody() throws {
+        var configuration = ServerConfiguration()
+        configuration.accessLog = false
+        configuration.preview = true
+        let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "streams"))
+        var limits = ConnectionLimits()
+        limits.maxStreamDuration = .seconds(20)
+        let connection = try Connection(limits: limits, application: application)
+        try connection.send("GET /preview/events.stream HTTP/1.1\r\nHost: a\r\n\r\n" + Self.get)
+        let head = try connection.written()
+        #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(head.contains("\r\nTransfer-Encoding: chunked\r\n\r\n"))
+        #expect(head.contains("event: screens"))
+        #expect(!head.contains("healthz"), "a request behind a stream is not answered")
+        #expect(application.previewEvents?.subscriberCount == 1)
+
+        connection.channel.embeddedEventLoop.advanceTime(by: .seconds(15))
+        #expect(try connection.written() == "e\r\n: keep-alive\n\n\r\n")
+        connection.channel.embeddedEventLoop.advanceTime(by: .seconds(5))
+        #expect(try connection.written() == "0\r\n\r\n")
+        #expect(!connection.channel.isActive)
+        #expect(application.previewEvents?.subscriberCount == 0)
+    }
+}
