@@ -5,11 +5,20 @@ import TaksiSchema
 /// two version ranges that can both match one version; a default alternative in every range; an
 /// experiment only over alternatives that exist.
 enum VariantGrouping {
+    /// A compiled screen file: the screen, the file's tree and the file.
+    struct Entry {
+        var screen: CompiledScreen
+        var root: JSONNode
+        var file: SourceFile
+    }
+
+    /// - Parameter failed: variants whose files have errors (reported there), so they are not
+    ///   reported missing as well.
     static func group(
-        _ compiled: [(screen: CompiledScreen, root: JSONNode, file: SourceFile)], failedAlternatives: Set<String> = []
+        _ compiled: [Entry], failed: Set<ScreenSetBuilder.AlternativeKey> = []
     ) -> (screens: [String: ScreenVariants], diagnostics: [Diagnostic]) {
         var diagnostics: [Diagnostic] = []
-        func report(_ code: Diagnostic.Code, _ entry: (screen: CompiledScreen, root: JSONNode, file: SourceFile), key: String, _ message: String) {
+        func report(_ code: Diagnostic.Code, _ entry: Entry, key: String, _ message: String) {
             let node = entry.root[key] ?? entry.root["name"] ?? entry.root
             diagnostics.append(
                 Diagnostic(
@@ -24,7 +33,7 @@ enum VariantGrouping {
         for name in byName.keys.sorted() {
             // File order (sorted paths) decides which of two clashing files is reported.
             let entries = byName[name] ?? []
-            var ranges: [(requirement: VersionRequirement?, entries: [(screen: CompiledScreen, root: JSONNode, file: SourceFile)])] = []
+            var ranges: [(requirement: VersionRequirement?, entries: [Entry])] = []
             for entry in entries {
                 if let index = ranges.firstIndex(where: { $0.requirement?.description == entry.screen.requirement?.description }) {
                     ranges[index].entries.append(entry)
@@ -63,7 +72,7 @@ enum VariantGrouping {
                 }
                 guard let defaultScreen = alternatives[CompiledScreen.defaultAlternative] else {
                     // A default whose own file has errors is reported there, not here as well.
-                    if failedAlternatives.contains("\(name)#\(CompiledScreen.defaultAlternative)") { continue }
+                    if failed.contains(.init(name: name, alternative: CompiledScreen.defaultAlternative)) { continue }
                     let entry = range.entries[0]
                     report(
                         .missingDefaultAlternative, entry, key: "alternative",
@@ -74,7 +83,7 @@ enum VariantGrouping {
                 if let experiment = defaultScreen.experiment {
                     let entry = range.entries.first { $0.screen.alternative == CompiledScreen.defaultAlternative } ?? range.entries[0]
                     for (alternative, _) in experiment.weights
-                    where alternatives[alternative] == nil && !failedAlternatives.contains("\(name)#\(alternative)")
+                    where alternatives[alternative] == nil && !failed.contains(.init(name: name, alternative: alternative))
                 {
                         report(
                             .invalidExperiment, entry, key: "experiment",
