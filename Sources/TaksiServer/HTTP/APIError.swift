@@ -72,6 +72,9 @@ public struct APIError: Error, Sendable, Equatable {
         )
     }
 
+    /// A screen's source or action calls an upstream, and this server calls none.
+    static let upstreamsUnavailable = APIError(status: .serviceUnavailable, code: "upstreams_unavailable", message: "this server calls no upstreams")
+
     static let bodyTimeout = APIError(
         status: .requestTimeout, code: "body_timeout",
         message: "the request body did not arrive in time; send it whole, without pauses"

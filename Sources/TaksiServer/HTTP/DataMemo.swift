@@ -4,6 +4,7 @@ public import CoreMetrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import TaksiSchema
 
 /// Data responses kept for the inputs they were rendered from, so a thousand phones opening the
 /// same network's stations cost one render.
@@ -216,5 +217,43 @@ public final class DataMemo: Sendable {
             for upstream in kept.upstreamKeys { dependents[upstream, default: []].insert(memoKey) }
         }
         state.dependents = dependents
+    }
+}
+
+extension DataMemo {
+    /// What a data response is kept under: its variant, the request values its plan read, the
+    /// components asked for (`?only=`), and each upstream cache entry it was rendered from, by
+    /// generation (a refreshed upstream value makes a new key).
+    struct Key {
+        /// The variant's ``ServedScreenSet/Variant/memoKeyPrefix``.
+        var variant: String
+        var requestValues: [String: JSONValue]
+        /// The components asked for; nil for all.
+        var only: Set<String>?
+        var upstream: [(key: String, generation: UInt64)] = []
+
+        /// This key, with the upstream entries the response is rendered from.
+        func with(upstream: [(key: String, generation: UInt64)]) -> Key {
+            var key = self
+            key.upstream = upstream
+            return key
+        }
+
+        /// The key as the memo's dictionaries hold it.
+        var text: String {
+            var text = variant
+            text += JSONWriter.string(.object(requestValues))
+            if let only {
+                text += "\u{2}"
+                text += only.sorted().joined(separator: ",")
+            }
+            for entry in upstream {
+                text += "\u{0}"
+                text += entry.key
+                text += "\u{1}"
+                text += String(entry.generation)
+            }
+            return text
+        }
     }
 }

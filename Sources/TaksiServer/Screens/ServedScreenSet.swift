@@ -55,7 +55,8 @@ public final class ServedScreenSet: Sendable {
         private let metrics: any MetricsFactory
         /// Starts the ``DataMemo`` keys of this variant: unique to this object, so a response kept
         /// for a variant of an earlier screen set is never served for one of a later set.
-        private let memoKeyPrefix: String
+        /// What sets this variant's ``DataMemo`` keys apart from every other variant's, in this set or another.
+        let memoKeyPrefix: String
         private static let created = ManagedAtomic<Int>(0)
         private let counters = ManagedAtomicLazyReference<Counters>()
 
@@ -85,20 +86,6 @@ public final class ServedScreenSet: Sendable {
             self.staticData = staticData
             self.metrics = metrics
             self.memoKeyPrefix = String(Self.created.wrappingIncrementThenLoad(ordering: .relaxed)) + "\u{0}"
-        }
-
-        /// The ``DataMemo`` key of a data response of this variant: the request values its plan
-        /// read (as sorted JSON) and each upstream cache entry it was rendered from, by generation.
-        func memoKey(requestValues: [String: JSONValue], upstream: [(key: String, generation: UInt64)]) -> String {
-            var key = memoKeyPrefix
-            key += JSONWriter.string(.object(requestValues))
-            for entry in upstream {
-                key += "\u{0}"
-                key += entry.key
-                key += "\u{1}"
-                key += String(entry.generation)
-            }
-            return key
         }
 
         /// Made on first use, without a lock: registering two labelled series per variant at load

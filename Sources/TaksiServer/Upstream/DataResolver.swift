@@ -5,10 +5,9 @@ import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
 
-/// Builds data responses for screens with `http` sources: calls every upstream of the request
-/// at once through the cache, then maps the values into entries. A source that fails degrades
-/// only the components bound to it (its fallback, or no entry); the response is still 200 and
-/// names the failed sources in `X-Taksi-Degraded`.
+/// Looks up the upstream values of a data request: every call at once, through the cache, each
+/// logged and counted. A call that fails is one lookup's outcome (``DataEndpoint`` degrades only
+/// the components bound to it).
 public struct DataResolver: Sendable {
     let client: UpstreamClient
     let cache: UpstreamCache
@@ -25,29 +24,17 @@ public struct DataResolver: Sendable {
         self.cacheHits = Counter(label: "taksi_upstream_cache_total", dimensions: [("result", "hit")], factory: metrics)
     }
 
-    /// What one data request asks for, computed on the event loop before anything is awaited.
-    struct Request: Sendable {
-        var screen: CompiledScreen
-        var catalog: ComponentCatalog
-        var headers: [(String, String)]
-        /// Values of the fixture and request sources.
-        var values: [String: JSONValue]
-        var calls: [UpstreamCall]
-        /// The request headers, for the allow-listed ones each call forwards.
-        var requestHeaders: HTTPHeaders
-    }
-
-    /// The data: every upstream resolved concurrently, failures isolated.
-    func respond(_ request: Request) async -> Rendered {
-        let lookups = await withTaskGroup(of: (UpstreamCall, UpstreamCache.Lookup).self) { group in
-            for call in request.calls {
-                group.addTask { (call, await resolve(call, requestHeaders: request.requestHeaders, screen: request.screen)) }
+    /// Every call's value through the cache, looked up concurrently; a failure is one lookup's
+    /// outcome, never the others'.
+    func lookUp(_ calls: [UpstreamCall], requestHeaders: HTTPHeaders, screen: CompiledScreen) async -> [(UpstreamCall, UpstreamCache.Lookup)] {
+        await withTaskGroup(of: (UpstreamCall, UpstreamCache.Lookup).self) { group in
+            for call in calls {
+                group.addTask { (call, await resolve(call, requestHeaders: requestHeaders, screen: screen)) }
             }
             var lookups: [(UpstreamCall, UpstreamCache.Lookup)] = []
             for await lookup in group { lookups.append(lookup) }
             return lookups
         }
-        return render(request, lookups: lookups)
     }
 
     /// Every call's value when all are fresh in the cache, with the cache keys and generations
@@ -64,66 +51,6 @@ public struct DataResolver: Sendable {
         }
         cacheHits.increment(by: found.count)
         return found
-    }
-
-    /// A data response rendered from the upstream lookups: its body, its headers, and whether a
-    /// source was degraded (then it is `no-store` and never kept).
-    struct Rendered {
-        var body: [UInt8]
-        var headers: [(String, String)]
-        var degraded: Bool
-        var variant: String
-
-        var response: HTTPResponse {
-            var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: headers)
-            response.route = "data"
-            response.variant = variant
-            return response
-        }
-    }
-
-    /// Maps the lookups' values into entries; synchronous, so it runs on the event loop when every
-    /// value came from the cache.
-    func render(_ request: Request, lookups: [(UpstreamCall, UpstreamCache.Lookup)]) -> Rendered {
-        var values = request.values
-        var degraded: [String] = []
-        var unavailable: Set<String> = []
-        for (call, lookup) in lookups {
-            if let value = lookup.value {
-                values[call.source] = value
-                continue
-            }
-            degraded.append(call.source)
-            if let fallback = call.definition.fallback {
-                values[call.source] = fallback
-            } else {
-                unavailable.insert(call.source)
-            }
-        }
-        let (data, problems) = request.screen.dataPlan.build(values: values, catalog: request.catalog, unavailable: unavailable)
-        logger.dataProblems(problems, in: request.screen)
-        // An upstream that answered, but not in the shape the screen binds, degrades too: what it
-        // should have filled was left out.
-        let called = Set(request.calls.map(\.source))
-        for problem in problems where problem.isLoss {
-            for source in (problem.source ?? "").split(separator: ",").map(String.init)
-            where called.contains(source) && !degraded.contains(source) {
-                degraded.append(source)
-            }
-        }
-        degraded.sort()
-        let ttl = request.calls.map(\.definition.ttl).min() ?? 0
-        var headers = request.headers
-        // Forwarded headers change the answer, so caches must key on them too.
-        let forwarded = Set(request.calls.flatMap(\.definition.forwardedHeaders)).sorted()
-        if !forwarded.isEmpty { HTTPResponse.addVary(forwarded.joined(separator: ", "), to: &headers) }
-        if degraded.isEmpty {
-            headers.append(("Cache-Control", "private, max-age=\(Int(ttl))"))
-        } else {
-            headers.append(("Cache-Control", "private, no-store"))
-            headers.append(("X-Taksi-Degraded", degraded.joined(separator: ", ")))
-        }
-        return Rendered(body: JSONWriter.bytes(data.jsonValue), headers: headers, degraded: !degraded.isEmpty, variant: request.screen.variantID)
     }
 
     /// The cache key of a call: its URL and the values it forwards, so one caller's response never

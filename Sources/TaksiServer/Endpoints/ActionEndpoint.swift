@@ -7,16 +7,24 @@ import TaksiScreens
 
 /// `POST /screens/<path>/actions/<name>`: a screen's action (``ScreenAction``) run for the
 /// request's variant, answered in the client's data shape.
-extension Responder {
+struct ActionEndpoint: Sendable {
+    let selector: VariantSelector
+    let logger: Logger
+    /// Calls the actions' upstreams; nil when the server calls no upstreams.
+    let resolver: DataResolver?
+    /// Answers of submits kept by `Idempotency-Key`; nil runs every submit.
+    let idempotency: IdempotencyStore?
+
     /// The media types an action's body may have, for `Accept-Post` and 415's message.
     static let actionMediaTypes = "application/json, application/x-www-form-urlencoded"
 
     /// The action `name` of the screen at `path`, in the variant the request selects from the set
-    /// of the skeleton it names (see ``answering(at:target:headers:)``); 404 when there is none.
-    func lookUpAction(
+    /// of the skeleton it names (see ``VariantSelector/answering(at:target:headers:)``); 404 when there is none.
+    func lookUp(
         _ name: String, at path: String, headers: HTTPHeaders, target: RequestTarget
-    ) throws(APIError) -> (action: ScreenAction, screens: ServedScreenSet, variant: ServedScreenSet.Variant, pathValues: [String: JSONValue]) {
-        let (screens, variant, pathValues) = try answering(at: path, target: target, headers: headers)
+    ) throws(APIError) -> (action: ScreenAction, selection: VariantSelector.Selection) {
+        let selection = try selector.answering(at: path, target: target, headers: headers)
+        let variant = selection.variant
         guard let action = variant.compiled.actions.first(where: { $0.name == name }) else {
             let names = variant.compiled.actions.map(\.name)
             throw APIError(
@@ -26,16 +34,15 @@ extension Responder {
                     + NameSuggestion.hint(for: name, among: names)
             )
         }
-        return (action, screens, variant, pathValues)
+        return (action, selection)
     }
 
-    func action(
-        _ name: String, at path: String, request: HTTPRequest, target: RequestTarget
-    ) throws(APIError) -> Reply {
-        let (action, screens, variant, pathValues) = try lookUpAction(name, at: path, headers: request.headers, target: target)
-        try Self.checkForwarded(action.call?.request.forwardedHeaders ?? [], in: request.headers)
+    func respond(_ name: String, at path: String, request: HTTPRequest, target: RequestTarget) throws(APIError) -> Reply {
+        let (action, selection) = try lookUp(name, at: path, headers: request.headers, target: target)
+        let (variant, pathValues) = (selection.variant, selection.pathValues)
+        try DataEndpoint.checkForwarded(action.call?.request.forwardedHeaders ?? [], in: request.headers)
         let submitted = try Self.inputs(of: request)
-        let catalog = screens.screenSet.catalog
+        let catalog = selection.screens.screenSet.catalog
         let (values, errors) = action.validate(submitted)
         if !errors.isEmpty {
             return .ready(answer(action, of: variant, to: .invalid(errors), inputs: submitted.values, path: pathValues, catalog: catalog))
@@ -44,9 +51,7 @@ extension Responder {
         let done: @Sendable () -> HTTPResponse = { self.answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog) }
         let respond: @Sendable () async -> HTTPResponse
         if let call = action.call {
-            guard let resolver else {
-                throw APIError(status: .serviceUnavailable, code: "upstreams_unavailable", message: "this server calls no upstreams")
-            }
+            guard let resolver else { throw .upstreamsUnavailable }
             let submit = try Self.submit(call, inputs: values, path: pathValues)
             var headers = call.request.forwardedValues(from: request.headers)
             if let key { headers.append(("Idempotency-Key", key)) }
@@ -96,6 +101,16 @@ extension Responder {
             )
         }
     }
+
+    /// `OPTIONS` on an action's path.
+    static let options: HTTPResponse = {
+        var response = HTTPResponse(
+            status: .noContent,
+            headers: [("Allow", APIError.actionMethods), ("Accept-Post", actionMediaTypes), ("Cache-Control", "no-store")], body: ByteBuffer()
+        )
+        response.route = "options"
+        return response.precomputed()
+    }()
 
     /// The answer to a submit, logged when a value was left out.
     private func answer(

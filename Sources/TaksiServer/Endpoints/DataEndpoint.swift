@@ -1,0 +1,209 @@
+import CoreMetrics
+import Logging
+import NIOCore
+import NIOHTTP1
+import TaksiSchema
+import TaksiScreens
+
+/// `GET /screens/<path>/data`: the data patch for the skeleton the app holds. One path for every
+/// kind of source: the request's values are read, the upstream values looked up, the patch
+/// rendered with its headers (``render(_:lookups:)``) and kept for the same inputs (``DataMemo``).
+///
+/// Answered on the event loop when it can be: kept from an earlier request with the same inputs,
+/// or rendered from request values and fresh cached upstream values. Only a source that must be
+/// fetched or revalidated sends the request off the loop. Parameter errors are answered at once.
+struct DataEndpoint: Sendable {
+    let selector: VariantSelector
+    let logger: Logger
+    /// Resolves upstream values; nil when the server calls no upstreams.
+    let resolver: DataResolver?
+    /// Data responses kept for their inputs; nil renders every one.
+    let memo: DataMemo?
+
+    /// What one data request asks for, read on the event loop before anything is awaited.
+    struct Request: Sendable {
+        var screen: CompiledScreen
+        var catalog: ComponentCatalog
+        /// The variant's own headers (`X-Taksi-Variant`, `Vary`, ...).
+        var headers: [(String, String)]
+        /// Values of the fixture and request sources.
+        var values: [String: JSONValue]
+        var calls: [UpstreamCall]
+        /// The request headers, for the allow-listed ones each call forwards.
+        var requestHeaders: HTTPHeaders
+    }
+
+    /// A data response rendered: its body, its headers, and whether a source was degraded (then
+    /// it is `no-store` and never kept).
+    struct Rendered {
+        var body: [UInt8]
+        var headers: [(String, String)]
+        var degraded: Bool
+        var variant: String
+
+        var response: HTTPResponse {
+            var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: headers)
+            response.route = "data"
+            response.variant = variant
+            return response
+        }
+    }
+
+    func respond(at path: String, target: RequestTarget, headers: HTTPHeaders) throws(APIError) -> Reply {
+        let selection = try selector.answering(at: path, target: target, headers: headers)
+        let variant = selection.variant
+        variant.counted.data.increment()
+        let catalog = selection.screens.screenSet.catalog
+        let only = try target.query["only"].map { text throws(APIError) in try Self.only(text, in: variant.compiled, catalog: catalog) }
+        if only == nil, let staticData = variant.staticData { return .ready(staticData.response(to: headers)) }
+        var screen = variant.compiled
+        if let only { screen.dataPlan = screen.dataPlan.restricted(to: only) }
+        let plan = screen.dataPlan
+        let requestValues: [String: JSONValue]
+        let calls: [UpstreamCall]
+        do {
+            requestValues = try plan.requestValues(query: target.query, path: selection.pathValues)
+            calls = try plan.upstreamCalls(query: target.query, path: selection.pathValues)
+        } catch {
+            throw .badParameters(error)
+        }
+        for call in calls { try Self.checkForwarded(call.definition.forwardedHeaders, in: headers) }
+        let key = DataMemo.Key(variant: variant.memoKeyPrefix, requestValues: requestValues, only: only)
+        // Built only when something is rendered: a kept response needs none of it.
+        func request() -> Request {
+            Request(
+                screen: screen, catalog: catalog, headers: variant.headers,
+                values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls, requestHeaders: headers
+            )
+        }
+        guard !calls.isEmpty else {
+            return .ready(memoized(key, headers: headers) { render(request(), lookups: []) })
+        }
+        guard let resolver else { throw .upstreamsUnavailable }
+        guard let fresh = resolver.freshValues(of: calls, requestHeaders: headers) else {
+            let request = request()
+            return .pending { Self.validated(render(request, lookups: await resolver.lookUp(request.calls, requestHeaders: headers, screen: request.screen)), request: headers) }
+        }
+        let upstreamKey = key.with(upstream: fresh.map { ($0.key, $0.fresh.generation) })
+        return .ready(memoized(upstreamKey, headers: headers) { render(request(), lookups: fresh.map { ($0.call, .hit($0.fresh.value)) }) })
+    }
+
+    /// Maps the values and the upstream lookups into entries, with the response's headers: a
+    /// source that failed falls back or leaves its components out, and is named in
+    /// `X-Taksi-Degraded`. Synchronous, so it runs on the event loop when no value is awaited.
+    func render(_ request: Request, lookups: [(UpstreamCall, UpstreamCache.Lookup)]) -> Rendered {
+        var values = request.values
+        var degraded: [String] = []
+        var unavailable: Set<String> = []
+        for (call, lookup) in lookups {
+            if let value = lookup.value {
+                values[call.source] = value
+                continue
+            }
+            degraded.append(call.source)
+            if let fallback = call.definition.fallback {
+                values[call.source] = fallback
+            } else {
+                unavailable.insert(call.source)
+            }
+        }
+        let (data, problems) = request.screen.dataPlan.build(values: values, catalog: request.catalog, unavailable: unavailable)
+        logger.dataProblems(problems, in: request.screen)
+        // An upstream that answered, but not in the shape the screen binds, degrades too: what it
+        // should have filled was left out.
+        let called = Set(request.calls.map(\.source))
+        for problem in problems where problem.isLoss {
+            for source in (problem.source ?? "").split(separator: ",").map(String.init)
+            where called.contains(source) && !degraded.contains(source) {
+                degraded.append(source)
+            }
+        }
+        degraded.sort()
+        var headers = request.headers
+        // Forwarded headers change the answer, so caches must key on them too.
+        let forwarded = Set(request.calls.flatMap(\.definition.forwardedHeaders)).sorted()
+        if !forwarded.isEmpty { HTTPResponse.addVary(forwarded.joined(separator: ", "), to: &headers) }
+        if request.calls.isEmpty {
+            headers.append(("Cache-Control", ServedScreenSet.dataCacheControl))
+        } else if degraded.isEmpty {
+            let ttl = request.calls.map(\.definition.ttl).min() ?? 0
+            headers.append(("Cache-Control", "private, max-age=\(Int(ttl))"))
+        } else {
+            headers.append(("Cache-Control", "private, no-store"))
+            headers.append(("X-Taksi-Degraded", degraded.joined(separator: ", ")))
+        }
+        return Rendered(body: JSONWriter.bytes(data.jsonValue), headers: headers, degraded: !degraded.isEmpty, variant: request.screen.variantID)
+    }
+
+    /// The response kept for these inputs (``DataMemo``), or the one `render` makes, kept unless
+    /// it is degraded; with no memo, `render`'s as it is.
+    private func memoized(_ key: DataMemo.Key, headers: HTTPHeaders, render: () -> Rendered) -> HTTPResponse {
+        guard let memo, memo.isEnabled else { return Self.validated(render(), request: headers) }
+        let text = key.text
+        if let kept = memo.entry(for: text) { return kept.response(to: headers) }
+        let rendered = render()
+        guard !rendered.degraded else { return rendered.response }
+        return memo.keep(
+            rendered.body, for: text, headers: rendered.headers, variant: rendered.variant, upstreamKeys: key.upstream.map(\.key), request: headers
+        )
+    }
+
+    /// A data response not kept, with the validators a kept one has (`ETag`, `304` to
+    /// `If-None-Match`, the same `Vary`), so the first answer for some inputs has the headers of
+    /// the second; a degraded one as it is (`no-store`, nothing to revalidate).
+    private static func validated(_ rendered: Rendered, request: HTTPHeaders) -> HTTPResponse {
+        guard !rendered.degraded else { return rendered.response }
+        return DataMemo.Entry(body: rendered.body, key: "", headers: rendered.headers, variant: rendered.variant, upstreamKeys: [])
+            .response(to: request, gzip: false)
+    }
+
+    /// The identifiers of `?only=a,b`: each must be a dynamic component of the variant (one the
+    /// client asks data for), else 400.
+    private static func only(_ text: String, in screen: CompiledScreen, catalog: ComponentCatalog) throws(APIError) -> Set<String> {
+        let dynamic = catalog.dynamicIdentifiers(of: screen.skeleton.components)
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
+        for name in names where !dynamic.contains(name) {
+            throw APIError(
+                status: .badRequest, code: "invalid_parameter",
+                message: name.isEmpty
+                    ? "query parameter \"only\" lists component identifiers separated by commas, like ?only=stations; it has an empty one"
+                    : "query parameter \"only\" names \"\(name)\", which is not a dynamic component of \(screen.variantID); use some of \(dynamic.joined(separator: ", "))"
+                        + NameSuggestion.hint(for: name, among: dynamic)
+            )
+        }
+        return Set(names)
+    }
+
+    /// Refuses a request whose headers to forward to an upstream hold bytes that are not UTF-8.
+    /// They arrive as text with U+FFFD where those bytes were, so forwarding them would send the
+    /// upstream other bytes than the client's (a credential or a locale silently changed).
+    static func checkForwarded(_ names: [String], in headers: HTTPHeaders) throws(APIError) {
+        guard !names.isEmpty else { return }
+        // One pass over the headers, with a byte test first (U+FFFD is EF BF BD): no allocation
+        // on the data path unless a value holds one.
+        for (name, value) in headers where value.utf8.contains(0xEF) && value.unicodeScalars.contains("\u{FFFD}") {
+            guard names.contains(where: { $0.lowercased() == name.lowercased() }) else { continue }
+            throw APIError(
+                status: .badRequest, code: "invalid_header",
+                message: "header \(name) holds bytes that are not UTF-8; it is forwarded to an upstream, which would get other bytes than these: send it as ASCII or UTF-8"
+            )
+        }
+    }
+}
+
+extension Logger {
+    /// Logs why values were left out of a data response: a loss as a warning, an explained
+    /// missing optional value at debug, each naming screen, component, field and source.
+    func dataProblems(_ problems: [DataPlan.Problem], in screen: CompiledScreen) {
+        for problem in problems {
+            log(
+                level: problem.isLoss ? .warning : .debug, "data value left out",
+                metadata: [
+                    "screen": .string(screen.name), "variant": .string(screen.variantID),
+                    "component": .string(problem.identifier), "field": .string(problem.field ?? "-"),
+                    "source": .string(problem.source ?? "-"), "problem": .string(problem.message),
+                ]
+            )
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+public import Prometheus
+import TaksiSchema
+import TaksiScreens
+
+/// What operators and tools ask the server about itself: `GET /healthz` (the process answers),
+/// `GET /readyz` (it serves a set and is not draining), `GET /metrics` (Prometheus), the API
+/// description (`/openapi.yaml`, `/openapi.json`), the index of screens (`GET /screens`) and
+/// `OPTIONS`.
+struct OperationsEndpoint: Sendable {
+    let store: ScreenStore
+    /// What `/metrics` exposes; nil answers it with 404.
+    let metrics: PrometheusCollectorRegistry?
+
+    func ready() -> HTTPResponse {
+        let draining = store.isDraining
+        var response = HTTPResponse(
+            status: draining ? .serviceUnavailable : .ok,
+            json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status, draining: draining))),
+            headers: [("Cache-Control", "no-store")]
+        )
+        response.route = "ready"
+        return response
+    }
+
+    func metrics(_ target: RequestTarget) throws(APIError) -> HTTPResponse {
+        guard let metrics else { throw .notFound(path: String(target.path)) }
+        let body = ByteBuffer(bytes: metrics.emitToBuffer())
+        var response = HTTPResponse(body: body, type: "text/plain; version=0.0.4; charset=utf-8", headers: [("Cache-Control", "no-store")])
+        response.route = "metrics"
+        return response
+    }
+
+    /// The OpenAPI description of the set served now.
+    var openAPI: HTTPResponse { store.snapshot.openAPI }
+
+    /// `GET /screens`: every screen, its parameters, variants and actions.
+    var index: HTTPResponse { store.snapshot.index }
+
+    /// A valid set is always loaded (start-up refuses an invalid one), so the server is ready
+    /// until it starts draining for shutdown; the body says which set it serves and whether a later
+    /// edit is waiting on errors.
+    private func readiness(_ status: ScreenStore.Status, draining: Bool) -> JSONValue {
+        let formatter = ISO8601DateFormatter()
+        return [
+            "status": draining ? "draining" : "ready",
+            "screens_version": .string(status.version),
+            "loaded_at": .string(formatter.string(from: status.loadedAt)),
+            "last_reload_at": status.lastReloadAt.map { .string(formatter.string(from: $0)) } ?? .null,
+            "pending_errors": .array(status.pendingErrors.map { .string($0.description) }),
+            // What each variant's data must match (X-Taksi-Skeleton), and how many earlier sets
+            // still answer the skeletons cached from them.
+            "revisions": .object(revisions(of: store.snapshot)),
+            "earlier_sets": .number(Double(store.earlierSets.count)),
+        ]
+    }
+
+    /// Each variant's revision by its id (`home|>= 2.0|default`), in every locale it is served in.
+    private func revisions(of screens: ServedScreenSet) -> [String: JSONValue] {
+        var revisions: [String: JSONValue] = [:]
+        for screen in screens.screens.values {
+            for variant in screen.served.values { revisions[variant.compiled.variantID] = .string(variant.revision.digest) }
+        }
+        return revisions
+    }
+
+    /// `OPTIONS`: what the server allows, with no body.
+    static let options: HTTPResponse = {
+        var response = HTTPResponse(
+            status: .noContent, headers: [("Allow", APIError.allowedMethods), ("Cache-Control", "no-store")], body: ByteBuffer()
+        )
+        response.route = "options"
+        return response.precomputed()
+    }()
+
+    static let health: HTTPResponse = {
+        let body = JSONWriter.bytes(["status": "ok", "version": .string(TaksiServerVersion.current)])
+        var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: [("Cache-Control", "no-store")])
+        response.route = "health"
+        return response.precomputed()
+    }()
+}

@@ -1,0 +1,166 @@
+public import Logging
+public import NIOCore
+public import NIOHTTP1
+import Foundation
+public import Prometheus
+import TaksiSchema
+import TaksiScreens
+
+/// A request as the responder sees it: the head, and the id echoed as `X-Request-Id`.
+public struct HTTPRequest: Sendable {
+    public var method: HTTPMethod
+    public var uri: String
+    public var headers: HTTPHeaders
+    /// The body of a POST, whole (bounded by `max_body_bytes`); nil when none was sent.
+    public var body: ByteBuffer?
+
+    public init(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:], body: ByteBuffer? = nil) {
+        self.method = method
+        self.uri = uri
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// The responder's answer: ready now (everything served from memory), or after upstream calls.
+public enum Reply: Sendable {
+    case ready(HTTPResponse)
+    case pending(@Sendable () async -> HTTPResponse)
+
+    /// The response, waiting for it if it is pending.
+    public var response: HTTPResponse {
+        get async {
+            switch self {
+            case .ready(let response): response
+            case .pending(let work): await work()
+            }
+        }
+    }
+}
+
+/// Answers requests from the current screen set: finds the route of a request's target (the
+/// byte router, ``Route``), checks the method the route takes, and hands the request to the
+/// endpoint of its family. Synchronous and allocation-light: everything it can, it takes
+/// precomputed from the snapshot, so it runs on the event loop.
+///
+/// | route | endpoint |
+/// |---|---|
+/// | `GET /screens/<path>` | ``SkeletonEndpoint`` |
+/// | `GET /screens/<path>/data` | ``DataEndpoint`` |
+/// | `POST /screens/<path>/actions/<name>` | ``ActionEndpoint`` |
+/// | `/healthz`, `/readyz`, `/metrics`, `/openapi.*`, `GET /screens`, `OPTIONS` | ``OperationsEndpoint`` |
+/// | `/links/resolve`, `/.well-known/...` | ``LinksEndpoint`` |
+/// | `/preview/...` | ``Preview`` |
+public struct Responder: Sendable {
+    let store: ScreenStore
+    let skeletons: SkeletonEndpoint
+    let data: DataEndpoint
+    let actions: ActionEndpoint
+    let operations: OperationsEndpoint
+    let links: LinksEndpoint
+    /// The live preview's pages and event stream; nil when it is off (its routes answer 404).
+    let preview: Preview?
+
+    /// - Parameters:
+    ///   - resolver: looks up upstream values and calls actions' upstreams; nil when the server
+    ///     calls no upstreams.
+    ///   - metrics: what `/metrics` exposes; nil answers it with 404.
+    ///   - memo: data responses kept for their inputs; nil renders every one.
+    ///   - previewEvents: turns the preview (`/preview`) on, its event stream fed by these.
+    ///   - idempotency: answers of submits kept by `Idempotency-Key`; nil runs every submit.
+    public init(
+        store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
+        memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil
+    ) {
+        let selector = VariantSelector(store: store, logger: logger)
+        self.store = store
+        self.skeletons = SkeletonEndpoint(selector: selector)
+        self.data = DataEndpoint(selector: selector, logger: logger, resolver: resolver, memo: memo)
+        self.actions = ActionEndpoint(selector: selector, logger: logger, resolver: resolver, idempotency: idempotency)
+        self.operations = OperationsEndpoint(store: store, metrics: metrics)
+        self.links = LinksEndpoint(store: store)
+        self.preview = previewEvents.map(Preview.init(events:))
+    }
+
+    /// The reply to a request; ready at once unless the data needs upstream calls.
+    public func respond(to request: HTTPRequest) -> Reply {
+        do {
+            return try route(request)
+        } catch {
+            return .ready(HTTPResponse(error: error))
+        }
+    }
+
+    /// The error a request gets whatever its body, known from its head: asked before a client
+    /// that sent `Expect: 100-continue` is told to send the body, so a submit to an action that
+    /// does not exist gets its 404 instead of `100 Continue` and then the 404. Nil when the body
+    /// may matter (or is read and dropped, as elsewhere than actions).
+    public func refusal(beforeBodyOf method: HTTPMethod, uri: String, headers: HTTPHeaders) -> APIError? {
+        do throws(APIError) {
+            if method == .OPTIONS, uri == "*" { return nil }
+            let (target, route) = try self.route(of: method, uri: uri)
+            guard case .action(let path, let name) = route, method == .POST else { return nil }
+            _ = try actions.lookUp(name, at: path, headers: headers, target: target)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// The route of a request's target, or the error it gets whatever else it holds: `CONNECT`
+    /// (its target is a host, never a path here), an unknown path (the preview's, when it is off,
+    /// for every method), a method the route does not take.
+    private func route(of method: HTTPMethod, uri: String) throws(APIError) -> (RequestTarget, Route) {
+        if method == .CONNECT { throw .methodNotAllowed(method) }
+        let target = try RequestTarget(uri)
+        let route = Route(path: target.path)
+        if route == .notFound || (preview == nil && route.isPreview) { throw .notFound(path: String(target.path)) }
+        try Self.checkMethod(method, for: route)
+        return (target, route)
+    }
+
+    /// The methods each route takes: `POST` (and `OPTIONS`) on actions, `GET`, `HEAD` and `OPTIONS`
+    /// elsewhere; 501 for a method HTTP does not define, 405 with `Allow` for the others.
+    private static func checkMethod(_ method: HTTPMethod, for route: Route) throws(APIError) {
+        let isAction = if case .action = route { true } else { false }
+        switch (isAction, method) {
+        case (true, .POST), (true, .OPTIONS), (false, .GET), (false, .HEAD), (false, .OPTIONS): return
+        default: break
+        }
+        if case .RAW = method { throw .methodNotImplemented(method) }
+        throw isAction ? .methodNotAllowed(method, allowed: APIError.actionMethods) : .methodNotAllowed(method)
+    }
+
+    /// The response to a method, target (`/screens/home?x=1`) and headers (tests, embedding).
+    public func response(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:]) async -> HTTPResponse {
+        await respond(to: HTTPRequest(method: method, uri: uri, headers: headers)).response
+    }
+
+    private func route(_ request: HTTPRequest) throws(APIError) -> Reply {
+        // OPTIONS * asks about the server.
+        if request.method == .OPTIONS, request.uri == "*" { return .ready(OperationsEndpoint.options) }
+        let (target, route) = try route(of: request.method, uri: request.uri)
+        if case .action(let path, let name) = route {
+            if request.method == .OPTIONS { return .ready(ActionEndpoint.options) }
+            return try actions.respond(name, at: path, request: request, target: target)
+        }
+        if request.method == .OPTIONS { return .ready(OperationsEndpoint.options) }
+        switch route {
+        case .skeleton(let path): return .ready(try skeletons.respond(at: path, target: target, headers: request.headers))
+        case .data(let path): return try data.respond(at: path, target: target, headers: request.headers)
+        case .health: return .ready(OperationsEndpoint.health)
+        case .ready: return .ready(operations.ready())
+        case .metrics: return .ready(try operations.metrics(target))
+        case .openAPI: return .ready(operations.openAPI)
+        case .index: return .ready(operations.index)
+        case .resolveLink: return .ready(try links.resolve(target))
+        case .appleAppSiteAssociation: return .ready(try links.appleAppSiteAssociation(target))
+        case .assetLinks: return .ready(try links.assetLinks(target))
+        case .preview(let route):
+            guard let preview else { throw .notFound(path: String(target.path)) }
+            return try preview.respond(to: route, target: target, responder: self, store: store)
+        case .notFound, .action:
+            throw .notFound(path: String(target.path))
+        }
+    }
+}

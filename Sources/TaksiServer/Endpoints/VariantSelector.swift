@@ -1,0 +1,166 @@
+import CoreMetrics
+import Foundation
+import Logging
+import NIOHTTP1
+import TaksiSchema
+import TaksiScreens
+
+/// Which variant of which screen set answers a request: the one its version, alternative, user
+/// and language select, the same for skeleton, data and actions, so they always agree.
+///
+/// Data and actions are answered for the skeleton the app holds. A skeleton may be cached (by the
+/// app's URL cache, a CDN, or fetched from another replica during a deploy) while the screen
+/// changes; the client drops a whole data payload when one entry does not match its skeleton. So
+/// an app echoes the skeleton's `X-Taksi-Skeleton` on its data requests and submits, and they are
+/// answered from the set whose variant has that revision: the current one, or one served before
+/// and still kept (``ScreenStore/earlierSets``); when none is, `412 skeleton_outdated`, never data
+/// the app cannot decode. A request without the header is answered from the current set (apps
+/// shipped before the header), and counted.
+struct VariantSelector: Sendable {
+    let store: ScreenStore
+    let logger: Logger
+    /// How data requests and submits named their skeleton's revision.
+    let revisionCounters: RevisionCounters
+
+    init(store: ScreenStore, logger: Logger) {
+        self.store = store
+        self.logger = logger
+        self.revisionCounters = RevisionCounters(factory: store.metrics)
+    }
+
+    /// What answers a data request or a submit: a set, a variant of the screen in it, and the
+    /// path's parameter values.
+    struct Selection {
+        let screens: ServedScreenSet
+        let variant: ServedScreenSet.Variant
+        let pathValues: [String: JSONValue]
+    }
+
+    /// The set, screen and variant to answer a data request or a submit for `path` from, with
+    /// the path's parameter values in that set.
+    func answering(at path: String, target: RequestTarget, headers: HTTPHeaders) throws(APIError) -> Selection {
+        let screens = store.snapshot
+        let (screen, pathValues) = try screens.screen(at: path)
+        let variant = try select(in: screen, target: target, headers: headers)
+        guard let held = headers.first(name: ServedScreenSet.skeletonHeader) else {
+            revisionCounters.absent.increment()
+            return Selection(screens: screens, variant: variant, pathValues: pathValues)
+        }
+        if variant.revision.digest == held { return Selection(screens: screens, variant: variant, pathValues: pathValues) }
+        // Another variant of the screen with that shape: the skeleton was asked for with other
+        // variant inputs (a version only on one request); its data follows the skeleton.
+        if let other = Self.variant(of: screen, revision: held, headers: headers) {
+            return Selection(screens: screens, variant: other, pathValues: pathValues)
+        }
+        // The newest earlier set that has a variant of the screen with that revision.
+        for earlier in store.earlierSets {
+            guard let (screen, values) = try? earlier.screen(at: path) else { continue }
+            let selected = try? select(in: screen, target: target, headers: headers)
+            guard let found = selected?.revision.digest == held ? selected : Self.variant(of: screen, revision: held, headers: headers) else {
+                continue
+            }
+            revisionCounters.earlier.increment()
+            return Selection(screens: earlier, variant: found, pathValues: values)
+        }
+        revisionCounters.outdated.increment()
+        throw .skeletonOutdated(held: held, screen: screen.variants.name)
+    }
+
+    /// The variant for the request, in the locale `Accept-Language` asks for when the screen has
+    /// localized text: the same function for skeleton, data and actions, so they always agree.
+    func select(
+        in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
+    ) throws(APIError) -> ServedScreenSet.Variant {
+        let variant = try selectVariant(in: screen, target: target, headers: headers)
+        guard let locales = screen.locales, !variant.translations.isEmpty else { return variant }
+        return variant.translations[locales.locale(for: headers.first(name: "Accept-Language"))] ?? variant
+    }
+
+    private func selectVariant(
+        in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
+    ) throws(APIError) -> ServedScreenSet.Variant {
+        let versionText = headers.first(name: "X-Taksi-Version") ?? target.query["version"]
+        let alternative = headers.first(name: "X-Taksi-Alternative")
+        // One variant, and nothing in the request that could be refused: no selection to make.
+        if versionText == nil, alternative == nil, let only = screen.onlyVariant { return only }
+        var request = ScreenVariants.Request()
+        // An error here depends on a header even where the screen's answers do not (a screen
+        // without alternatives refuses any asked for): its Vary names that header too, so a
+        // shared cache never serves it for the plain URL (and errors are `no-store` anyway).
+        func vary(_ header: String) -> [(String, String)] {
+            let names = (screen.vary.map { $0.components(separatedBy: ", ") } ?? [])
+            return [("Vary", (names.contains(header) ? names : names + [header]).joined(separator: ", "))]
+        }
+        if let text = versionText {
+            guard let version = Version(text.trimmingCharacters(in: .whitespaces)) else {
+                throw APIError(
+                    status: .badRequest, code: "invalid_version",
+                    message: "\"\(text)\" is not an app version; send numbers separated by dots, like 2.3.1 or 2.3.1-beta.2",
+                    headers: headers.contains(name: "X-Taksi-Version") ? vary("X-Taksi-Version") : screen.vary.map { [("Vary", $0)] } ?? []
+                )
+            }
+            request.version = version
+        }
+        request.alternative = alternative
+        request.user = headers.first(name: "X-Taksi-User")
+        switch screen.variants.select(request) {
+        case .success(let compiled):
+            guard let variant = screen.served[compiled.file] else { throw .screenNotFound(screen.variants.name) }
+            logger.debug(
+                "variant selected",
+                metadata: ["screen": .string(screen.variants.name), "variant": .string(compiled.variantID)]
+            )
+            return variant
+        case .failure(let error):
+            switch error {
+            case .versionNotFound:
+                throw APIError(status: .notFound, code: "screen_version_not_found", message: error.description, headers: vary("X-Taksi-Version"))
+            case .alternativeNotFound:
+                throw APIError(
+                    status: .notFound, code: "screen_alternative_not_found", message: error.description, headers: vary("X-Taksi-Alternative")
+                )
+            }
+        }
+    }
+
+    /// A variant of `screen` whose skeleton has `revision`, in the locale the request negotiates.
+    private static func variant(of screen: ServedScreenSet.Screen, revision: String, headers: HTTPHeaders) -> ServedScreenSet.Variant? {
+        guard let found = screen.served.values.sorted(by: { $0.compiled.file < $1.compiled.file }).first(where: { $0.revision.digest == revision })
+        else { return nil }
+        guard let locales = screen.locales, !found.translations.isEmpty else { return found }
+        return found.translations[locales.locale(for: headers.first(name: "Accept-Language"))] ?? found
+    }
+}
+
+/// How data requests and submits named the skeleton they are for: `taksi_skeleton_revisions_total`
+/// with `result` `earlier` (answered from a kept set), `outdated` (412) or `absent` (no header:
+/// an app that does not send it yet). One that matches the current set is not counted: it is the
+/// common case, and the hot path pays nothing for it.
+final class RevisionCounters: Sendable {
+    let earlier: Counter
+    let outdated: Counter
+    let absent: Counter
+
+    init(factory: any MetricsFactory) {
+        func counter(_ result: String) -> Counter {
+            Counter(label: "taksi_skeleton_revisions_total", dimensions: [("result", result)], factory: factory)
+        }
+        earlier = counter("earlier")
+        outdated = counter("outdated")
+        absent = counter("absent")
+    }
+}
+
+extension APIError {
+    /// 412: the skeleton the app holds is not served any more (a deploy, or kept longer than the
+    /// server keeps earlier sets). The app fetches the skeleton again, past its caches, then its data.
+    static func skeletonOutdated(held: String, screen: String) -> APIError {
+        // Echoed only when it looks like a revision (a client's header goes into no message unchecked).
+        let isRevision = (1...32).contains(held.utf8.count) && held.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") }
+        return APIError(
+            status: .preconditionFailed, code: "skeleton_outdated",
+            message: "the skeleton of \(screen) this app holds\(isRevision ? " (revision \(held))" : "") is no longer served, so its data cannot be answered; fetch the skeleton again with Cache-Control: no-cache, then its data with the new X-Taksi-Skeleton",
+            headers: [("Vary", ServedScreenSet.skeletonHeader)]
+        )
+    }
+}
