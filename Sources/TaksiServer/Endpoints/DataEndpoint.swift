@@ -80,12 +80,28 @@ struct DataEndpoint: Sendable {
             return .ready(memoized(key, headers: headers) { render(request(), lookups: []) })
         }
         guard let resolver else { throw .upstreamsUnavailable }
-        guard let fresh = resolver.freshValues(of: calls, requestHeaders: headers) else {
-            let request = request()
-            return .pending { Self.validated(render(request, lookups: await resolver.lookUp(request.calls, requestHeaders: headers, screen: request.screen)), request: headers) }
+        if let fresh = resolver.freshValues(of: calls, requestHeaders: headers) {
+            return .ready(memoized(key, fresh: fresh, headers: headers, request: request()))
         }
-        let upstreamKey = key.with(upstream: fresh.map { ($0.key, $0.fresh.generation) })
-        return .ready(memoized(upstreamKey, headers: headers) { render(request(), lookups: fresh.map { ($0.call, .hit($0.fresh.value)) }) })
+        let request = request()
+        return .pending {
+            let lookups = await resolver.lookUp(request.calls, requestHeaders: headers, screen: request.screen)
+            // Every value fetched and kept fresh: rendered from the cache entries, by generation,
+            // so the answer is kept for the next request with the same inputs, as on the loop.
+            if let fresh = resolver.freshValues(of: calls, requestHeaders: headers, counting: false) {
+                return memoized(key, fresh: fresh, headers: headers, request: request)
+            }
+            return Self.validated(render(request, lookups: lookups), request: headers)
+        }
+    }
+
+    /// The response rendered from fresh upstream values, kept under their cache entries' generations.
+    private func memoized(
+        _ key: DataMemo.Key, fresh: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)], headers: HTTPHeaders, request: Request
+    ) -> HTTPResponse {
+        memoized(key.with(upstream: fresh.map { ($0.key, $0.fresh.generation) }), headers: headers) {
+            render(request, lookups: fresh.map { ($0.call, .hit($0.fresh.value)) })
+        }
     }
 
     /// Maps the values and the upstream lookups into entries, with the response's headers: a

@@ -40,7 +40,11 @@ public struct DataResolver: Sendable {
     /// Every call's value when all are fresh in the cache, with the cache keys and generations
     /// they are kept under; nil as soon as one is not (it must be fetched or revalidated).
     /// Synchronous, for the event loop: a request answered from it never leaves the loop.
-    func freshValues(of calls: [UpstreamCall], requestHeaders: HTTPHeaders) -> [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)]? {
+    /// - Parameter counting: whether the hits count in `taksi_upstream_cache_total` (not when
+    ///   asked again for values just looked up, which were counted then).
+    func freshValues(
+        of calls: [UpstreamCall], requestHeaders: HTTPHeaders, counting: Bool = true
+    ) -> [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)]? {
         var found: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)] = []
         found.reserveCapacity(calls.count)
         for call in calls {
@@ -49,7 +53,7 @@ public struct DataResolver: Sendable {
             else { return nil }
             found.append((call, key, fresh))
         }
-        cacheHits.increment(by: found.count)
+        if counting { cacheHits.increment(by: found.count) }
         return found
     }
 
