@@ -27,8 +27,7 @@ struct ActionEndpoint: Sendable {
         let variant = selection.variant
         guard let action = variant.compiled.actions.first(where: { $0.name == name }) else {
             let names = variant.compiled.actions.map(\.name)
-            throw APIError(
-                status: .notFound, code: "action_not_found",
+            throw APIError(.actionNotFound,
                 message: "screen \(variant.compiled.name) (variant \(variant.compiled.variantID)) has no action \"\(name)\""
                     + (names.isEmpty ? "; it declares none" : "; its actions: \(names.joined(separator: ", "))")
                     + NameSuggestion.hint(for: name, among: names)
@@ -95,8 +94,7 @@ struct ActionEndpoint: Sendable {
                 return response
             }
         case .mismatch:
-            throw APIError(
-                status: .unprocessableEntity, code: "idempotency_key_reused",
+            throw APIError(.idempotencyKeyReused,
                 message: "Idempotency-Key \"\(key)\" was sent with another request to this action; send a new key for each submit, and the same key only to retry it unchanged"
             )
         }
@@ -199,8 +197,7 @@ struct ActionEndpoint: Sendable {
     static func idempotencyKey(_ headers: HTTPHeaders) throws(APIError) -> String? {
         guard let key = headers.first(name: "Idempotency-Key") else { return nil }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            throw APIError(
-                status: .badRequest, code: "invalid_idempotency_key",
+            throw APIError(.invalidIdempotencyKey,
                 message: "Idempotency-Key must be 1 to 255 visible ASCII characters, like a UUID"
             )
         }
@@ -208,15 +205,14 @@ struct ActionEndpoint: Sendable {
     }
 
     private static func unsupportedMediaType(_ found: String) -> APIError {
-        APIError(
-            status: .unsupportedMediaType, code: "unsupported_media_type",
+        APIError(.unsupportedMediaType,
             message: "an action reads \(actionMediaTypes) (UTF-8), found \(found); send {\"inputs\": {...}} as JSON or the inputs as a form",
             headers: [("Accept-Post", actionMediaTypes)]
         )
     }
 
     private static func invalidBody(_ detail: String) -> APIError {
-        APIError(status: .badRequest, code: "invalid_body", message: detail)
+        APIError(.invalidBody, message: detail)
     }
 }
 

@@ -179,8 +179,7 @@ struct DataEndpoint: Sendable {
         let dynamic = catalog.dynamicIdentifiers(of: screen.skeleton.components)
         let names = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
         for name in names where !dynamic.contains(name) {
-            throw APIError(
-                status: .badRequest, code: "invalid_parameter",
+            throw APIError(.invalidParameter,
                 message: name.isEmpty
                     ? "query parameter \"only\" lists component identifiers separated by commas, like ?only=stations; it has an empty one"
                     : "query parameter \"only\" names \"\(name)\", which is not a dynamic component of \(screen.variantID); use some of \(dynamic.joined(separator: ", "))"
@@ -199,8 +198,7 @@ struct DataEndpoint: Sendable {
         // on the data path unless a value holds one.
         for (name, value) in headers where value.utf8.contains(0xEF) && value.unicodeScalars.contains("\u{FFFD}") {
             guard names.contains(where: { $0.lowercased() == name.lowercased() }) else { continue }
-            throw APIError(
-                status: .badRequest, code: "invalid_header",
+            throw APIError(.invalidHeader,
                 message: "header \(name) holds bytes that are not UTF-8; it is forwarded to an upstream, which would get other bytes than these: send it as ASCII or UTF-8"
             )
         }

@@ -27,8 +27,7 @@ struct LinksEndpoint: Sendable {
     /// action shape, so the app decodes it with the client's own action decoder.
     private func resolveLink(_ url: String?, in links: DeepLinks) throws(APIError) -> HTTPResponse {
         guard let url, !url.isEmpty else {
-            throw APIError(
-                status: .badRequest, code: "missing_parameter",
+            throw APIError(.missingParameter,
                 message: "query parameter \"url\" (the link to resolve, percent-encoded) is required; add ?url=https%3A%2F%2F..."
             )
         }
@@ -39,10 +38,9 @@ struct LinksEndpoint: Sendable {
             response.route = "links"
             return response
         case .failure(.notALink(let reason)):
-            throw APIError(status: .badRequest, code: "invalid_link", message: "\"\(url)\" cannot be resolved: \(reason)")
+            throw APIError(.invalidLink, message: "\"\(url)\" cannot be resolved: \(reason)")
         case .failure(.noMatch):
-            throw APIError(
-                status: .notFound, code: "link_not_found",
+            throw APIError(.linkNotFound,
                 message: "no link pattern of links.yaml matches \"\(url)\" with values its screen accepts; open the app's start screen instead"
             )
         }

@@ -93,8 +93,7 @@ struct VariantSelector: Sendable {
         }
         if let text = versionText {
             guard let version = Version(text.trimmingCharacters(in: .whitespaces)) else {
-                throw APIError(
-                    status: .badRequest, code: "invalid_version",
+                throw APIError(.invalidVersion,
                     message: "\"\(text)\" is not an app version; send numbers separated by dots, like 2.3.1 or 2.3.1-beta.2",
                     headers: headers.contains(name: "X-Taksi-Version") ? vary("X-Taksi-Version") : screen.vary.map { [("Vary", $0)] } ?? []
                 )
@@ -114,10 +113,9 @@ struct VariantSelector: Sendable {
         case .failure(let error):
             switch error {
             case .versionNotFound:
-                throw APIError(status: .notFound, code: "screen_version_not_found", message: error.description, headers: vary("X-Taksi-Version"))
+                throw APIError(.screenVersionNotFound, message: error.description, headers: vary("X-Taksi-Version"))
             case .alternativeNotFound:
-                throw APIError(
-                    status: .notFound, code: "screen_alternative_not_found", message: error.description, headers: vary("X-Taksi-Alternative")
+                throw APIError(.screenAlternativeNotFound, message: error.description, headers: vary("X-Taksi-Alternative")
                 )
             }
         }
@@ -157,8 +155,7 @@ extension APIError {
     static func skeletonOutdated(held: String, screen: String) -> APIError {
         // Echoed only when it looks like a revision (a client's header goes into no message unchecked).
         let isRevision = (1...32).contains(held.utf8.count) && held.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") }
-        return APIError(
-            status: .preconditionFailed, code: "skeleton_outdated",
+        return APIError(.skeletonOutdated,
             message: "the skeleton of \(screen) this app holds\(isRevision ? " (revision \(held))" : "") is no longer served, so its data cannot be answered; fetch the skeleton again with Cache-Control: no-cache, then its data with the new X-Taksi-Skeleton",
             headers: [("Vary", ServedScreenSet.skeletonHeader)]
         )

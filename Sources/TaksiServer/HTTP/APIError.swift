@@ -7,39 +7,90 @@ import TaksiScreens
 /// what to do. The body is `{"error": {"code": ..., "message": ...}}`; internal causes are logged,
 /// never echoed.
 public struct APIError: Error, Sendable, Equatable {
-    public var status: HTTPResponseStatus
-    /// Stable across releases; clients may branch on it.
-    public var code: String
+    public var code: Code
     public var message: String
     /// Extra response headers (e.g. `Allow` on 405).
     public var headers: [(String, String)] = []
 
-    public init(status: HTTPResponseStatus, code: String, message: String, headers: [(String, String)] = []) {
-        self.status = status
+    /// The status it is answered with: its code's.
+    public var status: HTTPResponseStatus { code.status }
+
+    public init(_ code: Code, message: String, headers: [(String, String)] = []) {
         self.code = code
         self.message = message
         self.headers = headers
     }
 
     public static func == (lhs: APIError, rhs: APIError) -> Bool {
-        lhs.status == rhs.status && lhs.code == rhs.code && lhs.message == rhs.message
+        lhs.code == rhs.code && lhs.message == rhs.message
+    }
+
+    /// A stable machine code (clients may branch on it) and the HTTP status it is answered with:
+    /// the one place an error's status is decided. A struct, so codes can be added without
+    /// breaking a caller's `switch`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public let status: HTTPResponseStatus
+
+        init(_ rawValue: String, _ status: HTTPResponseStatus) {
+            self.rawValue = rawValue
+            self.status = status
+        }
+
+        public var description: String { rawValue }
+
+        public static func == (lhs: Code, rhs: Code) -> Bool { lhs.rawValue == rhs.rawValue }
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+        public static let actionNotFound = Code("action_not_found", .notFound)
+        public static let bodyTimeout = Code("body_timeout", .requestTimeout)
+        public static let bodyTooLarge = Code("body_too_large", .payloadTooLarge)
+        public static let expectationFailed = Code("expectation_failed", .expectationFailed)
+        public static let headersTooLarge = Code("headers_too_large", .requestHeaderFieldsTooLarge)
+        public static let httpVersionNotSupported = Code("http_version_not_supported", .httpVersionNotSupported)
+        public static let idempotencyKeyReused = Code("idempotency_key_reused", .unprocessableEntity)
+        public static let invalidBody = Code("invalid_body", .badRequest)
+        public static let invalidHeader = Code("invalid_header", .badRequest)
+        public static let invalidHost = Code("invalid_host", .badRequest)
+        public static let invalidIdempotencyKey = Code("invalid_idempotency_key", .badRequest)
+        public static let invalidLink = Code("invalid_link", .badRequest)
+        public static let invalidParameter = Code("invalid_parameter", .badRequest)
+        public static let invalidQuery = Code("invalid_query", .badRequest)
+        public static let invalidVersion = Code("invalid_version", .badRequest)
+        public static let linkNotFound = Code("link_not_found", .notFound)
+        public static let malformedRequest = Code("malformed_request", .badRequest)
+        public static let methodNotAllowed = Code("method_not_allowed", .methodNotAllowed)
+        public static let methodNotImplemented = Code("method_not_implemented", .notImplemented)
+        public static let missingParameter = Code("missing_parameter", .badRequest)
+        public static let notFound = Code("not_found", .notFound)
+        public static let previewStreamsExhausted = Code("preview_streams_exhausted", .serviceUnavailable)
+        public static let screenAlternativeNotFound = Code("screen_alternative_not_found", .notFound)
+        public static let screenNotFound = Code("screen_not_found", .notFound)
+        public static let screenVersionNotFound = Code("screen_version_not_found", .notFound)
+        public static let skeletonOutdated = Code("skeleton_outdated", .preconditionFailed)
+        public static let unsupportedMediaType = Code("unsupported_media_type", .unsupportedMediaType)
+        public static let upstreamsUnavailable = Code("upstreams_unavailable", .serviceUnavailable)
+        public static let uriTooLong = Code("uri_too_long", .uriTooLong)
+
+        /// The code of a data request the screen refuses (``DataRequestError``).
+        static func of(_ error: DataRequestError) -> Code {
+            error.code == missingParameter.rawValue ? .missingParameter : .invalidParameter
+        }
     }
 
     /// The JSON error body.
     public var body: JSONValue {
-        ["error": ["code": .string(code), "message": .string(message)]]
+        ["error": ["code": .string(code.rawValue), "message": .string(message)]]
     }
 
     static func notFound(path: String) -> APIError {
-        APIError(
-            status: .notFound, code: "not_found",
+        APIError(.notFound,
             message: "no endpoint at \(path); see GET /screens for the screens and the README for the API"
         )
     }
 
     static func screenNotFound(_ name: String) -> APIError {
-        APIError(
-            status: .notFound, code: "screen_not_found",
+        APIError(.screenNotFound,
             message: "there is no screen named \"\(name)\"; GET /screens lists the screens"
         )
     }
@@ -50,75 +101,65 @@ public struct APIError: Error, Sendable, Equatable {
     static let actionMethods = "POST, OPTIONS"
 
     static func methodNotAllowed(_ method: HTTPMethod, allowed: String = allowedMethods) -> APIError {
-        APIError(
-            status: .methodNotAllowed, code: "method_not_allowed",
+        APIError(.methodNotAllowed,
             message: "\(method.rawValue) is not allowed here; use \(allowed == actionMethods ? "POST" : "GET or HEAD")", headers: [("Allow", allowed)]
         )
     }
 
     /// A method this server does not know at all (RFC 9110, 15.6.2).
     static func methodNotImplemented(_ method: HTTPMethod?) -> APIError {
-        APIError(
-            status: .notImplemented, code: "method_not_implemented",
+        APIError(.methodNotImplemented,
             message: "\(method.map { "the method \($0.rawValue)" } ?? "the request's method") is not implemented; use GET or HEAD",
             headers: [("Allow", allowedMethods)]
         )
     }
 
     static func bodyTooLarge(limit: Int) -> APIError {
-        APIError(
-            status: .payloadTooLarge, code: "body_too_large",
+        APIError(.bodyTooLarge,
             message: "the request body is larger than \(limit) bytes; no endpoint takes a body that large"
         )
     }
 
     /// A screen's source or action calls an upstream, and this server calls none.
-    static let upstreamsUnavailable = APIError(status: .serviceUnavailable, code: "upstreams_unavailable", message: "this server calls no upstreams")
+    static let upstreamsUnavailable = APIError(.upstreamsUnavailable, message: "this server calls no upstreams")
 
-    static let bodyTimeout = APIError(
-        status: .requestTimeout, code: "body_timeout",
+    static let bodyTimeout = APIError(.bodyTimeout,
         message: "the request body did not arrive in time; send it whole, without pauses"
     )
 
-    static let invalidHost = APIError(
-        status: .badRequest, code: "invalid_host",
+    static let invalidHost = APIError(.invalidHost,
         message: "an HTTP/1.1 request needs exactly one Host header (RFC 9112, 3.2); send one"
     )
 
-    static let versionNotSupported = APIError(
-        status: .httpVersionNotSupported, code: "http_version_not_supported",
+    static let versionNotSupported = APIError(.httpVersionNotSupported,
         message: "this server speaks HTTP/1.1 (and 1.0); for HTTP/2 or 3, terminate them at a proxy or load balancer"
     )
 
-    static let expectationFailed = APIError(
-        status: .expectationFailed, code: "expectation_failed",
+    static let expectationFailed = APIError(.expectationFailed,
         message: "the only expectation this server meets is Expect: 100-continue"
     )
 
     /// A request whose query or path parameters the screen refuses: 400 with the error's code.
     static func badParameters(_ error: DataRequestError) -> APIError {
-        APIError(status: .badRequest, code: error.code, message: error.description)
+        APIError(.of(error), message: error.description)
     }
 
     static func invalidQuery(_ detail: String) -> APIError {
-        APIError(status: .badRequest, code: "invalid_query", message: "the query string is malformed: \(detail)")
+        APIError(.invalidQuery, message: "the query string is malformed: \(detail)")
     }
 
     static func uriTooLong(limit: Int) -> APIError {
-        APIError(
-            status: .uriTooLong, code: "uri_too_long",
+        APIError(.uriTooLong,
             message: "the request target is longer than \(limit) bytes; shorten the query"
         )
     }
 
     static func headersTooLarge(limit: Int) -> APIError {
-        APIError(
-            status: .requestHeaderFieldsTooLarge, code: "headers_too_large",
+        APIError(.headersTooLarge,
             message: "the request headers are larger than \(limit) bytes; send fewer or smaller headers"
         )
     }
 
-    static let malformedRequest = APIError(
-        status: .badRequest, code: "malformed_request", message: "the request is not valid HTTP/1.1"
+    static let malformedRequest = APIError(.malformedRequest, message: "the request is not valid HTTP/1.1"
     )
 }

@@ -48,8 +48,7 @@ struct Preview: Sendable {
             return try exchange(target.query, responder: responder)
         case .events:
             guard events.hasRoom else {
-                throw APIError(
-                    status: .serviceUnavailable, code: "preview_streams_exhausted",
+                throw APIError(.previewStreamsExhausted,
                     message: "\(events.maxSubscribers) previews are open already; close one and reload this page",
                     headers: [("Retry-After", "5")]
                 )
@@ -200,11 +199,11 @@ struct Preview: Sendable {
     /// from gzip when it was sent so; `bytes` as sent).
     private func exchange(_ query: [String: String], responder: Responder) throws(APIError) -> Reply {
         guard let screen = query["screen"], !screen.isEmpty else {
-            throw APIError(status: .badRequest, code: "missing_parameter", message: "query parameter \"screen\" (a screen path, like home) is required")
+            throw APIError(.missingParameter, message: "query parameter \"screen\" (a screen path, like home) is required")
         }
         let phase = query["phase"] ?? "skeleton"
         guard phase == "skeleton" || phase == "data" else {
-            throw APIError(status: .badRequest, code: "invalid_parameter", message: "phase is skeleton or data, found \"\(phase)\"")
+            throw APIError(.invalidParameter, message: "phase is skeleton or data, found \"\(phase)\"")
         }
         // Both go into a request target: anything that is not already a valid character of it is
         // percent-encoded, so a value can add neither a query nor a fragment.
@@ -215,7 +214,7 @@ struct Preview: Sendable {
         for (parameter, header) in Self.headerParameters {
             guard let value = query[parameter], !value.isEmpty else { continue }
             guard value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else {
-                throw APIError(status: .badRequest, code: "invalid_parameter", message: "\(parameter) may not hold control characters")
+                throw APIError(.invalidParameter, message: "\(parameter) may not hold control characters")
             }
             headers.add(name: header, value: value)
         }
