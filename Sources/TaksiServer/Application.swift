@@ -32,12 +32,14 @@ public struct Application: Sendable {
     public let previewEvents: PreviewEvents?
     /// Answers of action submits kept by `Idempotency-Key`, for retries.
     public let idempotency: IdempotencyStore
+    /// Set when shutdown begins; `/readyz` then answers 503.
+    public let draining = Draining()
 
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public var responder: Responder {
         Responder(
             store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents,
-            idempotency: idempotency
+            idempotency: idempotency, draining: draining
         )
     }
 
@@ -119,8 +121,12 @@ struct HTTPService: Service {
             try? await gracefulShutdown()
             tasks.cancelAll()
         }
-        application.store.isDraining = true
+        application.draining.begin()
         await server.shutdown(drainTimeout: .milliseconds(Int64(application.configuration.drainTimeout * 1000)))
+        // What requests started and no connection waits for any more: upstream refreshes, and
+        // submits whose clients went away (their answers are kept for the retry).
+        await application.resolver.cache.settle()
+        await application.idempotency.settle()
     }
 }
 
@@ -177,8 +183,7 @@ public func buildApplication(
         return factory
     }()
     let cache = cache ?? UpstreamCache()
-    let memo = DataMemo(limits: DataMemo.Limits(maxBytes: configuration.dataMemoMaxBytes), metrics: metrics)
-    cache.onChange { key in memo.drop(upstream: key) }
+    let memo = DataMemo(limits: DataMemo.Limits(maxBytes: configuration.dataMemoMaxBytes), metrics: metrics, following: cache)
     let store = ScreenStore(
         screenSet,
         options: .init(

@@ -387,6 +387,24 @@ struct ActionTests {
         guard case .run = store.claim(key: "d", request: "r", work: answer("retried")) else { Issue.record("a 504 was kept"); return }
     }
 
+    @Test("shutdown waits for submits still running, so a submit whose client went away finishes and is kept")
+    func settleAtShutdown() async throws {
+        let store = IdempotencyStore()
+        let (gate, opened) = AsyncStream<Void>.makeStream()
+        let work = { @Sendable () async -> IdempotencyStore.Answer in
+            for await _ in gate {}
+            return .init(status: .ok, headers: [], body: Array("done".utf8))
+        }
+        guard case .run = store.claim(key: "k", request: "r", work: work) else { Issue.record("not run"); return }
+        async let settled: Void = store.settle()
+        opened.finish()
+        await settled
+        // Settled means done: the answer is kept, and a retry replays it at once.
+        guard case .replay(let replay) = store.claim(key: "k", request: "r", work: work) else { Issue.record("not kept"); return }
+        #expect(String(decoding: await replay.value.body, as: UTF8.self) == "done")
+        #expect(store.runningCount == 0)
+    }
+
     @Test("?only= answers just those components and calls only their sources; anything else is 400")
     func only() async throws {
         let fixture = try await Fixture()

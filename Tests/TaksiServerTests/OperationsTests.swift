@@ -63,7 +63,7 @@ struct OperationsTests {
     func readiness() async throws {
         let application = fixtureApplication()
         #expect(await application.responder.response(method: .GET, uri: "/readyz").status == .ok)
-        application.store.isDraining = true
+        application.draining.begin()
         let draining = await application.responder.response(method: .GET, uri: "/readyz")
         #expect(draining.status == .serviceUnavailable)
         let body = try JSONDecoder().decode(JSONValue.self, from: Data(draining.body.readableBytesView))

@@ -111,6 +111,26 @@ public final class IdempotencyStore: Sendable {
         }
     }
 
+    /// Waits for every submit still running (shutdown: a submit whose client went away still
+    /// finishes, and its answer is kept for the retry).
+    public func settle() async {
+        while let task = state.withLockedValue({ state in
+            state.entries.values.lazy.compactMap { entry -> Task<Answer, Never>? in
+                if case .running(let task) = entry.answer { return task }
+                return nil
+            }.first
+        }) {
+            _ = await task.value
+        }
+    }
+
+    /// Submits still running, for tests.
+    package var runningCount: Int {
+        state.withLockedValue { state in
+            state.entries.values.filter { if case .running = $0.answer { true } else { false } }.count
+        }
+    }
+
     /// Number of answers kept or running, for tests.
     package var count: Int { state.withLockedValue { $0.entries.count } }
 

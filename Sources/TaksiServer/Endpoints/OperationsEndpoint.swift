@@ -13,9 +13,11 @@ struct OperationsEndpoint: Sendable {
     let store: ScreenStore
     /// What `/metrics` exposes; nil answers it with 404.
     let metrics: PrometheusCollectorRegistry?
+    /// Shutdown began: `/readyz` answers 503.
+    let draining: Draining
 
     func ready() -> HTTPResponse {
-        let draining = store.isDraining
+        let draining = self.draining.isDraining
         var response = HTTPResponse(
             status: draining ? .serviceUnavailable : .ok,
             json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status, draining: draining))),

@@ -68,16 +68,17 @@ public struct Responder: Sendable {
     ///   - memo: data responses kept for their inputs; nil renders every one.
     ///   - previewEvents: turns the preview (`/preview`) on, its event stream fed by these.
     ///   - idempotency: answers of submits kept by `Idempotency-Key`; nil runs every submit.
+    ///   - draining: set when shutdown begins, so `/readyz` answers 503.
     public init(
         store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
-        memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil
+        memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, draining: Draining = Draining()
     ) {
         let selector = VariantSelector(store: store, logger: logger)
         self.store = store
         self.skeletons = SkeletonEndpoint(selector: selector)
         self.data = DataEndpoint(selector: selector, logger: logger, resolver: resolver, memo: memo)
         self.actions = ActionEndpoint(selector: selector, logger: logger, resolver: resolver, idempotency: idempotency)
-        self.operations = OperationsEndpoint(store: store, metrics: metrics)
+        self.operations = OperationsEndpoint(store: store, metrics: metrics, draining: draining)
         self.links = LinksEndpoint(store: store)
         self.preview = previewEvents.map(Preview.init(events:))
     }

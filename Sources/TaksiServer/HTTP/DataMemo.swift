@@ -122,13 +122,16 @@ public final class DataMemo: Sendable {
     private let keptBytes: Gauge
     private let keptEntries: Gauge
 
-    public init(limits: Limits = Limits(), metrics: any MetricsFactory) {
+    /// - Parameter cache: the upstream cache whose entries kept responses are rendered from:
+    ///   when one is refreshed or evicted, every response made from it is dropped.
+    public init(limits: Limits = Limits(), metrics: any MetricsFactory, following cache: UpstreamCache) {
         self.limits = limits
         hits = Counter(label: "taksi_data_memo_lookups_total", dimensions: [("result", "hit")], factory: metrics)
         misses = Counter(label: "taksi_data_memo_lookups_total", dimensions: [("result", "miss")], factory: metrics)
         dropped = Counter(label: "taksi_data_memo_dropped_total", factory: metrics)
         keptBytes = Gauge(label: "taksi_data_memo_bytes", factory: metrics)
         keptEntries = Gauge(label: "taksi_data_memo_entries", factory: metrics)
+        cache.onChange { [weak self] key in self?.drop(upstream: key) }
     }
 
     /// Whether anything is kept at all.

@@ -159,15 +159,6 @@ public final class ScreenStore: Sendable {
         Gauge(label: "taksi_screen_variants_loaded", factory: metrics).record(screenSet.screens.values.reduce(0) { $0 + $1.all.count })
     }
 
-    /// Whether the server is shutting down: `/readyz` then answers 503 so load balancers stop
-    /// sending new requests while the ones in flight finish.
-    public var isDraining: Bool {
-        get { draining.withLockedValue { $0 } }
-        set { draining.withLockedValue { $0 = newValue } }
-    }
-
-    private let draining = NIOLockedValueBox(false)
-
     /// Records a failed reload: the served set stays; its errors are reported until a reload succeeds.
     public func recordFailedReload(_ diagnostics: [Diagnostic]) {
         let now = Date()

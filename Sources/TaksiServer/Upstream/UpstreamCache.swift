@@ -81,7 +81,8 @@ public final class UpstreamCache: Sendable {
         var entries: [String: Entry] = [:]
         var bytes = 0
         var generations: UInt64 = 0
-        /// Calls in progress, foreground and refreshes alike; tracked so none is fire-and-forget.
+        /// Calls in progress, foreground and refreshes alike; tracked so none is fire-and-forget
+        /// (shutdown awaits them: ``UpstreamCache/settle()``).
         var inFlight: [String: Task<Result<UpstreamValue, UpstreamFailure>, Never>] = [:]
     }
 
