@@ -32,8 +32,8 @@ public struct HTTPSource: Sendable, Hashable {
     public var parameters: [String: RequestParameter]
     /// Request headers forwarded to the upstream, as written (matched case-insensitively).
     public var forwardedHeaders: [String]
-    /// Seconds to wait for the whole response.
-    public var timeout: Double = 2
+    /// How long to wait for the whole response.
+    public var timeout: Duration = .seconds(2)
     /// Seconds a response stays fresh in the cache.
     public var ttl: Double = 30
     /// Seconds after that a stale response is still served while one refresh runs.

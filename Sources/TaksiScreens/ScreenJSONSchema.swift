@@ -258,7 +258,7 @@ public enum ScreenJSONSchema {
                 "type": "object", "required": ["upstream", "path"], "additionalProperties": false,
                 "properties": [
                     "upstream": ["type": "string", "description": "A key of \"upstreams\" in config.json."],
-                    "method": ["enum": .array(ScreenAction.Call.methods.map(JSONValue.string))],
+                    "method": ["enum": .array(ScreenAction.Call.Method.allCases.map { .string($0.rawValue) })],
                     "path": ["type": "string", "pattern": "^/", "description": "Path on the upstream; {name} inserts an input or a path parameter."],
                     "query": ["type": "object", "additionalProperties": ["type": ["string", "number", "boolean"]]],
                     "body": ["description": "The JSON body; bind inputs.<name> and path.<name>."],

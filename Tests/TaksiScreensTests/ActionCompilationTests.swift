@@ -68,7 +68,7 @@ struct ActionCompilationTests {
         #expect(action.name == "send")
         #expect(action.inputs.map(\.name) == ["email", "count"])
         #expect(action.inputs.first?.message == "Enter an email.")
-        #expect(action.call?.method == "PUT")
+        #expect(action.call?.method == .PUT)
         #expect(action.call?.request.forwardedHeaders == ["Authorization"])
         #expect(action.answers.keys.sorted().map(\.description) == ["success", "invalid", "409", "4xx", "timeout", "failure"])
         #expect(action.answers[.success]?.status == 201)

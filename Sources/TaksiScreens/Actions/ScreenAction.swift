@@ -44,11 +44,19 @@ public struct ScreenAction: Sendable {
     /// The upstream request: an http source's path, query, forwarded headers, timeout and size
     /// limit (``HTTPSource``), with a method and a JSON body built from the inputs.
     public struct Call: Sendable {
-        public static let methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+        /// The methods a call makes.
+        public enum Method: String, Sendable, CaseIterable {
+            case GET, POST, PUT, PATCH, DELETE
+
+            /// Whether sending it twice does what sending it once does (RFC 9110, 9.2.2), so a
+            /// connection that failed may be tried again.
+            public var isIdempotent: Bool { self == .GET || self == .PUT || self == .DELETE }
+        }
+
         /// The keys a call may have in a screen file.
         public static let keys = ["upstream", "method", "path", "query", "headers", "body", "timeout", "max_bytes", "summary"]
 
-        public var method: String
+        public var method: Method
         /// Where and how to call: its `parameters` are the action's inputs.
         public var request: HTTPSource
         /// The JSON body, over the sources `inputs` and `path`; nil sends none.

@@ -134,22 +134,23 @@ extension ScreenCompiler {
             let members = reader.object(node, at: path, what: "a call", allowed: ScreenAction.Call.keys, required: ["upstream", "path"])
         else { return nil }
         let member = { (key: String) in members.first { $0.key == key }?.value }
-        var method = "POST"
+        var method = ScreenAction.Call.Method.POST
         if let methodNode = member("method"), let given = reader.string(methodNode, at: path.appending("method"), what: "method") {
-            guard ScreenAction.Call.methods.contains(given) else {
+            guard let known = ScreenAction.Call.Method(rawValue: given) else {
+                let methods = ScreenAction.Call.Method.allCases.map(\.rawValue)
                 reader.report(
                     .invalidAction, at: methodNode, path: path.appending("method"),
-                    "method \"\(given)\" is not one a call makes; use \(ScreenAction.Call.methods.joined(separator: ", ")) (upper case)"
-                        + NameSuggestion.hint(for: given.uppercased(), among: ScreenAction.Call.methods)
+                    "method \"\(given)\" is not one a call makes; use \(methods.joined(separator: ", ")) (upper case)"
+                        + NameSuggestion.hint(for: given.uppercased(), among: methods)
                 )
                 return nil
             }
-            method = given
+            method = known
         }
         let request = readHTTPSource(members, at: path, inputs: inputs)
         var body: ContentExpression?
         if let bodyNode = member("body") {
-            if method == "GET" {
+            if method == .GET {
                 reader.report(.invalidAction, at: bodyNode, path: path.appending("body"), "a GET sends no body; send the inputs in the query, or use POST")
                 return nil
             }

@@ -238,7 +238,7 @@ extension ScreenCompiler {
             }
             return value
         }
-        if let timeout = seconds("timeout", 0.001...60) { source.timeout = timeout }
+        if let timeout = seconds("timeout", 0.001...60) { source.timeout = .nanoseconds(Int64((timeout * 1e9).rounded())) }
         if let ttl = seconds("ttl", 0...86_400) { source.ttl = ttl }
         if let swr = seconds("stale_while_revalidate", 0...86_400) { source.staleWhileRevalidate = swr }
         if let sie = seconds("stale_if_error", 0...604_800) { source.staleIfError = sie }

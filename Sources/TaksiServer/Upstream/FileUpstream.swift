@@ -36,10 +36,10 @@ struct FileUpstream {
     /// The answer to an action's request.
     func answer(_ submit: UpstreamClient.Submit) -> Result<UpstreamClient.Answer, UpstreamFailure> {
         let notFound = Result<UpstreamClient.Answer, UpstreamFailure>.success(UpstreamClient.Answer(status: 404, body: nil))
-        guard let file = file(for: submit.target, suffix: submit.method == "GET" ? ".json" : ".\(submit.method).json"),
+        guard let file = file(for: submit.target, suffix: submit.method == .GET ? ".json" : ".\(submit.method.rawValue).json"),
             let data = FileManager.default.contents(atPath: file)
         else { return notFound }
-        if submit.method == "GET" {
+        if submit.method == .GET {
             guard data.count <= submit.maxBytes else { return .failure(.tooLarge(limit: submit.maxBytes)) }
             return UpstreamClient.answer(status: 200, bytes: Array(data))
         }

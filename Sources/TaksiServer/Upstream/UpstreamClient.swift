@@ -3,12 +3,13 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import TaksiSchema
 public import TaksiScreens
 
 /// Why an upstream call gave no value. Logged with the source; never sent to the client.
 public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    case timeout(seconds: Double)
+    case timeout(Duration)
     case connection(String)
     case status(UInt)
     case invalidJSON(String)
@@ -32,7 +33,7 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
 
     public var description: String {
         switch self {
-        case .timeout(let seconds): "no complete response within \(seconds) s"
+        case .timeout(let limit): "no complete response within \(Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18) s"
         case .connection(let detail): "connection failed: \(detail)"
         case .status(let code): "answered HTTP \(code)"
         case .invalidJSON(let detail): "the body is not JSON: \(detail)"
@@ -93,7 +94,7 @@ public struct UpstreamClient: Sendable {
 
     /// GETs the call's URL with the forwarded headers; retries once when the connection fails
     /// before a response. The source's timeout bounds the whole exchange, body included: an
-    /// upstream that stalls or drips its body fails with ``UpstreamFailure/timeout(seconds:)``.
+    /// upstream that stalls or drips its body fails with ``UpstreamFailure/timeout(_:)``.
     /// Redirects (301, 302, 303, 307, 308) are followed up to ``maxRedirects`` times within the
     /// upstream's origin (scheme, host and port); a redirect elsewhere fails the call, so neither
     /// forwarded headers nor the answer ever cross to a host the configuration does not name.
@@ -102,41 +103,38 @@ public struct UpstreamClient: Sendable {
         if base.hasPrefix("file:") {
             return readFile(directory: String(base.dropFirst("file:".count)), call: call)
         }
-        return await Self.bounded(by: call.definition.timeout) { await exchange(url: base + call.target, call: call, headers: headers) }
-    }
-
-    /// `operation`'s result, or a timeout after `seconds`. AsyncHTTPClient's deadline stops
-    /// counting once the response head arrives, so the body is raced against a timer of our own;
-    /// the loser is cancelled (which closes the connection).
-    private static func bounded<Value: Sendable>(
-        by seconds: Double, _ operation: @escaping @Sendable () async -> Result<Value, UpstreamFailure>
-    ) async -> Result<Value, UpstreamFailure> {
-        await withTaskGroup(of: Result<Value, UpstreamFailure>?.self) { group in
-            group.addTask { await operation() }
-            group.addTask {
-                try? await Task.sleep(for: .nanoseconds(Int64(seconds * 1e9)))
-                return Task.isCancelled ? nil : .failure(.timeout(seconds: seconds))
+        let maxBytes = call.definition.maxBytes
+        return await exchange(
+            .GET, url: base + call.target, headers: headers, body: nil, on: http, timeout: call.definition.timeout,
+            mayRetry: Self.isConnectionFailure
+        ) { response, url, redirects in
+            let status = response.status.code
+            if Self.redirectStatuses.contains(status) {
+                _ = try? await response.body.collect(upTo: 64 << 10)
+                guard let location = response.headers.first(name: "Location") else { return .done(.failure(.status(status))) }
+                guard let next = Self.sameOrigin(location, from: url) else {
+                    return .done(.failure(.redirect("HTTP \(status) to another origin")))
+                }
+                guard redirects < Self.maxRedirects else { return .done(.failure(.redirect("more than \(Self.maxRedirects) redirects"))) }
+                return .follow(next)
             }
-            var result: Result<Value, UpstreamFailure> = .failure(.timeout(seconds: seconds))
-            while let finished = await group.next() {
-                guard let finished else { continue }
-                result = finished
-                group.cancelAll()
-                break
+            guard (200..<300).contains(status) else {
+                _ = try? await response.body.collect(upTo: 64 << 10)
+                return .done(.failure(.status(status)))
             }
-            return result
+            return .done(try await Self.body(of: response, maxBytes: maxBytes).flatMap(Self.parse))
         }
     }
 
     /// An action's request to its upstream (see ``ScreenAction/Call``).
     struct Submit: Sendable {
         var upstream: String
-        var method: String
+        var method: ScreenAction.Call.Method
         /// Path and query, percent-encoded.
         var target: String
         /// The JSON body, when the call sends one.
         var body: [UInt8]?
-        var timeout: Double
+        var timeout: Duration
         var maxBytes: Int
     }
 
@@ -157,35 +155,18 @@ public struct UpstreamClient: Sendable {
         if base.hasPrefix("file:") {
             return FileUpstream(directory: String(base.dropFirst("file:".count))).answer(submit)
         }
-        let repeatable = ["GET", "PUT", "DELETE"].contains(submit.method)
-        let http = repeatable ? self.http : self.submitHTTP
-        return await Self.bounded(by: submit.timeout) {
-            let deadline = NIODeadline.now() + .nanoseconds(Int64(submit.timeout * 1e9))
-            var request = Self.request(url: base + submit.target, headers: headers)
-            request.method = HTTPMethod(rawValue: submit.method)
-            if let body = submit.body {
-                request.headers.add(name: "Content-Type", value: "application/json")
-                request.body = .bytes(ByteBuffer(bytes: body))
+        let repeatable = submit.method.isIdempotent
+        return await exchange(
+            HTTPMethod(rawValue: submit.method.rawValue), url: base + submit.target, headers: headers, body: submit.body,
+            on: repeatable ? http : submitHTTP, timeout: submit.timeout,
+            mayRetry: repeatable ? Self.isConnectionFailure : Self.isConnectFailure
+        ) { response, _, _ in
+            let status = Int(response.status.code)
+            if Self.redirectStatuses.contains(response.status.code) {
+                _ = try? await response.body.collect(upTo: 64 << 10)
+                return .done(.failure(.redirect("HTTP \(status); actions follow no redirect")))
             }
-            var attempt = 0
-            while true {
-                attempt += 1
-                do {
-                    let response = try await http.execute(request, deadline: deadline)
-                    let status = Int(response.status.code)
-                    if Self.redirectStatuses.contains(response.status.code) {
-                        _ = try? await response.body.collect(upTo: 64 << 10)
-                        return .failure(.redirect("HTTP \(status); actions follow no redirect"))
-                    }
-                    return try await Self.body(of: response, maxBytes: submit.maxBytes).flatMap { Self.answer(status: status, bytes: $0) }
-                } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
-                    return .failure(.timeout(seconds: submit.timeout))
-                } catch {
-                    if NIODeadline.now() >= deadline || Task.isCancelled { return .failure(.timeout(seconds: submit.timeout)) }
-                    if attempt == 1, repeatable ? Self.isConnectionFailure(error) : Self.isConnectFailure(error) { continue }
-                    return .failure(.connection(String(describing: error)))
-                }
-            }
+            return .done(try await Self.body(of: response, maxBytes: submit.maxBytes).flatMap { Self.answer(status: status, bytes: $0) })
         }
     }
 
@@ -199,45 +180,74 @@ public struct UpstreamClient: Sendable {
         }
     }
 
-    /// One call: request, same-origin redirects, status, size and JSON checks.
-    private func exchange(url: String, call: UpstreamCall, headers: [(String, String)]) async -> Result<UpstreamValue, UpstreamFailure> {
-        let deadline = NIODeadline.now() + .nanoseconds(Int64(call.definition.timeout * 1e9))
-        var url = url
-        var redirects = 0
-        var attempt = 0
-        while true {
-            attempt += 1
-            let request = Self.request(url: url, headers: headers)
-            do {
-                let response = try await http.execute(request, deadline: deadline)
-                if Self.redirectStatuses.contains(response.status.code) {
-                    _ = try? await response.body.collect(upTo: 64 << 10)
-                    guard let location = response.headers.first(name: "Location") else {
-                        return .failure(.status(response.status.code))
-                    }
-                    guard let next = Self.sameOrigin(location, from: url) else {
-                        return .failure(.redirect("HTTP \(response.status.code) to another origin"))
-                    }
-                    guard redirects < Self.maxRedirects else {
-                        return .failure(.redirect("more than \(Self.maxRedirects) redirects"))
-                    }
-                    redirects += 1
-                    url = next
-                    attempt = 0
-                    continue
+    /// What reading a response decided: the result, or a redirect to follow.
+    private enum Step<Value> {
+        case done(Result<Value, UpstreamFailure>)
+        case follow(String)
+    }
+
+    /// One exchange with an upstream, fetches and submits alike: the request (again at each
+    /// redirect `read` follows; it is told how many it followed), its response read by `read`,
+    /// all within `timeout`. A connection
+    /// that fails is tried once more when `mayRetry` says so. AsyncHTTPClient's deadline stops
+    /// counting once the response head arrives, so the whole exchange is also raced against a
+    /// timer of our own; the loser is cancelled (which closes the connection).
+    private func exchange<Value: Sendable>(
+        _ method: HTTPMethod, url: String, headers: [(String, String)], body: [UInt8]?, on http: HTTPClient, timeout: Duration,
+        mayRetry: @escaping @Sendable (any Error) -> Bool,
+        read: @escaping @Sendable (HTTPClientResponse, _ url: String, _ redirects: Int) async throws -> Step<Value>
+    ) async -> Result<Value, UpstreamFailure> {
+        await Self.bounded(by: timeout) {
+            let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout / .nanoseconds(1)))
+            var url = url
+            var attempt = 0
+            var redirects = 0
+            while true {
+                attempt += 1
+                var request = Self.request(url: url, headers: headers)
+                request.method = method
+                if let body {
+                    request.headers.add(name: "Content-Type", value: "application/json")
+                    request.body = .bytes(ByteBuffer(bytes: body))
                 }
-                guard (200..<300).contains(response.status.code) else {
-                    _ = try? await response.body.collect(upTo: 64 << 10)
-                    return .failure(.status(response.status.code))
+                do {
+                    switch try await read(try await http.execute(request, deadline: deadline), url, redirects) {
+                    case .done(let result):
+                        return result
+                    case .follow(let next):
+                        url = next
+                        redirects += 1
+                        attempt = 0
+                    }
+                } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+                    return .failure(.timeout(timeout))
+                } catch {
+                    if NIODeadline.now() >= deadline || Task.isCancelled { return .failure(.timeout(timeout)) }
+                    if attempt == 1, mayRetry(error) { continue }
+                    return .failure(.connection(String(describing: error)))
                 }
-                return try await Self.body(of: response, maxBytes: call.definition.maxBytes).flatMap(Self.parse)
-            } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
-                return .failure(.timeout(seconds: call.definition.timeout))
-            } catch {
-                if NIODeadline.now() >= deadline || Task.isCancelled { return .failure(.timeout(seconds: call.definition.timeout)) }
-                if attempt == 1, Self.isConnectionFailure(error) { continue }
-                return .failure(.connection(String(describing: error)))
             }
+        }
+    }
+
+    /// `operation`'s result, or a timeout after `limit`.
+    private static func bounded<Value: Sendable>(
+        by limit: Duration, _ operation: @escaping @Sendable () async -> Result<Value, UpstreamFailure>
+    ) async -> Result<Value, UpstreamFailure> {
+        await withTaskGroup(of: Result<Value, UpstreamFailure>?.self) { group in
+            group.addTask { await operation() }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return Task.isCancelled ? nil : .failure(.timeout(limit))
+            }
+            var result: Result<Value, UpstreamFailure> = .failure(.timeout(limit))
+            while let finished = await group.next() {
+                guard let finished else { continue }
+                result = finished
+                group.cancelAll()
+                break
+            }
+            return result
         }
     }
 
@@ -276,19 +286,23 @@ public struct UpstreamClient: Sendable {
         return target.absoluteString
     }
 
-    /// Failures before any response: refused, reset, closed or timed-out connects.
     /// A connection that could not be opened (refused, timed out, unreachable): nothing was sent.
-    private static func isConnectFailure(_ error: any Error) -> Bool {
-        if let error = error as? HTTPClientError { return error == .connectTimeout }
-        if let error = error as? IOError { return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, ETIMEDOUT].contains(error.errnoCode) }
-        return String(describing: type(of: error)).contains("Connect")
+    @Sendable private static func isConnectFailure(_ error: any Error) -> Bool {
+        switch error {
+        case let error as HTTPClientError: error == .connectTimeout
+        case let error as IOError: [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, ETIMEDOUT].contains(error.errnoCode)
+        case let error as ChannelError: if case .connectTimeout = error { true } else { false }
+        case is NIOConnectionError: true
+        default: false
+        }
     }
 
-    private static func isConnectionFailure(_ error: any Error) -> Bool {
+    /// A failure before any response: a failed connect, or a connection reset or closed.
+    @Sendable private static func isConnectionFailure(_ error: any Error) -> Bool {
         if let error = error as? HTTPClientError {
             return error == .connectTimeout || error == .remoteConnectionClosed
         }
-        return error is IOError || error is ChannelError || String(describing: type(of: error)).contains("Connect")
+        return error is IOError || error is ChannelError || error is NIOConnectionError
     }
 
     /// `DIR/v2/networks.json` for `/v2/networks?x=1` (see ``FileUpstream``).
