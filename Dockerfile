@@ -20,6 +20,8 @@ WORKDIR /build
 COPY Package.swift ./
 RUN swift package resolve
 COPY Sources Sources
+# The OpenAPI document the server embeds (Sources/TaksiServer/OpenAPI/openapi.yaml links to it).
+COPY docs/openapi.yaml docs/openapi.yaml
 COPY Plugins Plugins
 COPY Screens Screens
 # Stripped: the symbols are half of the binary (147 MB unstripped, about 78 MB stripped).

@@ -63,6 +63,8 @@ let package = Package(
             resources: [
                 .embedInCode("Preview/Assets/preview.html"), .embedInCode("Preview/Assets/preview.js"),
                 .embedInCode("Preview/Assets/preview.css"),
+                // docs/openapi.yaml, through a link: the document readers and tools find in docs/ is the one served.
+                .embedInCode("OpenAPI/openapi.yaml"),
             ],
             swiftSettings: swiftSettings
         ),

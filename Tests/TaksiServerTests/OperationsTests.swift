@@ -76,7 +76,7 @@ struct OperationsTests {
         let file = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
         let served = await fixtureApplication().responder.response(method: .GET, uri: "/openapi.yaml")
         #expect(served.headers["Content-Type"] == ["application/yaml; charset=utf-8"])
-        #expect(String(buffer: served.body) == file, "the server embeds an old copy; run scripts/embed-openapi.sh")
+        #expect(String(buffer: served.body) == file, "the server embeds docs/openapi.yaml through the link Sources/TaksiServer/OpenAPI/openapi.yaml")
     }
 
     @Test(

@@ -1,6 +1,6 @@
 import NIOConcurrencyHelpers
 public import NIOCore
-public import NIOHTTP1
+package import NIOHTTP1
 
 /// Answers of action submits kept by their `Idempotency-Key`, so a retried submit (a phone on a
 /// bad network that never saw the first answer) gets the first answer again, without a second

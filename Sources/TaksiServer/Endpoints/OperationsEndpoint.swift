@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
-public import Prometheus
+import Prometheus
 import TaksiSchema
 import TaksiScreens
 

@@ -103,10 +103,10 @@ struct Preview: Sendable {
             let pattern = variants.pattern
             entries.append([
                 "name": .string(name),
-                "parameters": .object(pattern.parameters.mapValues(ServedScreenSet.parameterEntry)),
+                "parameters": .object(pattern.parameters.mapValues(ScreenIndex.parameterEntry)),
                 "parameter_order": .array(pattern.parameterNames.map(JSONValue.string)),
                 "variants": .array(variants.all.map { variantEntry($0, of: variants) }),
-                "experiments": .array(ServedScreenSet.experimentEntries(variants)),
+                "experiments": .array(ScreenIndex.experimentEntries(variants)),
             ])
         }
         var components: [String: JSONValue] = [:]
@@ -134,7 +134,7 @@ struct Preview: Sendable {
         for source in compiled.dataPlan.sources.values {
             guard case .request(let parameters) = source else { continue }
             for (name, parameter) in parameters {
-                guard case .object(var entry) = ServedScreenSet.parameterEntry(parameter) else { continue }
+                guard case .object(var entry) = ScreenIndex.parameterEntry(parameter) else { continue }
                 entry["default"] = parameter.defaultValue ?? .null
                 entry["required"] = .bool(parameter.isRequired)
                 query[name] = .object(entry)
@@ -148,7 +148,7 @@ struct Preview: Sendable {
             "sample_version": sampleVersion(for: compiled, of: variants).map { .string($0.description) } ?? .null,
             "requires_data": .bool(compiled.requiresData),
             "query": .object(query),
-            "actions": .array(compiled.actions.map(ServedScreenSet.actionEntry)),
+            "actions": .array(compiled.actions.map(ScreenIndex.actionEntry)),
         ]
     }
 

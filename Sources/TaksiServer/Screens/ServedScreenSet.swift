@@ -211,19 +211,19 @@ public final class ServedScreenSet: Sendable {
                 variants: variants, served: servedVariants, vary: varied.isEmpty ? nil : varied.joined(separator: ", "),
                 locales: isLocalized ? negotiator : nil
             )
-            index.append(Self.indexEntry(variants, served: servedVariants))
+            index.append(ScreenIndex.entry(variants, revisions: servedVariants.mapValues(\.revision.digest)))
         }
         self.screens = screens
         self.approximateBytes = approximateBytes
-        self.openAPI = Self.openAPIResponse(screenSet)
+        self.openAPI = OpenAPIDescription.response(for: screenSet)
         // The index changes with every reload and is for people and tools, not for caches.
         var indexResponse = HTTPResponse(
             json: ByteBuffer(bytes: JSONWriter.bytes(["screens": .array(index)])), headers: [("Cache-Control", "no-store")]
         )
         indexResponse.route = "index"
         self.index = indexResponse.precomputed()
-        self.appleAssociation = Self.appleAssociation(screenSet.links, appLinks: options.appLinks)
-        self.androidAssociation = Self.androidAssociation(appLinks: options.appLinks)
+        self.appleAssociation = AppLinkAssociations.apple(screenSet.links, appLinks: options.appLinks)
+        self.androidAssociation = AppLinkAssociations.android(appLinks: options.appLinks)
     }
 
     /// The variants (by file; their translations share their revision) whose revision differs
@@ -238,185 +238,5 @@ public final class ServedScreenSet: Sendable {
             }
         }
         return result
-    }
-
-    /// Apple's file: the paths of the https links, for each configured app (the `components`
-    /// form, iOS 13 and later). `application/json` at the exact path, no redirect, as Apple requires.
-    static func appleAssociation(_ links: DeepLinks, appLinks: AppLinks) -> HTTPResponse? {
-        guard !appLinks.appleAppIDs.isEmpty else { return nil }
-        let components: [JSONValue] = links.links.filter(\.isWeb).map { link in
-            ["/": .string(link.applePath), "comment": .string("\(link.written) opens \(link.target.name)")]
-        }
-        let body: JSONValue = [
-            "applinks": ["details": [["appIDs": .array(appLinks.appleAppIDs.map(JSONValue.string)), "components": .array(components)]]]
-        ]
-        return associationResponse(body, route: "apple-app-site-association")
-    }
-
-    /// Google's Digital Asset Links statement that the Android app handles this site's links.
-    static func androidAssociation(appLinks: AppLinks) -> HTTPResponse? {
-        guard let package = appLinks.androidPackage, !appLinks.androidCertificateFingerprints.isEmpty else { return nil }
-        let body: JSONValue = [
-            [
-                "relation": ["delegate_permission/common.handle_all_urls"],
-                "target": [
-                    "namespace": "android_app", "package_name": .string(package),
-                    "sha256_cert_fingerprints": .array(appLinks.androidCertificateFingerprints.map(JSONValue.string)),
-                ],
-            ]
-        ]
-        return associationResponse(body, route: "assetlinks")
-    }
-
-    /// Exactly `application/json`, the type both platforms' verifiers ask for.
-    private static func associationResponse(_ body: JSONValue, route: String) -> HTTPResponse {
-        let bytes = ByteBuffer(bytes: JSONWriter.bytes(body))
-        var response = HTTPResponse(body: bytes, type: "application/json", headers: [("Cache-Control", "public, max-age=3600")])
-        response.route = route
-        return response.precomputed()
-    }
-
-
-    /// A parameter as the index and the preview show it: its type and constraints, as declared.
-    static func parameterEntry(_ parameter: RequestParameter) -> JSONValue {
-        var entry: [String: JSONValue] = ["type": .string(parameter.kind.rawValue)]
-        if let values = parameter.allowedValues { entry["one_of"] = .array(values) }
-        if let pattern = parameter.pattern { entry["pattern"] = .string(pattern.source) }
-        if let length = parameter.minLength { entry["min_length"] = .number(Double(length)) }
-        if let length = parameter.maxLength { entry["max_length"] = .number(Double(length)) }
-        return .object(entry)
-    }
-
-    /// The OpenAPI document, with one operation per action of each screen (its inputs as the
-    /// request body's schema), so client generators and API tools see every intent a screen takes.
-    /// The operations are JSON, which is YAML, inserted at the start of `paths`.
-    static func openAPIResponse(_ screenSet: ScreenSet) -> HTTPResponse {
-        var operations = ""
-        for name in screenSet.names {
-            guard let variants = screenSet.screens[name] else { continue }
-            var seen: Set<String> = []
-            for variant in variants.all {
-                for action in variant.actions where seen.insert(action.name).inserted {
-                    let path = "/screens/\(name)/actions/\(action.name)"
-                    operations += "  " + JSONWriter.string(.string(path)) + ": " + JSONWriter.string(openAPIOperation(action, screen: variants)) + "\n"
-                }
-            }
-        }
-        var text = OpenAPIDocument.yaml
-        if !operations.isEmpty, let paths = text.range(of: "\npaths:\n") {
-            text.insert(contentsOf: operations, at: paths.upperBound)
-        }
-        let body = ByteBuffer(string: text)
-        var response = HTTPResponse(body: body, type: "application/yaml; charset=utf-8", headers: [("Cache-Control", "public, max-age=60")])
-        response.route = "openapi"
-        return response.precomputed()
-    }
-
-    private static func openAPIOperation(_ action: ScreenAction, screen: ScreenVariants) -> JSONValue {
-        var properties: [String: JSONValue] = [:]
-        for input in action.inputs {
-            var schema = openAPISchema(input.parameter)
-            if let value = input.parameter.defaultValue { schema["default"] = value }
-            if let message = input.message { schema["description"] = .string(message) }
-            properties[input.name] = .object(schema)
-        }
-        let required = action.inputs.filter { $0.parameter.isRequired }.map { JSONValue.string($0.name) }
-        var inputs: [String: JSONValue] = ["type": "object", "additionalProperties": false, "properties": .object(properties)]
-        if !required.isEmpty { inputs["required"] = .array(required) }
-        let pathParameters: [JSONValue] = screen.pattern.parameterNames.map { name in
-            ["name": .string(name), "in": "path", "required": true, "schema": .object(openAPISchema(screen.pattern.parameters[name] ?? RequestParameter()))]
-        }
-        let headers: [JSONValue] = ["X-Taksi-Version", "X-Taksi-Alternative", "X-Taksi-User", "X-Taksi-Skeleton", "Idempotency-Key", "X-Request-Id"].map {
-            ["$ref": .string("#/components/parameters/\($0)")]
-        }
-        let answer: JSONValue = ["$ref": "#/components/responses/ActionAnswer"]
-        var responses: [String: JSONValue] = [
-            "400": ["$ref": "#/components/responses/BadRequest"], "404": ["$ref": "#/components/responses/NotFound"],
-            "412": ["$ref": "#/components/responses/SkeletonOutdated"], "415": ["$ref": "#/components/responses/UnsupportedMediaType"], "422": answer,
-        ]
-        for status in Set([200] + action.answers.values.compactMap(\.status)) { responses[String(status)] = answer }
-        if action.call != nil {
-            responses["502"] = answer
-            responses["504"] = answer
-        }
-        var operation: [String: JSONValue] = [
-            "tags": ["actions"],
-            "operationId": .string("action:\(screen.name):\(action.name)"),
-            "summary": .string(action.summary ?? "Action \(action.name) of screen \(screen.name)."),
-            "parameters": .array(pathParameters + headers),
-            "requestBody": [
-                "required": .bool(!required.isEmpty),
-                "content": [
-                    "application/json": ["schema": ["type": "object", "additionalProperties": false, "properties": ["inputs": .object(inputs)]]],
-                    "application/x-www-form-urlencoded": ["schema": .object(inputs)],
-                ],
-            ],
-            "responses": .object(responses),
-        ]
-        if screen.pattern.parameterNames.isEmpty { operation["parameters"] = .array(headers) }
-        return ["post": .object(operation)]
-    }
-
-    /// A parameter as a JSON Schema (OpenAPI's dialect): its type, values, whole-text pattern and lengths.
-    private static func openAPISchema(_ parameter: RequestParameter) -> [String: JSONValue] {
-        var schema: [String: JSONValue] = ["type": .string(parameter.kind == .bool ? "boolean" : parameter.kind.rawValue)]
-        if let values = parameter.allowedValues { schema["enum"] = .array(values) }
-        if let pattern = parameter.pattern { schema["pattern"] = .string("^(?:\(pattern.source))$") }
-        if let length = parameter.minLength { schema["minLength"] = .number(Double(length)) }
-        if let length = parameter.maxLength { schema["maxLength"] = .number(Double(length)) }
-        return schema
-    }
-
-    /// An action as the index and the preview show it: its inputs (typed like parameters, with
-    /// `required`, `default` and `message`) and the outcomes it answers.
-    static func actionEntry(_ action: ScreenAction) -> JSONValue {
-        var inputs: [String: JSONValue] = [:]
-        for input in action.inputs {
-            var entry = parameterEntry(input.parameter).objectValue ?? [:]
-            entry["required"] = .bool(input.parameter.isRequired)
-            if let value = input.parameter.defaultValue { entry["default"] = value }
-            if let message = input.message { entry["message"] = .string(message) }
-            inputs[input.name] = .object(entry)
-        }
-        var entry: [String: JSONValue] = [
-            "name": .string(action.name), "inputs": .object(inputs),
-            "answers": .array(action.answers.keys.sorted().map { .string($0.description) }),
-        ]
-        if let summary = action.summary { entry["summary"] = .string(summary) }
-        return .object(entry)
-    }
-
-    /// A screen's experiments as the index and the preview show them: name, version requirement, weights.
-    static func experimentEntries(_ variants: ScreenVariants) -> [JSONValue] {
-        variants.versions.compactMap { version in
-            guard let experiment = version.experiment else { return nil }
-            return [
-                "name": .string(experiment.name),
-                "version": version.requirement.map { .string($0.description) } ?? .null,
-                "weights": .object(Dictionary(uniqueKeysWithValues: experiment.weights.map { ($0.alternative, .number(Double($0.weight))) })),
-            ]
-        }
-    }
-
-    private static func indexEntry(_ variants: ScreenVariants, served: [String: Variant]) -> JSONValue {
-        let all = variants.all
-        let experiments = experimentEntries(variants)
-        let pattern = variants.pattern
-        return [
-            "name": .string(variants.name),
-            "parameters": .object(pattern.parameters.mapValues(Self.parameterEntry)),
-            "requires_data": .bool(all.contains(where: \.requiresData)),
-            "variants": .array(
-                all.map {
-                    [
-                        "id": .string($0.variantID), "version": $0.requirement.map { .string($0.description) } ?? .null,
-                        "revision": served[$0.file].map { .string($0.revision.digest) } ?? .null,
-                        "alternative": .string($0.alternative), "requires_data": .bool($0.requiresData),
-                        "actions": .array($0.actions.map(Self.actionEntry)),
-                    ]
-                }
-            ),
-            "experiments": .array(experiments),
-        ]
     }
 }
