@@ -44,6 +44,7 @@ let package = Package(
         .target(
             name: "TaksiServer",
             dependencies: [
+                "TaksiSchema",
                 "TaksiScreens",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

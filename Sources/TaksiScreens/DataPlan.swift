@@ -137,11 +137,6 @@ public struct DataPlan: Sendable {
         return calls
     }
 
-    /// Whether any source is an upstream API.
-    public var callsUpstreams: Bool {
-        sources.values.contains { if case .http = $0 { true } else { false } }
-    }
-
     private static func parameterValues(
         _ parameters: [String: RequestParameter], query: [String: String]
     ) throws(DataRequestError) -> [String: JSONValue] {

@@ -59,9 +59,6 @@ public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible {
         segments.map(String.init).joined(separator: ".") + (prerelease.isEmpty ? "" : "-" + prerelease.joined(separator: "."))
     }
 
-    /// Whether this is a pre-release (`2.0-beta`).
-    public var isPrerelease: Bool { !prerelease.isEmpty }
-
     /// Segments without trailing zeros, so equal versions compare and hash equal.
     private var significant: ArraySlice<Int> {
         var end = segments.count

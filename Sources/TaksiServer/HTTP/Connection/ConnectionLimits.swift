@@ -22,7 +22,8 @@ public struct ConnectionLimits: Sendable, Equatable {
     /// Largest total of header names and values, in bytes; larger ones get 431.
     public var maxHeaderBytes: Int = 16 * 1024
     /// Largest request body, in bytes; a larger one gets 413 and the connection closes, without
-    /// the body being read into memory (no endpoint takes a body yet: bodies are discarded).
+    /// the body being read into memory. Only actions (POST) read a body; other requests' bodies
+    /// are counted and dropped.
     public var maxBodyBytes: Int = 64 * 1024
     /// A request body must arrive whole within this long of its head; else 408 and a close.
     public var bodyTimeout: TimeAmount = .seconds(10)
