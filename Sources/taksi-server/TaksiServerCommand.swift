@@ -26,63 +26,66 @@ struct Serve: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "Address to listen on (TAKSI_HOST; default 127.0.0.1).")
+    // The help of each flag is its setting's (ServerConfiguration.settings), like the README's table.
+    @Option(name: .long, help: ArgumentHelp(help("host")))
     var host: String?
 
-    @Option(name: .long, help: "TCP port; 0 picks a free one (TAKSI_PORT; default 8080).")
+    @Option(name: .long, help: ArgumentHelp(help("port")))
     var port: String?
 
-    @Option(name: .long, help: "Screens directory (TAKSI_SCREENS; default Screens).")
+    @Option(name: .long, help: ArgumentHelp(help("screens")))
     var screens: String?
 
-    @Option(name: .long, help: "Configuration file (TAKSI_CONFIG; default ./config.json when present).")
+    @Option(name: .long, help: "configuration file (TAKSI_CONFIG; default ./config.json when present).")
     var config: String?
 
-    @Option(name: .long, help: "Event loop threads (TAKSI_THREADS; default: one per core).")
+    @Option(name: .long, help: ArgumentHelp(help("threads")))
     var threads: String?
 
-    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (TAKSI_LOG_LEVEL; default info).")
+    @Option(name: .long, help: ArgumentHelp(help("log_level")))
     var logLevel: String?
 
-    @Option(name: .long, help: "Seconds between checks of the screens directory for changes (TAKSI_WATCH_INTERVAL; default 1).")
+    @Option(name: .long, help: ArgumentHelp(help("watch_interval")))
     var watchInterval: String?
 
-    @Flag(name: .long, help: "Do not reload the screens when they change (TAKSI_WATCH=false).")
+    @Flag(name: .long, help: ArgumentHelp("Do not " + help("watch")))
     var noWatch = false
 
-    @Option(name: .long, help: "text or json: one JSON object per line, for log collectors (TAKSI_LOG_FORMAT; default text).")
+    @Option(name: .long, help: ArgumentHelp(help("log_format")))
     var logFormat: String?
 
-    @Flag(name: .long, help: "Do not write one log line per request (TAKSI_ACCESS_LOG=false).")
+    @Flag(name: .long, help: ArgumentHelp("Do not write " + help("access_log")))
     var noAccessLog = false
 
-    @Option(name: .long, help: "text or json (TAKSI_ACCESS_LOG_FORMAT; default: the --log-format).")
+    @Option(name: .long, help: ArgumentHelp(help("access_log_format")))
     var accessLogFormat: String?
 
-    @Option(name: .long, help: "stderr, stdout or a file, reopened on SIGHUP (TAKSI_ACCESS_LOG_OUTPUT; default stderr).")
+    @Option(name: .long, help: ArgumentHelp(help("access_log_output")))
     var accessLogOutput: String?
 
-    @Flag(
-        inversion: .prefixedNo,
-        help: "Serve the live preview at /preview, for screen authors; never in production (TAKSI_PREVIEW; default off, on in the example config.json)."
-    )
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(help("preview")))
     var preview: Bool?
+
+    /// A setting's help, from its description.
+    private static func help(_ key: String) -> String {
+        ServerConfiguration.setting(key)?.help ?? key
+    }
 
     func run() async throws {
         var configuration: ServerConfiguration
         do {
             configuration = try ServerConfiguration.resolve(file: config)
-            let flags: [(String, String?, String)] = [
-                ("host", host, "--host"), ("port", port, "--port"), ("screens", screens, "--screens"),
-                ("threads", threads, "--threads"), ("log_level", logLevel, "--log-level"),
-                ("watch_interval", watchInterval, "--watch-interval"), ("watch", noWatch ? "false" : nil, "--no-watch"),
-                ("log_format", logFormat, "--log-format"), ("access_log", noAccessLog ? "false" : nil, "--no-access-log"),
-                ("access_log_format", accessLogFormat, "--access-log-format"),
-                ("access_log_output", accessLogOutput, "--access-log-output"),
-                ("preview", preview.map { $0 ? "true" : "false" }, preview == true ? "--preview" : "--no-preview"),
+            // Each value given on the command line, by its setting's key.
+            let given: [(key: String, value: String?)] = [
+                ("host", host), ("port", port), ("screens", screens), ("threads", threads), ("log_level", logLevel),
+                ("watch_interval", watchInterval), ("watch", noWatch ? "false" : nil), ("log_format", logFormat),
+                ("access_log", noAccessLog ? "false" : nil), ("access_log_format", accessLogFormat),
+                ("access_log_output", accessLogOutput), ("preview", preview.map { $0 ? "true" : "false" }),
             ]
-            for (key, value, flag) in flags {
-                if let value { try configuration.apply(key: key, value: value, source: flag) }
+            for (key, value) in given {
+                guard let value else { continue }
+                let flag = key == "preview" ? (value == "true" ? "--preview" : "--no-preview") : ServerConfiguration.setting(key)?.flags ?? key
+                try configuration.apply(key: key, value: value, source: flag)
             }
         } catch {
             printError("taksi-server: configuration error: \(error)")

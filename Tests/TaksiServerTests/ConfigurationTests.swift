@@ -35,6 +35,26 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_WATCH": "maybe"]) }
     }
 
+    @Test("the README's table of settings is the settings' own description (TAKSI_UPDATE_GOLDEN=1 rewrites it)")
+    func settingsTable() throws {
+        let url = repositoryRoot.appendingPathComponent("README.md")
+        var readme = try String(contentsOf: url, encoding: .utf8)
+        let header = "| `config.json` key | environment | flag | default | meaning |"
+        let start = try #require(readme.range(of: header), "the README has no table of settings")
+        let end = readme[start.lowerBound...].range(of: "\n\n")?.lowerBound ?? readme.endIndex
+        if ProcessInfo.processInfo.environment["TAKSI_UPDATE_GOLDEN"] == "1" {
+            readme.replaceSubrange(start.lowerBound..<end, with: ServerConfiguration.settingsTable)
+            try readme.write(to: url, atomically: true, encoding: .utf8)
+            return
+        }
+        #expect(String(readme[start.lowerBound..<end]) == ServerConfiguration.settingsTable)
+        // Every setting has a flag, a variable and a key that the file reads.
+        for setting in ServerConfiguration.settings {
+            #expect(setting.environment.hasPrefix("TAKSI_"))
+            #expect(!setting.meaning.isEmpty && !setting.help.contains("`"))
+        }
+    }
+
     @Test("a wrong setting names where it came from and what to write")
     func errors() throws {
         let typo = try temporaryFile(#"{"prot": 8080}"#)
