@@ -1,0 +1,220 @@
+import TaksiSchema
+
+/// Reads an `http` source, or an action's call, from its members: the upstream, the path and
+/// query templates (each `{name}` a declared parameter, an action's input or a path parameter of
+/// the screen), the forwarded headers and the limits. One step per part, each reporting its own
+/// mistakes, so every mistake of a source is reported at once.
+struct HTTPSourceReader {
+    let members: [JSONNode.Member]
+    let path: JSONPath
+    let pattern: ScreenPattern
+    /// Configured upstream names, when known.
+    let upstreams: Set<String>?
+    /// An action's inputs, which its call's templates fill in; nil for an http source.
+    let inputs: [String: RequestParameter]?
+    /// Whether every part read so far is valid.
+    private var valid = true
+
+    init(members: [JSONNode.Member], path: JSONPath, pattern: ScreenPattern, upstreams: Set<String>?, inputs: [String: RequestParameter]?) {
+        self.members = members
+        self.path = path
+        self.pattern = pattern
+        self.upstreams = upstreams
+        self.inputs = inputs
+    }
+
+    private func member(_ key: String) -> JSONNode? { members.first { $0.key == key }?.value }
+
+    /// The source, or nil when a part of it is wrong (each mistake reported on `reader`).
+    mutating func read(reporting reader: inout DefinitionReader) -> HTTPSource? {
+        let parameters = readParameters(&reader)
+        let upstream = readUpstream(&reader)
+        let pathParts = readPath(parameters: parameters, &reader)
+        let query = readQuery(parameters: parameters, &reader)
+        let headers = readForwardedHeaders(&reader)
+        guard valid, let upstream, let pathParts else { return nil }
+        var source = HTTPSource(upstream: upstream, path: pathParts, query: query, parameters: parameters, forwardedHeaders: headers)
+        readLimits(into: &source, &reader)
+        source.fallback = member("fallback")?.value
+        return valid ? source : nil
+    }
+
+    /// The query parameters its templates may name: the source's `parameters`, or the action's inputs.
+    private mutating func readParameters(_ reader: inout DefinitionReader) -> [String: RequestParameter] {
+        var parameters: [String: RequestParameter] = inputs ?? [:]
+        guard inputs == nil, let parametersNode = member("parameters") else { return parameters }
+        guard let parameterMembers = parametersNode.members else {
+            reader.report(.wrongType, at: parametersNode, path: path.appending("parameters"), "parameters must be an object of named query parameters")
+            valid = false
+            return parameters
+        }
+        for parameterMember in parameterMembers {
+            let parameterPath = path.appending("parameters").appending(parameterMember.key)
+            guard !reader.isReservedParameter(parameterMember, at: parameterPath),
+                !isPathParameter(parameterMember, at: parameterPath, &reader),
+                let parameter = reader.parameter(parameterMember.value, at: parameterPath)
+            else {
+                valid = false
+                continue
+            }
+            parameters[parameterMember.key] = parameter
+        }
+        return parameters
+    }
+
+    private func isPathParameter(_ member: JSONNode.Member, at path: JSONPath, _ reader: inout DefinitionReader) -> Bool {
+        Self.isPathParameter(member, at: path, of: pattern, &reader)
+    }
+
+    /// Reports a query parameter named like one of the screen's path parameters; true when it did.
+    static func isPathParameter(_ member: JSONNode.Member, at path: JSONPath, of pattern: ScreenPattern, _ reader: inout DefinitionReader) -> Bool {
+        guard pattern.parameters[member.key] != nil else { return false }
+        reader.report(
+            .invalidName, offset: member.keyOffset, path: path,
+            "\"\(member.key)\" is a path parameter of this screen (\(pattern.name)); an http source's path and query use {\(member.key)} as they are, bindings read path.\(member.key); remove this declaration"
+        )
+        return true
+    }
+
+    /// The upstream's name: a key of `upstreams` in config.json (checked when the names are known).
+    private mutating func readUpstream(_ reader: inout DefinitionReader) -> String? {
+        let upstream = reader.string(member("upstream"), at: path.appending("upstream"), what: "upstream")
+        guard let upstream, let node = member("upstream") else { return upstream }
+        if upstream.isEmpty || !upstream.unicodeScalars.allSatisfy({ DefinitionReader.isIdentifierScalar($0) || $0 == "-" }) {
+            reader.report(.invalidSource, at: node, path: path.appending("upstream"), "upstream names a key of \"upstreams\" in config.json, like citybikes")
+            valid = false
+        } else if let known = upstreams, !known.contains(upstream) {
+            let names = known.sorted()
+            reader.report(
+                .unknownUpstream, at: node, path: path.appending("upstream"),
+                "upstream \"\(upstream)\" is not configured; add it to \"upstreams\" in config.json and restart the server, which reads its configuration at start-up"
+                    + (names.isEmpty ? "" : " (configured: \(names.joined(separator: ", ")))") + NameSuggestion.hint(for: upstream, among: names)
+            )
+            valid = false
+        }
+        return upstream
+    }
+
+    /// The path template, starting with `/`.
+    private mutating func readPath(parameters: [String: RequestParameter], _ reader: inout DefinitionReader) -> [HTTPSource.Part]? {
+        guard let pathNode = member("path") else { return nil }
+        guard pathNode.stringValue?.hasPrefix("/") != false else {
+            reader.report(.invalidSource, at: pathNode, path: path.appending("path"), "the path starts with \"/\", like /v2/networks")
+            valid = false
+            return nil
+        }
+        return template(pathNode, at: path.appending("path"), what: "the path", parameters: parameters, &reader)
+    }
+
+    /// The query's items, each value a template.
+    private mutating func readQuery(parameters: [String: RequestParameter], _ reader: inout DefinitionReader) -> [HTTPSource.QueryItem] {
+        guard let queryNode = member("query") else { return [] }
+        guard let items = queryNode.members else {
+            reader.report(.wrongType, at: queryNode, path: path.appending("query"), "query must be an object of names and values")
+            valid = false
+            return []
+        }
+        var query: [HTTPSource.QueryItem] = []
+        for item in items {
+            let itemPath = path.appending("query").appending(item.key)
+            if let value = template(item.value, at: itemPath, what: "query value", parameters: parameters, &reader) {
+                query.append(HTTPSource.QueryItem(name: item.key, value: value))
+            } else {
+                valid = false
+            }
+        }
+        return query
+    }
+
+    /// A template of the path or a query value: text with `{name}` placeholders that name known values.
+    private func template(
+        _ node: JSONNode, at path: JSONPath, what: String, parameters: [String: RequestParameter], _ reader: inout DefinitionReader
+    ) -> [HTTPSource.Part]? {
+        let text: String
+        switch node.value {
+        case .string(let string): text = string
+        case .number, .bool: text = JSONWriter.string(node.value)
+        default:
+            reader.report(.wrongType, at: node, path: path, "\(what) must be a string, found \(node.typeName)")
+            return nil
+        }
+        let parts: [HTTPSource.Part]
+        switch HTTPSource.parseTemplate(text) {
+        case .failure(let error):
+            reader.report(.invalidSource, at: node, path: path, "\(what) \"\(text)\": \(error.message)")
+            return nil
+        case .success(let parsed):
+            parts = parsed
+        }
+        for name in HTTPSource.parameterNames(parts) where parameters[name] == nil && pattern.parameters[name] == nil {
+            let known = parameters.keys.sorted() + pattern.parameterNames
+            reader.report(
+                .invalidSource, at: node, path: path,
+                (inputs == nil
+                    ? "{\(name)} is not a parameter of this source or of the screen's path; declare it under \"parameters\""
+                    : "{\(name)} is not an input of this action or a parameter of the screen's path; declare it under \"inputs\"")
+                    + (known.isEmpty ? "" : " (known: \(known.joined(separator: ", ")))")
+                    + NameSuggestion.hint(for: name, among: known)
+            )
+            return nil
+        }
+        return parts
+    }
+
+    /// The request headers forwarded to the upstream, by name.
+    private mutating func readForwardedHeaders(_ reader: inout DefinitionReader) -> [String] {
+        guard let headersNode = member("headers") else { return [] }
+        guard case .array(let elements) = headersNode.kind else {
+            reader.report(.wrongType, at: headersNode, path: path.appending("headers"), "headers must be a list of request header names, like [Authorization]")
+            valid = false
+            return []
+        }
+        var headers: [String] = []
+        for (index, element) in elements.enumerated() {
+            let elementPath = path.appending("headers").appending(index)
+            guard let name = reader.string(element, at: elementPath, what: "a header name") else {
+                valid = false
+                continue
+            }
+            if !HTTPSource.isHeaderName(name) {
+                reader.report(.invalidSource, at: element, path: elementPath, "\"\(name)\" is not a header name")
+                valid = false
+            } else if HTTPSource.unforwardableHeaders.contains(name.lowercased()) {
+                reader.report(.invalidSource, at: element, path: elementPath, "\(name) describes this connection and is never forwarded; remove it")
+                valid = false
+            } else {
+                headers.append(name)
+            }
+        }
+        return headers
+    }
+
+    /// The timeout, cache times and size limit, where the source sets them.
+    private mutating func readLimits(into source: inout HTTPSource, _ reader: inout DefinitionReader) {
+        if let timeout = seconds("timeout", 0.001...60, &reader) { source.timeout = .nanoseconds(Int64((timeout * 1e9).rounded())) }
+        if let ttl = seconds("ttl", 0...86_400, &reader) { source.ttl = ttl }
+        if let swr = seconds("stale_while_revalidate", 0...86_400, &reader) { source.staleWhileRevalidate = swr }
+        if let sie = seconds("stale_if_error", 0...604_800, &reader) { source.staleIfError = sie }
+        if let node = member("max_bytes") {
+            if let bytes = node.value.exactInteger, (1...(64 << 20)).contains(bytes) {
+                source.maxBytes = bytes
+            } else {
+                reader.report(.invalidSource, at: node, path: path.appending("max_bytes"), "max_bytes is a whole number of bytes from 1 to 67108864")
+                valid = false
+            }
+        }
+    }
+
+    private mutating func seconds(_ key: String, _ range: ClosedRange<Double>, _ reader: inout DefinitionReader) -> Double? {
+        guard let node = member(key) else { return nil }
+        guard case .number(let value) = node.value, range.contains(value) else {
+            reader.report(
+                .invalidSource, at: node, path: path.appending(key),
+                "\(key) is a number of seconds from \(JSONWriter.string(.number(range.lowerBound))) to \(JSONWriter.string(.number(range.upperBound)))"
+            )
+            valid = false
+            return nil
+        }
+        return value
+    }
+}
