@@ -176,36 +176,42 @@ extension ComponentCatalog {
         case .array(let items):
             guard case .array(let elements) = value else { return wrongType("an array") }
             guard let items else { return ok }
-            var checked: [JSONValue] = []
-            var violations: [SchemaViolation] = []
-            for (index, element) in elements.enumerated() {
-                let result = check(element, as: items, mode: mode, at: path.appending(index))
-                violations += result.violations
-                if let converted = result.value { checked.append(converted) }
-            }
-            // An array whose element fails to decode fails as a whole on the client.
-            return CheckResult(value: checked.count == elements.count ? .array(checked) : nil, violations: violations)
+            return checkElements(elements, as: items, mode: mode, at: path)
         case .componentContents(let nameField):
             guard case .array(let elements) = value else { return wrongType("an array of component contents") }
             guard let itemType = siblings[nameField]?.stringValue, let itemSchema = schema(named: itemType) else {
                 // The sibling's own check reports a missing or unknown component name.
                 return CheckResult(value: value, violations: [])
             }
-            var kept: [JSONValue] = []
-            var violations: [SchemaViolation] = []
-            for (index, element) in elements.enumerated() {
-                let result = check(
-                    content: element, schema: itemSchema, fields: itemSchema.fields, mode: mode,
-                    at: path.appending(index)
-                )
-                violations += result.violations
-                if let converted = result.value { kept.append(converted) }
-            }
-            // The client drops a collection item that fails to decode; in definitions that is an error,
-            // in data the item is dropped here so the payload says exactly what the client will show.
-            if mode == .definition, !violations.isEmpty { return CheckResult(value: nil, violations: violations) }
-            return CheckResult(value: .array(kept), violations: violations)
+            return checkItems(elements, of: itemSchema, mode: mode, at: path)
         }
+    }
+
+    /// An array's elements; an array whose element fails to decode fails as a whole on the client.
+    private func checkElements(_ elements: [JSONValue], as items: FieldType, mode: CheckMode, at path: JSONPath) -> CheckResult {
+        var checked: [JSONValue] = []
+        var violations: [SchemaViolation] = []
+        for (index, element) in elements.enumerated() {
+            let result = check(element, as: items, mode: mode, at: path.appending(index))
+            violations += result.violations
+            if let converted = result.value { checked.append(converted) }
+        }
+        return CheckResult(value: checked.count == elements.count ? .array(checked) : nil, violations: violations)
+    }
+
+    /// A collection's items, each the content of a component of `schema`. The client drops an
+    /// item that fails to decode; in definitions that is an error, in data the item is dropped
+    /// here so the payload says exactly what the client will show.
+    private func checkItems(_ elements: [JSONValue], of schema: ComponentSchema, mode: CheckMode, at path: JSONPath) -> CheckResult {
+        var kept: [JSONValue] = []
+        var violations: [SchemaViolation] = []
+        for (index, element) in elements.enumerated() {
+            let result = check(content: element, schema: schema, fields: schema.fields, mode: mode, at: path.appending(index))
+            violations += result.violations
+            if let converted = result.value { kept.append(converted) }
+        }
+        if mode == .definition, !violations.isEmpty { return CheckResult(value: nil, violations: violations) }
+        return CheckResult(value: .array(kept), violations: violations)
     }
 
     private func check(

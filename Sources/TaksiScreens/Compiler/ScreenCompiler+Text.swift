@@ -36,13 +36,22 @@ extension ScreenCompiler {
         }
         textsUsed.insert(key)
         let rules = localization.rules(for: locale)
+        let argumentsNode = members.first { $0.key == Fragment.argumentsKey }?.value
+        guard let (arguments, literalCount) = readTextArguments(argumentsNode, of: message, key: key, node: node, at: path, rules: rules, scope: scope)
+        else { return nil }
+        return Self.textExpression(message, arguments: arguments, literalCount: literalCount, rules: rules)
+    }
 
-        // Each argument is a binding path (a string) or a literal number or Boolean.
+    /// The values of a message's placeholders (`with:`): each a binding path, or a literal number
+    /// or Boolean; every placeholder needs one. Nil when one is wrong (reported).
+    private mutating func readTextArguments(
+        _ argumentsNode: JSONNode?, of message: LocalizedMessage, key: String, node: JSONNode, at path: JSONPath, rules: LanguageRules,
+        scope: Set<String>
+    ) -> (arguments: [String: ContentExpression.TemplatePart], literalCount: Double?)? {
         var arguments: [String: ContentExpression.TemplatePart] = [:]
         var literalCount: Double?
         var valid = true
         let argumentsPath = path.appending(Fragment.argumentsKey)
-        let argumentsNode = members.first { $0.key == Fragment.argumentsKey }?.value
         if let argumentsNode {
             guard let argumentMembers = argumentsNode.members else {
                 reader.report(.wrongType, at: argumentsNode, path: argumentsPath, "with must be an object of placeholders and binding paths, like {name: query.name}")
@@ -91,12 +100,20 @@ extension ScreenCompiler {
             return nil
         }
         guard valid else { return nil }
+        return (arguments, literalCount)
+    }
 
+    /// The expression of a message with its arguments: a literal when nothing is bound, else its
+    /// forms (one per plural category when the count is bound).
+    private static func textExpression(
+        _ message: LocalizedMessage, arguments: [String: ContentExpression.TemplatePart], literalCount: Double?, rules: LanguageRules
+    ) -> ContentExpression {
         var forms = message.forms.mapValues { pieces in
             pieces.map { piece -> ContentExpression.TemplatePart in
                 switch piece {
                 case .text(let text): .text(text)
-                case .placeholder(let name): arguments[name]!
+                // Every placeholder has an argument (checked when they were read).
+                case .placeholder(let name): arguments[name] ?? .text("{\(name)}")
                 }
             }
         }

@@ -17,83 +17,14 @@ enum VariantGrouping {
     static func group(
         _ compiled: [Entry], failed: Set<ScreenSetBuilder.AlternativeKey> = []
     ) -> (screens: [String: ScreenVariants], diagnostics: [Diagnostic]) {
-        var diagnostics: [Diagnostic] = []
-        func report(_ code: Diagnostic.Code, _ entry: Entry, key: String, _ message: String) {
-            let node = entry.root[key] ?? entry.root["name"] ?? entry.root
-            diagnostics.append(
-                Diagnostic(
-                    code: code, file: entry.file.path, location: entry.file.location(ofOffset: node.offset),
-                    path: JSONPath.root.appending(key), message: message
-                )
-            )
-        }
-
+        var grouping = Grouping(failed: failed)
         var screens: [String: ScreenVariants] = [:]
         let byName = Dictionary(grouping: compiled, by: \.screen.name)
         for name in byName.keys.sorted() {
             // File order (sorted paths) decides which of two clashing files is reported.
-            let entries = byName[name] ?? []
-            var ranges: [(requirement: VersionRequirement?, entries: [Entry])] = []
-            for entry in entries {
-                if let index = ranges.firstIndex(where: { $0.requirement?.description == entry.screen.requirement?.description }) {
-                    ranges[index].entries.append(entry)
-                } else {
-                    ranges.append((entry.screen.requirement, [entry]))
-                }
-            }
-
-            for (first, second) in pairs(ranges.indices) {
-                guard let a = ranges[first].requirement, let b = ranges[second].requirement else { continue }
-                guard let shared = a.versions.intersection(b.versions).example else { continue }
-                let other = ranges[first].entries[0]
-                report(
-                    .overlappingVersions, ranges[second].entries[0], key: "version",
-                    "version requirement \"\(b)\" overlaps \"\(a)\" of \(other.file.path) (both match \(shared)); make the ranges disjoint so every app version gets one variant"
-                )
-            }
-
-            var versions: [VersionedScreen] = []
-            for range in ranges {
-                var alternatives: [String: CompiledScreen] = [:]
-                var files: [String: String] = [:]
-                for entry in range.entries {
-                    let alternative = entry.screen.alternative
-                    if let other = files[alternative] {
-                        let what = [range.requirement.map { "version \"\($0)\"" }, alternative == CompiledScreen.defaultAlternative ? nil : "alternative \"\(alternative)\""]
-                            .compactMap { $0 }.joined(separator: " and ")
-                        report(
-                            .duplicateScreen, entry, key: "name",
-                            "screen \"\(name)\"\(what.isEmpty ? "" : " with \(what)") is also defined in \(other); rename one of them or give it another \"version\" or \"alternative\""
-                        )
-                        continue
-                    }
-                    files[alternative] = entry.file.path
-                    alternatives[alternative] = entry.screen
-                }
-                guard let defaultScreen = alternatives[CompiledScreen.defaultAlternative] else {
-                    // A default whose own file has errors is reported there, not here as well.
-                    if failed.contains(.init(name: name, alternative: CompiledScreen.defaultAlternative)) { continue }
-                    let entry = range.entries[0]
-                    report(
-                        .missingDefaultAlternative, entry, key: "alternative",
-                        "screen \"\(name)\"\(range.requirement.map { " for version \"\($0)\"" } ?? "") has alternatives (\(alternatives.keys.sorted().joined(separator: ", "))) but no default; add a file without \"alternative\" for clients that ask for none"
-                    )
-                    continue
-                }
-                if let experiment = defaultScreen.experiment {
-                    let entry = range.entries.first { $0.screen.alternative == CompiledScreen.defaultAlternative } ?? range.entries[0]
-                    for (alternative, _) in experiment.weights
-                    where alternatives[alternative] == nil && !failed.contains(.init(name: name, alternative: alternative))
-                {
-                        report(
-                            .invalidExperiment, entry, key: "experiment",
-                            "experiment \"\(experiment.name)\" weighs alternative \"\(alternative)\", which this screen does not have; its alternatives are \(alternatives.keys.sorted().joined(separator: ", "))"
-                                + NameSuggestion.hint(for: alternative, among: alternatives.keys)
-                        )
-                    }
-                }
-                versions.append(VersionedScreen(requirement: range.requirement, alternatives: alternatives, experiment: defaultScreen.experiment))
-            }
+            let ranges = Self.ranges(of: byName[name] ?? [])
+            grouping.checkOverlaps(ranges)
+            var versions = ranges.compactMap { grouping.versionedScreen(name, range: $0) }
             // Versioned ranges from the oldest versions up (unbounded below first), the unversioned one last.
             func rank(_ screen: VersionedScreen) -> (Int, Version) {
                 guard let requirement = screen.requirement else { return (2, Version([0])) }
@@ -103,10 +34,100 @@ enum VariantGrouping {
             versions.sort { rank($0) < rank($1) }
             screens[name] = ScreenVariants(name: name, versions: versions)
         }
-        return (screens, diagnostics)
+        return (screens, grouping.diagnostics)
     }
 
-    private static func pairs(_ indices: Range<Int>) -> [(Int, Int)] {
+    /// The files of one version range of a screen.
+    private struct Range {
+        var requirement: VersionRequirement?
+        var entries: [Entry]
+    }
+
+    /// A screen's files by version requirement, in file order.
+    private static func ranges(of entries: [Entry]) -> [Range] {
+        var ranges: [Range] = []
+        for entry in entries {
+            if let index = ranges.firstIndex(where: { $0.requirement?.description == entry.screen.requirement?.description }) {
+                ranges[index].entries.append(entry)
+            } else {
+                ranges.append(Range(requirement: entry.screen.requirement, entries: [entry]))
+            }
+        }
+        return ranges
+    }
+
+    /// The checks of one grouping, and what they found.
+    private struct Grouping {
+        let failed: Set<ScreenSetBuilder.AlternativeKey>
+        var diagnostics: [Diagnostic] = []
+
+        mutating func report(_ code: Diagnostic.Code, _ entry: Entry, key: String, _ message: String) {
+            let node = entry.root[key] ?? entry.root["name"] ?? entry.root
+            diagnostics.append(
+                Diagnostic(
+                    code: code, file: entry.file.path, location: entry.file.location(ofOffset: node.offset),
+                    path: JSONPath.root.appending(key), message: message
+                )
+            )
+        }
+
+        /// No two version ranges of a screen may both match one version.
+        mutating func checkOverlaps(_ ranges: [Range]) {
+            for (first, second) in VariantGrouping.pairs(ranges.indices) {
+                guard let a = ranges[first].requirement, let b = ranges[second].requirement else { continue }
+                guard let shared = a.versions.intersection(b.versions).example else { continue }
+                let other = ranges[first].entries[0]
+                report(
+                    .overlappingVersions, ranges[second].entries[0], key: "version",
+                    "version requirement \"\(b)\" overlaps \"\(a)\" of \(other.file.path) (both match \(shared)); make the ranges disjoint so every app version gets one variant"
+                )
+            }
+        }
+
+        /// One version range's alternatives: each once, a default among them, and an experiment
+        /// only over alternatives that exist. Nil when the range has no default.
+        mutating func versionedScreen(_ name: String, range: Range) -> VersionedScreen? {
+            var alternatives: [String: CompiledScreen] = [:]
+            var files: [String: String] = [:]
+            for entry in range.entries {
+                let alternative = entry.screen.alternative
+                if let other = files[alternative] {
+                    let what = [range.requirement.map { "version \"\($0)\"" }, alternative == CompiledScreen.defaultAlternative ? nil : "alternative \"\(alternative)\""]
+                        .compactMap { $0 }.joined(separator: " and ")
+                    report(
+                        .duplicateScreen, entry, key: "name",
+                        "screen \"\(name)\"\(what.isEmpty ? "" : " with \(what)") is also defined in \(other); rename one of them or give it another \"version\" or \"alternative\""
+                    )
+                    continue
+                }
+                files[alternative] = entry.file.path
+                alternatives[alternative] = entry.screen
+            }
+            guard let defaultScreen = alternatives[CompiledScreen.defaultAlternative] else {
+                // A default whose own file has errors is reported there, not here as well.
+                if failed.contains(.init(name: name, alternative: CompiledScreen.defaultAlternative)) { return nil }
+                report(
+                    .missingDefaultAlternative, range.entries[0], key: "alternative",
+                    "screen \"\(name)\"\(range.requirement.map { " for version \"\($0)\"" } ?? "") has alternatives (\(alternatives.keys.sorted().joined(separator: ", "))) but no default; add a file without \"alternative\" for clients that ask for none"
+                )
+                return nil
+            }
+            if let experiment = defaultScreen.experiment {
+                let entry = range.entries.first { $0.screen.alternative == CompiledScreen.defaultAlternative } ?? range.entries[0]
+                for (alternative, _) in experiment.weights
+                where alternatives[alternative] == nil && !failed.contains(.init(name: name, alternative: alternative)) {
+                    report(
+                        .invalidExperiment, entry, key: "experiment",
+                        "experiment \"\(experiment.name)\" weighs alternative \"\(alternative)\", which this screen does not have; its alternatives are \(alternatives.keys.sorted().joined(separator: ", "))"
+                            + NameSuggestion.hint(for: alternative, among: alternatives.keys)
+                    )
+                }
+            }
+            return VersionedScreen(requirement: range.requirement, alternatives: alternatives, experiment: defaultScreen.experiment)
+        }
+    }
+
+    fileprivate static func pairs(_ indices: Swift.Range<Int>) -> [(Int, Int)] {
         indices.flatMap { first in indices.filter { $0 > first }.map { (first, $0) } }
     }
 }
