@@ -124,56 +124,69 @@ extension ContentExpression {
                 return Evaluation(value: nil, problems: [problem.message], shapeFaults: problem.isShapeFault ? [problem.message] : [])
             }
         case .template(let parts, let options):
-            var text = ""
-            for part in parts {
-                switch part {
-                case .text(let literal):
-                    text += literal
-                case .value(let path):
-                    switch Self.text(at: path, in: values, cannot: "be spliced into text") {
-                    case .success(let piece):
-                        text += piece
-                    case .failure(let failure):
-                        if let fallback = options.defaultValue { return Evaluation(value: fallback, problems: []) }
-                        return Evaluation(value: nil, problems: [failure.message], shapeFaults: failure.isShapeFault ? [failure.message] : [])
-                    }
-                }
-            }
-            return Evaluation(value: .string(text), problems: [])
+            return Self.template(parts, options: options, values)
         case .target(let parts):
             return Self.target(parts, values)
         case .localized(let forms, let count, let rules):
             return Self.localized(forms, count: count, rules: rules, values)
         case .each(let path, let variable, let template, let limit):
-            let items: [JSONValue]
-            switch Self.resolve(path, in: values) {
-            case .success(.array(let array)):
-                items = array
-            case .success(let value):
-                let problem = "\(path) is \(value.typeName), not an array"
-                return Evaluation(value: nil, problems: [problem], shapeFaults: [problem])
-            case .failure(let problem):
-                return Evaluation(value: nil, problems: [problem.message], shapeFaults: problem.isShapeFault ? [problem.message] : [])
-            }
-            var output: [JSONValue] = []
-            var problems: [String] = []
-            var faults: [String] = []
-            var scope = values
-            for (index, item) in items.prefix(limit ?? .max).enumerated() {
-                scope[variable] = item
-                let result = template.evaluate(scope)
-                let itemProblems = result.problems.map { "item \(index) of \(path): \($0)" }
-                problems += itemProblems
-                if let value = result.value {
-                    output.append(value)
-                    faults += result.shapeFaults.map { "item \(index) of \(path): \($0)" }
-                } else {
-                    // The item is dropped: whatever made it fail is the data's fault.
-                    faults += itemProblems
+            return Self.each(path, as: variable, template, limit: limit, values)
+        }
+    }
+
+    /// A `$template`: its text with each value spliced in, or its default when one is missing.
+    private static func template(_ parts: [TemplatePart], options: BindingOptions, _ values: [String: JSONValue]) -> Evaluation {
+        var text = ""
+        for part in parts {
+            switch part {
+            case .text(let literal):
+                text += literal
+            case .value(let path):
+                switch self.text(at: path, in: values, cannot: "be spliced into text") {
+                case .success(let piece):
+                    text += piece
+                case .failure(let failure):
+                    if let fallback = options.defaultValue { return Evaluation(value: fallback, problems: []) }
+                    return Evaluation(value: nil, problems: [failure.message], shapeFaults: failure.isShapeFault ? [failure.message] : [])
                 }
             }
-            return Evaluation(value: .array(output), problems: problems, shapeFaults: faults)
         }
+        return Evaluation(value: .string(text), problems: [])
+    }
+
+    /// An `$each`: the template evaluated for each item of the array at `path` (at most `limit`);
+    /// an item that fails is dropped (the client would drop it too).
+    private static func each(
+        _ path: ValuePath, as variable: String, _ template: ContentExpression, limit: Int?, _ values: [String: JSONValue]
+    ) -> Evaluation {
+        let items: [JSONValue]
+        switch resolve(path, in: values) {
+        case .success(.array(let array)):
+            items = array
+        case .success(let value):
+            let problem = "\(path) is \(value.typeName), not an array"
+            return Evaluation(value: nil, problems: [problem], shapeFaults: [problem])
+        case .failure(let problem):
+            return Evaluation(value: nil, problems: [problem.message], shapeFaults: problem.isShapeFault ? [problem.message] : [])
+        }
+        var output: [JSONValue] = []
+        var problems: [String] = []
+        var faults: [String] = []
+        var scope = values
+        for (index, item) in items.prefix(limit ?? .max).enumerated() {
+            scope[variable] = item
+            let result = template.evaluate(scope)
+            let itemProblems = result.problems.map { "item \(index) of \(path): \($0)" }
+            problems += itemProblems
+            if let value = result.value {
+                output.append(value)
+                faults += result.shapeFaults.map { "item \(index) of \(path): \($0)" }
+            } else {
+                // The item is dropped: whatever made it fail is the data's fault.
+                faults += itemProblems
+            }
+        }
+        return Evaluation(value: .array(output), problems: problems, shapeFaults: faults)
     }
 
     /// A navigation target: the template's text as written, each value percent-encoded as one

@@ -177,6 +177,32 @@ extension ScreenCompiler {
             let nameNode = members.first(where: { $0.key == Fragment.useKey })?.value,
             let name = reader.string(nameNode, at: .root, what: "a fragment's name")
         else { return nil }
+        guard let (fragment, chain) = lookUpFragment(name, at: nameNode, expecting: kind, in: outer) else { return nil }
+        let argumentsNode = members.first(where: { $0.key == Fragment.argumentsKey })?.value
+        guard let read = readArguments(argumentsNode, of: fragment, in: outer, scope: scope) else { return nil }
+        var (arguments, valid) = (read.arguments, read.valid)
+        let copy = reader.relocated(fragment.root, fragment: name, file: fragment.file, paths: fragment.paths, use: nameNode)
+        for parameter in fragment.parameters where !read.given.contains(parameter.name) {
+            let parameterPath = JSONPath.root.appending("parameters").appending(parameter.name)
+            if parameter.defaultValue != nil, let defaultNode = copy.closestNode(at: parameterPath)["default"] {
+                arguments[parameter.name] = .value(defaultNode, bytes: Self.bytes(of: defaultNode))
+                continue
+            }
+            valid = false
+            reader.report(
+                .missingKey, at: node, path: .root,
+                "fragment \(name) needs parameter \"\(parameter.name)\" (\(parameter.expectation)); add it under with"
+            )
+        }
+        guard valid else { return nil }
+        return (FragmentUse(fragment: fragment, arguments: arguments, chain: chain), copy.closestNode(at: fragment.bodyPath))
+    }
+
+    /// The fragment a use names, if it is of the kind the place takes and not nested in itself
+    /// (or too deep); with the chain of uses that leads to it.
+    private mutating func lookUpFragment(
+        _ name: String, at nameNode: JSONNode, expecting kind: Fragment.Kind, in outer: FragmentUse?
+    ) -> (Fragment, chain: [String])? {
         guard let fragment = fragments[name] else {
             let names = fragments.keys.sorted()
             reader.report(
@@ -214,11 +240,19 @@ extension ScreenCompiler {
             reader.report(.fragmentCycle, at: nameNode, path: .root, "fragments are nested more than \(Fragment.maximumDepth) deep (\(chain.joined(separator: " → "))); flatten them")
             return nil
         }
+        return (fragment, chain)
+    }
 
+    /// A use's arguments (`with:`), each read in the terms of the screen: those read, the
+    /// parameters given (read or not), and whether all were valid; nil when `with` is not an object.
+    private mutating func readArguments(
+        _ argumentsNode: JSONNode?, of fragment: Fragment, in outer: FragmentUse?, scope: Set<String>
+    ) -> (arguments: [String: FragmentUse.Argument], given: Set<String>, valid: Bool)? {
+        let name = fragment.name
         var arguments: [String: FragmentUse.Argument] = [:]
         var given: Set<String> = []
         var valid = true
-        if let argumentsNode = members.first(where: { $0.key == Fragment.argumentsKey })?.value {
+        if let argumentsNode {
             guard let argumentMembers = argumentsNode.members else {
                 reader.report(.wrongType, at: argumentsNode, path: .root, "with must be an object of the fragment's parameters and their values")
                 return nil
@@ -243,21 +277,7 @@ extension ScreenCompiler {
                 arguments[parameter.name] = value
             }
         }
-        let copy = reader.relocated(fragment.root, fragment: name, file: fragment.file, paths: fragment.paths, use: nameNode)
-        for parameter in fragment.parameters where !given.contains(parameter.name) {
-            let parameterPath = JSONPath.root.appending("parameters").appending(parameter.name)
-            if parameter.defaultValue != nil, let defaultNode = copy.closestNode(at: parameterPath)["default"] {
-                arguments[parameter.name] = .value(defaultNode, bytes: Self.bytes(of: defaultNode))
-                continue
-            }
-            valid = false
-            reader.report(
-                .missingKey, at: node, path: .root,
-                "fragment \(name) needs parameter \"\(parameter.name)\" (\(parameter.expectation)); add it under with"
-            )
-        }
-        guard valid else { return nil }
-        return (FragmentUse(fragment: fragment, arguments: arguments, chain: chain), copy.closestNode(at: fragment.bodyPath))
+        return (arguments, given, valid)
     }
 
     /// An argument in the terms of the screen: a data argument's path rewritten through the outer

@@ -76,18 +76,7 @@ struct ScreenCompiler {
         _ = reader.string(member("description"), at: path.appending("description"), what: "description")
         _ = reader.bool(member("entry"), at: path.appending("entry"), what: "entry")
         let requirement = member("version").flatMap { readRequirement($0, at: path.appending("version")) }
-        var alternative = CompiledScreen.defaultAlternative
-        if let alternativeNode = member("alternative"),
-            let given = reader.string(alternativeNode, at: path.appending("alternative"), what: "alternative")
-        {
-            if given.isEmpty || !given.unicodeScalars.allSatisfy({ DefinitionReader.isIdentifierScalar($0) || $0 == "-" }) {
-                reader.report(
-                    .invalidName, at: alternativeNode, path: path.appending("alternative"),
-                    "an alternative's name uses letters, digits, '-' and '_' (like B or compact)"
-                )
-            }
-            alternative = given
-        }
+        let alternative = member("alternative").map { readAlternative($0, at: path.appending("alternative")) } ?? CompiledScreen.defaultAlternative
         let experiment = member("experiment").flatMap { readExperiment($0, at: path.appending("experiment"), alternative: alternative) }
         if pattern.hasParameters { sources[Self.pathSourceName] = .path(pattern.parameters) }
         if let sourcesNode = member("sources") {
@@ -105,6 +94,35 @@ struct ScreenCompiler {
         }
         expandedComponents = componentNodes
 
+        let (components, entries, componentIndices) = compileComponents(componentNodes, at: componentsPath, usesFragments: usesFragments)
+
+        let actions = member("actions").map { readActions($0, at: path.appending("actions"), components: components) } ?? []
+
+        warnUnusedSources(root)
+        checkComponentVersions(componentNodes, requirement: requirement, at: componentsPath)
+        let plan = DataPlan(sources: sources.filter { usedSources.contains($0.key) }, entries: entries)
+        let staticData = plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
+        guard !reader.diagnostics.containsErrors else { return nil }
+        return CompiledScreen(
+            name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative, experiment: experiment,
+            skeleton: Skeleton(components: components), dataPlan: plan, staticData: staticData, actions: actions
+        )
+    }
+
+    /// The screen's `alternative`: a name of letters, digits, `-` and `_`.
+    private mutating func readAlternative(_ node: JSONNode, at path: JSONPath) -> String {
+        guard let given = reader.string(node, at: path, what: "alternative") else { return CompiledScreen.defaultAlternative }
+        if given.isEmpty || !given.unicodeScalars.allSatisfy({ DefinitionReader.isIdentifierScalar($0) || $0 == "-" }) {
+            reader.report(.invalidName, at: node, path: path, "an alternative's name uses letters, digits, '-' and '_' (like B or compact)")
+        }
+        return given
+    }
+
+    /// Every component (fragments expanded), with the data plan's entries of the dynamic ones and
+    /// each identifier's index; identifiers must be unique.
+    private mutating func compileComponents(
+        _ componentNodes: [JSONNode], at componentsPath: JSONPath, usesFragments: Bool
+    ) -> (components: [Component], entries: [DataPlan.Entry], indices: [String: Int]) {
         var components: [Component] = []
         var entries: [DataPlan.Entry] = []
         var identifiers: [String: (JSONPath, JSONNode)] = [:]
@@ -129,9 +147,12 @@ struct ScreenCompiler {
             components.append(component)
             if let entry { entries.append(entry) }
         }
+        return (components, entries, componentIndices)
+    }
 
-        let actions = member("actions").map { readActions($0, at: path.appending("actions"), components: components) } ?? []
-
+    /// Warns of each declared source no field binds.
+    private mutating func warnUnusedSources(_ root: JSONNode) {
+        let path = JSONPath.root
         for (sourceName, source) in sources where !usedSources.contains(sourceName) {
             if case .path = source { continue }
             let sourcePath = path.appending("sources").appending(sourceName)
@@ -140,15 +161,6 @@ struct ScreenCompiler {
                 "source \"\(sourceName)\" is never used; bind a field to it or remove it", severity: .warning
             )
         }
-
-        checkComponentVersions(componentNodes, requirement: requirement, at: componentsPath)
-        let plan = DataPlan(sources: sources.filter { usedSources.contains($0.key) }, entries: entries)
-        let staticData = plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
-        guard !reader.diagnostics.containsErrors else { return nil }
-        return CompiledScreen(
-            name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative, experiment: experiment,
-            skeleton: Skeleton(components: components), dataPlan: plan, staticData: staticData, actions: actions
-        )
     }
 
     // MARK: Static data
