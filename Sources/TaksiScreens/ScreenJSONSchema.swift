@@ -8,6 +8,8 @@ public import TaksiSchema
 /// (navigation targets, sources, versions) and it accepts a binding on any field.
 public enum ScreenJSONSchema {
     /// The schema of a screen file for the component types of `catalog`.
+    // Long (about 80 lines) because it is one literal of the schema it writes, read top to bottom
+    // like the document; its parts (binding, action, source, ...) are properties of their own.
     public static func make(catalog: ComponentCatalog) -> JSONValue {
         let types = catalog.schemas.keys.sorted()
         var definitions: [String: JSONValue] = [

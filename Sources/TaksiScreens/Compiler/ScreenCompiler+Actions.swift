@@ -41,6 +41,38 @@ extension ScreenCompiler {
         return actions
     }
 
+    /// An action's `inputs`: each a named parameter (not a path parameter's name), with the
+    /// message said when its value is refused.
+    private mutating func readInputs(_ inputsNode: JSONNode, at inputsPath: JSONPath) -> [ScreenAction.Input] {
+        guard let inputMembers = inputsNode.members else {
+            reader.report(.wrongType, at: inputsNode, path: inputsPath, "inputs must be an object of named inputs, like {email: {type: string, required: true}}")
+            return []
+        }
+        var inputs: [ScreenAction.Input] = []
+        for input in inputMembers {
+            let inputPath = inputsPath.appending(input.key)
+            guard !input.key.isEmpty, input.key.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar) else {
+                reader.report(
+                    .invalidName, offset: input.keyOffset, path: inputPath,
+                    "an input's name uses letters, digits and '_' (like email), so bindings and templates can name it"
+                )
+                continue
+            }
+            if pattern.parameters[input.key] != nil {
+                reader.report(
+                    .invalidName, offset: input.keyOffset, path: inputPath,
+                    "\"\(input.key)\" is a path parameter of this screen, which a call's path fills as {\(input.key)}; name the input otherwise"
+                )
+                continue
+            }
+            let message = reader.string(input.value["message"], at: inputPath.appending("message"), what: "message")
+            if let parameter = reader.parameter(input.value, at: inputPath, place: .input) {
+                inputs.append(ScreenAction.Input(name: input.key, parameter: parameter, message: message))
+            }
+        }
+        return inputs
+    }
+
     private mutating func readAction(_ name: String, _ node: JSONNode, at path: JSONPath, components: [Component]) -> ScreenAction? {
         guard let members = reader.object(node, at: path, what: "an action", allowed: Self.actionKeys, required: ["answers"]) else {
             return nil
@@ -49,35 +81,7 @@ extension ScreenCompiler {
         let summary = reader.string(member("summary"), at: path.appending("summary"), what: "summary")
         let errorsBefore = reader.errorCount
 
-        var inputs: [ScreenAction.Input] = []
-        if let inputsNode = member("inputs") {
-            let inputsPath = path.appending("inputs")
-            if let inputMembers = inputsNode.members {
-                for input in inputMembers {
-                    let inputPath = inputsPath.appending(input.key)
-                    guard !input.key.isEmpty, input.key.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar) else {
-                        reader.report(
-                            .invalidName, offset: input.keyOffset, path: inputPath,
-                            "an input's name uses letters, digits and '_' (like email), so bindings and templates can name it"
-                        )
-                        continue
-                    }
-                    if pattern.parameters[input.key] != nil {
-                        reader.report(
-                            .invalidName, offset: input.keyOffset, path: inputPath,
-                            "\"\(input.key)\" is a path parameter of this screen, which a call's path fills as {\(input.key)}; name the input otherwise"
-                        )
-                        continue
-                    }
-                    let message = reader.string(input.value["message"], at: inputPath.appending("message"), what: "message")
-                    if let parameter = reader.parameter(input.value, at: inputPath, place: .input) {
-                        inputs.append(ScreenAction.Input(name: input.key, parameter: parameter, message: message))
-                    }
-                }
-            } else {
-                reader.report(.wrongType, at: inputsNode, path: inputsPath, "inputs must be an object of named inputs, like {email: {type: string, required: true}}")
-            }
-        }
+        let inputs = member("inputs").map { readInputs($0, at: path.appending("inputs")) } ?? []
         let inputParameters = Dictionary(inputs.map { ($0.name, $0.parameter) }, uniquingKeysWith: { first, _ in first })
         var scope: [String: SourceDefinition] = [Self.inputsSourceName: .request(inputParameters)]
         if pattern.hasParameters { scope[Self.pathSourceName] = .path(pattern.parameters) }

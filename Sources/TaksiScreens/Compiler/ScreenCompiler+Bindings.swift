@@ -4,6 +4,8 @@ import TaksiSchema
 // the check that each one reads a declared source or loop variable.
 
 extension ScreenCompiler {
+    /// A `$bind`, `$template` or `$each` in a field of type `type`.
+    // About 80 lines: one case per binding kind, each a few guards over the same reader calls.
     mutating func compileBinding(
         _ node: JSONNode, key: String, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
     ) -> ContentExpression? {

@@ -43,7 +43,54 @@ extension ScreenCompiler {
     private mutating func resolveTarget(
         _ text: String, parts: [ContentExpression.TemplatePart], node: JSONNode, at path: JSONPath, scope: Set<String>
     ) -> ScreenPattern? {
-        // The segments: literal text, or exactly one value.
+        guard let (shape, values) = targetShape(text, parts: parts, node: node, at: path) else { return nil }
+        let written = shape.map { if case .text(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/")
+        let screen: ScreenPattern
+        switch routes.resolve(shape) {
+        case .opens(let only):
+            screen = only
+        case .valueAtFixedSegment(let near, let position, let fixed):
+            reader.report(
+                .brokenNavigation, at: node, path: path,
+                "in navigation target \"\(text)\", {\(values[position].map(\.description) ?? "")} stands where screen \(near.name) has the fixed segment \"\(fixed)\"; write that text instead"
+            )
+            return nil
+        case .nothing:
+            let shapes = Dictionary(routes.patterns.values.map { pattern in
+                (pattern.segments.map { if case .literal(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/"), pattern.name)
+            }, uniquingKeysWith: { first, _ in first })
+            let suggestion = NameSuggestion.closest(to: written, among: shapes.keys).flatMap { shapes[$0] }
+            reader.report(
+                .brokenNavigation, at: node, path: path,
+                "navigation target \"\(text)\" opens no screen: none has the path \(written) (a {} stands for a value)"
+                    + (suggestion.map { " (did you mean \"\($0)\"?)" } ?? "")
+            )
+            return nil
+        case .several(let candidates):
+            reader.report(
+                .brokenNavigation, at: node, path: path,
+                "navigation target \"\(text)\" could open any of \(candidates.map(\.name).joined(separator: ", ")); a target must open exactly one screen, so give them different paths"
+            )
+            return nil
+        }
+        for (segment, value) in zip(screen.segments, values) {
+            guard let value, case .parameter(let name) = segment, let parameter = screen.parameters[name] else { continue }
+            if let known = knownParameter(value, scope: scope), let problem = Self.fitProblem(known, into: parameter) {
+                reader.report(
+                    .brokenNavigation, at: node, path: path,
+                    "in navigation target \"\(text)\", {\(value)} fills {\(name)} of screen \(screen.name), but \(problem)"
+                )
+                return nil
+            }
+        }
+        return screen
+    }
+
+    /// A target template's shape, segment by segment (literal text, or exactly one value), with
+    /// each segment's value; nil (reported) when a segment is empty, mixed or not a path segment.
+    private mutating func targetShape(
+        _ text: String, parts: [ContentExpression.TemplatePart], node: JSONNode, at path: JSONPath
+    ) -> (shape: [ScreenRoutes.TargetSegment], values: [ValuePath?])? {
         var segments: [[ContentExpression.TemplatePart]] = [[]]
         for part in parts {
             guard case .text(let literal) = part else {
@@ -85,46 +132,7 @@ extension ScreenCompiler {
                 values.append(value)
             }
         }
-        let written = shape.map { if case .text(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/")
-        let screen: ScreenPattern
-        switch routes.resolve(shape) {
-        case .opens(let only):
-            screen = only
-        case .valueAtFixedSegment(let near, let position, let fixed):
-            reader.report(
-                .brokenNavigation, at: node, path: path,
-                "in navigation target \"\(text)\", {\(values[position].map(\.description) ?? "")} stands where screen \(near.name) has the fixed segment \"\(fixed)\"; write that text instead"
-            )
-            return nil
-        case .nothing:
-            let shapes = Dictionary(routes.patterns.values.map { pattern in
-                (pattern.segments.map { if case .literal(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/"), pattern.name)
-            }, uniquingKeysWith: { first, _ in first })
-            let suggestion = NameSuggestion.closest(to: written, among: shapes.keys).flatMap { shapes[$0] }
-            reader.report(
-                .brokenNavigation, at: node, path: path,
-                "navigation target \"\(text)\" opens no screen: none has the path \(written) (a {} stands for a value)"
-                    + (suggestion.map { " (did you mean \"\($0)\"?)" } ?? "")
-            )
-            return nil
-        case .several(let candidates):
-            reader.report(
-                .brokenNavigation, at: node, path: path,
-                "navigation target \"\(text)\" could open any of \(candidates.map(\.name).joined(separator: ", ")); a target must open exactly one screen, so give them different paths"
-            )
-            return nil
-        }
-        for (segment, value) in zip(screen.segments, values) {
-            guard let value, case .parameter(let name) = segment, let parameter = screen.parameters[name] else { continue }
-            if let known = knownParameter(value, scope: scope), let problem = Self.fitProblem(known, into: parameter) {
-                reader.report(
-                    .brokenNavigation, at: node, path: path,
-                    "in navigation target \"\(text)\", {\(value)} fills {\(name)} of screen \(screen.name), but \(problem)"
-                )
-                return nil
-            }
-        }
-        return screen
+        return (shape, values)
     }
 
     /// The declared type of a value that is a request or path parameter (`path.network`,
