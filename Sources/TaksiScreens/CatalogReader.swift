@@ -144,7 +144,9 @@ extension DefinitionReader {
     /// Reads `{"type": ..., "values"|"items"|"fields": ...}` from a field schema or an `items` schema.
     mutating func readFieldType(_ node: JSONNode, at path: JSONPath) -> FieldType? {
         guard let typeNode = node["type"] else {
-            report(.missingKey, at: node, path: path.appending("type"), "a type needs \"type\": one of \(FieldType.names.joined(separator: ", "))")
+            report(
+                .missingKey, at: node, path: path.appending("type"),
+                "a type needs \"type\": one of \(FieldType.names.joined(separator: ", "))")
             return nil
         }
         guard let typeName = string(typeNode, at: path.appending("type"), what: "type") else { return nil }
@@ -189,7 +191,9 @@ extension DefinitionReader {
                 report(.wrongType, at: items, path: path.appending("items"), "items must be a type object like {\"type\": \"string\"}")
                 return nil
             }
-            _ = object(items, at: path.appending("items"), what: "an items type", allowed: ["type", "values", "items", "fields"], required: ["type"])
+            _ = object(
+                items, at: path.appending("items"), what: "an items type", allowed: ["type", "values", "items", "fields"],
+                required: ["type"])
             guard let itemType = readFieldType(items, at: path.appending("items")) else { return nil }
             return .array(items: itemType)
         case "object":

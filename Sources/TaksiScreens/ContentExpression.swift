@@ -61,7 +61,9 @@ public indirect enum ContentExpression: Sendable, Hashable {
         case .template(let parts, _), .target(let parts):
             Set(parts.compactMap { if case .value(let path) = $0 { path.root } else { nil } })
         case .localized(let forms, let count, _):
-            Set(forms.values.flatMap { $0.compactMap { if case .value(let path) = $0 { path.root } else { nil } } } + [count?.root].compactMap { $0 })
+            Set(
+                forms.values.flatMap { $0.compactMap { if case .value(let path) = $0 { path.root } else { nil } } }
+                    + [count?.root].compactMap { $0 })
         case .each(let path, let variable, let template, _):
             template.sourceNames.subtracting([variable]).union([path.root])
         }
@@ -266,7 +268,9 @@ extension ContentExpression {
             .success(value.numberValue.flatMap { written in number?(written) } ?? JSONWriter.string(value))
         case .success(let value):
             .failure(
-                LookupFailure(message: "\(path) is \(value.typeName == "object" ? "an" : "a") \(value.typeName), which cannot \(use)", isShapeFault: true)
+                LookupFailure(
+                    message: "\(path) is \(value.typeName == "object" ? "an" : "a") \(value.typeName), which cannot \(use)",
+                    isShapeFault: true)
             )
         case .failure(let failure):
             .failure(failure)

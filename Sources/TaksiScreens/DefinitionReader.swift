@@ -80,7 +80,8 @@ struct DefinitionReader {
             let origin = origins[(offset >> Self.originShift) - 1]
             let local = offset & ((1 << Self.originShift) - 1)
             if trace.isEmpty { innermostPath = origin.paths[local] }
-            trace.insert(Diagnostic.Frame(fragment: origin.fragment, file: origin.file.path, location: origin.file.location(ofOffset: local)), at: 0)
+            trace.insert(
+                Diagnostic.Frame(fragment: origin.fragment, file: origin.file.path, location: origin.file.location(ofOffset: local)), at: 0)
             offset = origin.use
         }
         return (offset, trace, innermostPath)
@@ -102,7 +103,9 @@ struct DefinitionReader {
 
     /// A copy of a fragment's `node` whose offsets say they come from a new origin: `fragment`'s
     /// file, used at `use` (a node of this file or of another origin).
-    mutating func relocated(_ node: JSONNode, fragment: String, file: SourceFile, paths fragmentPaths: [Int: JSONPath], use: JSONNode) -> JSONNode {
+    mutating func relocated(
+        _ node: JSONNode, fragment: String, file: SourceFile, paths fragmentPaths: [Int: JSONPath], use: JSONNode
+    ) -> JSONNode {
         origins.append(Origin(fragment: fragment, file: file, paths: fragmentPaths, use: use.offset))
         let tag = origins.count << Self.originShift
         func relocate(_ node: JSONNode) -> JSONNode {

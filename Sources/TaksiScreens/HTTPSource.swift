@@ -80,10 +80,12 @@ public struct HTTPSource: Sendable, Hashable {
     public func target(parameters values: [String: JSONValue]) -> String {
         var target = Self.render(path, values, allowed: Self.pathCharacters)
         if !query.isEmpty {
-            target += "?" + query.map {
-                Self.render([.text($0.name)], values, allowed: Self.queryCharacters) + "="
-                    + Self.render($0.value, values, allowed: Self.queryCharacters)
-            }.joined(separator: "&")
+            target +=
+                "?"
+                + query.map {
+                    Self.render([.text($0.name)], values, allowed: Self.queryCharacters) + "="
+                        + Self.render($0.value, values, allowed: Self.queryCharacters)
+                }.joined(separator: "&")
         }
         return target
     }

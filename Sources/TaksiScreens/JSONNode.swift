@@ -66,10 +66,11 @@ public struct JSONNode: Sendable {
     func replacing(_ key: String, with elements: [JSONNode]) -> JSONNode {
         guard case .object(let members) = kind else { return self }
         var copy = self
-        copy.kind = .object(members.map { member in
-            guard member.key == key else { return member }
-            return Member(key: key, keyOffset: member.keyOffset, value: JSONNode(kind: .array(elements), offset: member.value.offset))
-        })
+        copy.kind = .object(
+            members.map { member in
+                guard member.key == key else { return member }
+                return Member(key: key, keyOffset: member.keyOffset, value: JSONNode(kind: .array(elements), offset: member.value.offset))
+            })
         return copy
     }
 

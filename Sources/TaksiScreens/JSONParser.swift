@@ -289,7 +289,8 @@ public struct JSONParser {
             guard let integer = Int(text), integer.magnitude <= Self.maximumExactInteger else {
                 throw SyntaxError(
                     offset: start,
-                    message: "the integer \(text) is beyond ±2^53 (\(Self.maximumExactInteger)), where JSON numbers stay exact; send it as a string"
+                    message:
+                        "the integer \(text) is beyond ±2^53 (\(Self.maximumExactInteger)), where JSON numbers stay exact; send it as a string"
                 )
             }
         }
@@ -312,7 +313,8 @@ public struct JSONParser {
     private mutating func expectLiteral(_ literal: String) throws(SyntaxError) {
         let expected = Array(literal.utf8)
         guard bytes[index...].starts(with: expected) else {
-            throw SyntaxError(offset: index, message: "unexpected \(describeCurrent()); did you mean \(literal)? (strings need double quotes)")
+            throw SyntaxError(
+                offset: index, message: "unexpected \(describeCurrent()); did you mean \(literal)? (strings need double quotes)")
         }
         index += expected.count
     }

@@ -115,12 +115,17 @@ extension DefinitionReader {
     }
 
     /// `pattern`, `min_length` and `max_length`, which only strings take; false when one is invalid.
-    private mutating func readTextConstraints(_ members: [JSONNode.Member], into parameter: inout RequestParameter, at path: JSONPath) -> Bool {
+    private mutating func readTextConstraints(
+        _ members: [JSONNode.Member], into parameter: inout RequestParameter, at path: JSONPath
+    ) -> Bool {
         var valid = true
         for member in members where ["pattern", "min_length", "max_length"].contains(member.key) {
             let memberPath = path.appending(member.key)
             guard parameter.kind == .string else {
-                report(.invalidSource, at: member.value, path: memberPath, "\(member.key) applies to strings; this parameter is \(parameter.kind.rawValue == "integer" ? "an" : "a") \(parameter.kind.rawValue)")
+                report(
+                    .invalidSource, at: member.value, path: memberPath,
+                    "\(member.key) applies to strings; this parameter is \(parameter.kind.rawValue == "integer" ? "an" : "a") \(parameter.kind.rawValue)"
+                )
                 valid = false
                 continue
             }
@@ -145,7 +150,9 @@ extension DefinitionReader {
             }
         }
         if valid, let low = parameter.minLength, let high = parameter.maxLength, low > high {
-            report(.invalidSource, at: members.first { $0.key == "max_length" }!.value, path: path.appending("max_length"), "max_length (\(high)) is below min_length (\(low))")
+            report(
+                .invalidSource, at: members.first { $0.key == "max_length" }!.value, path: path.appending("max_length"),
+                "max_length (\(high)) is below min_length (\(low))")
             valid = false
         }
         return valid

@@ -57,7 +57,8 @@ public enum ScreenJSONSchema {
                 "name": [
                     "type": "string", "maxLength": .number(Double(ScreenName.maximumLength)),
                     "pattern": "^([A-Za-z0-9_-]+|\\{[A-Za-z0-9_]+\\})(/([A-Za-z0-9_-]+|\\{[A-Za-z0-9_]+\\}))*$",
-                    "description": "The name clients ask for; the last segment may not be data. A segment in braces is a parameter: bikes/stations/{network}.",
+                    "description":
+                        "The name clients ask for; the last segment may not be data. A segment in braces is a parameter: bikes/stations/{network}.",
                 ],
                 "parameters": [
                     "type": "object", "description": "The types of the name's parameters (a string when not declared).",
@@ -141,11 +142,14 @@ public enum ScreenJSONSchema {
     private static let fragmentUse: JSONValue = [
         "type": "object", "required": ["$fragment"], "additionalProperties": false,
         "description": "A fragment (a file under fragments/) used here, with its parameters' values.",
-        "properties": ["$fragment": ["type": "string", "description": "Its path under fragments/ without the extension."], "with": ["type": "object"]],
+        "properties": [
+            "$fragment": ["type": "string", "description": "Its path under fragments/ without the extension."], "with": ["type": "object"],
+        ],
     ]
 
     private static let binding: JSONValue = [
-        "description": "A dynamic value: $bind a path, a $template of text, $each item of an array, $text a localized message, a $fragment, or (in a fragment) a $param.",
+        "description":
+            "A dynamic value: $bind a path, a $template of text, $each item of an array, $text a localized message, a $fragment, or (in a fragment) a $param.",
         "oneOf": [
             [
                 "type": "object", "required": ["$text"], "additionalProperties": false,
@@ -162,7 +166,9 @@ public enum ScreenJSONSchema {
             ],
             [
                 "type": "object", "required": ["$template"], "additionalProperties": false,
-                "properties": ["$template": ["type": "string", "description": "Hello, {source.name}!"], "default": [:], "placeholder": [:]],
+                "properties": [
+                    "$template": ["type": "string", "description": "Hello, {source.name}!"], "default": [:], "placeholder": [:],
+                ],
             ],
             [
                 "type": "object", "required": ["$each", "template"], "additionalProperties": false,
@@ -185,10 +191,14 @@ public enum ScreenJSONSchema {
                             "required": ["interface_identifier"],
                             "properties": [
                                 "interface_identifier": [
-                                    "description": "A screen path (bikes/stations/velib), or inside data a $template whose values each fill one segment.",
+                                    "description":
+                                        "A screen path (bikes/stations/velib), or inside data a $template whose values each fill one segment.",
                                     "oneOf": [
                                         ["type": "string"],
-                                        ["type": "object", "required": ["$template"], "additionalProperties": false, "properties": ["$template": ["type": "string"]]],
+                                        [
+                                            "type": "object", "required": ["$template"], "additionalProperties": false,
+                                            "properties": ["$template": ["type": "string"]],
+                                        ],
                                     ],
                                 ]
                             ],
@@ -261,7 +271,10 @@ public enum ScreenJSONSchema {
                 "properties": [
                     "upstream": ["type": "string", "description": "A key of \"upstreams\" in config.json."],
                     "method": ["enum": .array(ScreenAction.Call.Method.allCases.map { .string($0.rawValue) })],
-                    "path": ["type": "string", "pattern": "^/", "description": "Path on the upstream; {name} inserts an input or a path parameter."],
+                    "path": [
+                        "type": "string", "pattern": "^/",
+                        "description": "Path on the upstream; {name} inserts an input or a path parameter.",
+                    ],
                     "query": ["type": "object", "additionalProperties": ["type": ["string", "number", "boolean"]]],
                     "body": ["description": "The JSON body; bind inputs.<name> and path.<name>."],
                     "headers": ["type": "array", "items": ["type": "string"], "description": "Request headers forwarded to the upstream."],
@@ -300,7 +313,8 @@ public enum ScreenJSONSchema {
             "properties": [
                 "type": ["enum": ["string", "integer", "number", "bool"]], "default": [:],
                 "required": ["type": "boolean"], "one_of": ["type": "array", "minItems": 1], "pattern": ["type": "string"],
-                "min_length": ["type": "integer", "minimum": 0], "max_length": ["type": "integer", "minimum": 0], "summary": ["type": "string"],
+                "min_length": ["type": "integer", "minimum": 0], "max_length": ["type": "integer", "minimum": 0],
+                "summary": ["type": "string"],
             ],
         ],
     ]

@@ -129,7 +129,8 @@ public struct ScreenVariants: Sendable {
         }
         if let alternative = request.alternative {
             guard let screen = group.alternatives[alternative] else {
-                return .failure(.alternativeNotFound(screen: name, alternative: alternative, alternatives: group.alternatives.keys.sorted()))
+                return .failure(
+                    .alternativeNotFound(screen: name, alternative: alternative, alternatives: group.alternatives.keys.sorted()))
             }
             return .success(screen)
         }
@@ -140,7 +141,9 @@ public struct ScreenVariants: Sendable {
         }
         // Validation guarantees every version range has a default alternative.
         return group.alternatives[CompiledScreen.defaultAlternative].map { .success($0) }
-            ?? .failure(.alternativeNotFound(screen: name, alternative: CompiledScreen.defaultAlternative, alternatives: group.alternatives.keys.sorted()))
+            ?? .failure(
+                .alternativeNotFound(
+                    screen: name, alternative: CompiledScreen.defaultAlternative, alternatives: group.alternatives.keys.sorted()))
     }
 }
 

@@ -208,7 +208,9 @@ public final class TextPattern: Sendable, Hashable, CustomStringConvertible {
                 guard let close = bytes.firstIndex(of: UInt8(ascii: "}")) else { return nil }
                 let bounds = String(decoding: bytes[..<close], as: UTF8.self).split(separator: ",", omittingEmptySubsequences: false)
                 bytes = bytes[(close + 1)...]
-                guard (1...2).contains(bounds.count), let low = Int(bounds[0]), bounds[0].allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+                guard (1...2).contains(bounds.count), let low = Int(bounds[0]), bounds[0].allSatisfy({ ("0"..."9").contains($0) }) else {
+                    return nil
+                }
                 if bounds.count == 1 {
                     (least, most) = (low, low)
                 } else if bounds[1].isEmpty {

@@ -41,7 +41,8 @@ enum YAMLReader {
     private static func convert(_ node: Node, in file: SourceFile, depth: Int) throws(JSONParser.SyntaxError) -> JSONNode {
         let start = offset(node.mark, in: file)
         guard depth < JSONParser.maximumDepth else {
-            throw JSONParser.SyntaxError(offset: start, message: "nesting is deeper than \(JSONParser.maximumDepth) levels; flatten the document")
+            throw JSONParser.SyntaxError(
+                offset: start, message: "nesting is deeper than \(JSONParser.maximumDepth) levels; flatten the document")
         }
         switch node {
         case .scalar(let scalar):
@@ -73,12 +74,14 @@ enum YAMLReader {
                 guard seen.insert(scalar.string).inserted else {
                     throw JSONParser.SyntaxError(offset: keyOffset, message: "duplicate key \"\(scalar.string)\"; keep one of them")
                 }
-                members.append(JSONNode.Member(key: scalar.string, keyOffset: keyOffset, value: try convert(value, in: file, depth: depth + 1)))
+                members.append(
+                    JSONNode.Member(key: scalar.string, keyOffset: keyOffset, value: try convert(value, in: file, depth: depth + 1)))
             }
             return JSONNode(kind: .object(members), offset: start)
         case .alias:
             throw JSONParser.SyntaxError(
-                offset: start, message: "YAML anchors and aliases (&name, *name) are not supported in screen files; repeat the value instead"
+                offset: start,
+                message: "YAML anchors and aliases (&name, *name) are not supported in screen files; repeat the value instead"
             )
         }
     }
@@ -102,7 +105,9 @@ enum YAMLReader {
                 if byte == UInt8(ascii: " ") {
                     indentation += 1
                     if indentation > 4 * JSONParser.maximumDepth {
-                        throw JSONParser.SyntaxError(offset: offset, message: "indentation is deeper than \(4 * JSONParser.maximumDepth) spaces; flatten the document")
+                        throw JSONParser.SyntaxError(
+                            offset: offset,
+                            message: "indentation is deeper than \(4 * JSONParser.maximumDepth) spaces; flatten the document")
                     }
                     continue
                 }
@@ -130,7 +135,8 @@ enum YAMLReader {
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
                 if depth > JSONParser.maximumDepth {
-                    throw JSONParser.SyntaxError(offset: offset, message: "nesting is deeper than \(JSONParser.maximumDepth) levels; flatten the document")
+                    throw JSONParser.SyntaxError(
+                        offset: offset, message: "nesting is deeper than \(JSONParser.maximumDepth) levels; flatten the document")
                 }
             case UInt8(ascii: "]"), UInt8(ascii: "}"): depth = max(0, depth - 1)
             default: break
@@ -166,7 +172,8 @@ enum YAMLReader {
             )
         case .duplicatedKeysInMapping(let duplicates, let context):
             return JSONParser.SyntaxError(
-                offset: offset(context.mark, in: file), message: "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")); keep one of them"
+                offset: offset(context.mark, in: file),
+                message: "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")); keep one of them"
             )
         default:
             return JSONParser.SyntaxError(offset: 0, message: "the YAML cannot be read: \(error)")

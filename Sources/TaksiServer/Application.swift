@@ -4,8 +4,8 @@ public import NIOCore
 import NIOPosix
 public import Prometheus
 import ServiceLifecycle
-import UnixSignals
 public import TaksiScreens
+import UnixSignals
 
 /// The assembled server: configuration, the loaded screens and the HTTP service.
 ///
@@ -170,18 +170,20 @@ public func buildApplication(
     cache: UpstreamCache? = nil
 ) -> Application {
     var prometheus: PrometheusCollectorRegistry?
-    let metrics: any MetricsFactory = metrics ?? {
-        let registry = PrometheusCollectorRegistry()
-        prometheus = registry
-        var factory = PrometheusMetricsFactory(registry: registry)
-        // Finer buckets than the default (5 ms and up): most answers take well under a millisecond.
-        factory.durationHistogramBuckets["taksi_http_request_duration_seconds"] = [
-            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
-            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
-        ]
-        return factory
-    }()
+    let metrics: any MetricsFactory =
+        metrics
+        ?? {
+            let registry = PrometheusCollectorRegistry()
+            prometheus = registry
+            var factory = PrometheusMetricsFactory(registry: registry)
+            // Finer buckets than the default (5 ms and up): most answers take well under a millisecond.
+            factory.durationHistogramBuckets["taksi_http_request_duration_seconds"] = [
+                .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
+                .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+                .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
+            ]
+            return factory
+        }()
     let cache = cache ?? UpstreamCache()
     let memo = DataMemo(limits: DataMemo.Limits(maxBytes: configuration.dataMemoMaxBytes), metrics: metrics, following: cache)
     let store = ScreenStore(

@@ -84,7 +84,8 @@ struct Serve: AsyncParsableCommand {
             ]
             for (key, value) in given {
                 guard let value else { continue }
-                let flag = key == "preview" ? (value == "true" ? "--preview" : "--no-preview") : ServerConfiguration.setting(key)?.flags ?? key
+                let flag =
+                    key == "preview" ? (value == "true" ? "--preview" : "--no-preview") : ServerConfiguration.setting(key)?.flags ?? key
                 try configuration.apply(key: key, value: value, source: flag)
             }
         } catch {
@@ -133,7 +134,10 @@ struct Validate: ParsableCommand {
         discussion: "Warnings are printed but do not fail. Diagnostics read FILE:LINE:COLUMN: error: PATH: MESSAGE."
     )
 
-    @Argument(help: "The screens directory (default: the configuration's, as serve finds it: TAKSI_SCREENS, \"screens\" in the file, else Screens).")
+    @Argument(
+        help:
+            "The screens directory (default: the configuration's, as serve finds it: TAKSI_SCREENS, \"screens\" in the file, else Screens)."
+    )
     var directory: String?
 
     @Option(help: "A configuration file whose upstreams http sources must name (TAKSI_CONFIG; default ./config.json when present).")
@@ -192,7 +196,9 @@ struct Validate: ParsableCommand {
             lines.append("\(file): no variant's payloads are made from it")
         }
         let count = lines.count - files.filter { !matched.contains($0) }.count
-        lines.append("\(count) variant\(count == 1 ? "" : "s") of \(screens.count) screen\(screens.count == 1 ? "" : "s") change with \(files.count == 1 ? "this file" : "these files")")
+        lines.append(
+            "\(count) variant\(count == 1 ? "" : "s") of \(screens.count) screen\(screens.count == 1 ? "" : "s") change with \(files.count == 1 ? "this file" : "these files")"
+        )
         return lines.joined(separator: "\n")
     }
 }

@@ -16,7 +16,8 @@ struct ComponentCatalogTests {
         ]
     )
     let catalog = ComponentCatalog(
-        customComponents: [restaurant], customActions: ["login_success"], navigationTargets: NavigationTargets(["home", "login", "profile"])
+        customComponents: [restaurant], customActions: ["login_success"],
+        navigationTargets: NavigationTargets(["home", "login", "profile"])
     )
 
     struct Case: CustomTestStringConvertible, Sendable {
@@ -31,28 +32,73 @@ struct ComponentCatalogTests {
     static let rejected: [Case] = [
         Case(component: "label_component", content: ["kind": "title"], code: .missingField, path: "value", messagePart: "add it"),
         Case(component: "label_component", content: ["value": nil], code: .nullField, path: "value", messagePart: "cannot decode"),
-        Case(component: "label_component", content: ["value": 3], code: .wrongType, path: "value", messagePart: "expected a string, found number 3"),
-        Case(component: "label_component", content: ["value": "x", "kind": "headline"], code: .unknownEnumValue, path: "kind", messagePart: "use one of title, subtitle, body"),
-        Case(component: "label_component", content: ["value": "x", "kind": "titel"], code: .unknownEnumValue, path: "kind", messagePart: "did you mean \"title\"?"),
+        Case(
+            component: "label_component", content: ["value": 3], code: .wrongType, path: "value",
+            messagePart: "expected a string, found number 3"),
+        Case(
+            component: "label_component", content: ["value": "x", "kind": "headline"], code: .unknownEnumValue, path: "kind",
+            messagePart: "use one of title, subtitle, body"),
+        Case(
+            component: "label_component", content: ["value": "x", "kind": "titel"], code: .unknownEnumValue, path: "kind",
+            messagePart: "did you mean \"title\"?"),
         Case(component: "label_component", content: "text", code: .wrongType, path: "$", messagePart: "expected an object of fields"),
-        Case(component: "button_component", content: ["title": "Go"], code: .missingField, path: "action", messagePart: "required field \"action\""),
-        Case(component: "button_component", content: ["title": "Go", "action": nil], code: .nullField, path: "action", messagePart: "null"),
-        Case(component: "button_component", content: ["title": "Go", "action": ["identifier": "logout", "content": [:]]], code: .unknownAction, path: "action.identifier", messagePart: "not one the app knows"),
-        Case(component: "button_component", content: ["title": "Go", "action": ["identifier": "navigation", "content": [:]]], code: .invalidAction, path: "action.content.interface_identifier", messagePart: "target screen's name"),
-        Case(component: "button_component", content: ["title": "Go", "action": ["identifier": "navigation", "content": ["interface_identifier": "profil"]]], code: .brokenNavigation, path: "action.content.interface_identifier", messagePart: "did you mean \"profile\"?"),
-        Case(component: "button_component", content: ["title": "Go", "action": ["identifier": "executable", "content": [:]]], code: .invalidAction, path: "action.content.name", messagePart: "string \"name\""),
-        Case(component: "button_component", content: ["title": "Go", "action": ["identifier": "login_success"]], code: .invalidAction, path: "action.content", messagePart: "needs a \"content\" object"),
-        Case(component: "button_component", content: ["title": "Go", "action": ["identifier": "executable", "content": ["name": "x"]], "kind": "warning"], code: .unknownEnumValue, path: "kind", messagePart: "primary, secondary, danger"),
-        Case(component: "button_component", content: ["title": "Go", "action": ["identifier": "executable", "content": ["name": "x"]], "is_enabled": "yes"], code: .wrongType, path: "is_enabled", messagePart: "true or false"),
-        Case(component: "text_field_component", content: ["is_secure": true], code: .missingField, path: "placeholder", messagePart: "placeholder"),
-        Case(component: "text_field_component", content: ["placeholder": "Email", "is_secure": 1], code: .wrongType, path: "is_secure", messagePart: "true or false"),
-        Case(component: "collection_component", content: ["values": []], code: .missingField, path: "component_name", messagePart: "component_name"),
-        Case(component: "collection_component", content: ["component_name": "label_component"], code: .missingField, path: "values", messagePart: "values"),
-        Case(component: "collection_component", content: ["component_name": "label_component", "values": ["value": "x"]], code: .wrongType, path: "values", messagePart: "array of component contents"),
-        Case(component: "collection_component", content: ["component_name": "label_component", "values": [["value": "ok"], ["kind": "body"]]], code: .missingField, path: "values[1].value", messagePart: "value"),
-        Case(component: "restaurant_component", content: ["icon_url": "not a url", "title": "A", "kind": "cheap"], code: .invalidURL, path: "icon_url", messagePart: "absolute URL"),
-        Case(component: "restaurant_component", content: ["icon_url": "https://a.b/c.png", "title": "A", "kind": "cheap", "rating": "4.5"], code: .wrongType, path: "rating", messagePart: "expected a number"),
-        Case(component: "restaurant_component", content: ["icon_url": "https://a.b/c.png", "title": "A"], code: .missingField, path: "kind", messagePart: "kind"),
+        Case(
+            component: "button_component", content: ["title": "Go"], code: .missingField, path: "action",
+            messagePart: "required field \"action\""),
+        Case(
+            component: "button_component", content: ["title": "Go", "action": nil], code: .nullField, path: "action", messagePart: "null"),
+        Case(
+            component: "button_component", content: ["title": "Go", "action": ["identifier": "logout", "content": [:]]],
+            code: .unknownAction, path: "action.identifier", messagePart: "not one the app knows"),
+        Case(
+            component: "button_component", content: ["title": "Go", "action": ["identifier": "navigation", "content": [:]]],
+            code: .invalidAction, path: "action.content.interface_identifier", messagePart: "target screen's name"),
+        Case(
+            component: "button_component",
+            content: ["title": "Go", "action": ["identifier": "navigation", "content": ["interface_identifier": "profil"]]],
+            code: .brokenNavigation, path: "action.content.interface_identifier", messagePart: "did you mean \"profile\"?"),
+        Case(
+            component: "button_component", content: ["title": "Go", "action": ["identifier": "executable", "content": [:]]],
+            code: .invalidAction, path: "action.content.name", messagePart: "string \"name\""),
+        Case(
+            component: "button_component", content: ["title": "Go", "action": ["identifier": "login_success"]], code: .invalidAction,
+            path: "action.content", messagePart: "needs a \"content\" object"),
+        Case(
+            component: "button_component",
+            content: ["title": "Go", "action": ["identifier": "executable", "content": ["name": "x"]], "kind": "warning"],
+            code: .unknownEnumValue, path: "kind", messagePart: "primary, secondary, danger"),
+        Case(
+            component: "button_component",
+            content: ["title": "Go", "action": ["identifier": "executable", "content": ["name": "x"]], "is_enabled": "yes"],
+            code: .wrongType, path: "is_enabled", messagePart: "true or false"),
+        Case(
+            component: "text_field_component", content: ["is_secure": true], code: .missingField, path: "placeholder",
+            messagePart: "placeholder"),
+        Case(
+            component: "text_field_component", content: ["placeholder": "Email", "is_secure": 1], code: .wrongType, path: "is_secure",
+            messagePart: "true or false"),
+        Case(
+            component: "collection_component", content: ["values": []], code: .missingField, path: "component_name",
+            messagePart: "component_name"),
+        Case(
+            component: "collection_component", content: ["component_name": "label_component"], code: .missingField, path: "values",
+            messagePart: "values"),
+        Case(
+            component: "collection_component", content: ["component_name": "label_component", "values": ["value": "x"]], code: .wrongType,
+            path: "values", messagePart: "array of component contents"),
+        Case(
+            component: "collection_component",
+            content: ["component_name": "label_component", "values": [["value": "ok"], ["kind": "body"]]], code: .missingField,
+            path: "values[1].value", messagePart: "value"),
+        Case(
+            component: "restaurant_component", content: ["icon_url": "not a url", "title": "A", "kind": "cheap"], code: .invalidURL,
+            path: "icon_url", messagePart: "absolute URL"),
+        Case(
+            component: "restaurant_component", content: ["icon_url": "https://a.b/c.png", "title": "A", "kind": "cheap", "rating": "4.5"],
+            code: .wrongType, path: "rating", messagePart: "expected a number"),
+        Case(
+            component: "restaurant_component", content: ["icon_url": "https://a.b/c.png", "title": "A"], code: .missingField, path: "kind",
+            messagePart: "kind"),
         Case(component: "headline_component", content: [:], code: .unknownComponent, path: "$", messagePart: "not known to the app"),
     ]
 
@@ -71,13 +117,19 @@ struct ComponentCatalogTests {
         ("label_component", ["value": "Hello", "kind": "subtitle"]),
         ("label_component", ["value": "Hello", "kind": nil]),
         ("button_component", ["title": "Go", "action": ["identifier": "navigation", "content": ["interface_identifier": "home"]]]),
-        ("button_component", ["title": "Go", "kind": "danger", "is_enabled": false, "action": ["identifier": "executable", "content": ["name": "refresh"]]]),
+        (
+            "button_component",
+            ["title": "Go", "kind": "danger", "is_enabled": false, "action": ["identifier": "executable", "content": ["name": "refresh"]]]
+        ),
         ("button_component", ["title": "Go", "action": ["identifier": "login_success", "content": ["token": "abc"]]]),
         ("text_field_component", ["placeholder": "Email"]),
         ("text_field_component", ["placeholder": "Password", "is_secure": true]),
         ("spacer_component", [:]),
         ("collection_component", ["component_name": "label_component", "values": [["value": "a"], ["value": "b", "kind": "title"]]]),
-        ("collection_component", ["component_name": "collection_component", "values": [["component_name": "label_component", "values": []]]]),
+        (
+            "collection_component",
+            ["component_name": "collection_component", "values": [["component_name": "label_component", "values": []]]]
+        ),
         ("restaurant_component", ["icon_url": "https://img.example.com/a%20b.png", "title": "A", "kind": "fancy", "rating": 4.5]),
     ]
 

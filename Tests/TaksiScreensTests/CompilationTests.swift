@@ -17,7 +17,8 @@ struct CompilationTests {
                 """,
             sources: #"{"feed": {"type": "request", "parameters": {"title": {}}}}"#,
             extraFiles: [
-                "components/card.json": #"{"name": "card", "fields": [{"name": "image", "type": "url", "required": true, "dynamic": true}, {"name": "count", "type": "integer", "required": true, "dynamic": true}, {"name": "note", "type": "string", "dynamic": true}, {"name": "style", "type": "enum", "values": ["big", "small"], "required": true}]}"#
+                "components/card.json":
+                    #"{"name": "card", "fields": [{"name": "image", "type": "url", "required": true, "dynamic": true}, {"name": "count", "type": "integer", "required": true, "dynamic": true}, {"name": "note", "type": "string", "dynamic": true}, {"name": "style", "type": "enum", "values": ["big", "small"], "required": true}]}"#
             ]
         )
         let set = try #require(result.screenSet, "\(result.diagnostics.report)")
@@ -44,7 +45,8 @@ struct CompilationTests {
                   {"name": "collection_component", "identifier": "list", "content": {"component_name": "label_component", "values": {"$each": "feed.items", "limit": 3, "template": {"value": {"$template": "#{item.n}: {item.label}"}}}}}
                 ]
                 """,
-            sources: #"{"q": {"type": "request", "parameters": {"title": {}, "count": {"type": "integer"}, "nothing": {}}}, "feed": {"type": "fixture", "value": {"items": [{"n": 1, "label": "one"}, {"n": 2}, {"n": 3, "label": "three"}, {"n": 4, "label": "four"}]}}}"#
+            sources:
+                #"{"q": {"type": "request", "parameters": {"title": {}, "count": {"type": "integer"}, "nothing": {}}}, "feed": {"type": "fixture", "value": {"items": [{"n": 1, "label": "one"}, {"n": 2}, {"n": 3, "label": "three"}, {"n": 4, "label": "four"}]}}}"#
         )
         let set = try #require(result.screenSet, "\(result.diagnostics.report)")
         let plan = try #require(set["home"]?.dataPlan)
@@ -66,17 +68,24 @@ struct CompilationTests {
     func requestParameters() throws {
         let result = loadScreen(
             components: #"[{"name": "label_component", "content": {"value": {"$template": "{q.city} {q.page} {q.open}"}}}]"#,
-            sources: #"{"q": {"type": "request", "parameters": {"city": {"required": true}, "page": {"type": "integer", "default": 1}, "open": {"type": "bool", "default": false}}}}"#
+            sources:
+                #"{"q": {"type": "request", "parameters": {"city": {"required": true}, "page": {"type": "integer", "default": 1}, "open": {"type": "bool", "default": false}}}}"#
         )
         let plan = try #require(result.screenSet?["home"]?.dataPlan, "\(result.diagnostics.report)")
         #expect(try plan.requestValues(query: ["city": "Oslo"]) == ["q": ["city": "Oslo", "page": 1, "open": false]])
-        #expect(try plan.requestValues(query: ["city": "Oslo", "page": "3", "open": "true"]) == ["q": ["city": "Oslo", "page": 3, "open": true]])
+        #expect(
+            try plan.requestValues(query: ["city": "Oslo", "page": "3", "open": "true"]) == [
+                "q": ["city": "Oslo", "page": 3, "open": true]
+            ])
         #expect(throws: DataRequestError.missingParameter(name: "city", kind: "string")) { try plan.requestValues(query: [:]) }
         #expect(throws: DataRequestError.invalidParameter(name: "page", expected: "integer", found: "two")) {
             try plan.requestValues(query: ["city": "Oslo", "page": "two"])
         }
         // Integers stay exact: beyond ±2^53 a value is refused, never rounded to its neighbour.
-        #expect(try plan.requestValues(query: ["city": "Oslo", "page": "9007199254740992"]) == ["q": ["city": "Oslo", "page": 9_007_199_254_740_992, "open": false]])
+        #expect(
+            try plan.requestValues(query: ["city": "Oslo", "page": "9007199254740992"]) == [
+                "q": ["city": "Oslo", "page": 9_007_199_254_740_992, "open": false]
+            ])
         for page in ["9007199254740993", "-9007199254740993", "9223372036854775807", "99999999999999999999"] {
             #expect(throws: DataRequestError.invalidParameter(name: "page", expected: "integer", found: page)) {
                 try plan.requestValues(query: ["city": "Oslo", "page": page])

@@ -50,7 +50,8 @@ struct ExampleScreensTests {
     /// The typed path parameters of the screen's sample path.
     static func pathValues(_ screen: CompiledScreen) throws -> [String: JSONValue] {
         guard screen.pattern.hasParameters else { return [:] }
-        let path = try #require(samplePaths[screen.name], "\(screen.name) has path parameters; add a sample path to ExampleScreensTests.samplePaths")
+        let path = try #require(
+            samplePaths[screen.name], "\(screen.name) has path parameters; add a sample path to ExampleScreensTests.samplePaths")
         let match = try #require(screens.screenSet?.routes.match(path[...]))
         #expect(match.pattern.name == screen.name)
         return try match.pattern.values(match.segments)
@@ -75,8 +76,10 @@ struct ExampleScreensTests {
         let query = Self.sampleQueries[screen.name] ?? [:]
         let values: [String: JSONValue]
         do {
-            values = screen.dataPlan.staticValues.merging(try screen.dataPlan.requestValues(query: query, path: Self.pathValues(screen))) { $1 }
-                .merging(try Self.upstreamValues(screen)) { $1 }
+            values = screen.dataPlan.staticValues.merging(try screen.dataPlan.requestValues(query: query, path: Self.pathValues(screen))) {
+                $1
+            }
+            .merging(try Self.upstreamValues(screen)) { $1 }
         } catch {
             Issue.record("\(screen.name) needs parameters for its data (\(error)); add them to ExampleScreensTests.sampleQueries")
             return
@@ -136,14 +139,15 @@ struct ExampleScreensTests {
                 let check = set.catalog.check(content: component.content, of: component.name)
                 #expect(check.isValid, "\(screen.name)/\(component.identifier): \(check.violations)")
                 if component.name == "label_component" {
-                    #expect(try JSONDecoder().decode(LabelContent.self, from: Data(JSONWriter.bytes(component.content))).value.isEmpty == false)
+                    #expect(
+                        try JSONDecoder().decode(LabelContent.self, from: Data(JSONWriter.bytes(component.content))).value.isEmpty == false)
                 }
             }
             let dynamic = Set(skeleton.components.filter(\.requiresData).map(\.identifier))
             let values = screen.dataPlan.staticValues.merging(
                 try screen.dataPlan.requestValues(query: ["name": "Ada"], path: Self.pathValues(screen))
             ) { $1 }
-                .merging(try Self.upstreamValues(screen)) { $1 }
+            .merging(try Self.upstreamValues(screen)) { $1 }
             let data = screen.dataPlan.build(values: values, catalog: set.catalog).data
             #expect(Set(data.entries.map(\.identifier)).isSubset(of: dynamic))
             for entry in data.entries {

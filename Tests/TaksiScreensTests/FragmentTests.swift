@@ -10,36 +10,37 @@ struct FragmentTests {
     /// header.
     static let fragments = [
         "fragments/header.yaml": """
-            parameters:
-              who: {type: data}
-              kind: {type: enum, values: [title, subtitle], default: title}
-              id: {type: string, default: greeting}
-            components:
-              - name: label_component
-                identifier: {$param: id}
-                content:
-                  value: {$template: "Hello, {who.name}!"}
-                  kind: {$param: kind}
-            """,
-        "fragments/cards/open.yaml": """
-            parameters:
-              item: {type: data}
+        parameters:
+          who: {type: data}
+          kind: {type: enum, values: [title, subtitle], default: title}
+          id: {type: string, default: greeting}
+        components:
+          - name: label_component
+            identifier: {$param: id}
             content:
-              identifier: navigation
-              content: {interface_identifier: {$template: "profile/{item.id}"}}
-            """,
+              value: {$template: "Hello, {who.name}!"}
+              kind: {$param: kind}
+        """,
+        "fragments/cards/open.yaml": """
+        parameters:
+          item: {type: data}
+        content:
+          identifier: navigation
+          content: {interface_identifier: {$template: "profile/{item.id}"}}
+        """,
         "fragments/page.yaml": """
-            parameters:
-              person: {type: data}
-            components:
-              - {$fragment: header, with: {who: person, kind: subtitle, id: page_title}}
-              - name: spacer_component
-                content: {}
-            """,
+        parameters:
+          person: {type: data}
+        components:
+          - {$fragment: header, with: {who: person, kind: subtitle, id: page_title}}
+          - name: spacer_component
+            content: {}
+        """,
     ]
 
     static let profile = #"{"name": "profile/{id}", "entry": true, "components": []}"#
-    static let sources = #"{"feed": {"type": "fixture", "value": {"user": {"name": "Ada"}, "people": [{"id": "ada", "name": "Ada"}, {"id": "alan", "name": "Alan"}]}}}"#
+    static let sources =
+        #"{"feed": {"type": "fixture", "value": {"user": {"name": "Ada"}, "people": [{"id": "ada", "name": "Ada"}, {"id": "alan", "name": "Alan"}]}}}"#
 
     func screen(_ components: String) -> [String: String] {
         var files = Self.fragments
@@ -84,103 +85,118 @@ struct FragmentTests {
         // And the expansion itself, as a golden: identifiers from parameters, a generated one by position.
         #expect(
             used == #"""
-            {
-              "components": [
                 {
-                  "content": {
-                    "kind": "title",
-                    "value": "        "
-                  },
-                  "identifier": "greeting",
-                  "name": "label_component",
-                  "requires_data": true
-                },
-                {
-                  "content": {
-                    "kind": "subtitle",
-                    "value": "        "
-                  },
-                  "identifier": "page_title",
-                  "name": "label_component",
-                  "requires_data": true
-                },
-                {
-                  "content": {},
-                  "identifier": "component$2",
-                  "name": "spacer_component",
-                  "requires_data": false
-                },
-                {
-                  "content": {
-                    "component_name": "button_component",
-                    "values": []
-                  },
-                  "identifier": "people",
-                  "name": "collection_component",
-                  "requires_data": true
-                }
-              ]
-            }
-
-            {
-              "interface_data": [
-                {
-                  "content": {
-                    "value": "Hello, Ada!"
-                  },
-                  "identifier": "greeting"
-                },
-                {
-                  "content": {
-                    "value": "Hello, Ada!"
-                  },
-                  "identifier": "page_title"
-                },
-                {
-                  "content": {
-                    "values": [
-                      {
-                        "action": {
-                          "content": {
-                            "interface_identifier": "profile/ada"
-                          },
-                          "identifier": "navigation"
-                        },
-                        "title": "Ada"
+                  "components": [
+                    {
+                      "content": {
+                        "kind": "title",
+                        "value": "        "
                       },
-                      {
-                        "action": {
-                          "content": {
-                            "interface_identifier": "profile/alan"
-                          },
-                          "identifier": "navigation"
-                        },
-                        "title": "Alan"
-                      }
-                    ]
-                  },
-                  "identifier": "people"
+                      "identifier": "greeting",
+                      "name": "label_component",
+                      "requires_data": true
+                    },
+                    {
+                      "content": {
+                        "kind": "subtitle",
+                        "value": "        "
+                      },
+                      "identifier": "page_title",
+                      "name": "label_component",
+                      "requires_data": true
+                    },
+                    {
+                      "content": {},
+                      "identifier": "component$2",
+                      "name": "spacer_component",
+                      "requires_data": false
+                    },
+                    {
+                      "content": {
+                        "component_name": "button_component",
+                        "values": []
+                      },
+                      "identifier": "people",
+                      "name": "collection_component",
+                      "requires_data": true
+                    }
+                  ]
                 }
-              ]
-            }
 
-            """#
+                {
+                  "interface_data": [
+                    {
+                      "content": {
+                        "value": "Hello, Ada!"
+                      },
+                      "identifier": "greeting"
+                    },
+                    {
+                      "content": {
+                        "value": "Hello, Ada!"
+                      },
+                      "identifier": "page_title"
+                    },
+                    {
+                      "content": {
+                        "values": [
+                          {
+                            "action": {
+                              "content": {
+                                "interface_identifier": "profile/ada"
+                              },
+                              "identifier": "navigation"
+                            },
+                            "title": "Ada"
+                          },
+                          {
+                            "action": {
+                              "content": {
+                                "interface_identifier": "profile/alan"
+                              },
+                              "identifier": "navigation"
+                            },
+                            "title": "Alan"
+                          }
+                        ]
+                      },
+                      "identifier": "people"
+                    }
+                  ]
+                }
+
+                """#
         )
     }
 
     @Test(
         "arguments are checked against the parameters' types, at the use",
         arguments: [
-            (#"{"$fragment": "header", "with": {"who": "feed.user", "kind": "huge"}}"#, "\"kind\" of fragment header is a value of type enum"),
+            (
+                #"{"$fragment": "header", "with": {"who": "feed.user", "kind": "huge"}}"#,
+                "\"kind\" of fragment header is a value of type enum"
+            ),
             (#"{"$fragment": "header", "with": {"who": "feed.user", "id": 7}}"#, "\"id\" of fragment header is a value of type string"),
             (#"{"$fragment": "header", "with": {"who": 3}}"#, "\"who\" of fragment header is data: give a binding path"),
             (#"{"$fragment": "header", "with": {"who": "nothing.here"}}"#, "\"nothing\" is not a source of this screen"),
             (#"{"$fragment": "header"}"#, "fragment header needs parameter \"who\""),
-            (#"{"$fragment": "header", "with": {"who": "feed.user", "kinds": "title"}}"#, "fragment header has no parameter \"kinds\"; its parameters are who, kind, id (did you mean \"kind\"?)"),
-            (#"{"$fragment": "headr", "with": {"who": "feed.user"}}"#, "fragment \"headr\" does not exist; it would be the file fragments/headr.yaml (or .json) (fragments: cards/open, header, page) (did you mean \"header\"?)"),
+            (
+                #"{"$fragment": "header", "with": {"who": "feed.user", "kinds": "title"}}"#,
+                "fragment header has no parameter \"kinds\"; its parameters are who, kind, id (did you mean \"kind\"?)"
+            ),
+            (
+                #"{"$fragment": "headr", "with": {"who": "feed.user"}}"#,
+                "fragment \"headr\" does not exist; it would be the file fragments/headr.yaml (or .json) (fragments: cards/open, header, page) (did you mean \"header\"?)"
+            ),
             (#"{"$fragment": "cards/open", "with": {"item": "feed.user"}}"#, "fragment cards/open is one value (its file has \"content\")"),
-            (#"{"name": "label_component", "content": {"value": {"$fragment": "header", "with": {"who": "feed.user"}}}}"#, "fragment header is a run of components"),
-            (#"{"name": "label_component", "content": {"value": {"$param": "who"}}}"#, "$param places a fragment's parameter; it is only used inside a file under fragments/"),
+            (
+                #"{"name": "label_component", "content": {"value": {"$fragment": "header", "with": {"who": "feed.user"}}}}"#,
+                "fragment header is a run of components"
+            ),
+            (
+                #"{"name": "label_component", "content": {"value": {"$param": "who"}}}"#,
+                "$param places a fragment's parameter; it is only used inside a file under fragments/"
+            ),
         ]
     )
     func argumentErrors(use: String, message: String) throws {
@@ -193,10 +209,20 @@ struct FragmentTests {
     @Test(
         "a fragment's own mistakes are reported at the use, with the fragment's file, line, column and path",
         arguments: [
-            ("value: {$bind: feed.user.name}", "fragment broken reads \"feed\", which is not one of its data parameters", "components[0].content.value.$bind", 6),
-            ("value: {$bind: label}", "\"label\" is a value parameter, placed whole with {$param: label}", "components[0].content.value.$bind", 6),
+            (
+                "value: {$bind: feed.user.name}", "fragment broken reads \"feed\", which is not one of its data parameters",
+                "components[0].content.value.$bind", 6
+            ),
+            (
+                "value: {$bind: label}", "\"label\" is a value parameter, placed whole with {$param: label}",
+                "components[0].content.value.$bind", 6
+            ),
             ("value: {$param: who}", "\"who\" is a data parameter: read it with a binding", "components[0].content.value.$param", 6),
-            ("value: {$param: whom}", "\"whom\" is not a parameter of fragment broken; declare it under parameters (declared: who, label) (did you mean \"who\"?)", "components[0].content.value.$param", 6),
+            (
+                "value: {$param: whom}",
+                "\"whom\" is not a parameter of fragment broken; declare it under parameters (declared: who, label) (did you mean \"who\"?)",
+                "components[0].content.value.$param", 6
+            ),
             ("value: {$template: \"{who.name}\", default: 3}", "expected a string", "components[0].content.value.default", 6),
         ]
     )
@@ -230,7 +256,8 @@ struct FragmentTests {
             ]
             """
         )
-        files["fragments/header.yaml"] = files["fragments/header.yaml"]!.replacingOccurrences(of: "kind: {$param: kind}", with: "kind: {$param: kind}\n      size: 3")
+        files["fragments/header.yaml"] = files["fragments/header.yaml"]!.replacingOccurrences(
+            of: "kind: {$param: kind}", with: "kind: {$param: kind}\n      size: 3")
         let error = try #require(onlyError(load(files)))
         #expect(
             error.description
@@ -250,7 +277,8 @@ struct FragmentTests {
         #expect(error.trace.last?.location == SourceLocation(line: 2, column: 17))
 
         files["fragments/a.yaml"] = "content: {$fragment: a}\n"
-        files["home.json"] = #"{"name": "home", "entry": true, "components": [{"name": "label_component", "content": {"value": {"$fragment": "a"}}}]}"#
+        files["home.json"] =
+            #"{"name": "home", "entry": true, "components": [{"name": "label_component", "content": {"value": {"$fragment": "a"}}}]}"#
         let direct = try #require(onlyError(load(files)))
         #expect(direct.message.hasPrefix("fragment a would contain itself (a → a)"), "\(direct)")
     }
@@ -258,12 +286,19 @@ struct FragmentTests {
     @Test("identifiers stay unique within a screen: generated ones by position, given ones through parameters, a repeated one is an error")
     func identifiers() throws {
         // A component without an identifier gets one by its position in the expanded screen.
-        let twice = load(screen(#"[{"$fragment": "page", "with": {"person": "feed.user"}}, {"$fragment": "header", "with": {"who": "feed.user"}}, {"$fragment": "header", "with": {"who": "feed.user", "id": "second"}}]"#))
+        let twice = load(
+            screen(
+                #"[{"$fragment": "page", "with": {"person": "feed.user"}}, {"$fragment": "header", "with": {"who": "feed.user"}}, {"$fragment": "header", "with": {"who": "feed.user", "id": "second"}}]"#
+            ))
         let set = try #require(twice.screenSet, "\(twice.diagnostics.report)")
         #expect(set["home"]?.skeleton.components.map(\.identifier) == ["page_title", "component$1", "greeting", "second"])
 
         let repeated = try #require(
-            onlyError(load(screen(#"[{"$fragment": "header", "with": {"who": "feed.user"}}, {"$fragment": "header", "with": {"who": "feed.user"}}]"#)))
+            onlyError(
+                load(
+                    screen(
+                        #"[{"$fragment": "header", "with": {"who": "feed.user"}}, {"$fragment": "header", "with": {"who": "feed.user"}}]"#))
+            )
         )
         #expect(repeated.code == .duplicateIdentifier)
         #expect(
@@ -275,7 +310,8 @@ struct FragmentTests {
 
     @Test("declarations are checked once, in the fragment's file; unused fragments and parameters are warnings")
     func declarations() throws {
-        var files = screen(#"[{"$fragment": "header", "with": {"who": "feed.user"}}, {"$fragment": "page", "with": {"person": "feed.user"}}]"#)
+        var files = screen(
+            #"[{"$fragment": "header", "with": {"who": "feed.user"}}, {"$fragment": "page", "with": {"person": "feed.user"}}]"#)
         files["fragments/extra.yaml"] = "parameters:\n  unused: {type: string}\ncontent: 1\n"
         let warned = load(files)
         #expect(warned.screenSet != nil)
@@ -288,8 +324,14 @@ struct FragmentTests {
         )
 
         for (text, message) in [
-            ("parameters:\n  p: {type: strin}\ncontent: 1\n", #"unknown type "strin"; use data (a binding path of the using screen) or a field type"#),
-            ("parameters:\n  p: {type: data, default: x}\ncontent: {$bind: p}\n", "a data parameter names a value of the using screen, so it has no default"),
+            (
+                "parameters:\n  p: {type: strin}\ncontent: 1\n",
+                #"unknown type "strin"; use data (a binding path of the using screen) or a field type"#
+            ),
+            (
+                "parameters:\n  p: {type: data, default: x}\ncontent: {$bind: p}\n",
+                "a data parameter names a value of the using screen, so it has no default"
+            ),
             ("parameters:\n  p: {type: integer, default: x}\ncontent: {$param: p}\n", "expected an integer"),
             ("content: 1\ncomponents: []\n", "a fragment holds exactly one of"),
             ("components: {}\n", "components must be an array"),
@@ -318,9 +360,11 @@ struct FragmentTests {
 
         // Values multiply the same way, through parameters placed several times.
         files = screen(#"[{"name": "label_component", "content": {"value": "x", "kind": {"$fragment": "value12"}}}]"#)
-        files["fragments/value0.yaml"] = "parameters:\n  v: {type: string, default: \"\(String(repeating: "a", count: 100))\"}\ncontent: [{$param: v}]\n"
+        files["fragments/value0.yaml"] =
+            "parameters:\n  v: {type: string, default: \"\(String(repeating: "a", count: 100))\"}\ncontent: [{$param: v}]\n"
         for level in 1...12 {
-            files["fragments/value\(level).yaml"] = "content: [" + Array(repeating: "{$fragment: value\(level - 1)}", count: 4).joined(separator: ", ") + "]\n"
+            files["fragments/value\(level).yaml"] =
+                "content: [" + Array(repeating: "{$fragment: value\(level - 1)}", count: 4).joined(separator: ", ") + "]\n"
         }
         let bytes = try #require(load(files).diagnostics.first { $0.code == .fragmentTooLarge }, "no size error")
         #expect(bytes.message.contains("passes \(ScreenSetLoader.maximumExpandedBytes) bytes"), "\(bytes)")

@@ -17,12 +17,24 @@ struct HTTPSourceTests {
         "a wrong http source gets one diagnostic that says how to fix it",
         arguments: [
             (#"{"type": "http", "upstream": "citybike", "path": "/v2"}"#, "unknown_upstream", #"did you mean "citybikes"?"#),
-            (#"{"type": "http", "upstream": "citybikes", "path": "/n/{network}"}"#, "invalid_source", "{network} is not a parameter of this source"),
+            (
+                #"{"type": "http", "upstream": "citybikes", "path": "/n/{network}"}"#, "invalid_source",
+                "{network} is not a parameter of this source"
+            ),
             (#"{"type": "http", "upstream": "citybikes", "path": "v2"}"#, "invalid_source", #"starts with "/""#),
             (#"{"type": "http", "upstream": "citybikes", "path": "/v2", "headers": ["Host"]}"#, "invalid_source", "never forwarded"),
-            (#"{"type": "http", "upstream": "citybikes", "path": "/v2", "headers": ["Bad Header"]}"#, "invalid_source", "not a header name"),
-            (#"{"type": "http", "upstream": "citybikes", "path": "/v2", "timeout": 0}"#, "invalid_source", "timeout is a number of seconds"),
-            (#"{"type": "http", "upstream": "citybikes", "path": "/v2", "max_bytes": 1.5}"#, "invalid_source", "max_bytes is a whole number"),
+            (
+                #"{"type": "http", "upstream": "citybikes", "path": "/v2", "headers": ["Bad Header"]}"#, "invalid_source",
+                "not a header name"
+            ),
+            (
+                #"{"type": "http", "upstream": "citybikes", "path": "/v2", "timeout": 0}"#, "invalid_source",
+                "timeout is a number of seconds"
+            ),
+            (
+                #"{"type": "http", "upstream": "citybikes", "path": "/v2", "max_bytes": 1.5}"#, "invalid_source",
+                "max_bytes is a whole number"
+            ),
             (#"{"type": "http", "upstream": "citybikes", "path": "/v2/{x"}"#, "invalid_source", "never closed"),
             (#"{"type": "http", "upstream": "citybikes", "path": "/v2", "retries": 3}"#, "unknown_key", "allowed keys are"),
             (
@@ -54,9 +66,10 @@ struct HTTPSourceTests {
             """
         let result = ScreenSetLoader.load(files: ["home.json": Array(screen.utf8)])
         let errors = result.diagnostics.filter { $0.severity == .error }
-        #expect(errors.map(\.description) == [
-            #"Screens/home.json:2:58: error: sources.query.parameters.version: "version" is reserved: ?version= is the app version (when no X-Taksi-Version header is sent); name the parameter otherwise, like app_version or api_version"#
-        ], "\(result.diagnostics.report)")
+        #expect(
+            errors.map(\.description) == [
+                #"Screens/home.json:2:58: error: sources.query.parameters.version: "version" is reserved: ?version= is the app version (when no X-Taksi-Version header is sent); name the parameter otherwise, like app_version or api_version"#
+            ], "\(result.diagnostics.report)")
     }
 
     @Test("without a configuration any upstream name passes validation")
@@ -76,7 +89,9 @@ struct HTTPSourceTests {
         let calls = try screen.dataPlan.upstreamCalls(query: ["network": "a/b c&d", "page": "2"])
         #expect(calls.map(\.target) == ["/v2/networks/a%2Fb%20c%26d?page=2&fields=id,name&sort=name"])
         #expect(calls.first?.source == "bikes")
-        #expect(throws: DataRequestError.missingParameter(name: "network", kind: "string")) { try screen.dataPlan.upstreamCalls(query: [:]) }
+        #expect(throws: DataRequestError.missingParameter(name: "network", kind: "string")) {
+            try screen.dataPlan.upstreamCalls(query: [:])
+        }
         #expect(throws: DataRequestError.invalidParameter(name: "sort", expected: "one of name, city", found: "size")) {
             try screen.dataPlan.upstreamCalls(query: ["network": "x", "sort": "size"])
         }

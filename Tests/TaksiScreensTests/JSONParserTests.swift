@@ -1,6 +1,7 @@
 import TaksiSchema
-@testable import TaksiScreens
 import Testing
+
+@testable import TaksiScreens
 
 @Suite("JSONParser")
 struct JSONParserTests {
@@ -21,23 +22,25 @@ struct JSONParserTests {
         #expect(node.value == ["a": [1, -2500, true, false, nil], "b": ["c": "é🍜\n"]])
     }
 
-    @Test("errors say where and what", arguments: [
-        ("", "1:1", "the file is empty"),
-        ("   \n  ", "2:3", "the file is empty"),
-        (#"{"a": [1, 2"#, "1:12", "ends inside an array (truncated?)"),
-        (#"{"a": "abc"#, "1:7", "never closed"),
-        ("{\"a\": 1,\n  }", "2:3", "remove the trailing comma"),
-        ("[1, 2,]", "1:7", "remove the trailing comma"),
-        (#"{"a": 1, "a": 2}"#, "1:10", "duplicate key \"a\""),
-        ("{\"a\": 01}", "1:7", "may not start with 0"),
-        ("{\"a\": tru}", "1:7", "did you mean true?"),
-        ("// comment\n{}", "1:1", "JSON has no comments"),
-        ("{\"a\": \"line\nbreak\"}", "1:12", "control character"),
-        ("{} {}", "1:4", "after the end of the document"),
-        (#"{"a": "\x"}"#, "1:8", "unknown escape"),
-        (#"["\ud800"]"#, "1:3", "lone UTF-16 surrogate"),
-        ("{\"é\": x}", "1:7", "a value was expected"),
-    ])
+    @Test(
+        "errors say where and what",
+        arguments: [
+            ("", "1:1", "the file is empty"),
+            ("   \n  ", "2:3", "the file is empty"),
+            (#"{"a": [1, 2"#, "1:12", "ends inside an array (truncated?)"),
+            (#"{"a": "abc"#, "1:7", "never closed"),
+            ("{\"a\": 1,\n  }", "2:3", "remove the trailing comma"),
+            ("[1, 2,]", "1:7", "remove the trailing comma"),
+            (#"{"a": 1, "a": 2}"#, "1:10", "duplicate key \"a\""),
+            ("{\"a\": 01}", "1:7", "may not start with 0"),
+            ("{\"a\": tru}", "1:7", "did you mean true?"),
+            ("// comment\n{}", "1:1", "JSON has no comments"),
+            ("{\"a\": \"line\nbreak\"}", "1:12", "control character"),
+            ("{} {}", "1:4", "after the end of the document"),
+            (#"{"a": "\x"}"#, "1:8", "unknown escape"),
+            (#"["\ud800"]"#, "1:3", "lone UTF-16 surrogate"),
+            ("{\"é\": x}", "1:7", "a value was expected"),
+        ])
     func errors(_ text: String, _ location: String, _ part: String) {
         let found = error(text)
         #expect(found?.location == location, "\(String(describing: found))")

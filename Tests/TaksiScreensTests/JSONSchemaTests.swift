@@ -1,7 +1,8 @@
 import Foundation
 import TaksiSchema
-@testable import TaksiScreens
 import Testing
+
+@testable import TaksiScreens
 
 /// The editor schema, checked by an independent validator: Python's `jsonschema` (installed by
 /// `.ci/run`; `python3 -m pip install jsonschema` elsewhere). Every screen of the tests' own set
@@ -71,11 +72,13 @@ struct JSONSchemaTests {
             "unknown-key": #"{"name": "a", "components": [], "extra": 1}"#,
             "unknown-field": #"{"name": "a", "components": [{"name": "label_component", "content": {"value": "x", "knid": "title"}}]}"#,
             "bad-binding": #"{"name": "a", "components": [{"name": "label_component", "content": {"value": {"$bnd": "a.b"}}}]}"#,
-            "custom-type": #"{"name": "a", "components": [{"name": "restaurant_component", "content": {"title": "x", "icon_url": "no url", "kind": "cheap"}}]}"#,
+            "custom-type":
+                #"{"name": "a", "components": [{"name": "restaurant_component", "content": {"title": "x", "icon_url": "no url", "kind": "cheap"}}]}"#,
             "bad-name": #"{"name": "a b", "components": []}"#,
             "no-components": #"{"name": "a"}"#,
             "http-without-path": #"{"name": "a", "sources": {"s": {"type": "http", "upstream": "api"}}, "components": []}"#,
-            "http-bad-timeout": #"{"name": "a", "sources": {"s": {"type": "http", "upstream": "api", "path": "/x", "timeout": "2s"}}, "components": []}"#,
+            "http-bad-timeout":
+                #"{"name": "a", "sources": {"s": {"type": "http", "upstream": "api", "path": "/x", "timeout": "2s"}}, "components": []}"#,
         ]
         for (name, text) in bad { instances["bad-\(name)"] = try JSONParser.parse(Array(text.utf8)).value }
         let rejected = try rejected(instances)

@@ -12,62 +12,62 @@ import Testing
 struct LoaderFuzzTests {
     static let seed: [String: String] = [
         "home.yaml": """
-            name: home
-            entry: true
-            sources:
-              q: {type: request, parameters: {name: {default: Ada}, n: {type: integer, default: 2}}}
-              feed: {type: fixture, file: fixtures/feed.json}
-            components:
-              - {$fragment: greeting, with: {name: q.name}}
-              - name: label_component
-                identifier: count
-                content: {value: {$text: count, with: {count: q.n}}}
-              - name: collection_component
-                identifier: cards
-                content:
-                  component_name: card_component
-                  values: {$each: feed.items, as: item, template: {title: {$bind: item.title}, action: {identifier: navigation, content: {interface_identifier: {$template: "items/{item.id}"}}}}}
-              - name: button_component
-                content: {title: {$text: done}, action: {identifier: done_action, content: {}}}
-            """,
+        name: home
+        entry: true
+        sources:
+          q: {type: request, parameters: {name: {default: Ada}, n: {type: integer, default: 2}}}
+          feed: {type: fixture, file: fixtures/feed.json}
+        components:
+          - {$fragment: greeting, with: {name: q.name}}
+          - name: label_component
+            identifier: count
+            content: {value: {$text: count, with: {count: q.n}}}
+          - name: collection_component
+            identifier: cards
+            content:
+              component_name: card_component
+              values: {$each: feed.items, as: item, template: {title: {$bind: item.title}, action: {identifier: navigation, content: {interface_identifier: {$template: "items/{item.id}"}}}}}
+          - name: button_component
+            content: {title: {$text: done}, action: {identifier: done_action, content: {}}}
+        """,
         "items/item.json": """
-            {"name": "items/{id}", "parameters": {"id": {"type": "integer"}},
-             "components": [{"name": "label_component", "identifier": "id", "content": {"value": {"$template": "Item {path.id}"}}}]}
-            """,
+        {"name": "items/{id}", "parameters": {"id": {"type": "integer"}},
+         "components": [{"name": "label_component", "identifier": "id", "content": {"value": {"$template": "Item {path.id}"}}}]}
+        """,
         "components/card_component.json": """
-            {"name": "card_component", "fields": [
-              {"name": "title", "type": "string", "required": true, "dynamic": true},
-              {"name": "action", "type": "action", "required": false}]}
-            """,
+        {"name": "card_component", "fields": [
+          {"name": "title", "type": "string", "required": true, "dynamic": true},
+          {"name": "action", "type": "action", "required": false}]}
+        """,
         "actions.json": #"{"custom_actions": [{"identifier": "done_action"}]}"#,
         "links.yaml": """
-            links:
-              - url: https://example.com/i/{id}
-                screen: items/{id}
-            """,
+        links:
+          - url: https://example.com/i/{id}
+            screen: items/{id}
+        """,
         "fixtures/feed.json": #"{"items": [{"id": 1, "title": "One"}, {"id": 2, "title": "Two"}]}"#,
         "fragments/greeting.yaml": """
-            parameters:
-              name: {type: data}
-            components:
-              - name: label_component
-                identifier: greeting
-                content: {value: {$text: greeting, with: {name: name}}, kind: title}
-            """,
+        parameters:
+          name: {type: data}
+        components:
+          - name: label_component
+            identifier: greeting
+            content: {value: {$text: greeting, with: {name: name}}, kind: title}
+        """,
         "strings/en.yaml": """
-            greeting: "Hello, {name}!"
-            count:
-              one: "{count} item"
-              other: "{count} items"
-            done: Done
-            """,
+        greeting: "Hello, {name}!"
+        count:
+          one: "{count} item"
+          other: "{count} items"
+        done: Done
+        """,
         "strings/pt.yaml": """
-            greeting: "Olá, {name}!"
-            count:
-              one: "{count} item"
-              other: "{count} itens"
-            done: Pronto
-            """,
+        greeting: "Olá, {name}!"
+        count:
+          one: "{count} item"
+          other: "{count} itens"
+        done: Pronto
+        """,
         "strings/locales.yaml": "default: en\npseudo: en-XA\n",
     ]
 
@@ -91,7 +91,9 @@ struct LoaderFuzzTests {
         #expect(error.location != nil)
     }
 
-    @Test("a string table or locales file that does not parse (BOM, UTF-16, invalid UTF-8, control character, bad YAML) is an error, not a crash")
+    @Test(
+        "a string table or locales file that does not parse (BOM, UTF-16, invalid UTF-8, control character, bad YAML) is an error, not a crash"
+    )
     func unparsableTables() throws {
         let broken: [(String, [UInt8])] = [
             ("UTF-16", [0xFF, 0xFE] + Array("done: x".utf8).flatMap { [$0, 0] }),
@@ -105,7 +107,9 @@ struct LoaderFuzzTests {
                 files[file] = bytes
                 let load = ScreenSetLoader.load(files: files)
                 #expect(load.screenSet == nil, "\(file), \(what): served")
-                #expect(load.diagnostics.contains { $0.severity == .error && $0.file == "Screens/\(file)" }, "\(file), \(what): \(load.diagnostics.report)")
+                #expect(
+                    load.diagnostics.contains { $0.severity == .error && $0.file == "Screens/\(file)" },
+                    "\(file), \(what): \(load.diagnostics.report)")
             }
         }
     }
@@ -134,7 +138,8 @@ struct LoaderFuzzTests {
             if generator.next() % 4 == 0 {
                 // Now and then a second file breaks too, so errors from two phases meet.
                 let other = paths[Int(generator.next() % UInt64(paths.count))]
-                files[other] = Mutation.allCases[Int(generator.next() % UInt64(Mutation.allCases.count))].apply(to: files[other]!, using: &generator)
+                files[other] = Mutation.allCases[Int(generator.next() % UInt64(Mutation.allCases.count))].apply(
+                    to: files[other]!, using: &generator)
             }
             let load = ScreenSetLoader.load(files: files)
             let errors = load.diagnostics.filter { $0.severity == .error }

@@ -7,21 +7,21 @@ import Testing
 struct LocalizationTests {
     static let tables = [
         "strings/en.yaml": """
-            greeting: "Hello, {name}!"
-            count:
-              one: "{count} restaurant"
-              other: "{count} restaurants"
-            rating: "Rated {stars}"
-            title: Home
-            """,
+        greeting: "Hello, {name}!"
+        count:
+          one: "{count} restaurant"
+          other: "{count} restaurants"
+        rating: "Rated {stars}"
+        title: Home
+        """,
         "strings/pt.yaml": """
-            greeting: "Olá, {name}!"
-            count:
-              one: "{count} restaurante"
-              other: "{count} restaurantes"
-            rating: "Nota {stars}"
-            title: Início
-            """,
+        greeting: "Olá, {name}!"
+        count:
+          one: "{count} restaurante"
+          other: "{count} restaurantes"
+        rating: "Nota {stars}"
+        title: Início
+        """,
     ]
 
     static let screen = #"""
@@ -63,11 +63,17 @@ struct LocalizationTests {
     func perLocale() throws {
         #expect(
             try labels(nil, query: ["n": "1"])
-                == ["title": "Home", "greeting": "Hello, Ada!", "count": "1 restaurant", "rating": "Rated 4.5", "component$4": "2 restaurants"]
+                == [
+                    "title": "Home", "greeting": "Hello, Ada!", "count": "1 restaurant", "rating": "Rated 4.5",
+                    "component$4": "2 restaurants",
+                ]
         )
         #expect(
             try labels("pt", query: ["n": "0", "stars": "3.25", "name": "Bia"])
-                == ["title": "Início", "greeting": "Olá, Bia!", "count": "0 restaurante", "rating": "Nota 3,25", "component$4": "2 restaurantes"]
+                == [
+                    "title": "Início", "greeting": "Olá, Bia!", "count": "0 restaurante", "rating": "Nota 3,25",
+                    "component$4": "2 restaurantes",
+                ]
         )
         #expect(try labels("en", query: ["n": "0"])["count"] == "0 restaurants")
         let set = try #require(load(files()).screenSet)
@@ -116,7 +122,8 @@ struct LocalizationTests {
             ("en", [0: "other", 1: "one", 2: "other", 1.5: "other"]), ("pt", [0: "one", 1: "one", 1.5: "one", 2: "other"]),
             ("fr", [0: "one", 1: "one", 2: "other", 1_000_000: "many"]), ("de", [1: "one", 2: "other"]),
             ("ru", [1: "one", 21: "one", 11: "many", 2: "few", 22: "few", 12: "many", 5: "many", 1.5: "other"]),
-            ("pl", [1: "one", 2: "few", 22: "few", 12: "many", 5: "many", 21: "many"]), ("cs", [1: "one", 3: "few", 5: "other", 1.5: "many"]),
+            ("pl", [1: "one", 2: "few", 22: "few", 12: "many", 5: "many", 21: "many"]),
+            ("cs", [1: "one", 3: "few", 5: "other", 1.5: "many"]),
             ("ar", [0: "zero", 1: "one", 2: "two", 3: "few", 11: "many", 100: "other"]), ("ja", [1: "other", 2: "other"]),
             ("xx", [1: "one", 2: "other"]),
         ] as [(String, [Double: String])]
@@ -131,24 +138,49 @@ struct LocalizationTests {
     @Test(
         "a message missing in one locale, mismatched placeholders or forms are errors at their line in the table",
         arguments: [
-            (["strings/pt.yaml": Self.tables["strings/pt.yaml"]!.replacingOccurrences(of: "\ntitle: Início", with: "")] as [String: String?],
-             "Screens/strings/en.yaml:6:1: error: title: message \"title\" is missing from Screens/strings/pt.yaml; every locale has every message, so add it there"),
-            (["strings/pt.yaml": Self.tables["strings/pt.yaml"]! + "\ntitel: Início\n"],
-             "Screens/strings/pt.yaml:7:1: error: titel: message \"titel\" is not in Screens/strings/en.yaml, the default locale's table; add it there or remove it here (did you mean \"title\"?)"),
-            (["strings/pt.yaml": Self.tables["strings/pt.yaml"]!.replacingOccurrences(of: "Olá, {name}!", with: "Olá, {nome}!")],
-             "Screens/strings/pt.yaml:1:1: error: greeting: placeholders {nome} here, but {name} in Screens/strings/en.yaml; a message has the same placeholders in every locale"),
-            (["strings/pt.yaml": Self.tables["strings/pt.yaml"]!.replacingOccurrences(of: "rating: \"Nota {stars}\"", with: "rating: {one: \"Nota {stars}\", other: \"Notas {stars} {count}\"}")],
-             "Screens/strings/pt.yaml:5:1: error: rating: placeholders {count}, {stars} here, but {stars} in Screens/strings/en.yaml; a message has the same placeholders in every locale"),
-            (["strings/ru.yaml": Self.tables["strings/pt.yaml"]!],
-             "Screens/strings/ru.yaml:3:3: error: count: plural forms for ru need one, few, many, other; add few, many"),
-            (["strings/pt.yaml": Self.tables["strings/pt.yaml"]!.replacingOccurrences(of: "  one: \"{count} restaurante\"", with: "  few: \"{count} restaurante\"")],
-             "Screens/strings/pt.yaml:3:3: error: count.few: \"few\" is not a plural category of pt; its categories are one, other"),
-            (["strings/pt.yaml": Self.tables["strings/pt.yaml"]!.replacingOccurrences(of: "Olá, {name}!", with: "Olá, {name!")],
-             "Screens/strings/pt.yaml:1:11: error: greeting: \"Olá, {name!\": a '{' is never closed; write {{ for a literal brace"),
-            (["strings/locales.yaml": "default: fr\n"],
-             "Screens/strings/locales.yaml:1:10: error: default: the default locale fr has no table; add Screens/strings/fr.yaml or name one of en, pt"),
-            (["strings/en.yaml": nil],
-             "Screens/strings/locales.yaml: error: several string tables and none for en: name the default locale in Screens/strings/locales.yaml, like default: es"),
+            (
+                ["strings/pt.yaml": Self.tables["strings/pt.yaml"]!.replacingOccurrences(of: "\ntitle: Início", with: "")]
+                    as [String: String?],
+                "Screens/strings/en.yaml:6:1: error: title: message \"title\" is missing from Screens/strings/pt.yaml; every locale has every message, so add it there"
+            ),
+            (
+                ["strings/pt.yaml": Self.tables["strings/pt.yaml"]! + "\ntitel: Início\n"],
+                "Screens/strings/pt.yaml:7:1: error: titel: message \"titel\" is not in Screens/strings/en.yaml, the default locale's table; add it there or remove it here (did you mean \"title\"?)"
+            ),
+            (
+                ["strings/pt.yaml": Self.tables["strings/pt.yaml"]!.replacingOccurrences(of: "Olá, {name}!", with: "Olá, {nome}!")],
+                "Screens/strings/pt.yaml:1:1: error: greeting: placeholders {nome} here, but {name} in Screens/strings/en.yaml; a message has the same placeholders in every locale"
+            ),
+            (
+                [
+                    "strings/pt.yaml": Self.tables["strings/pt.yaml"]!.replacingOccurrences(
+                        of: "rating: \"Nota {stars}\"", with: "rating: {one: \"Nota {stars}\", other: \"Notas {stars} {count}\"}")
+                ],
+                "Screens/strings/pt.yaml:5:1: error: rating: placeholders {count}, {stars} here, but {stars} in Screens/strings/en.yaml; a message has the same placeholders in every locale"
+            ),
+            (
+                ["strings/ru.yaml": Self.tables["strings/pt.yaml"]!],
+                "Screens/strings/ru.yaml:3:3: error: count: plural forms for ru need one, few, many, other; add few, many"
+            ),
+            (
+                [
+                    "strings/pt.yaml": Self.tables["strings/pt.yaml"]!.replacingOccurrences(
+                        of: "  one: \"{count} restaurante\"", with: "  few: \"{count} restaurante\"")
+                ],
+                "Screens/strings/pt.yaml:3:3: error: count.few: \"few\" is not a plural category of pt; its categories are one, other"
+            ),
+            (
+                ["strings/pt.yaml": Self.tables["strings/pt.yaml"]!.replacingOccurrences(of: "Olá, {name}!", with: "Olá, {name!")],
+                "Screens/strings/pt.yaml:1:11: error: greeting: \"Olá, {name!\": a '{' is never closed; write {{ for a literal brace"
+            ),
+            (
+                ["strings/locales.yaml": "default: fr\n"],
+                "Screens/strings/locales.yaml:1:10: error: default: the default locale fr has no table; add Screens/strings/fr.yaml or name one of en, pt"
+            ),
+            (
+                ["strings/en.yaml": nil],
+                "Screens/strings/locales.yaml: error: several string tables and none for en: name the default locale in Screens/strings/locales.yaml, like default: es"
+            ),
         ]
     )
     func tableErrors(changes: [String: String?], expected: String) throws {
@@ -165,17 +197,27 @@ struct LocalizationTests {
     @Test(
         "$text in a screen is checked: the message exists, its placeholders are given exactly, it fits the field",
         arguments: [
-            (#"{"value": {"$text": "titel"}}"#, #"message "titel" is not in the string tables; add it to strings/en.yaml and every other locale's (did you mean "title"?)"#),
+            (
+                #"{"value": {"$text": "titel"}}"#,
+                #"message "titel" is not in the string tables; add it to strings/en.yaml and every other locale's (did you mean "title"?)"#
+            ),
             (#"{"value": {"$text": "greeting"}}"#, #"message "greeting" needs {name}; add with: {name: source.path}"#),
-            (#"{"value": {"$text": "greeting", "with": {"name": "q.name", "nme": "q.name"}}}"#, #"message "greeting" has no placeholder {nme}; its placeholders are {name}"#),
+            (
+                #"{"value": {"$text": "greeting", "with": {"name": "q.name", "nme": "q.name"}}}"#,
+                #"message "greeting" has no placeholder {nme}; its placeholders are {name}"#
+            ),
             (#"{"value": {"$text": "greeting", "with": {"name": "nothing.here"}}}"#, #""nothing" is not a source of this screen"#),
-            (#"{"value": {"$text": "greeting", "with": {"name": ["x"]}}}"#, "a placeholder's value is a binding path (like query.name) or a number, found array"),
+            (
+                #"{"value": {"$text": "greeting", "with": {"name": ["x"]}}}"#,
+                "a placeholder's value is a binding path (like query.name) or a number, found array"
+            ),
             (#"{"value": {"$text": "title", "default": "x"}}"#, #"unknown key "default" in a $text; allowed keys are $text, with"#),
         ]
     )
     func useErrors(content: String, message: String) throws {
         var files = files()
-        files["home.json"] = #"{"name": "home", "entry": true, "sources": {"q": {"type": "request", "parameters": {"name": {}}}}, "components": [{"name": "label_component", "content": \#(content)}]}"#
+        files["home.json"] =
+            #"{"name": "home", "entry": true, "sources": {"q": {"type": "request", "parameters": {"name": {}}}}, "components": [{"name": "label_component", "content": \#(content)}]}"#
         let error = try #require(onlyError(load(files)))
         #expect(error.message.contains(message), "\(error)")
         #expect(error.file == "Screens/home.json")
@@ -184,9 +226,15 @@ struct LocalizationTests {
     @Test("text in a field of another type, and $text without string tables, are errors")
     func misplaced() throws {
         var files = files()
-        files["home.json"] = #"{"name": "home", "entry": true, "components": [{"name": "button_component", "content": {"title": "Go", "is_enabled": {"$text": "title"}, "action": {"identifier": "executable", "content": {"name": "x"}}}}]}"#
+        files["home.json"] =
+            #"{"name": "home", "entry": true, "components": [{"name": "button_component", "content": {"title": "Go", "is_enabled": {"$text": "title"}, "action": {"identifier": "executable", "content": {"name": "x"}}}}]}"#
         #expect(try #require(onlyError(load(files))).message == "$text makes text, but this field is a bool")
-        let bare = try #require(onlyError(load(["home.json": #"{"name": "home", "entry": true, "components": [{"name": "label_component", "content": {"value": {"$text": "title"}}}]}"#])))
+        let bare = try #require(
+            onlyError(
+                load([
+                    "home.json":
+                        #"{"name": "home", "entry": true, "components": [{"name": "label_component", "content": {"value": {"$text": "title"}}}]}"#
+                ])))
         #expect(bare.message == #"there are no string tables; add strings/en.yaml (one file per locale) with title: "...""#)
     }
 

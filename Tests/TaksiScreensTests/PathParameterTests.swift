@@ -9,12 +9,12 @@ struct PathParameterTests {
     static let files = [
         "home.json": #"{"name": "home", "entry": true, "components": []}"#,
         "stations.yaml": """
-            name: bikes/stations/{network}
-            entry: true
-            parameters:
-              network: {type: string, pattern: "[a-z0-9-]+", max_length: 20}
-            components: []
-            """,
+        name: bikes/stations/{network}
+        entry: true
+        parameters:
+          network: {type: string, pattern: "[a-z0-9-]+", max_length: 20}
+        components: []
+        """,
         "repository.yaml": "name: repositories/{owner}/{repo}\nentry: true\ncomponents: []",
         "item.yaml": "name: items/{id}\nentry: true\nparameters: {id: {type: integer}}\ncomponents: []",
     ]
@@ -81,7 +81,10 @@ struct PathParameterTests {
             ("bikes/stations/two words", #"has "two words", which is not a path segment"#),
             ("bikes/stations/", "has an empty path segment"),
             ("items/x", "opens items/{id}, but {id} does not fit: it must be an integer, found \"x\""),
-            ("bikes/stations/Velib", "opens bikes/stations/{network}, but {network} does not fit: it must be a string of at most 20 characters matching [a-z0-9-]+"),
+            (
+                "bikes/stations/Velib",
+                "opens bikes/stations/{network}, but {network} does not fit: it must be a string of at most 20 characters matching [a-z0-9-]+"
+            ),
         ] as [(String, String?)]
     )
     func targets(_ target: String, _ problem: String?) {
@@ -127,10 +130,13 @@ struct PathParameterTests {
         let owners: [JSONValue] = ["a/b", "two words", "🚲 café", "", "..", ".", 42, true, ["x": 1], "ok\u{7}"]
         let items: [JSONValue] = owners.map { ["owner": $0, "name": "repo"] }
         let (data, problems) = screen.dataPlan.build(values: ["query": ["items": .array(items)]], catalog: set.catalog)
-        let targets = data.entries.first?.content["values"]?.arrayValue?.compactMap { $0["action"]?["content"]?["interface_identifier"]?.stringValue }
+        let targets = data.entries.first?.content["values"]?.arrayValue?.compactMap {
+            $0["action"]?["content"]?["interface_identifier"]?.stringValue
+        }
         #expect(
             targets == [
-                "repositories/a%2Fb/repo", "repositories/two%20words/repo", "repositories/%F0%9F%9A%B2%20caf%C3%A9/repo", "repositories/42/repo",
+                "repositories/a%2Fb/repo", "repositories/two%20words/repo", "repositories/%F0%9F%9A%B2%20caf%C3%A9/repo",
+                "repositories/42/repo",
                 "repositories/true/repo",
             ]
         )
@@ -154,12 +160,19 @@ struct PathParameterTests {
         let screen = try #require(set["list"])
         let items: [JSONValue] = [["name": "data"], ["name": "velib"], ["name": "Not-Lowercase"]]
         let (data, problems) = screen.dataPlan.build(values: ["query": ["items": .array(items)]], catalog: set.catalog)
-        let targets = data.entries.first?.content["values"]?.arrayValue?.compactMap { $0["action"]?["content"]?["interface_identifier"]?.stringValue }
+        let targets = data.entries.first?.content["values"]?.arrayValue?.compactMap {
+            $0["action"]?["content"]?["interface_identifier"]?.stringValue
+        }
         // "Not-Lowercase" makes a target, but the screen's pattern refuses it: the item is dropped too.
         #expect(targets == ["bikes/stations/velib"])
         let lost = problems.filter(\.isLoss).map(\.message)
-        #expect(lost.contains { $0.contains("item.name is \"data\", which as the last segment of a target would name the data endpoint") }, "\(lost)")
-        #expect(lost.contains { $0.contains("navigation target \"bikes/stations/Not-Lowercase\" opens bikes/stations/{network}, but {network} does not fit") }, "\(lost)")
+        #expect(
+            lost.contains { $0.contains("item.name is \"data\", which as the last segment of a target would name the data endpoint") },
+            "\(lost)")
+        #expect(
+            lost.contains {
+                $0.contains("navigation target \"bikes/stations/Not-Lowercase\" opens bikes/stations/{network}, but {network} does not fit")
+            }, "\(lost)")
     }
 
     // MARK: Diagnostics
@@ -168,13 +181,22 @@ struct PathParameterTests {
         "every mistake in a target, a pattern or a link is an error at its file, line and column",
         arguments: [
             // A typo in a templated target, with a suggestion.
-            (["list.yaml": nil], "repositorie/{item.owner}/{item.name}", "Screens/list.yaml:16:57: error: components[0].content.values.template.action.content.interface_identifier.$template: navigation target \"repositorie/{item.owner}/{item.name}\" opens no screen: none has the path repositorie/{}/{} (a {} stands for a value) (did you mean \"repositories/{owner}/{repo}\"?)"),
+            (
+                ["list.yaml": nil], "repositorie/{item.owner}/{item.name}",
+                "Screens/list.yaml:16:57: error: components[0].content.values.template.action.content.interface_identifier.$template: navigation target \"repositorie/{item.owner}/{item.name}\" opens no screen: none has the path repositorie/{}/{} (a {} stands for a value) (did you mean \"repositories/{owner}/{repo}\"?)"
+            ),
             // A missing parameter.
-            ([:], "repositories/{item.owner}", "navigation target \"repositories/{item.owner}\" opens no screen: none has the path repositories/{}"),
+            (
+                [:], "repositories/{item.owner}",
+                "navigation target \"repositories/{item.owner}\" opens no screen: none has the path repositories/{}"
+            ),
             // Half a segment.
             ([:], "repositories/x{item.owner}/{item.name}", "a value fills a whole path segment"),
             // A value where the screen has fixed text.
-            ([:], "bikes/{item.owner}/{item.name}", "{item.owner} stands where screen bikes/stations/{network} has the fixed segment \"stations\""),
+            (
+                [:], "bikes/{item.owner}/{item.name}",
+                "{item.owner} stands where screen bikes/stations/{network} has the fixed segment \"stations\""
+            ),
             // A template that a literal name could capture.
             ([:], "bikes/stations/{item.name}x", "a value fills a whole path segment"),
         ] as [([String: String?], String, String)]
@@ -193,7 +215,9 @@ struct PathParameterTests {
         let screen = try #require(set["list"])
         let items: [JSONValue] = [["name": "all"], ["name": "velib"]]
         let data = screen.dataPlan.build(values: ["query": ["items": .array(items)]], catalog: set.catalog).data
-        let targets = data.entries.first?.content["values"]?.arrayValue?.compactMap { $0["action"]?["content"]?["interface_identifier"]?.stringValue }
+        let targets = data.entries.first?.content["values"]?.arrayValue?.compactMap {
+            $0["action"]?["content"]?["interface_identifier"]?.stringValue
+        }
         #expect(targets == ["bikes/stations/all", "bikes/stations/velib"])
         #expect(targets?.compactMap { set.routes.match($0[...])?.pattern.name } == ["bikes/stations/all", "bikes/stations/{network}"])
     }
@@ -218,42 +242,67 @@ struct PathParameterTests {
                       action: {identifier: navigation, content: {interface_identifier: {$template: "items/{query.page}"}}}
             """
         let error = try #require(onlyError(load(files)))
-        #expect(error.description.contains("Screens/list.yaml:14:88: error: components[0].content.values.template.action.content.interface_identifier.$template:"))
-        #expect(error.description.contains("{query.page} fills {id} of screen items/{id}, but it is a number, and the parameter is an integer"))
+        #expect(
+            error.description.contains(
+                "Screens/list.yaml:14:88: error: components[0].content.values.template.action.content.interface_identifier.$template:"))
+        #expect(
+            error.description.contains("{query.page} fills {id} of screen items/{id}, but it is a number, and the parameter is an integer"))
         files["list.yaml"] = files["list.yaml"]!.replacingOccurrences(of: "{query.page}", with: "{path.name}")
         let second = try #require(onlyError(load(files)))
-        #expect(second.description.contains("{path.name} fills {id} of screen items/{id}, but it is a string, and the parameter is an integer"))
+        #expect(
+            second.description.contains("{path.name} fills {id} of screen items/{id}, but it is a string, and the parameter is an integer"))
     }
 
     @Test(
         "patterns and their declarations are checked where they are written",
         arguments: [
             // Two patterns that can match one path.
-            (["a.yaml": "name: shop/{id}\nentry: true\ncomponents: []", "b.yaml": "name: shop/{slug}\nentry: true\ncomponents: []"],
-             "Screens/b.yaml:1:7: error: name: screens shop/{id} (Screens/a.yaml) and shop/{slug} can both match a path like shop/x"),
-            (["a.yaml": "name: shop/{id}/reviews\nentry: true\ncomponents: []", "b.yaml": "name: shop/new/{tab}\nentry: true\ncomponents: []"],
-             "can both match a path like shop/new/reviews"),
+            (
+                ["a.yaml": "name: shop/{id}\nentry: true\ncomponents: []", "b.yaml": "name: shop/{slug}\nentry: true\ncomponents: []"],
+                "Screens/b.yaml:1:7: error: name: screens shop/{id} (Screens/a.yaml) and shop/{slug} can both match a path like shop/x"
+            ),
+            (
+                [
+                    "a.yaml": "name: shop/{id}/reviews\nentry: true\ncomponents: []",
+                    "b.yaml": "name: shop/new/{tab}\nentry: true\ncomponents: []",
+                ],
+                "can both match a path like shop/new/reviews"
+            ),
             // A declaration for no segment.
-            (["a.yaml": "name: shop/{id}\nentry: true\nparameters: {idd: {type: integer}}\ncomponents: []"],
-             "Screens/a.yaml:3:14: error: parameters.idd: \"idd\" is not a parameter of the screen's name shop/{id}; its parameters are id (did you mean \"id\"?)"),
+            (
+                ["a.yaml": "name: shop/{id}\nentry: true\nparameters: {idd: {type: integer}}\ncomponents: []"],
+                "Screens/a.yaml:3:14: error: parameters.idd: \"idd\" is not a parameter of the screen's name shop/{id}; its parameters are id (did you mean \"id\"?)"
+            ),
             // A path parameter has no default.
-            (["a.yaml": "name: shop/{id}\nentry: true\nparameters: {id: {type: integer, default: 1}}\ncomponents: []"],
-             "Screens/a.yaml:3:34: error: parameters.id.default: unknown key \"default\" in a path parameter"),
+            (
+                ["a.yaml": "name: shop/{id}\nentry: true\nparameters: {id: {type: integer, default: 1}}\ncomponents: []"],
+                "Screens/a.yaml:3:34: error: parameters.id.default: unknown key \"default\" in a path parameter"
+            ),
             // An invalid pattern.
-            (["a.yaml": "name: shop/{id}\nentry: true\nparameters: {id: {pattern: \"[a-\"}}\ncomponents: []"],
-             "Screens/a.yaml:3:28: error: parameters.id.pattern: \"[a-\" is not a regular expression"),
+            (
+                ["a.yaml": "name: shop/{id}\nentry: true\nparameters: {id: {pattern: \"[a-\"}}\ncomponents: []"],
+                "Screens/a.yaml:3:28: error: parameters.id.pattern: \"[a-\" is not a regular expression"
+            ),
             // Half a segment in a name.
             (["a.yaml": "name: shop/id-{id}\nentry: true\ncomponents: []"], "\"shop/id-{id}\" is not a valid screen name"),
             // Variants that disagree.
-            (["a.yaml": "name: shop/{id}\nentry: true\ncomponents: []",
-              "b.yaml": "name: shop/{id}\nversion: \">= 2\"\nparameters: {id: {type: integer}}\ncomponents: []"],
-             "Screens/b.yaml:3:13: error: parameters: every variant of screen \"shop/{id}\" declares the same path parameters"),
+            (
+                [
+                    "a.yaml": "name: shop/{id}\nentry: true\ncomponents: []",
+                    "b.yaml": "name: shop/{id}\nversion: \">= 2\"\nparameters: {id: {type: integer}}\ncomponents: []",
+                ],
+                "Screens/b.yaml:3:13: error: parameters: every variant of screen \"shop/{id}\" declares the same path parameters"
+            ),
             // The path source's name taken.
-            (["a.yaml": "name: shop/{id}\nentry: true\nsources: {path: {type: fixture, value: 1}}\ncomponents: []"],
-             "Screens/a.yaml:3:11: error: sources.path: \"path\" is the source of this screen's path parameters"),
+            (
+                ["a.yaml": "name: shop/{id}\nentry: true\nsources: {path: {type: fixture, value: 1}}\ncomponents: []"],
+                "Screens/a.yaml:3:11: error: sources.path: \"path\" is the source of this screen's path parameters"
+            ),
             // A query parameter named like a path parameter.
-            (["a.yaml": "name: shop/{id}\nentry: true\nsources: {q: {type: request, parameters: {id: {}}}}\ncomponents: []"],
-             "error: sources.q.parameters.id: \"id\" is a path parameter of this screen"),
+            (
+                ["a.yaml": "name: shop/{id}\nentry: true\nsources: {q: {type: request, parameters: {id: {}}}}\ncomponents: []"],
+                "error: sources.q.parameters.id: \"id\" is a path parameter of this screen"
+            ),
         ] as [([String: String], String)]
     )
     func patternDiagnostics(_ files: [String: String], _ expected: String) throws {
@@ -312,7 +361,8 @@ struct PathParameterTests {
             ("https://evil.example\\@eats.example.com/r/42", nil),
             ("https://evil.example@eats.example.com/r/42", "items/42"),  // userinfo: browsers read eats.example.com too
             ("https://eats.example.com:/r/42", "items/42"),
-            ("https://eats.example.com:99999/r/42", nil), ("https://eats.example.com:x/r/42", nil), ("https://eats.example.com:+443/r/42", nil),
+            ("https://eats.example.com:99999/r/42", nil), ("https://eats.example.com:x/r/42", nil),
+            ("https://eats.example.com:+443/r/42", nil),
             ("https://eats%2Eexample.com/r/42", nil), ("https://eats.exa\tmple.com/r/42", nil), ("https://eats.example.com/r/4 2", nil),
             ("https://éats.example.com/r/42", nil),
         ] as [(String, String?)]
@@ -331,13 +381,27 @@ struct PathParameterTests {
     @Test(
         "links are checked at load: the screen they open, their parameters, and overlaps",
         arguments: [
-            ("  - url: https://e.com/x/{id}\n    screen: itemz/{id}", "Screens/links.yaml:3:13: error: links[0].screen: \"itemz/{id}\" opens no screen"),
-            ("  - url: https://e.com/x/{id}\n    screen: items/{ident}", "Screens/links.yaml:3:13: error: links[0].screen: {ident} is not a parameter of https://e.com/x/{id}; its parameters are id"),
+            (
+                "  - url: https://e.com/x/{id}\n    screen: itemz/{id}",
+                "Screens/links.yaml:3:13: error: links[0].screen: \"itemz/{id}\" opens no screen"
+            ),
+            (
+                "  - url: https://e.com/x/{id}\n    screen: items/{ident}",
+                "Screens/links.yaml:3:13: error: links[0].screen: {ident} is not a parameter of https://e.com/x/{id}; its parameters are id"
+            ),
             ("  - url: https://e.com/x/{id}\n    screen: repositories/{id}", "opens no screen"),
-            ("  - url: https://e.com/x/{id}\n    screen: items/{id}\n  - url: https://e.com/{kind}/1\n    screen: items/{kind}",
-             "Screens/links.yaml:4:10: error: links[1].url: link https://e.com/{kind}/1 and link https://e.com/x/{id} (line 2) can match the same URL"),
-            ("  - url: https://e.com/x/{id}?q=1\n    screen: items/{id}", "Screens/links.yaml:2:10: error: links[0].url: \"https://e.com/x/{id}?q=1\" is not a link pattern"),
-            ("  - url: https://e.com/x/{id}\n    screen: bikes/{id}/velib", "{id} stands where screen bikes/stations/{network} has the fixed segment \"stations\""),
+            (
+                "  - url: https://e.com/x/{id}\n    screen: items/{id}\n  - url: https://e.com/{kind}/1\n    screen: items/{kind}",
+                "Screens/links.yaml:4:10: error: links[1].url: link https://e.com/{kind}/1 and link https://e.com/x/{id} (line 2) can match the same URL"
+            ),
+            (
+                "  - url: https://e.com/x/{id}?q=1\n    screen: items/{id}",
+                "Screens/links.yaml:2:10: error: links[0].url: \"https://e.com/x/{id}?q=1\" is not a link pattern"
+            ),
+            (
+                "  - url: https://e.com/x/{id}\n    screen: bikes/{id}/velib",
+                "{id} stands where screen bikes/stations/{network} has the fixed segment \"stations\""
+            ),
         ]
     )
     func linkDiagnostics(_ entries: String, _ expected: String) throws {

@@ -42,7 +42,8 @@ struct ScreenValidationTests {
         Case(
             title: "mistyped field",
             components: #"[{"name": "text_field_component", "content": {"placeholder": "x", "is_secure": "yes"}}]"#,
-            code: "wrong_type", location: "2:94", path: "components[0].content.is_secure", messagePart: "expected true or false, found string"
+            code: "wrong_type", location: "2:94", path: "components[0].content.is_secure",
+            messagePart: "expected true or false, found string"
         ),
         Case(
             title: "unknown field", components: #"[{"name": "label_component", "content": {"value": "x", "knid": "title"}}]"#,
@@ -50,13 +51,15 @@ struct ScreenValidationTests {
         ),
         Case(
             title: "duplicate identifiers",
-            components: #"[{"name": "label_component", "identifier": "t", "content": {"value": "a"}}, {"name": "label_component", "identifier": "t", "content": {"value": "b"}}]"#,
+            components:
+                #"[{"name": "label_component", "identifier": "t", "content": {"value": "a"}}, {"name": "label_component", "identifier": "t", "content": {"value": "b"}}]"#,
             code: "duplicate_identifier", location: "2:133", path: "components[1].identifier",
             messagePart: "already used by components[0]"
         ),
         Case(
             title: "an explicit identifier that collides with a generated one",
-            components: #"[{"name": "spacer_component", "content": {}}, {"name": "spacer_component", "identifier": "component$0", "content": {}}]"#,
+            components:
+                #"[{"name": "spacer_component", "content": {}}, {"name": "spacer_component", "identifier": "component$0", "content": {}}]"#,
             code: "duplicate_identifier", location: "2:104", path: "components[1].identifier", messagePart: "must be unique"
         ),
         Case(
@@ -68,13 +71,15 @@ struct ScreenValidationTests {
         ),
         Case(
             title: "a binding on a button's title",
-            components: #"[{"name": "button_component", "content": {"title": {"$bind": "feed.t"}, "action": {"identifier": "executable", "content": {"name": "x"}}}}]"#,
+            components:
+                #"[{"name": "button_component", "content": {"title": {"$bind": "feed.t"}, "action": {"identifier": "executable", "content": {"name": "x"}}}}]"#,
             sources: #"{"feed": {"type": "fixture", "value": {"t": "x"}}}"#,
             code: "static_field_bound", location: "3:66", path: "components[0].content.title", messagePart: "is static"
         ),
         Case(
             title: "navigation to a screen that does not exist",
-            components: #"[{"name": "button_component", "content": {"title": "Go", "action": {"identifier": "navigation", "content": {"interface_identifier": "profil"}}}}]"#,
+            components:
+                #"[{"name": "button_component", "content": {"title": "Go", "action": {"identifier": "navigation", "content": {"interface_identifier": "profil"}}}}]"#,
             code: "broken_navigation", location: "2:147", path: "components[0].content.action.content.interface_identifier",
             messagePart: #"navigation target "profil" is not a screen; name an existing screen (did you mean "profile"?)"#
         ),
@@ -93,7 +98,8 @@ struct ScreenValidationTests {
         ),
         Case(
             title: "a template on a number field",
-            components: #"[{"name": "collection_component", "content": {"component_name": "label_component", "values": [{"value": "x", "kind": {"$template": "{feed.k}"}}]}}]"#,
+            components:
+                #"[{"name": "collection_component", "content": {"component_name": "label_component", "values": [{"value": "x", "kind": {"$template": "{feed.k}"}}]}}]"#,
             sources: #"{"feed": {"type": "fixture", "value": {"k": "title"}}}"#,
             code: "invalid_binding", location: "3:132", path: "components[0].content.values[0].kind",
             messagePart: "a $template makes text, but this field is an enum"
@@ -114,7 +120,8 @@ struct ScreenValidationTests {
         Case(
             title: "requires_data written by hand",
             components: #"[{"name": "spacer_component", "requires_data": true, "content": {}}]"#,
-            code: "unknown_key", location: "2:62", path: "components[0].requires_data", messagePart: "computed from the component's bindings"
+            code: "unknown_key", location: "2:62", path: "components[0].requires_data",
+            messagePart: "computed from the component's bindings"
         ),
         Case(
             title: "a component without content",
@@ -163,7 +170,8 @@ struct ScreenValidationTests {
     @Test("every error in a set is reported at once, across files")
     func allAtOnce() {
         let result = load([
-            "a.json": #"{"name": "a", "components": [{"name": "label_component", "content": {"value": null}}, {"name": "nope", "content": {}}]}"#,
+            "a.json":
+                #"{"name": "a", "components": [{"name": "label_component", "content": {"value": null}}, {"name": "nope", "content": {}}]}"#,
             "b.json": #"{"name": "b", "components": [{"name": "label_component", "content": {"kind": "huge", "value": "x"}}]}"#,
             "c.json": #"{"name": "c", "components": [}"#,
         ])
@@ -186,7 +194,10 @@ struct ScreenValidationTests {
         let duplicate = load([
             "a.json": #"{"name": "home", "components": []}"#, "b.json": #"{"name": "home", "components": []}"#,
         ])
-        #expect(onlyError(duplicate)?.description == #"Screens/b.json:1:10: error: name: screen "home" is also defined in Screens/a.json; rename one of them or give it another "version" or "alternative""#)
+        #expect(
+            onlyError(duplicate)?.description
+                == #"Screens/b.json:1:10: error: name: screen "home" is also defined in Screens/a.json; rename one of them or give it another "version" or "alternative""#
+        )
         let missing = load(["a.json": #"{"components": []}"#])
         #expect(onlyError(missing)?.message.contains("a screen needs a \"name\"") == true)
         let nested = load(["bikes/stations.json": #"{"name": "bikes/stations", "components": []}"#])
@@ -208,7 +219,8 @@ struct ScreenValidationTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-huge-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(#"{"name": "home", "entry": true, "components": []}"#.utf8).write(to: directory.appendingPathComponent("home.json"))
-        try Data(repeating: UInt8(ascii: " "), count: ScreenSetLoader.maximumFileSize + 1).write(to: directory.appendingPathComponent("big.json"))
+        try Data(repeating: UInt8(ascii: " "), count: ScreenSetLoader.maximumFileSize + 1).write(
+            to: directory.appendingPathComponent("big.json"))
         let result = ScreenSetLoader.load(directory: directory.path)
         let error = onlyError(result)
         #expect(error?.code == .fileTooLarge)
@@ -219,19 +231,26 @@ struct ScreenValidationTests {
     func customSchemas() {
         let result = load([
             "home.json": #"{"name": "home", "components": []}"#,
-            "components/card.json": #"{"name": "card", "fields": [{"name": "size", "type": "integr"}, {"name": "go", "type": "action", "dynamic": true}]}"#,
+            "components/card.json":
+                #"{"name": "card", "fields": [{"name": "size", "type": "integr"}, {"name": "go", "type": "action", "dynamic": true}]}"#,
             "components/other.json": #"{"name": "different", "fields": []}"#,
         ])
         let report = result.diagnostics.report
-        #expect(report.contains(#"Screens/components/card.json:1:54: error: fields[0].type: unknown type "integr"; use one of string, number, integer, bool, url, enum, action, object, array (did you mean "integer"?)"#), "\(report)")
+        #expect(
+            report.contains(
+                #"Screens/components/card.json:1:54: error: fields[0].type: unknown type "integr"; use one of string, number, integer, bool, url, enum, action, object, array (did you mean "integer"?)"#
+            ), "\(report)")
         #expect(report.contains("fields[1].dynamic: a field of type action cannot be dynamic"))
-        #expect(report.contains("Screens/components/other.json:1:10: error: name: the file declares \"different\"; name the file different.json"))
+        #expect(
+            report.contains(
+                "Screens/components/other.json:1:10: error: name: the file declares \"different\"; name the file different.json"))
     }
 
     @Test("unused component types and screens nothing navigates to are warnings; entry screens are not")
     func reachability() {
         let result = load([
-            "start.json": #"{"name": "start", "entry": true, "components": [{"name": "button_component", "content": {"title": "Go", "action": {"identifier": "navigation", "content": {"interface_identifier": "next"}}}}]}"#,
+            "start.json":
+                #"{"name": "start", "entry": true, "components": [{"name": "button_component", "content": {"title": "Go", "action": {"identifier": "navigation", "content": {"interface_identifier": "next"}}}}]}"#,
             "next.json": #"{"name": "next", "components": []}"#,
             "lost.json": #"{"name": "lost", "components": [{"name": "card", "content": {"title": "x"}}]}"#,
             "components/card.json": #"{"name": "card", "fields": [{"name": "title", "type": "string", "required": true}]}"#,

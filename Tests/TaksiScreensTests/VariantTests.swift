@@ -1,6 +1,7 @@
 import TaksiSchema
-@testable import TaksiScreens
 import Testing
+
+@testable import TaksiScreens
 
 @Suite("Versions and variants")
 struct VariantTests {
@@ -15,16 +16,18 @@ struct VariantTests {
         #expect(Version("1.x") == nil && Version("") == nil && Version("1..2") == nil && Version("-1") == nil)
     }
 
-    @Test("requirements in RubyGems style", arguments: [
-        ("~> 1.2", ["1.2", "1.2.9", "1.9"], ["1.1.9", "2.0"]),
-        ("~> 1.2.3", ["1.2.3", "1.2.99"], ["1.2.2", "1.3"]),
-        (">= 1.0, < 2.0", ["1.0", "1.999"], ["0.9", "2.0"]),
-        ("= 1.4.2", ["1.4.2", "1.4.2.0"], ["1.4.3"]),
-        ("1.4.2", ["1.4.2"], ["1.4"]),
-        ("!= 1.3.0", ["1.2", "1.3.1"], ["1.3"]),
-        ("> 2", ["2.0.1", "3"], ["2", "1.9"]),
-        ("<= 3", ["3.0", "0.1"], ["3.0.1"]),
-    ])
+    @Test(
+        "requirements in RubyGems style",
+        arguments: [
+            ("~> 1.2", ["1.2", "1.2.9", "1.9"], ["1.1.9", "2.0"]),
+            ("~> 1.2.3", ["1.2.3", "1.2.99"], ["1.2.2", "1.3"]),
+            (">= 1.0, < 2.0", ["1.0", "1.999"], ["0.9", "2.0"]),
+            ("= 1.4.2", ["1.4.2", "1.4.2.0"], ["1.4.3"]),
+            ("1.4.2", ["1.4.2"], ["1.4"]),
+            ("!= 1.3.0", ["1.2", "1.3.1"], ["1.3"]),
+            ("> 2", ["2.0.1", "3"], ["2", "1.9"]),
+            ("<= 3", ["3.0", "0.1"], ["3.0.1"]),
+        ])
     func satisfaction(_ text: String, _ matching: [String], _ other: [String]) throws {
         let parsed = try requirement(text)
         for candidate in matching { #expect(parsed.isSatisfied(by: version(candidate)), "\(text) should match \(candidate)") }
@@ -37,20 +40,25 @@ struct VariantTests {
         #expect(version("2.1.0+45") == version("2.1"))
         #expect(version("2.1.0-beta+exp.sha.5114f85") == version("2.1-beta"))
         // The order Semantic Versioning 2.0 gives as its example, with missing segments as zero.
-        let ordered = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1-0", "1.0.1"]
+        let ordered = [
+            "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0",
+            "1.0.1-0", "1.0.1",
+        ]
         for (lower, higher) in zip(ordered, ordered.dropFirst()) { #expect(version(lower) < version(higher), "\(lower) < \(higher)") }
         #expect(!(version("1.0-beta") < version("1.0-beta")))
         #expect(version("2.1-beta").description == "2.1-beta")
         for bad in ["2.1-", "2.1+", "2.1-be ta", "2.1-beta..1", "2.1-é", "vv2", "2.1+a+b"] { #expect(Version(bad) == nil, "\(bad)") }
     }
 
-    @Test("requirements with pre-releases", arguments: [
-        (">= 2.0", ["2.0", "2.1-beta", "3"], ["2.0-rc.1", "1.9"]),
-        (">= 2.0-0", ["2.0-alpha", "2.0-rc.1", "2.0"], ["1.9.9"]),
-        ("~> 1.2", ["1.2", "1.9.9-beta"], ["2.0-beta", "1.2-beta", "2.0"]),
-        ("< 2.0", ["1.9", "2.0-beta"], ["2.0"]),
-        ("= 2.1-beta.2", ["2.1.0-beta.2", "2.1-beta.2+9"], ["2.1-beta.3", "2.1"]),
-    ])
+    @Test(
+        "requirements with pre-releases",
+        arguments: [
+            (">= 2.0", ["2.0", "2.1-beta", "3"], ["2.0-rc.1", "1.9"]),
+            (">= 2.0-0", ["2.0-alpha", "2.0-rc.1", "2.0"], ["1.9.9"]),
+            ("~> 1.2", ["1.2", "1.9.9-beta"], ["2.0-beta", "1.2-beta", "2.0"]),
+            ("< 2.0", ["1.9", "2.0-beta"], ["2.0"]),
+            ("= 2.1-beta.2", ["2.1.0-beta.2", "2.1-beta.2+9"], ["2.1-beta.3", "2.1"]),
+        ])
     func prereleaseRequirements(_ text: String, _ matching: [String], _ other: [String]) throws {
         let parsed = try requirement(text)
         for candidate in matching { #expect(parsed.isSatisfied(by: version(candidate)), "\(text) should match \(candidate)") }
@@ -82,9 +90,11 @@ struct VariantTests {
 
     let experiment = Experiment(name: "landing-call-to-action", weights: ["default": 50, "compact": 50])
 
-    @Test("10,000 simulated users split within 2 percentage points of the weights", arguments: [
-        ["default": 50, "compact": 50], ["default": 90, "B": 10], ["A": 1, "B": 1, "C": 2],
-    ])
+    @Test(
+        "10,000 simulated users split within 2 percentage points of the weights",
+        arguments: [
+            ["default": 50, "compact": 50], ["default": 90, "B": 10], ["A": 1, "B": 1, "C": 2],
+        ])
     func proportions(_ weights: [String: Int]) {
         let experiment = Experiment(name: "split-\(weights.count)", weights: weights)
         var counts: [String: Int] = [:]
@@ -129,8 +139,10 @@ struct VariantTests {
 
     static let files: [String: String] = [
         "old.json": #"{"name": "home", "version": "< 2.0", "components": [{"name": "label_component", "content": {"value": "old"}}]}"#,
-        "new.json": #"{"name": "home", "version": ">= 2.0", "experiment": {"name": "cards", "weights": {"default": 1, "B": 1}}, "components": [{"name": "label_component", "content": {"value": "new"}}]}"#,
-        "new-b.json": #"{"name": "home", "version": ">= 2.0", "alternative": "B", "components": [{"name": "label_component", "content": {"value": "new B"}}]}"#,
+        "new.json":
+            #"{"name": "home", "version": ">= 2.0", "experiment": {"name": "cards", "weights": {"default": 1, "B": 1}}, "components": [{"name": "label_component", "content": {"value": "new"}}]}"#,
+        "new-b.json":
+            #"{"name": "home", "version": ">= 2.0", "alternative": "B", "components": [{"name": "label_component", "content": {"value": "new B"}}]}"#,
     ]
 
     func value(_ screen: CompiledScreen?) -> JSONValue? { screen?.skeleton.components.first?.content["value"] }
@@ -144,7 +156,9 @@ struct VariantTests {
     func selection() throws {
         let set = try #require(load(Self.files).screenSet)
         let home = try #require(set.screens["home"])
-        func pick(_ version: String?, alternative: String? = nil, user: String? = nil) -> Result<CompiledScreen, ScreenVariants.SelectionError> {
+        func pick(
+            _ version: String?, alternative: String? = nil, user: String? = nil
+        ) -> Result<CompiledScreen, ScreenVariants.SelectionError> {
             home.select(.init(version: version.flatMap(Version.init), alternative: alternative, user: user))
         }
         #expect(value(try pick("1.5").get()) == "old")
@@ -155,7 +169,8 @@ struct VariantTests {
         let user = (0..<100).map { "user\($0)" }.first { experiment.alternative(forUser: $0) == "B" }!
         #expect(value(try pick("2.0", user: user).get()) == "new B")
         #expect(failure(pick(nil)) == (.versionNotFound(screen: "home", version: nil, requirements: ["< 2.0", ">= 2.0"])))
-        #expect(failure(pick("1.0", alternative: "C")) == (.alternativeNotFound(screen: "home", alternative: "C", alternatives: ["default"])))
+        #expect(
+            failure(pick("1.0", alternative: "C")) == (.alternativeNotFound(screen: "home", alternative: "C", alternatives: ["default"])))
         #expect(home.isVersioned && home.hasAlternatives && home.hasExperiment)
     }
 
@@ -176,7 +191,9 @@ struct VariantTests {
         files["middle.json"] = #"{"name": "home", "version": "~> 1.5", "components": []}"#
         let error = onlyError(load(files))
         #expect(error?.code == .overlappingVersions)
-        #expect(error?.description.contains("Screens/old.json") == true && error?.description.contains("Screens/middle.json") == true, "\(String(describing: error))")
+        #expect(
+            error?.description.contains("Screens/old.json") == true && error?.description.contains("Screens/middle.json") == true,
+            "\(String(describing: error))")
         #expect(error?.message.contains("both match 1.5") == true, "\(String(describing: error))")
     }
 
@@ -187,9 +204,13 @@ struct VariantTests {
         var files = Self.files
         files["new.json"] = files["new.json"]!.replacingOccurrences(of: #""B": 1"#, with: #""b": 1"#)
         let typo = onlyError(load(files))
-        #expect(typo?.message.contains(#"weighs alternative "b", which this screen does not have; its alternatives are B, default (did you mean "B"?)"#) == true, "\(String(describing: typo))")
+        #expect(
+            typo?.message.contains(
+                #"weighs alternative "b", which this screen does not have; its alternatives are B, default (did you mean "B"?)"#) == true,
+            "\(String(describing: typo))")
         files = Self.files
-        files["new-b.json"] = files["new-b.json"]!.replacingOccurrences(of: #""alternative": "B","#, with: #""alternative": "B", "experiment": {"name": "x", "weights": {"B": 1}},"#)
+        files["new-b.json"] = files["new-b.json"]!.replacingOccurrences(
+            of: #""alternative": "B","#, with: #""alternative": "B", "experiment": {"name": "x", "weights": {"B": 1}},"#)
         #expect(onlyError(load(files))?.message.contains("declare the experiment in the default alternative's file") == true)
         // A default that has errors of its own is not also reported missing.
         let brokenDefault = load([
@@ -205,13 +226,17 @@ struct VariantTests {
         let cardUse = #""components": [{"name": "card", "content": {"title": "x"}}]"#
         let unversioned = onlyError(load(["components/card.json": card, "a.json": "{\"name\": \"a\", \(cardUse)}"]))
         #expect(unversioned?.code == .componentTooNew)
-        #expect(unversioned?.message.contains("card is only known to apps since 2.3, but it has no version requirement") == true, "\(String(describing: unversioned))")
+        #expect(
+            unversioned?.message.contains("card is only known to apps since 2.3, but it has no version requirement") == true,
+            "\(String(describing: unversioned))")
         let tooWide = onlyError(load(["components/card.json": card, "a.json": "{\"name\": \"a\", \"version\": \"~> 2.0\", \(cardUse)}"]))
         #expect(tooWide?.message.contains(#"its version requirement "~> 2.0" admits 2.0"#) == true, "\(String(describing: tooWide))")
-        let inCollection = onlyError(load([
-            "components/card.json": card,
-            "a.json": #"{"name": "a", "version": ">= 2.2", "components": [{"name": "collection_component", "content": {"component_name": "card", "values": []}}]}"#,
-        ]))
+        let inCollection = onlyError(
+            load([
+                "components/card.json": card,
+                "a.json":
+                    #"{"name": "a", "version": ">= 2.2", "components": [{"name": "collection_component", "content": {"component_name": "card", "values": []}}]}"#,
+            ]))
         #expect(inCollection?.path?.description == "components[0].content.component_name")
         let fine = load(["components/card.json": card, "a.json": "{\"name\": \"a\", \"version\": \">= 2.3\", \(cardUse)}"])
         #expect(fine.screenSet != nil, "\(fine.diagnostics.report)")

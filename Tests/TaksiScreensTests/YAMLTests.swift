@@ -8,20 +8,21 @@ struct YAMLTests {
     func sameAsJSON() throws {
         let yaml = load([
             "home.yaml": """
-                # comments are allowed
-                name: home
-                components:
-                  - name: label_component   # a label
-                    identifier: t
-                    content: {value: "Hi", kind: title}
-                  - name: text_field_component
-                    content:
-                      placeholder: Email
-                      is_secure: false
-                """
+            # comments are allowed
+            name: home
+            components:
+              - name: label_component   # a label
+                identifier: t
+                content: {value: "Hi", kind: title}
+              - name: text_field_component
+                content:
+                  placeholder: Email
+                  is_secure: false
+            """
         ])
         let json = load([
-            "home.json": #"{"name": "home", "components": [{"name": "label_component", "identifier": "t", "content": {"value": "Hi", "kind": "title"}}, {"name": "text_field_component", "content": {"placeholder": "Email", "is_secure": false}}]}"#
+            "home.json":
+                #"{"name": "home", "components": [{"name": "label_component", "identifier": "t", "content": {"value": "Hi", "kind": "title"}}, {"name": "text_field_component", "content": {"placeholder": "Email", "is_secure": false}}]}"#
         ])
         let fromYAML = try #require(yaml.screenSet?["home"], "\(yaml.diagnostics.report)")
         let fromJSON = try #require(json.screenSet?["home"])
@@ -32,35 +33,37 @@ struct YAMLTests {
     func locations() {
         let result = load([
             "home.yml": """
-                name: home
-                components:
-                  - name: label_component
-                    content:
-                      value: Hi
-                      kind: headline
-                  - name: lable_component
-                    content: {}
-                """
+            name: home
+            components:
+              - name: label_component
+                content:
+                  value: Hi
+                  kind: headline
+              - name: lable_component
+                content: {}
+            """
         ])
         let report = result.diagnostics.report
         #expect(report.contains(#"Screens/home.yml:6:13: error: components[0].content.kind: "headline" is not a known value"#), "\(report)")
-        #expect(report.contains(#"Screens/home.yml:7:11: error: components[1].name: component type "lable_component" is not known"#), "\(report)")
+        #expect(
+            report.contains(#"Screens/home.yml:7:11: error: components[1].name: component type "lable_component" is not known"#),
+            "\(report)")
     }
 
     @Test("YAML 1.2 scalars: only true/false are Booleans, quoted values are strings")
     func scalars() throws {
         let result = load([
             "home.yaml": """
-                name: home
-                sources:
-                  feed:
-                    type: fixture
-                    value: {country: NO, answer: yes, flag: true, quoted: "true", count: 42, ratio: 4.5, nothing: ~, version: 1.10}
-                components:
-                  - name: label_component
-                    identifier: t
-                    content: {value: {$template: "{feed.country}|{feed.answer}|{feed.flag}|{feed.quoted}|{feed.count}|{feed.ratio}|{feed.version}"}}
-                """
+            name: home
+            sources:
+              feed:
+                type: fixture
+                value: {country: NO, answer: yes, flag: true, quoted: "true", count: 42, ratio: 4.5, nothing: ~, version: 1.10}
+            components:
+              - name: label_component
+                identifier: t
+                content: {value: {$template: "{feed.country}|{feed.answer}|{feed.flag}|{feed.quoted}|{feed.count}|{feed.ratio}|{feed.version}"}}
+            """
         ])
         let data = try #require(result.screenSet?["home"]?.staticData, "\(result.diagnostics.report)")
         // NO and yes stay text; 1.10 is a number (quote it to keep it text, as for "true").
@@ -76,14 +79,19 @@ struct YAMLTests {
         #expect(error.message.contains("U+0007"))
     }
 
-    @Test("broken or hostile YAML gets a clear diagnostic", arguments: [
-        ("name: home\ncomponents: [\n", "YAML:"),
-        ("name: home\nname: again\ncomponents: []\n", "duplicate key"),
-        ("base: &b {value: x}\nname: home\ncomponents: [{name: label_component, content: *b}]\n", "anchors and aliases (&name, *name) are not supported"),
-        (String(repeating: "[", count: 10_000), "nesting is deeper than 64 levels"),
-        ("", "empty"),
-        ("a: &a [x, x]\nb: &b [*a, *a]\nname: home\ncomponents: []\n", "anchors and aliases"),
-    ])
+    @Test(
+        "broken or hostile YAML gets a clear diagnostic",
+        arguments: [
+            ("name: home\ncomponents: [\n", "YAML:"),
+            ("name: home\nname: again\ncomponents: []\n", "duplicate key"),
+            (
+                "base: &b {value: x}\nname: home\ncomponents: [{name: label_component, content: *b}]\n",
+                "anchors and aliases (&name, *name) are not supported"
+            ),
+            (String(repeating: "[", count: 10_000), "nesting is deeper than 64 levels"),
+            ("", "empty"),
+            ("a: &a [x, x]\nb: &b [*a, *a]\nname: home\ncomponents: []\n", "anchors and aliases"),
+        ])
     func broken(_ text: String, _ part: String) {
         let result = load(["home.yaml": text])
         let error = result.diagnostics.first { $0.severity == .error }

@@ -53,12 +53,17 @@ struct AccessLogTests {
             await server.flushAccessLog()
             let lines = Self.lines(file)
             try #require(lines.count == 2, "\(lines)")
-            let first = try #require(try /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z GET \/screens\/login 200 (\d+) \d+\.\d{3}ms variant=(\S+) id=q%221$/.wholeMatch(in: lines[0]))
+            let first = try #require(
+                try /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z GET \/screens\/login 200 (\d+) \d+\.\d{3}ms variant=(\S+) id=q%221$/
+                    .wholeMatch(in: lines[0]))
             #expect(Int(first.1) ?? 0 > 100, "bytes written, head and body")
             #expect(first.2 == "login|*|default")
             #expect(!lines[0].contains("secret"), "the query may hold a user's values")
             let generated = try #require(responses[1].header("X-Request-Id"))
-            #expect(lines[1].hasSuffix(" GET /nowhere 404 \(lines[1].split(separator: " ")[4]) \(lines[1].split(separator: " ")[5]) variant=- id=\(generated)"))
+            #expect(
+                lines[1].hasSuffix(
+                    " GET /nowhere 404 \(lines[1].split(separator: " ")[4]) \(lines[1].split(separator: " ")[5]) variant=- id=\(generated)")
+            )
         }
     }
 
@@ -102,10 +107,12 @@ struct AccessLogTests {
         let file = try Self.temporaryDirectory().appendingPathComponent("access.log")
         let metrics = TestMetrics()
         // Nothing may wait: every chunk is over the limit, as when the writer is far behind.
-        let log = try AccessLog(format: .text, output: .file(file.path), maxPendingBytes: 0, metrics: metrics, logger: Logger(label: "test"))
+        let log = try AccessLog(
+            format: .text, output: .file(file.path), maxPendingBytes: 0, metrics: metrics, logger: Logger(label: "test"))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await HTTPServer.start(
-            host: "127.0.0.1", port: 0, group: group, responder: fixtureApplication().responder, accessLog: log, logger: Logger(label: "test")
+            host: "127.0.0.1", port: 0, group: group, responder: fixtureApplication().responder, accessLog: log,
+            logger: Logger(label: "test")
         )
         let connection = try RawConnection(port: try #require(server.port))
         for _ in 0..<3 { connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n") }

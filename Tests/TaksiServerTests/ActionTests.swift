@@ -85,7 +85,9 @@ struct ActionTests {
             application = buildApplication(configuration: configuration, screenSet: screenSet, logger: Logger(label: "test"))
         }
 
-        func post(_ uri: String, _ body: String, type: String? = "application/x-www-form-urlencoded", headers: [(String, String)] = []) async -> HTTPResponse {
+        func post(
+            _ uri: String, _ body: String, type: String? = "application/x-www-form-urlencoded", headers: [(String, String)] = []
+        ) async -> HTTPResponse {
             var all = headers
             if let type { all.append(("Content-Type", type)) }
             return await application.responder.respond(
@@ -97,7 +99,9 @@ struct ActionTests {
         /// decodes, names only dynamic components of the screen's skeleton with content that
         /// decodes exactly, and `then`, when present, is an action the client decodes.
         /// - Parameter screen: whose skeleton the answer patches; an action's answer (`signup`) is never stored.
-        func answer(_ response: HTTPResponse, screen: String = "signup/{plan}", sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> JSONValue {
+        func answer(
+            _ response: HTTPResponse, screen: String = "signup/{plan}", sourceLocation: Testing.SourceLocation = #_sourceLocation
+        ) throws -> JSONValue {
             let json = try JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
             if screen == "signup/{plan}" || json["error"] != nil {
                 #expect(response.headers["Cache-Control"] == ["no-store"], sourceLocation: sourceLocation)
@@ -107,7 +111,8 @@ struct ActionTests {
             let skeleton = try #require(screenSet.screens[screen]?.all.first?.skeleton)
             let catalog = screenSet.catalog
             for entry in data.entries {
-                let component = try #require(skeleton.components.first { $0.identifier == entry.identifier }, sourceLocation: sourceLocation)
+                let component = try #require(
+                    skeleton.components.first { $0.identifier == entry.identifier }, sourceLocation: sourceLocation)
                 #expect(catalog.schema(named: component.name)?.isDynamic == true, sourceLocation: sourceLocation)
                 let check = catalog.check(
                     dataContent: entry.content, of: component.name, staticContent: component.content.objectValue ?? [:], mode: .definition
@@ -130,7 +135,8 @@ struct ActionTests {
         let fixture = try await Fixture()
         fixture.upstream.on("/signups/pro", .answer(201, #"{"id": "u 1"}"#))
         let response = await fixture.post(
-            "/screens/signup/pro/actions/submit", "email=ada%40example.com&age=36", headers: [("Authorization", "Bearer t"), ("Cookie", "c")]
+            "/screens/signup/pro/actions/submit", "email=ada%40example.com&age=36",
+            headers: [("Authorization", "Bearer t"), ("Cookie", "c")]
         )
         #expect(response.status == .ok)
         let json = try fixture.answer(response)
@@ -141,17 +147,26 @@ struct ActionTests {
         let sent = try #require(fixture.upstream.requests.last)
         #expect(sent.method == "POST")
         #expect(sent.uri == "/signups/pro")
-        #expect(try JSONDecoder().decode(JSONValue.self, from: Data(sent.body.utf8)) == ["email": "ada@example.com", "age": 36, "news": false])
+        #expect(
+            try JSONDecoder().decode(JSONValue.self, from: Data(sent.body.utf8)) == ["email": "ada@example.com", "age": 36, "news": false])
         #expect(sent.headers.contains { $0.0 == "Authorization" && $0.1 == "Bearer t" })
         #expect(sent.headers.contains { $0.0.lowercased() == "content-type" && $0.1 == "application/json" })
         #expect(!sent.headers.contains { $0.0 == "Cookie" }, "only allow-listed headers travel")
 
         fixture.upstream.on("/signups/free", .answer(200, #"{"id": "2"}"#))
-        for (uri, type) in [("/screens/signup/free/actions/submit", "application/json; charset=utf-8"), ("/interfaces/signup/free/actions/submit", "application/json")] {
+        for (uri, type) in [
+            ("/screens/signup/free/actions/submit", "application/json; charset=utf-8"),
+            ("/interfaces/signup/free/actions/submit", "application/json"),
+        ] {
             let viaJSON = await fixture.post(uri, #"{"inputs": {"email": "bo@example.com", "news": true}}"#, type: type)
-            #expect(try fixture.answer(viaJSON)["then"] == ["identifier": "navigation", "content": ["interface_identifier": "welcome/2"]], "\(uri)")
+            #expect(
+                try fixture.answer(viaJSON)["then"] == ["identifier": "navigation", "content": ["interface_identifier": "welcome/2"]],
+                "\(uri)")
             // An optional input left out is left out of the body.
-            #expect(try JSONDecoder().decode(JSONValue.self, from: Data((fixture.upstream.requests.last?.body ?? "").utf8)) == ["email": "bo@example.com", "news": true])
+            #expect(
+                try JSONDecoder().decode(JSONValue.self, from: Data((fixture.upstream.requests.last?.body ?? "").utf8)) == [
+                    "email": "bo@example.com", "news": true,
+                ])
         }
 
         // An action without a call answers at once.
@@ -163,7 +178,8 @@ struct ActionTests {
     func exactIntegers() async throws {
         let fixture = try await Fixture()
         fixture.upstream.on("/signups/pro", .answer(201, #"{"id": "1"}"#))
-        let json = await fixture.post("/screens/signup/pro/actions/submit", #"{"inputs": {"email": "a@b.c", "age": 9007199254740993}}"#, type: "application/json")
+        let json = await fixture.post(
+            "/screens/signup/pro/actions/submit", #"{"inputs": {"email": "a@b.c", "age": 9007199254740993}}"#, type: "application/json")
         #expect(json.status == .badRequest)
         let error = try fixture.answer(json)["error"]
         #expect(error?["code"] == "invalid_body")
@@ -174,10 +190,14 @@ struct ActionTests {
         }
         #expect(fixture.upstream.count("/signups/pro") == 0, "nothing rounded was sent")
 
-        for body in [#"{"inputs": {"email": "a@b.c", "age": 9007199254740992}}"#, #"{"inputs": {"email": "a@b.c", "age": "9007199254740992"}}"#] {
+        for body in [
+            #"{"inputs": {"email": "a@b.c", "age": 9007199254740992}}"#, #"{"inputs": {"email": "a@b.c", "age": "9007199254740992"}}"#,
+        ] {
             let exact = await fixture.post("/screens/signup/pro/actions/submit", body, type: "application/json")
             #expect(exact.status == .ok)
-            #expect(fixture.upstream.requests.last?.body.contains(#""age":9007199254740992"#) == true, "\(fixture.upstream.requests.last?.body ?? "")")
+            #expect(
+                fixture.upstream.requests.last?.body.contains(#""age":9007199254740992"#) == true,
+                "\(fixture.upstream.requests.last?.body ?? "")")
         }
     }
 
@@ -190,7 +210,10 @@ struct ActionTests {
             ("email=\(String(repeating: "a", count: 40))%40b", "email invalid: Enter an email.", "Enter an email."),
             ("email=a%40b&age=old", "age invalid: age must be an integer", "Check the form"),
             ("email=a%40b&news=maybe", "news invalid: news must be a bool", "Check the form"),
-            ("email=a%40b&admin=true", "admin unknown: admin is not an input of action submit (its inputs: email, age, news)", "Check the form"),
+            (
+                "email=a%40b&admin=true", "admin unknown: admin is not an input of action submit (its inputs: email, age, news)",
+                "Check the form"
+            ),
         ]
     )
     func invalid(body: String, error: String, message: String) async throws {
@@ -199,7 +222,10 @@ struct ActionTests {
         #expect(response.status == .unprocessableEntity)
         let json = try fixture.answer(response)
         #expect(json["outcome"] == "invalid")
-        #expect(json["errors"]?.arrayValue?.map { "\($0["input"]?.stringValue ?? "") \($0["code"]?.stringValue ?? ""): \($0["message"]?.stringValue ?? "")" } == [error])
+        #expect(
+            json["errors"]?.arrayValue?.map {
+                "\($0["input"]?.stringValue ?? "") \($0["code"]?.stringValue ?? ""): \($0["message"]?.stringValue ?? "")"
+            } == [error])
         #expect(Self.message(json) == .string(message))
         #expect(fixture.upstream.requests.isEmpty)
     }
@@ -244,7 +270,9 @@ struct ActionTests {
     func requests() async throws {
         let fixture = try await Fixture()
         let uri = "/screens/signup/free/actions/submit"
-        for (type, body) in [("text/plain", "email=a%40b"), ("application/json; charset=latin1", "{}"), ("multipart/form-data; boundary=x", "--x")] {
+        for (type, body) in [
+            ("text/plain", "email=a%40b"), ("application/json; charset=latin1", "{}"), ("multipart/form-data; boundary=x", "--x"),
+        ] {
             let response = await fixture.post(uri, body, type: type)
             #expect(response.status == .unsupportedMediaType, "\(type)")
             #expect(response.headers["Accept-Post"] == ["application/json, application/x-www-form-urlencoded"])
@@ -253,7 +281,8 @@ struct ActionTests {
         #expect(await fixture.post(uri, "email=a@b", type: nil).status == .unsupportedMediaType, "a body without a type")
         for (type, body, part) in [
             ("application/json", "{\"inputs\": ", "cannot be read as JSON"), ("application/json", "[1]", "must be an object"),
-            ("application/json", #"{"email": "a@b"}"#, #"unknown key "email""#), ("application/json", #"{"inputs": [1]}"#, "must be an object"),
+            ("application/json", #"{"email": "a@b"}"#, #"unknown key "email""#),
+            ("application/json", #"{"inputs": [1]}"#, "must be an object"),
             ("application/x-www-form-urlencoded", "email=%zz", "malformed"),
         ] {
             let response = await fixture.post(uri, body, type: type)
@@ -276,7 +305,8 @@ struct ActionTests {
         let error = try fixture.answer(unknown)["error"]
         #expect(error?["code"] == "action_not_found")
         #expect(error?["message"]?.stringValue?.contains(#"(did you mean "submit"?)"#) == true)
-        #expect(await fixture.post("/screens/signup/gold/actions/submit", "email=a%40b").status == .badRequest, "the path parameter is checked")
+        #expect(
+            await fixture.post("/screens/signup/gold/actions/submit", "email=a%40b").status == .badRequest, "the path parameter is checked")
         #expect(fixture.upstream.requests.isEmpty)
     }
 
@@ -298,7 +328,8 @@ struct ActionTests {
         try await withRunningServer(fixture.application) { port in
             func submit(authorization: [UInt8]) async -> RawResponse? {
                 let connection = try? RawConnection(port: port)
-                let head = "POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                let head =
+                    "POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\n"
                     + "Content-Length: 13\r\nConnection: close\r\nAuthorization: "
                 connection?.send(bytes: Array(head.utf8) + authorization + Array("\r\n\r\nemail=a%40b.c".utf8))
                 // Off the cooperative pool: the answer comes from a task waiting on the upstream.
@@ -328,20 +359,25 @@ struct ActionTests {
         #expect(retry.status == first.status)
         #expect(retry.headers["Idempotent-Replayed"] == ["true"])
         #expect(first.headers["Idempotent-Replayed"].isEmpty)
-        #expect(fixture.upstream.requests.first?.headers.contains { $0.0 == "Idempotency-Key" && $0.1 == key[0].1 } == true, "forwarded, so the upstream can deduplicate across replicas")
+        #expect(
+            fixture.upstream.requests.first?.headers.contains { $0.0 == "Idempotency-Key" && $0.1 == key[0].1 } == true,
+            "forwarded, so the upstream can deduplicate across replicas")
 
         // The same key with another body is a client bug, not a retry.
         let reused = await fixture.post("/screens/signup/free/actions/submit", "email=c%40d", headers: key)
         #expect(reused.status == .unprocessableEntity)
         #expect(try fixture.answer(reused)["error"]?["code"] == "idempotency_key_reused")
         // So is the same body from another identity (another forwarded Authorization).
-        let other = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: key + [("Authorization", "Bearer other")])
+        let other = await fixture.post(
+            "/screens/signup/free/actions/submit", "email=a%40b", headers: key + [("Authorization", "Bearer other")])
         #expect(other.status == .unprocessableEntity)
         // Without a key, each submit calls; a malformed key is refused.
         _ = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b")
         _ = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b")
         #expect(fixture.upstream.count("/signups/free") == 3)
-        #expect(await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: [("Idempotency-Key", "a b")]).status == .badRequest)
+        #expect(
+            await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: [("Idempotency-Key", "a b")]).status
+                == .badRequest)
         // Invalid inputs are not kept: the corrected retry goes through with the same key.
         let fresh = [("Idempotency-Key", "k2")]
         #expect(await fixture.post("/screens/signup/free/actions/submit", "email=bad", headers: fresh).status == .unprocessableEntity)
@@ -368,23 +404,40 @@ struct ActionTests {
     func idempotencyBounds() async throws {
         let clock = ManualClock()
         let store = IdempotencyStore(limits: .init(window: 60, maxBytes: 1_000), now: { clock.now })
-        let answer = { (text: String) in { @Sendable () async -> IdempotencyStore.Answer in .init(status: .ok, headers: [], body: Array(text.utf8)) } }
-        guard case .run(let first) = store.claim(key: "a", request: "r", work: answer("one")) else { Issue.record("not run"); return }
+        let answer = { (text: String) in
+            { @Sendable () async -> IdempotencyStore.Answer in .init(status: .ok, headers: [], body: Array(text.utf8)) }
+        }
+        guard case .run(let first) = store.claim(key: "a", request: "r", work: answer("one")) else {
+            Issue.record("not run")
+            return
+        }
         _ = await first.value
-        guard case .replay = store.claim(key: "a", request: "r", work: answer("two")) else { Issue.record("not replayed"); return }
+        guard case .replay = store.claim(key: "a", request: "r", work: answer("two")) else {
+            Issue.record("not replayed")
+            return
+        }
         clock.advance(by: 61)
-        guard case .run = store.claim(key: "a", request: "r", work: answer("three")) else { Issue.record("kept past its window"); return }
+        guard case .run = store.claim(key: "a", request: "r", work: answer("three")) else {
+            Issue.record("kept past its window")
+            return
+        }
         // Two large answers do not fit together: the older goes.
         guard case .run(let big) = store.claim(key: "b", request: "r", work: answer(String(repeating: "x", count: 600))) else { return }
         _ = await big.value
         guard case .run(let bigger) = store.claim(key: "c", request: "r", work: answer(String(repeating: "y", count: 600))) else { return }
         _ = await bigger.value
-        guard case .run = store.claim(key: "b", request: "r", work: answer("again")) else { Issue.record("kept over the byte limit"); return }
+        guard case .run = store.claim(key: "b", request: "r", work: answer("again")) else {
+            Issue.record("kept over the byte limit")
+            return
+        }
         // A failure or a timeout is not kept: whether the upstream acted is not known, so a retry runs.
         let failed = { @Sendable () async -> IdempotencyStore.Answer in .init(status: .gatewayTimeout, headers: [], body: []) }
         guard case .run(let timedOut) = store.claim(key: "d", request: "r", work: failed) else { return }
         #expect(await timedOut.value.status == .gatewayTimeout)
-        guard case .run = store.claim(key: "d", request: "r", work: answer("retried")) else { Issue.record("a 504 was kept"); return }
+        guard case .run = store.claim(key: "d", request: "r", work: answer("retried")) else {
+            Issue.record("a 504 was kept")
+            return
+        }
     }
 
     @Test("shutdown waits for submits still running, so a submit whose client went away finishes and is kept")
@@ -395,12 +448,18 @@ struct ActionTests {
             for await _ in gate {}
             return .init(status: .ok, headers: [], body: Array("done".utf8))
         }
-        guard case .run = store.claim(key: "k", request: "r", work: work) else { Issue.record("not run"); return }
+        guard case .run = store.claim(key: "k", request: "r", work: work) else {
+            Issue.record("not run")
+            return
+        }
         async let settled: Void = store.settle()
         opened.finish()
         await settled
         // Settled means done: the answer is kept, and a retry replays it at once.
-        guard case .replay(let replay) = store.claim(key: "k", request: "r", work: work) else { Issue.record("not kept"); return }
+        guard case .replay(let replay) = store.claim(key: "k", request: "r", work: work) else {
+            Issue.record("not kept")
+            return
+        }
         #expect(String(decoding: await replay.value.body, as: UTF8.self) == "done")
         #expect(store.runningCount == 0)
     }
@@ -421,7 +480,9 @@ struct ActionTests {
         let both = await responder.response(method: .GET, uri: "/screens/feed/data?only=headline,forecast")
         #expect(try fixture.answer(both, screen: "feed")["interface_data"]?.arrayValue?.count == 2)
         // A static label is dynamic to the client, so it may be asked for; it has nothing to send.
-        #expect(try fixture.answer(await responder.response(method: .GET, uri: "/screens/feed/data?only=static"), screen: "feed")["interface_data"] == [])
+        #expect(
+            try fixture.answer(await responder.response(method: .GET, uri: "/screens/feed/data?only=static"), screen: "feed")[
+                "interface_data"] == [])
         for bad in ["go", "nope", "headline,", ""] {
             let response = await responder.response(method: .GET, uri: "/screens/feed/data?only=\(bad)")
             #expect(response.status == .badRequest, "\(bad)")
@@ -446,7 +507,9 @@ struct ActionTests {
             #expect(try JSONDecoder().decode(JSONValue.self, from: Data((fixture.upstream.requests.last?.body ?? "").utf8))["age"] == 7)
 
             let big = try RawConnection(port: port)
-            big.send("POST /screens/signup/free/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n")
+            big.send(
+                "POST /screens/signup/free/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n"
+            )
             #expect(try await big.receiveOffPool(1).first?.status == 413)
         }
     }

@@ -46,7 +46,9 @@ struct BuildPluginTests {
         try write("name: bad\nentry: true\ncomponents:\n  - name: labl_component\n    content: {value: x}\n", bad)
         let added = try build(package)
         #expect(added.status != 0)
-        #expect(added.output.contains("Screens/more/bad.yaml:4:11: error: components[0].name: component type \"labl_component\" is not known"), "\(added.output)")
+        #expect(
+            added.output.contains("Screens/more/bad.yaml:4:11: error: components[0].name: component type \"labl_component\" is not known"),
+            "\(added.output)")
 
         // Renamed: still checked; deleted: the build passes again.
         try FileManager.default.moveItem(at: bad, to: package.appendingPathComponent("Screens/more/worse.yaml"))
@@ -84,7 +86,9 @@ struct BuildPluginTests {
         let action = try build(package)
         #expect(action.status != 0)
         #expect(
-            action.output.contains(#"Screens/form.yaml:10:26: error: actions.send.answers.success.data[0].identifier: "eror" is not a component of this screen"#),
+            action.output.contains(
+                #"Screens/form.yaml:10:26: error: actions.send.answers.success.data[0].identifier: "eror" is not a component of this screen"#
+            ),
             "\(action.output)"
         )
         try FileManager.default.removeItem(at: package.appendingPathComponent("Screens/form.yaml"))

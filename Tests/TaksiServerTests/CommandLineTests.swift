@@ -17,7 +17,8 @@ struct CommandLineTests {
     }
 
     func run(
-        _ arguments: [String], executable name: String = "taksi-server", in directory: URL = repositoryRoot, environment: [String: String] = [:]
+        _ arguments: [String], executable name: String = "taksi-server", in directory: URL = repositoryRoot,
+        environment: [String: String] = [:]
     ) throws -> (status: Int32, output: String, error: String) {
         let executable = try #require(Self.built(name), "\(name) was not built next to the tests")
         let process = Process()
@@ -67,7 +68,8 @@ struct CommandLineTests {
             "fragments/header.yaml": "components:\n  - {name: label_component, identifier: title, content: {value: {$text: title}}}\n",
             "strings/en.yaml": "title: Welcome\n",
             "home.json": #"{"name": "home", "entry": true, "components": [{"$fragment": "header"}]}"#,
-            "home-new.json": #"{"name": "home", "version": ">= 2.0", "components": [{"$fragment": "header"}, {"name": "spacer_component", "content": {}}]}"#,
+            "home-new.json":
+                #"{"name": "home", "version": ">= 2.0", "components": [{"$fragment": "header"}, {"name": "spacer_component", "content": {}}]}"#,
             "about.json": #"{"name": "about", "entry": true, "components": [{"name": "label_component", "content": {"value": "About"}}]}"#,
         ]
         for (path, text) in files {
@@ -163,7 +165,9 @@ struct CommandLineTests {
         try await group.shutdownGracefully()
         #expect(result.status == 1)
         #expect(
-            result.error.contains("taksi-server: cannot listen on 127.0.0.1:\(port): the port is already in use by another process; stop it, or choose another port with --port"),
+            result.error.contains(
+                "taksi-server: cannot listen on 127.0.0.1:\(port): the port is already in use by another process; stop it, or choose another port with --port"
+            ),
             "\(result.error)"
         )
     }
@@ -179,15 +183,22 @@ struct CommandLineTests {
     func validateUsesConfiguration() throws {
         let project = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: project.appendingPathComponent("Mine"), withIntermediateDirectories: true)
-        try Data(#"{"screens": "Mine", "upstreams": {"api": "http://127.0.0.1:9"}}"#.utf8).write(to: project.appendingPathComponent("app.json"))
+        try Data(#"{"screens": "Mine", "upstreams": {"api": "http://127.0.0.1:9"}}"#.utf8).write(
+            to: project.appendingPathComponent("app.json"))
         try Data(
-            #"{"name": "home", "entry": true, "sources": {"s": {"type": "http", "upstream": "apii", "path": "/x"}}, "components": [{"name": "label_component", "identifier": "t", "content": {"value": {"$bind": "s.v"}}}]}"#.utf8
+            #"{"name": "home", "entry": true, "sources": {"s": {"type": "http", "upstream": "apii", "path": "/x"}}, "components": [{"name": "label_component", "identifier": "t", "content": {"value": {"$bind": "s.v"}}}]}"#
+                .utf8
         ).write(to: project.appendingPathComponent("Mine/home.json"))
         let viaFlag = try run(["validate", "--config", "app.json"], in: project)
         #expect(viaFlag.status == 1)
-        #expect(viaFlag.output.contains(#"Mine/home.json:1:79: error: sources.s.upstream: upstream "apii" is not configured"#), "\(viaFlag.output)")
-        let viaEnvironment = try run(["validate"], in: project, environment: ["TAKSI_CONFIG": project.appendingPathComponent("app.json").path])
-        #expect(viaEnvironment.output == viaFlag.output.replacingOccurrences(of: "Mine/", with: project.appendingPathComponent("Mine").path + "/"))
+        #expect(
+            viaFlag.output.contains(#"Mine/home.json:1:79: error: sources.s.upstream: upstream "apii" is not configured"#),
+            "\(viaFlag.output)")
+        let viaEnvironment = try run(
+            ["validate"], in: project, environment: ["TAKSI_CONFIG": project.appendingPathComponent("app.json").path])
+        #expect(
+            viaEnvironment.output
+                == viaFlag.output.replacingOccurrences(of: "Mine/", with: project.appendingPathComponent("Mine").path + "/"))
     }
 
     @Test("a bad flag value is a configuration error with exit code 2")

@@ -2,8 +2,9 @@ import Foundation
 import Logging
 import NIOPosix
 import TaksiScreens
-@testable import TaksiServer
 import Testing
+
+@testable import TaksiServer
 
 /// The server as Kubernetes runs it: its configuration and screens in a ConfigMap volume, which
 /// the kubelet lays out as links into a timestamped folder and updates by swapping `..data`.

@@ -58,7 +58,13 @@ struct ConfigurationTests {
     @Test("a wrong setting names where it came from and what to write")
     func errors() throws {
         let typo = try temporaryFile(#"{"prot": 8080}"#)
-        #expect(throws: ConfigurationError(source: typo, message: #"unknown setting "prot"; the settings are host, port, screens, threads, log_level, watch, watch_interval, skeleton_max_age, skeleton_stale_while_revalidate, max_connections, idle_timeout, header_timeout, body_timeout, write_timeout, max_body_bytes, max_pipelined_requests, max_requests_per_connection, drain_timeout, access_log, log_format, access_log_format, access_log_output, preview, data_memo_max_bytes, idempotency_window, idempotency_max_bytes, upstreams, apple_app_ids, android_package, android_cert_fingerprints (did you mean "port"?)"#)) {
+        #expect(
+            throws: ConfigurationError(
+                source: typo,
+                message:
+                    #"unknown setting "prot"; the settings are host, port, screens, threads, log_level, watch, watch_interval, skeleton_max_age, skeleton_stale_while_revalidate, max_connections, idle_timeout, header_timeout, body_timeout, write_timeout, max_body_bytes, max_pipelined_requests, max_requests_per_connection, drain_timeout, access_log, log_format, access_log_format, access_log_output, preview, data_memo_max_bytes, idempotency_window, idempotency_max_bytes, upstreams, apple_app_ids, android_package, android_cert_fingerprints (did you mean "port"?)"#
+            )
+        ) {
             try ServerConfiguration.resolve(file: typo, environment: [:])
         }
         #expect(throws: ConfigurationError(source: "TAKSI_PORT", message: #"the port must be a number from 0 to 65535, found "http""#)) {
@@ -71,7 +77,8 @@ struct ConfigurationTests {
 
     @Test("the repository's config.json is valid and points at the example screens")
     func repositoryConfig() throws {
-        let configuration = try ServerConfiguration.resolve(file: repositoryRoot.appendingPathComponent("config.json").path, environment: [:])
+        let configuration = try ServerConfiguration.resolve(
+            file: repositoryRoot.appendingPathComponent("config.json").path, environment: [:])
         #expect(configuration.screensDirectory == repositoryRoot.appendingPathComponent("Screens").path)
         #expect(configuration.port == 8080)
     }

@@ -3,8 +3,9 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import TaksiScreens
-@testable import TaksiServer
 import Testing
+
+@testable import TaksiServer
 
 /// What a client can hold that it should not: connections it never reads from, bodies it never
 /// sends, streams it never reads. Over real sockets; each test failed before the fix it guards.

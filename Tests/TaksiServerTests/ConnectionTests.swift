@@ -36,7 +36,12 @@ struct ConnectionTests {
 
     @Test("a target or a header block over its limit gets 414 or 431 as JSON, then the connection closes")
     func sizeLimits() async throws {
-        try await withRunningServer(limits: limits { $0.maxURILength = 100; $0.maxHeaderBytes = 200 }) { port in
+        try await withRunningServer(
+            limits: limits {
+                $0.maxURILength = 100
+                $0.maxHeaderBytes = 200
+            }
+        ) { port in
             let long = try RawConnection(port: port)
             long.send("GET /screens/home/data?name=\(String(repeating: "a", count: 100)) HTTP/1.1\r\nHost: a\r\n\r\n")
             let uri = try #require(long.receive(1).first)
@@ -83,7 +88,9 @@ struct ConnectionTests {
             #expect(responses.count == paths.count)
             for (path, response) in zip(paths, responses) {
                 let expected: JSONValue? =
-                    path == "/healthz" ? ["status": "ok", "version": .string(TaksiServerVersion.current)] : fixtureScreens[String(path.dropFirst("/screens/".count))]?.skeleton.jsonValue
+                    path == "/healthz"
+                    ? ["status": "ok", "version": .string(TaksiServerVersion.current)]
+                    : fixtureScreens[String(path.dropFirst("/screens/".count))]?.skeleton.jsonValue
                 #expect(response.status == 200)
                 #expect(response.json == expected, "\(path) answered out of order")
             }
@@ -92,7 +99,12 @@ struct ConnectionTests {
 
     @Test("an idle connection and a half-sent request head are closed after their timeouts")
     func timeouts() async throws {
-        try await withRunningServer(limits: limits { $0.idleTimeout = .milliseconds(50); $0.headerTimeout = .milliseconds(50) }) { port in
+        try await withRunningServer(
+            limits: limits {
+                $0.idleTimeout = .milliseconds(50)
+                $0.headerTimeout = .milliseconds(50)
+            }
+        ) { port in
             let idle = try RawConnection(port: port)
             idle.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(idle.receive(1).first?.status == 200)

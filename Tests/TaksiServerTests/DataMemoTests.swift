@@ -173,7 +173,9 @@ struct DataMemoTests {
         #expect(inflated.readBytes(length: inflated.readableBytes) == Array(ada.body.readableBytesView))
         #expect(gzipped.body.readableBytes < ada.body.readableBytes)
         let gzipTag = try #require(gzipped.headers.first(name: "ETag"))
-        #expect(fixture.readyResponse("/screens/greet/data?name=Ada", [("Accept-Encoding", "gzip"), ("If-None-Match", gzipTag)])?.status == .notModified)
+        #expect(
+            fixture.readyResponse("/screens/greet/data?name=Ada", [("Accept-Encoding", "gzip"), ("If-None-Match", gzipTag)])?.status
+                == .notModified)
         #expect(fixture.readyResponse("/screens/greet/data?name=Ada", [("If-None-Match", etag)])?.status == .notModified)
         #expect(fixture.readyResponse("/screens/greet/data?name=Bea", [("If-None-Match", etag)])?.status == .ok)
         // Parameters the plan does not read do not make other inputs.

@@ -12,7 +12,8 @@ import Testing
 struct DeploymentTests {
     @Test(
         "the manifest passes the Kubernetes 1.30 schemas",
-        .enabled(if: pythonHas("yaml", "kubernetes_validate"), "needs python3 -m pip install pyyaml kubernetes-validate (.ci/run installs them)")
+        .enabled(
+            if: pythonHas("yaml", "kubernetes_validate"), "needs python3 -m pip install pyyaml kubernetes-validate (.ci/run installs them)")
     )
     func valid() throws {
         let manifest = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-manifest-\(UUID().uuidString).yaml")
@@ -54,7 +55,10 @@ struct DeploymentTests {
         try #require(result.status == 0, "\(result.output)")
         let facts = try JSONDecoder().decode(JSONValue.self, from: Data(result.output.utf8))
         // Laid out exactly as the kubelet mounts a ConfigMap with items: links into a timestamped folder.
-        guard case .object(let mounted)? = facts["files"] else { Issue.record("no files: \(result.output)"); return }
+        guard case .object(let mounted)? = facts["files"] else {
+            Issue.record("no files: \(result.output)")
+            return
+        }
         try KubeletVolume(mount: directory).publish(mounted.compactMapValues { if case .string(let text) = $0 { text } else { nil } })
         #expect(facts["args"] == ["serve", "--config", "/etc/taksi/config.json"])
         #expect(facts["mount"] == "/etc/taksi")

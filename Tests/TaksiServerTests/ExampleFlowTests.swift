@@ -12,7 +12,8 @@ import Testing
 @Suite("Example flows")
 struct ExampleFlowTests {
     static func application() throws -> Application {
-        var configuration = try ServerConfiguration.resolve(file: repositoryRoot.appendingPathComponent("config.json").path, environment: [:])
+        var configuration = try ServerConfiguration.resolve(
+            file: repositoryRoot.appendingPathComponent("config.json").path, environment: [:])
         configuration.port = 0
         configuration.threads = 1
         configuration.accessLog = false
@@ -72,8 +73,11 @@ struct ExampleFlowTests {
     }
 
     /// POSTs a form (or JSON) to an action over the connection.
-    static func post(_ connection: RawConnection, _ path: String, _ body: String, type: String = "application/x-www-form-urlencoded") async throws -> RawResponse {
-        connection.send("POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: \(type)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+    static func post(
+        _ connection: RawConnection, _ path: String, _ body: String, type: String = "application/x-www-form-urlencoded"
+    ) async throws -> RawResponse {
+        connection.send(
+            "POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: \(type)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
         let response = try #require(await connection.receiveOffPool(1).first)
         #expect(response.header("Cache-Control") == "no-store")
         return response
@@ -83,16 +87,21 @@ struct ExampleFlowTests {
     static func labels(_ response: RawResponse) -> [String: String] {
         var labels: [String: String] = [:]
         for entry in response.json?["interface_data"]?.arrayValue ?? [] {
-            if let identifier = entry["identifier"]?.stringValue, let value = entry["content"]?["value"]?.stringValue { labels[identifier] = value }
+            if let identifier = entry["identifier"]?.stringValue, let value = entry["content"]?["value"]?.stringValue {
+                labels[identifier] = value
+            }
         }
         return labels
     }
 
-    @Test("the login form submits to the offline auth upstream: home on success, the reason in its labels otherwise; the newsletter form validates")
+    @Test(
+        "the login form submits to the offline auth upstream: home on success, the reason in its labels otherwise; the newsletter form validates"
+    )
     func forms() async throws {
         try await withRunningServer(try Self.application()) { port in
             let connection = try RawConnection(port: port)
-            let skeleton = try JSONDecoder().decode(Skeleton.self, from: Data(try await Self.get(connection, "/screens/login", version: "1.0").body.utf8))
+            let skeleton = try JSONDecoder().decode(
+                Skeleton.self, from: Data(try await Self.get(connection, "/screens/login", version: "1.0").body.utf8))
             let labels = Set(skeleton.components.filter { $0.name == "label_component" }.map(\.identifier))
 
             let success = try await Self.post(connection, "/screens/login/actions/submit", "email=ada%40example.com&password=correct-horse")
@@ -121,7 +130,8 @@ struct ExampleFlowTests {
             #expect(Self.labels(subscribed)["message"] == "Subscribed: ada@example.com gets our monthly letter.")
             let again = try await Self.post(connection, "/screens/newsletter/actions/subscribe", "email=grace%40example.com")
             #expect(Self.labels(again)["message"] == "grace@example.com is already subscribed.")
-            let invalid = try await Self.post(connection, "/screens/newsletter/actions/subscribe", "email=ada%40example.com&frequency=daily")
+            let invalid = try await Self.post(
+                connection, "/screens/newsletter/actions/subscribe", "email=ada%40example.com&frequency=daily")
             #expect(invalid.status == 422)
             #expect(Self.labels(invalid)["message"] == "Check the email address and the frequency.")
         }

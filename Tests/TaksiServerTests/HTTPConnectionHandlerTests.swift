@@ -74,7 +74,12 @@ struct HTTPConnectionHandlerTests {
 
     @Test("a body over the limit is refused before it is read, and the connection closes")
     func bodyLimit() throws {
-        let connection = try Connection(limits: { var limits = ConnectionLimits(); limits.maxBodyBytes = 10; return limits }())
+        let connection = try Connection(
+            limits: {
+                var limits = ConnectionLimits()
+                limits.maxBodyBytes = 10
+                return limits
+            }())
         try connection.send("POST /screens/login/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n")
         let text = try connection.written()
         #expect(text.hasPrefix("HTTP/1.1 413 "))
@@ -85,7 +90,12 @@ struct HTTPConnectionHandlerTests {
 
     @Test("a chunked body that grows past the limit is refused where it passes it")
     func chunkedBodyLimit() throws {
-        let connection = try Connection(limits: { var limits = ConnectionLimits(); limits.maxBodyBytes = 10; return limits }())
+        let connection = try Connection(
+            limits: {
+                var limits = ConnectionLimits()
+                limits.maxBodyBytes = 10
+                return limits
+            }())
         try connection.send("POST /screens/login/actions/submit HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n12345\r\n")
         #expect(try connection.written().isEmpty)
         try connection.send("6\r\n123456\r\n")
@@ -124,7 +134,8 @@ struct HTTPConnectionHandlerTests {
     func expectContinue() async throws {
         let fixture = try await ActionTests.Fixture()
         let connection = try Connection(application: fixture.application)
-        try connection.send("POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+        try connection.send(
+            "POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
         #expect(try connection.written() == "HTTP/1.1 100 Continue\r\n\r\n")
         try await fixture.upstream.stop()
 

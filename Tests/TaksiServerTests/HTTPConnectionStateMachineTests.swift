@@ -272,7 +272,10 @@ struct HTTPConnectionStateMachineTests {
             var verdict = ConnectionRequest.Verdict()
             _ = ConnectionRequest(
                 head: HTTPRequestHead(version: version, method: .POST, uri: uri, headers: headers),
-                limits: limits { $0.maxURILength = 20; $0.maxBodyBytes = 100 }, ids: &ids, verdict: &verdict
+                limits: limits {
+                    $0.maxURILength = 20
+                    $0.maxBodyBytes = 100
+                }, ids: &ids, verdict: &verdict
             )
             return verdict
         }

@@ -13,9 +13,12 @@ import Testing
 @Suite("Hardening")
 struct HardeningTests {
     static let screens: [String: String] = [
-        "start.json": #"{"name": "start", "entry": true, "components": [{"name": "label_component", "identifier": "t", "content": {"value": "Hi"}}]}"#,
-        "versioned.json": #"{"name": "versioned", "entry": true, "version": ">= 2.0", "components": [{"name": "label_component", "identifier": "t", "content": {"value": "new"}}]}"#,
-        "versioned-old.json": #"{"name": "versioned", "version": "< 2.0", "components": [{"name": "label_component", "identifier": "t", "content": {"value": "old"}}]}"#,
+        "start.json":
+            #"{"name": "start", "entry": true, "components": [{"name": "label_component", "identifier": "t", "content": {"value": "Hi"}}]}"#,
+        "versioned.json":
+            #"{"name": "versioned", "entry": true, "version": ">= 2.0", "components": [{"name": "label_component", "identifier": "t", "content": {"value": "new"}}]}"#,
+        "versioned-old.json":
+            #"{"name": "versioned", "version": "< 2.0", "components": [{"name": "label_component", "identifier": "t", "content": {"value": "old"}}]}"#,
         "stations.json": """
         {"name": "stations", "entry": true,
          "sources": {"api": {"type": "http", "upstream": "api", "path": "/networks/{network}", "timeout": 0.5, "stale_if_error": 0,
@@ -44,7 +47,9 @@ struct HardeningTests {
     static let goodShape = #"{"info": {"title": "T", "count": 2}, "items": [{"name": "a"}, {"name": "b"}]}"#
 
     /// An application over ``screens`` with an `api` upstream (`TestUpstream`) and a `files` one.
-    static func makeApplication(limits: ConnectionLimits = ConnectionLimits(), upstream: String = "http://127.0.0.1:9") throws -> Application {
+    static func makeApplication(
+        limits: ConnectionLimits = ConnectionLimits(), upstream: String = "http://127.0.0.1:9"
+    ) throws -> Application {
         let load = ScreenSetLoader.load(files: screens.mapValues { Array($0.utf8) }, upstreams: ["api", "files"])
         let screenSet = try #require(load.screenSet, "\(load.diagnostics.report)")
         var configuration = ServerConfiguration()
@@ -98,7 +103,8 @@ struct HardeningTests {
     func chunkedBodyTooLarge() async throws {
         try await Self.withServer(limits: Self.limits { $0.maxBodyBytes = 1000 }) { port in
             let small = try RawConnection(port: port)
-            small.send("GET /screens/start HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+            small.send(
+                "GET /screens/start HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(small.receive(2).map(\.status) == [200, 200])
 
             let large = try RawConnection(port: port)
@@ -178,7 +184,8 @@ struct HardeningTests {
     func upgradeIgnored() async throws {
         try await Self.withServer { port in
             let connection = try RawConnection(port: port)
-            let offer = "GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
+            let offer =
+                "GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
             // Pipelined behind the offer, and sent after its answer.
             connection.send(offer + "GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(connection.receive(2).map(\.status) == [200, 200])
@@ -210,7 +217,9 @@ struct HardeningTests {
                 ("PUT", "/screens/start", 405, "method_not_allowed"),
             ] {
                 let unknown = try RawConnection(port: port)
-                unknown.send("\(method) \(target) HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+                unknown.send(
+                    "\(method) \(target) HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n"
+                )
                 let answer = try #require(unknown.receive(1).first)
                 #expect(answer.status == status, "\(target)")
                 #expect(answer.json?["error"]?["code"] == .string(code))
@@ -237,7 +246,9 @@ struct HardeningTests {
             #expect(old.receive(1).first?.status == 200)
 
             let absolute = try RawConnection(port: port)
-            absolute.send("GET http://example.com/screens/start HTTP/1.1\r\nHost: example.com\r\n\r\n" + "GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
+            absolute.send(
+                "GET http://example.com/screens/start HTTP/1.1\r\nHost: example.com\r\n\r\n"
+                    + "GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
             let both = absolute.receive(2)
             #expect(both.map(\.status) == [200, 200])
             #expect(both.first?.body == both.last?.body)

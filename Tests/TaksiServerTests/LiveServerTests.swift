@@ -16,7 +16,8 @@ struct LiveServerTests {
             let data = connection.receive(1)
             #expect(skeleton.first?.status == 200)
             #expect(skeleton.first?.json == fixtureScreens["home"]?.skeleton.jsonValue)
-            #expect(data.first?.json?["interface_data"]?.arrayValue?.first == ["identifier": "greeting", "content": ["value": "Hello, Ada!"]])
+            #expect(
+                data.first?.json?["interface_data"]?.arrayValue?.first == ["identifier": "greeting", "content": ["value": "Hello, Ada!"]])
         }
     }
 

@@ -28,7 +28,8 @@ struct OperationsTests {
             let etag = try #require(connection.receive(1).first?.header("ETag"))
             connection.send(
                 "GET /screens/login HTTP/1.1\r\nHost: a\r\nIf-None-Match: \(etag)\r\n\r\n" + "GET /screens/nope HTTP/1.1\r\nHost: a\r\n\r\n"
-                    + "GET /screens/bikes/stations/data?network=velib HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n"
+                    + "GET /screens/bikes/stations/data?network=velib HTTP/1.1\r\nHost: a\r\n\r\n"
+                    + "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n"
             )
             let responses = await connection.receiveOffPool(4)
             #expect(responses.map(\.status) == [304, 404, 200, 200])
@@ -51,7 +52,8 @@ struct OperationsTests {
                 #expect(line.split(separator: " ").last.flatMap { Double($0) } != nil, "\(line)")
             }
 
-            connection.send("GET /screens/bikes/stations/data?network=velib HTTP/1.1\r\nHost: a\r\n\r\nGET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
+            connection.send(
+                "GET /screens/bikes/stations/data?network=velib HTTP/1.1\r\nHost: a\r\n\r\nGET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
             let again = try #require(await connection.receiveOffPool(2).last?.body)
             #expect(sample(again, #"taksi_http_requests_total{route="data",status="200"}"#) == 2)
             #expect(sample(again, #"taksi_http_requests_total{route="metrics",status="200"}"#) == 1)
@@ -76,7 +78,9 @@ struct OperationsTests {
         let file = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
         let served = await fixtureApplication().responder.response(method: .GET, uri: "/openapi.yaml")
         #expect(served.headers["Content-Type"] == ["application/yaml; charset=utf-8"])
-        #expect(String(buffer: served.body) == file, "the server embeds docs/openapi.yaml through the link Sources/TaksiServer/OpenAPI/openapi.yaml")
+        #expect(
+            String(buffer: served.body) == file,
+            "the server embeds docs/openapi.yaml through the link Sources/TaksiServer/OpenAPI/openapi.yaml")
     }
 
     @Test(
@@ -157,7 +161,9 @@ struct OperationsTests {
             print("checked", len(json.load(open(sys.argv[2]))))
             sys.exit(1 if failures else 0)
             """
-        let result = try runTool(["python3", "-c", script, repositoryRoot.appendingPathComponent("docs/openapi.yaml").path, samplesFile.path])
+        let result = try runTool([
+            "python3", "-c", script, repositoryRoot.appendingPathComponent("docs/openapi.yaml").path, samplesFile.path,
+        ])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("checked 8"))
     }

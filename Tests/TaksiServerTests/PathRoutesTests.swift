@@ -11,33 +11,33 @@ import Testing
 struct PathRoutesTests {
     static let files = [
         "shop.yaml": """
-            name: shop/{id}
-            entry: true
-            parameters: {id: {type: integer}}
-            sources:
-              query: {type: request, parameters: {tab: {default: menu}}}
-            components:
-              - name: label_component
-                identifier: title
-                content: {value: {$template: "Shop {path.id}, {query.tab}"}}
-            """,
+        name: shop/{id}
+        entry: true
+        parameters: {id: {type: integer}}
+        sources:
+          query: {type: request, parameters: {tab: {default: menu}}}
+        components:
+          - name: label_component
+            identifier: title
+            content: {value: {$template: "Shop {path.id}, {query.tab}"}}
+        """,
         "shop-v2.yaml": """
-            name: shop/{id}
-            version: ">= 2.0"
-            parameters: {id: {type: integer}}
-            components:
-              - name: label_component
-                identifier: title
-                content: {value: {$template: "Shop {path.id} (v2)"}}
-            """,
+        name: shop/{id}
+        version: ">= 2.0"
+        parameters: {id: {type: integer}}
+        components:
+          - name: label_component
+            identifier: title
+            content: {value: {$template: "Shop {path.id} (v2)"}}
+        """,
         "featured.yaml": "name: shop/featured\nentry: true\ncomponents: [{name: label_component, content: {value: Featured}}]",
         "links.yaml": """
-            links:
-              - url: https://shop.example.com/s/{id}
-                screen: shop/{id}
-              - url: shop-app://open/{id}
-                screen: shop/{id}
-            """,
+        links:
+          - url: https://shop.example.com/s/{id}
+            screen: shop/{id}
+          - url: shop-app://open/{id}
+            screen: shop/{id}
+        """,
     ]
 
     static let screens: ScreenSet = {
@@ -74,8 +74,12 @@ struct PathRoutesTests {
         #expect(one.body == two.body)
         #expect(one.response.headers["ETag"] == two.response.headers["ETag"])
         #expect(one.response.headers["X-Taksi-Variant"] == ["shop/{id}|*|default"])
-        #expect(await get("/screens/shop/1/data").json == ["interface_data": [["identifier": "title", "content": ["value": "Shop 1, menu"]]]])
-        #expect(await get("/screens/shop/2/data?tab=reviews").json == ["interface_data": [["identifier": "title", "content": ["value": "Shop 2, reviews"]]]])
+        #expect(
+            await get("/screens/shop/1/data").json == ["interface_data": [["identifier": "title", "content": ["value": "Shop 1, menu"]]]])
+        #expect(
+            await get("/screens/shop/2/data?tab=reviews").json == [
+                "interface_data": [["identifier": "title", "content": ["value": "Shop 2, reviews"]]]
+            ])
     }
 
     @Test(
@@ -93,7 +97,9 @@ struct PathRoutesTests {
         #expect(result.response.headers["X-Taksi-Variant"] == [variant])
     }
 
-    @Test("a value that fails its type is a 400 invalid_parameter for the skeleton and the data, never cached", arguments: ["/screens/shop/x", "/screens/shop/x/data", "/screens/shop/1.5", "/screens/shop/%ZZ/data"])
+    @Test(
+        "a value that fails its type is a 400 invalid_parameter for the skeleton and the data, never cached",
+        arguments: ["/screens/shop/x", "/screens/shop/x/data", "/screens/shop/1.5", "/screens/shop/%ZZ/data"])
     func invalidValue(_ uri: String) async {
         let result = await get(uri)
         #expect(result.response.status == .badRequest)

@@ -5,8 +5,9 @@ import NIOHTTP1
 import NIOPosix
 import TaksiSchema
 import TaksiScreens
-@testable import TaksiServer
 import Testing
+
+@testable import TaksiServer
 
 /// The live preview (`/preview`): off unless configured, a self-contained page under a strict
 /// policy, the catalog and exchange the page reads, and the event stream that follows reloads
@@ -83,7 +84,9 @@ struct PreviewTests {
             #expect(page.headers["Cache-Control"] == ["no-store"])
             #expect(page.headers["X-Content-Type-Options"] == ["nosniff"])
             let policy = try #require(page.headers["Content-Security-Policy"].first)
-            for directive in ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"] {
+            for directive in [
+                "default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'",
+            ] {
                 #expect(policy.contains(directive), "\(directive)")
             }
             #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"))
@@ -156,13 +159,17 @@ struct PreviewTests {
     func exchange() async throws {
         let (application, _) = try Self.makeApplication()
         let responder = application.responder
-        let data = try #require(Self.json(await Self.get(
-            responder, "/preview/exchange.json?screen=home&phase=data&query=name%3DAda&version=2.1&user=alice&language=pt-BR&gzip=0"
-        )))
+        let data = try #require(
+            Self.json(
+                await Self.get(
+                    responder, "/preview/exchange.json?screen=home&phase=data&query=name%3DAda&version=2.1&user=alice&language=pt-BR&gzip=0"
+                )))
         #expect(data["status"] == 200)
         #expect(data["request"]?["target"] == "/screens/home/data?name=Ada")
         let sent = data["request"]?["headers"]?.arrayValue ?? []
-        for pair in [["X-Taksi-Version", "2.1"], ["X-Taksi-User", "alice"], ["Accept-Language", "pt-BR"], ["Accept-Encoding", "identity"]] {
+        for pair in [
+            ["X-Taksi-Version", "2.1"], ["X-Taksi-User", "alice"], ["Accept-Language", "pt-BR"], ["Accept-Encoding", "identity"],
+        ] {
             #expect(sent.contains(.array(pair.map(JSONValue.string))), "\(pair)")
         }
         let headers = data["headers"]?.arrayValue ?? []
@@ -193,7 +200,8 @@ struct PreviewTests {
         let injected = try #require(Self.json(await Self.get(responder, "/preview/exchange.json?screen=home%3Fname%3DEve%23x&phase=data")))
         #expect(injected["request"]?["target"] == "/screens/home%3Fname=Eve%23x/data")
         #expect(injected["status"] == 404)
-        let spaced = try #require(Self.json(await Self.get(responder, "/preview/exchange.json?screen=home&phase=data&query=name%3DA%20B%23c")))
+        let spaced = try #require(
+            Self.json(await Self.get(responder, "/preview/exchange.json?screen=home&phase=data&query=name%3DA%20B%23c")))
         #expect(spaced["request"]?["target"] == "/screens/home/data?name=A%20B%23c")
         #expect(spaced["body"]?.stringValue?.contains("Hello, A B#c!") == true)
 
@@ -234,7 +242,9 @@ struct PreviewTests {
             let event = try #require(failed.components(separatedBy: "event: screens\ndata: ").last?.components(separatedBy: "\n").first)
             let status = try JSONDecoder().decode(JSONValue.self, from: Data(event.utf8))
             #expect(status["screens_version"] == .string(second), "the last good set is still served")
-            #expect(status["pending_errors"]?.arrayValue?.first?["text"]?.stringValue?.contains("login.json:8:46: error: components[0].content.kind") == true)
+            #expect(
+                status["pending_errors"]?.arrayValue?.first?["text"]?.stringValue?.contains(
+                    "login.json:8:46: error: components[0].content.kind") == true)
             #expect(application.previewEvents?.subscriberCount == 1)
         }
     }

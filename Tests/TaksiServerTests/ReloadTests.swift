@@ -4,8 +4,9 @@ import NIOConcurrencyHelpers
 import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
-@testable import TaksiServer
 import Testing
+
+@testable import TaksiServer
 
 /// Live reload: a valid edit is served, an invalid one keeps the last good set and shows up in
 /// `/readyz`, and requests during reloads always get a whole answer from one set.
@@ -47,13 +48,17 @@ struct ReloadTests {
 
         try write(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#), to: login)
         #expect(!application.watcher.reload())
-        #expect(json(await responder.response(method: .GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?["content"]?["value"] == "Sign in")
+        #expect(
+            json(await responder.response(method: .GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?[
+                "content"]?["value"] == "Sign in")
         let ready = json(await responder.response(method: .GET, uri: "/readyz", headers: [:]))
         #expect(ready?["status"] == "ready")
         #expect(ready?["screens_version"] == .string(secondVersion))
         let pending = ready?["pending_errors"]?.arrayValue ?? []
         #expect(pending.count == 1)
-        #expect(pending.first?.stringValue?.contains("login.json:8:46: error: components[0].content.kind: \"titel\" is not a known value") == true, "\(pending)")
+        #expect(
+            pending.first?.stringValue?.contains("login.json:8:46: error: components[0].content.kind: \"titel\" is not a known value")
+                == true, "\(pending)")
 
         try write(original, to: login)
         #expect(application.watcher.reload())
@@ -76,13 +81,17 @@ struct ReloadTests {
         #expect(application.watcher.reload())
         let good = application.store.status.version
         let portuguese = HTTPHeaders([("Accept-Language", "pt")])
-        #expect(json(await responder.response(method: .GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?["content"]?["value"] == "Olá")
+        #expect(
+            json(await responder.response(method: .GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?[
+                "content"]?["value"] == "Olá")
 
         // The reported typo: a key written twice. Before the fix, this ended the process.
         try write("hello: Olá\nhello: Olá de novo\n", to: strings.appendingPathComponent("pt.yaml"))
         #expect(!application.watcher.reload())
         #expect(application.store.status.version == good)
-        #expect(json(await responder.response(method: .GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?["content"]?["value"] == "Olá")
+        #expect(
+            json(await responder.response(method: .GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?[
+                "content"]?["value"] == "Olá")
         let ready = json(await responder.response(method: .GET, uri: "/readyz", headers: [:]))
         let pending = ready?["pending_errors"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(pending.contains { $0.contains("strings/pt.yaml:") && $0.contains(#"duplicate key "hello""#) }, "\(pending)")
@@ -108,7 +117,10 @@ struct ReloadTests {
                     switch round % 5 {
                     case 0: try write(original.replacingOccurrences(of: #""Log in""#, with: "\"Log in \(round)\""), to: login)
                     case 1: try write(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "huge""#), to: login)
-                    case 2: try write(#"{"name": "extra", "components": [{"name": "label_component", "content": {"value": "\#(round)"}}]}"#, to: extra)
+                    case 2:
+                        try write(
+                            #"{"name": "extra", "components": [{"name": "label_component", "content": {"value": "\#(round)"}}]}"#, to: extra
+                        )
                     case 3: try FileManager.default.removeItem(at: extra)
                     default: try write("{ truncated", to: login)
                     }

@@ -36,11 +36,14 @@ struct ResponderTests {
         #expect(revisions.allSatisfy { $0.count == 16 && $0.allSatisfy(\.isHexDigit) }, "\(revisions)")
         let screens = listed.map { screen -> JSONValue in
             var screen = screen.objectValue ?? [:]
-            screen["variants"] = screen["variants"].map { .array(($0.arrayValue ?? []).map { variant in
-                var variant = variant.objectValue ?? [:]
-                variant["revision"] = nil
-                return .object(variant)
-            }) }
+            screen["variants"] = screen["variants"].map {
+                .array(
+                    ($0.arrayValue ?? []).map { variant in
+                        var variant = variant.objectValue ?? [:]
+                        variant["revision"] = nil
+                        return .object(variant)
+                    })
+            }
             return .object(screen)
         }
         let byName = { (name: String) in screens.first { $0["name"] == .string(name) } }
@@ -55,7 +58,11 @@ struct ResponderTests {
             byName("landing")?["experiments"]
                 == [["name": "landing-call-to-action", "version": nil, "weights": ["default": 50, "compact": 50]]]
         )
-        #expect(byName("login") == ["name": "login", "parameters": [:], "requires_data": false, "experiments": [], "variants": [["id": "login|*|default", "version": nil, "alternative": "default", "requires_data": false, "actions": []]]])
+        #expect(
+            byName("login") == [
+                "name": "login", "parameters": [:], "requires_data": false, "experiments": [],
+                "variants": [["id": "login|*|default", "version": nil, "alternative": "default", "requires_data": false, "actions": []]],
+            ])
     }
 
     @Test("skeletons are the compiled screens, under both prefixes", arguments: ["/screens/", "/interfaces/"])
@@ -87,7 +94,8 @@ struct ResponderTests {
         #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 18)
         #expect(first.headers["Cache-Control"] == ["public, max-age=60, stale-while-revalidate=300"])
         for condition in [etag, "W/\(etag)", "\"other\", \(etag)", "*"] {
-            let revalidated = await responder.response(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
+            let revalidated = await responder.response(
+                method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
             #expect(revalidated.status == .notModified, "\(condition)")
             #expect(revalidated.body.readableBytes == 0)
             #expect(revalidated.headers["ETag"] == [etag])
@@ -95,10 +103,12 @@ struct ResponderTests {
             #expect(revalidated.headers["X-Taksi-Variant"] == first.headers["X-Taksi-Variant"])
             #expect(revalidated.headers["Content-Length"].isEmpty)
         }
-        let changed = await responder.response(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", "\"0000000000000000\"")]))
+        let changed = await responder.response(
+            method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", "\"0000000000000000\"")]))
         #expect(changed.status == .ok)
         // Another variant has other bytes, so another tag.
-        let compact = await responder.response(method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("X-Taksi-Alternative", "compact")]))
+        let compact = await responder.response(
+            method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("X-Taksi-Alternative", "compact")]))
         #expect(compact.headers.first(name: "ETag") != etag)
 
         let data = await responder.response(method: .GET, uri: "/screens/home/data", headers: [:])
@@ -106,12 +116,17 @@ struct ResponderTests {
         // Request-dependent data is kept per request values, with its own tag, so the app's
         // revalidation (no-cache) is answered with a 304.
         let requestTag = try #require(data.headers.first(name: "ETag"))
-        #expect(await responder.response(method: .GET, uri: "/screens/home/data", headers: HTTPHeaders([("If-None-Match", requestTag)])).status == .notModified)
-        let other = await responder.response(method: .GET, uri: "/screens/home/data?name=Ada", headers: HTTPHeaders([("If-None-Match", requestTag)]))
+        #expect(
+            await responder.response(method: .GET, uri: "/screens/home/data", headers: HTTPHeaders([("If-None-Match", requestTag)])).status
+                == .notModified)
+        let other = await responder.response(
+            method: .GET, uri: "/screens/home/data?name=Ada", headers: HTTPHeaders([("If-None-Match", requestTag)]))
         #expect(other.status == .ok && other.headers.first(name: "ETag") != requestTag, "other values, other bytes, other tag")
         let staticData = await responder.response(method: .GET, uri: "/screens/login/data", headers: [:])
         let dataTag = try #require(staticData.headers.first(name: "ETag"))
-        #expect(await responder.response(method: .GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)])).status == .notModified)
+        #expect(
+            await responder.response(method: .GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)])).status
+                == .notModified)
     }
 
     @Test(
@@ -158,7 +173,9 @@ struct ResponderTests {
         #expect(unknown.status == .notFound)
         #expect(unknown.body == error("screen_not_found", #"there is no screen named "nope"; GET /screens lists the screens"#))
 
-        #expect(await get("/screens/nope/data").body == error("screen_not_found", #"there is no screen named "nope"; GET /screens lists the screens"#))
+        #expect(
+            await get("/screens/nope/data").body
+                == error("screen_not_found", #"there is no screen named "nope"; GET /screens lists the screens"#))
 
         let route = await get("/elsewhere")
         #expect(route.status == .notFound)
@@ -182,7 +199,8 @@ struct ResponderTests {
     func badParameter() async throws {
         let load = ScreenSetLoader.load(files: [
             "stations.json": Array(
-                #"{"name": "stations", "sources": {"q": {"type": "request", "parameters": {"network": {"required": true}, "page": {"type": "integer", "default": 1}}}}, "components": [{"name": "label_component", "content": {"value": {"$template": "{q.network} p{q.page}"}}}]}"#.utf8
+                #"{"name": "stations", "sources": {"q": {"type": "request", "parameters": {"network": {"required": true}, "page": {"type": "integer", "default": 1}}}}, "components": [{"name": "label_component", "content": {"value": {"$template": "{q.network} p{q.page}"}}}]}"#
+                    .utf8
             )
         ])
         let set = try #require(load.screenSet, "\(load.diagnostics.report)")
@@ -191,9 +209,16 @@ struct ResponderTests {
             try? JSONDecoder().decode(JSONValue.self, from: Data(await responder.response(method: .GET, uri: uri).body.readableBytesView))
         }
         #expect(await responder.response(method: .GET, uri: "/screens/stations/data").status == .badRequest)
-        #expect(await body("/screens/stations/data") == error("missing_parameter", #"query parameter "network" (string) is required; add ?network=..."#))
-        #expect(await body("/screens/stations/data?network=oslo&page=x") == error("invalid_parameter", #"query parameter "page" must be an integer, found "x""#))
-        #expect(await body("/screens/stations/data?network=oslo&page=2") == ["interface_data": [["identifier": "component$0", "content": ["value": "oslo p2"]]]])
+        #expect(
+            await body("/screens/stations/data")
+                == error("missing_parameter", #"query parameter "network" (string) is required; add ?network=..."#))
+        #expect(
+            await body("/screens/stations/data?network=oslo&page=x")
+                == error("invalid_parameter", #"query parameter "page" must be an integer, found "x""#))
+        #expect(
+            await body("/screens/stations/data?network=oslo&page=2") == [
+                "interface_data": [["identifier": "component$0", "content": ["value": "oslo p2"]]]
+            ])
     }
 
     @Test("routes parse names with slashes and the data suffix")

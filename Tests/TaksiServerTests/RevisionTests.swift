@@ -3,15 +3,17 @@ import Logging
 import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
-@testable import TaksiServer
 import Testing
+
+@testable import TaksiServer
 
 /// A screen changes while apps hold its skeleton: data and actions are answered for the skeleton
 /// the app names (`X-Taksi-Skeleton`), from the set that made it, or `412 skeleton_outdated`;
 /// never data the client would drop. Screens of their own, over real sockets where it is HTTP.
 @Suite("Skeleton revisions")
 struct RevisionTests {
-    static let items = #"{"name": "collection_component", "identifier": "items", "content": {"component_name": "label_component", "values": {"$each": "feed.items", "as": "item", "template": {"value": {"$bind": "item.t"}}}}}"#
+    static let items =
+        #"{"name": "collection_component", "identifier": "items", "content": {"component_name": "label_component", "values": {"$each": "feed.items", "as": "item", "template": {"value": {"$bind": "item.t"}}}}}"#
 
     static let original = """
         {"name": "home", "entry": true,
@@ -29,7 +31,8 @@ struct RevisionTests {
     static let edits: [(name: String, from: String, to: String, changesShape: Bool)] = [
         (
             "added", #"{"name": "label_component", "identifier": "headline""#,
-            #"{"name": "label_component", "identifier": "promo", "content": {"value": {"$bind": "feed.promo"}}}, {"name": "label_component", "identifier": "headline""#, true
+            #"{"name": "label_component", "identifier": "promo", "content": {"value": {"$bind": "feed.promo"}}}, {"name": "label_component", "identifier": "headline""#,
+            true
         ),
         ("removed", items, #"{"name": "spacer_component", "identifier": "gap", "content": {}}"#, true),
         ("renamed", #""identifier": "greeting""#, #""identifier": "hello""#, true),  // the component and the action's patch
@@ -38,7 +41,9 @@ struct RevisionTests {
     ]
 
     /// An application over a fresh directory holding `home` (or `files`).
-    static func makeApplication(_ home: String = original, files: [String: String]? = nil, upstreams: [String: String] = [:]) throws -> (Application, URL) {
+    static func makeApplication(
+        _ home: String = original, files: [String: String]? = nil, upstreams: [String: String] = [:]
+    ) throws -> (Application, URL) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-revisions-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (name, text) in files ?? ["home.json": home] { try Data(text.utf8).write(to: directory.appendingPathComponent(name)) }
@@ -60,23 +65,29 @@ struct RevisionTests {
 
     static func post(_ port: Int, _ path: String, _ headers: [(String, String)]) throws -> RawResponse {
         let connection = try RawConnection(port: port)
-        connection.send("POST \(path) HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n")
+        connection.send(
+            "POST \(path) HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n")
         return try #require(connection.receive(1).first)
     }
 
     /// Checks a data payload as the client decodes it against `skeleton`: every entry names one of
     /// its dynamic components, with content that decodes as that component's.
-    static func expectDecodes(_ data: JSONValue?, against skeleton: JSONValue?, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
+    static func expectDecodes(
+        _ data: JSONValue?, against skeleton: JSONValue?, sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) throws {
         let decoded = try JSONDecoder().decode(Skeleton.self, from: Data(JSONWriter.bytes(try #require(skeleton))))
         let catalog = ComponentCatalog()
         let entries = try #require(data?["interface_data"]?.arrayValue, sourceLocation: sourceLocation)
         #expect(!entries.isEmpty, sourceLocation: sourceLocation)
         for entry in entries {
             let identifier = entry["identifier"]?.stringValue ?? ""
-            let component = try #require(decoded.components.first { $0.identifier == identifier }, "\(identifier) is not in the skeleton", sourceLocation: sourceLocation)
+            let component = try #require(
+                decoded.components.first { $0.identifier == identifier }, "\(identifier) is not in the skeleton",
+                sourceLocation: sourceLocation)
             #expect(catalog.schema(named: component.name)?.isDynamic == true, sourceLocation: sourceLocation)
             let check = catalog.check(
-                dataContent: entry["content"] ?? .null, of: component.name, staticContent: component.content.objectValue ?? [:], mode: .definition
+                dataContent: entry["content"] ?? .null, of: component.name, staticContent: component.content.objectValue ?? [:],
+                mode: .definition
             )
             #expect(check.violations.isEmpty, "\(identifier): \(check.violations)", sourceLocation: sourceLocation)
         }
@@ -142,8 +153,10 @@ struct RevisionTests {
 
     @Test("variant inputs on one request only never split variants: the data follows the skeleton it names")
     func variantInputsOnOneRequest() async throws {
-        let classic = #"{"name": "home", "entry": true, "components": [{"name": "label_component", "identifier": "greeting", "content": {"value": {"$template": "Hi {q.name}"}}}], "sources": {"q": {"type": "request", "parameters": {"name": {"default": "Ada"}}}}}"#
-        let modern = #"{"name": "home", "version": ">= 2.0", "components": [{"name": "label_component", "identifier": "greeting", "content": {"value": "Hello"}}, {"name": "label_component", "identifier": "categories", "content": {"value": {"$template": "{q.name}"}}}], "sources": {"q": {"type": "request", "parameters": {"name": {"default": "Ada"}}}}}"#
+        let classic =
+            #"{"name": "home", "entry": true, "components": [{"name": "label_component", "identifier": "greeting", "content": {"value": {"$template": "Hi {q.name}"}}}], "sources": {"q": {"type": "request", "parameters": {"name": {"default": "Ada"}}}}}"#
+        let modern =
+            #"{"name": "home", "version": ">= 2.0", "components": [{"name": "label_component", "identifier": "greeting", "content": {"value": "Hello"}}, {"name": "label_component", "identifier": "categories", "content": {"value": {"$template": "{q.name}"}}}], "sources": {"q": {"type": "request", "parameters": {"name": {"default": "Ada"}}}}}"#
         let (application, _) = try Self.makeApplication(files: ["home.json": classic, "home-2.json": modern])
         try await withRunningServer(application) { port in
             // The docs' old client: no version on the skeleton, ?version=2.1 on the data.
@@ -207,7 +220,8 @@ struct RevisionTests {
         let old = try served(Self.original)
         var found: [String: [String]] = [:]
         for edit in Self.edits {
-            let changes = ServedScreenSet.shapeChanges(from: old, to: try served(Self.original.replacingOccurrences(of: edit.from, with: edit.to)))
+            let changes = ServedScreenSet.shapeChanges(
+                from: old, to: try served(Self.original.replacingOccurrences(of: edit.from, with: edit.to)))
             #expect(changes.map(\.variant) == (edit.changesShape ? ["home|*|default"] : []), "\(edit.name)")
             found[edit.name] = changes.first?.changes ?? []
         }
@@ -222,7 +236,8 @@ struct RevisionTests {
     func inFlightAcrossReload() async throws {
         let upstream = try await TestUpstream()
         upstream.on("/feed", .held(#"{"title": "Fresh"}"#))
-        let screen = #"{"name": "feed", "entry": true, "sources": {"api": {"type": "http", "upstream": "api", "path": "/feed"}}, "components": [{"name": "label_component", "identifier": "title", "content": {"value": {"$bind": "api.title"}}}]}"#
+        let screen =
+            #"{"name": "feed", "entry": true, "sources": {"api": {"type": "http", "upstream": "api", "path": "/feed"}}, "components": [{"name": "label_component", "identifier": "title", "content": {"value": {"$bind": "api.title"}}}]}"#
         let (application, directory) = try Self.makeApplication(files: ["feed.json": screen], upstreams: ["api": upstream.baseURL])
         try await withRunningServer(application) { port in
             let skeleton = try Self.get(port, "/screens/feed")

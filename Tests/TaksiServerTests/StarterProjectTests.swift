@@ -17,7 +17,11 @@ struct StarterProjectTests {
     func servesAsWritten() async throws {
         let folder = makeFolder()
         let written = try StarterProject.create(in: folder)
-        #expect(written == ["Screens/home.yaml", "Screens/components/card_component.json", "Screens/fixtures/home.json", "config.json", "Dockerfile", ".gitignore", "README.md"])
+        #expect(
+            written == [
+                "Screens/home.yaml", "Screens/components/card_component.json", "Screens/fixtures/home.json", "config.json", "Dockerfile",
+                ".gitignore", "README.md",
+            ])
         let configuration = try ServerConfiguration.resolve(file: folder.appendingPathComponent("config.json").path, environment: [:])
         let load = ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
         #expect(load.diagnostics.isEmpty, "\(load.diagnostics.report)")
@@ -26,7 +30,10 @@ struct StarterProjectTests {
         let skeleton = await application.responder.response(method: .GET, uri: "/screens/home")
         #expect(skeleton.status == .ok)
         let decoded = try JSONDecoder().decode(Skeleton.self, from: Data(skeleton.body.readableBytesView))
-        #expect(decoded.components.map(\.name) == ["label_component", "label_component", "collection_component", "spacer_component", "button_component"])
+        #expect(
+            decoded.components.map(\.name) == [
+                "label_component", "label_component", "collection_component", "spacer_component", "button_component",
+            ])
         let data = await application.responder.response(method: .GET, uri: "/screens/home/data?name=Ada")
         let entries = try JSONDecoder().decode(InterfaceData.self, from: Data(data.body.readableBytesView)).entries
         #expect(entries.map(\.identifier) == ["greeting", "intro", "cards"])

@@ -85,7 +85,10 @@ final class TestUpstream: Sendable {
 
     /// Sends the answers of every `held` request so far.
     func release() {
-        for answer in state.withLockedValue({ state in defer { state.held = [] }; return state.held }) { answer() }
+        for answer in state.withLockedValue({ state in
+            defer { state.held = [] }
+            return state.held
+        }) { answer() }
     }
 
     /// Returns once the upstream has received `count` requests in all.
@@ -159,12 +162,15 @@ final class TestUpstream: Sendable {
                 respond(context, status: HTTPResponseStatus(statusCode: code), body: body, delay: .zero)
             case .stalledBody(let body):
                 let headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(body.utf8.count + 100)")])
-                context.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+                context.write(
+                    NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
                 context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
             case .redirect(let status, let location):
                 let headers = HTTPHeaders([("Location", location), ("Content-Length", "0")])
                 context.write(
-                    NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers))),
+                    NIOAny(
+                        HTTPServerResponsePart.head(
+                            HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers))),
                     promise: nil
                 )
                 context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
@@ -195,7 +201,9 @@ final class TestUpstream: Sendable {
             let send = {
                 var headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(body.utf8.count)")])
                 headers.add(name: "Connection", value: "keep-alive")
-                context.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+                context.write(
+                    NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil
+                )
                 context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
                 context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
             }

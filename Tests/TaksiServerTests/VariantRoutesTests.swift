@@ -17,7 +17,9 @@ struct VariantRoutesTests {
     init() {
         var configuration = ServerConfiguration()
         configuration.port = 0
-        responder = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"), metrics: metrics).responder
+        responder =
+            buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"), metrics: metrics)
+            .responder
     }
 
     func get(_ uri: String, _ headers: [(String, String)] = []) async -> HTTPResponse {
@@ -66,7 +68,8 @@ struct VariantRoutesTests {
                 // Both vary on what chose the variant; a body with a gzip form also varies on
                 // Accept-Encoding, and data on the skeleton it is for.
                 let chosenBy = { (response: HTTPResponse) in
-                    response.headers["Vary"].first?.split(separator: ", ").filter { $0 != "Accept-Encoding" && $0 != "X-Taksi-Skeleton" } ?? []
+                    response.headers["Vary"].first?.split(separator: ", ").filter { $0 != "Accept-Encoding" && $0 != "X-Taksi-Skeleton" }
+                        ?? []
                 }
                 #expect(chosenBy(skeleton) == chosenBy(data))
                 if data.status == .ok { #expect(data.headers["Vary"].first?.contains("X-Taksi-Skeleton") == true, "\(name) \(headers)") }
@@ -97,18 +100,34 @@ struct VariantRoutesTests {
         let load = ScreenSetLoader.load(files: [
             "new.json": Array(#"{"name": "news", "version": ">= 3.0", "components": []}"#.utf8)
         ])
-        let responder = buildApplication(configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: .init(label: "t")).responder
+        let responder = buildApplication(
+            configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: .init(label: "t")
+        ).responder
         func body(_ uri: String, _ headers: [(String, String)]) async -> (HTTPResponseStatus, JSONValue?) {
             let response = await responder.response(method: .GET, uri: uri, headers: HTTPHeaders(headers))
             return (response.status, try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView)))
         }
         let old = await body("/screens/news", [("X-Taksi-Version", "2.9")])
         #expect(old.0 == .notFound)
-        #expect(old.1 == ["error": ["code": "screen_version_not_found", "message": #"screen "news" has no variant for app version 2.9; it is served to versions >= 3.0"#]])
+        #expect(
+            old.1 == [
+                "error": [
+                    "code": "screen_version_not_found",
+                    "message": #"screen "news" has no variant for app version 2.9; it is served to versions >= 3.0"#,
+                ]
+            ])
         let none = await body("/screens/news/data", [])
-        #expect(none.1?["error"]?["message"] == #"screen "news" is only served to app versions >= 3.0; send the app's version in X-Taksi-Version (or ?version=)"#)
+        #expect(
+            none.1?["error"]?["message"]
+                == #"screen "news" is only served to app versions >= 3.0; send the app's version in X-Taksi-Version (or ?version=)"#)
         let alternative = await body("/screens/news", [("X-Taksi-Version", "3.1"), ("X-Taksi-Alternative", "B")])
-        #expect(alternative.1 == ["error": ["code": "screen_alternative_not_found", "message": #"screen "news" has no alternative "B"; its alternatives are default"#]])
+        #expect(
+            alternative.1 == [
+                "error": [
+                    "code": "screen_alternative_not_found",
+                    "message": #"screen "news" has no alternative "B"; its alternatives are default"#,
+                ]
+            ])
         let invalid = await body("/screens/news", [("X-Taksi-Version", "latest")])
         #expect(invalid.0 == .badRequest)
         #expect(invalid.1?["error"]?["code"] == "invalid_version")
@@ -125,8 +144,11 @@ struct VariantRoutesTests {
         for user in ["alice", "bob", "carol"] { _ = await get("/screens/landing", [("X-Taksi-User", user)]) }
         _ = await get("/screens/landing/data", [("X-Taksi-User", "alice")])
         let compact = try metrics.expectCounter("taksi_variant_skeletons_total", [("screen", "landing"), ("variant", "landing|*|compact")])
-        let standard = try metrics.expectCounter("taksi_variant_skeletons_total", [("screen", "landing"), ("variant", "landing|*|default")])
+        let standard = try metrics.expectCounter(
+            "taksi_variant_skeletons_total", [("screen", "landing"), ("variant", "landing|*|default")])
         #expect(compact.totalValue == 1 && standard.totalValue == 2)
-        #expect(try metrics.expectCounter("taksi_variant_data_total", [("screen", "landing"), ("variant", "landing|*|compact")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("taksi_variant_data_total", [("screen", "landing"), ("variant", "landing|*|compact")]).totalValue == 1
+        )
     }
 }

@@ -314,7 +314,8 @@ public struct ScreenAction: Sendable {
                 } else {
                     problems.append(
                         DataPlan.Problem(
-                            identifier: "then", message: evaluation.problems.first ?? "the next action does not decode; it is left out", isLoss: true,
+                            identifier: "then", message: evaluation.problems.first ?? "the next action does not decode; it is left out",
+                            isLoss: true,
                             field: "then"
                         )
                     )

@@ -44,7 +44,9 @@ struct HTTPSourceReader {
         var parameters: [String: RequestParameter] = inputs ?? [:]
         guard inputs == nil, let parametersNode = member("parameters") else { return parameters }
         guard let parameterMembers = parametersNode.members else {
-            reader.report(.wrongType, at: parametersNode, path: path.appending("parameters"), "parameters must be an object of named query parameters")
+            reader.report(
+                .wrongType, at: parametersNode, path: path.appending("parameters"), "parameters must be an object of named query parameters"
+            )
             valid = false
             return parameters
         }
@@ -67,7 +69,9 @@ struct HTTPSourceReader {
     }
 
     /// Reports a query parameter named like one of the screen's path parameters; true when it did.
-    static func isPathParameter(_ member: JSONNode.Member, at path: JSONPath, of pattern: ScreenPattern, _ reader: inout DefinitionReader) -> Bool {
+    static func isPathParameter(
+        _ member: JSONNode.Member, at path: JSONPath, of pattern: ScreenPattern, _ reader: inout DefinitionReader
+    ) -> Bool {
         guard pattern.parameters[member.key] != nil else { return false }
         reader.report(
             .invalidName, offset: member.keyOffset, path: path,
@@ -81,14 +85,17 @@ struct HTTPSourceReader {
         let upstream = reader.string(member("upstream"), at: path.appending("upstream"), what: "upstream")
         guard let upstream, let node = member("upstream") else { return upstream }
         if upstream.isEmpty || !upstream.unicodeScalars.allSatisfy({ DefinitionReader.isIdentifierScalar($0) || $0 == "-" }) {
-            reader.report(.invalidSource, at: node, path: path.appending("upstream"), "upstream names a key of \"upstreams\" in config.json, like citybikes")
+            reader.report(
+                .invalidSource, at: node, path: path.appending("upstream"),
+                "upstream names a key of \"upstreams\" in config.json, like citybikes")
             valid = false
         } else if let known = upstreams, !known.contains(upstream) {
             let names = known.sorted()
             reader.report(
                 .unknownUpstream, at: node, path: path.appending("upstream"),
                 "upstream \"\(upstream)\" is not configured; add it to \"upstreams\" in config.json and restart the server, which reads its configuration at start-up"
-                    + (names.isEmpty ? "" : " (configured: \(names.joined(separator: ", ")))") + NameSuggestion.hint(for: upstream, among: names)
+                    + (names.isEmpty ? "" : " (configured: \(names.joined(separator: ", ")))")
+                    + NameSuggestion.hint(for: upstream, among: names)
             )
             valid = false
         }
@@ -165,7 +172,9 @@ struct HTTPSourceReader {
     private mutating func readForwardedHeaders(_ reader: inout DefinitionReader) -> [String] {
         guard let headersNode = member("headers") else { return [] }
         guard case .array(let elements) = headersNode.kind else {
-            reader.report(.wrongType, at: headersNode, path: path.appending("headers"), "headers must be a list of request header names, like [Authorization]")
+            reader.report(
+                .wrongType, at: headersNode, path: path.appending("headers"),
+                "headers must be a list of request header names, like [Authorization]")
             valid = false
             return []
         }
@@ -180,7 +189,8 @@ struct HTTPSourceReader {
                 reader.report(.invalidSource, at: element, path: elementPath, "\"\(name)\" is not a header name")
                 valid = false
             } else if HTTPSource.unforwardableHeaders.contains(name.lowercased()) {
-                reader.report(.invalidSource, at: element, path: elementPath, "\(name) describes this connection and is never forwarded; remove it")
+                reader.report(
+                    .invalidSource, at: element, path: elementPath, "\(name) describes this connection and is never forwarded; remove it")
                 valid = false
             } else {
                 headers.append(name)
@@ -199,7 +209,8 @@ struct HTTPSourceReader {
             if let bytes = node.value.exactInteger, (1...(64 << 20)).contains(bytes) {
                 source.maxBytes = bytes
             } else {
-                reader.report(.invalidSource, at: node, path: path.appending("max_bytes"), "max_bytes is a whole number of bytes from 1 to 67108864")
+                reader.report(
+                    .invalidSource, at: node, path: path.appending("max_bytes"), "max_bytes is a whole number of bytes from 1 to 67108864")
                 valid = false
             }
         }

@@ -13,7 +13,8 @@ extension ScreenCompiler {
 
     mutating func readActions(_ node: JSONNode, at path: JSONPath, components: [Component]) -> [ScreenAction] {
         guard let members = node.members else {
-            reader.report(.wrongType, at: node, path: path, "actions must be an object of named actions, like {submit: {inputs: ..., answers: ...}}")
+            reader.report(
+                .wrongType, at: node, path: path, "actions must be an object of named actions, like {submit: {inputs: ..., answers: ...}}")
             return []
         }
         // An action reads none of the screen's sources: they are put aside while it is read.
@@ -27,7 +28,9 @@ extension ScreenCompiler {
         var actions: [ScreenAction] = []
         for member in members {
             let actionPath = path.appending(member.key)
-            guard !member.key.isEmpty, member.key.utf8.count <= 64, member.key.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar) else {
+            guard !member.key.isEmpty, member.key.utf8.count <= 64,
+                member.key.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar)
+            else {
                 reader.report(
                     .invalidName, offset: member.keyOffset, path: actionPath,
                     "an action's name is 1 to 64 letters, digits and '_' (like submit), since it is a segment of /screens/<path>/actions/<name>"
@@ -45,7 +48,9 @@ extension ScreenCompiler {
     /// message said when its value is refused.
     private mutating func readInputs(_ inputsNode: JSONNode, at inputsPath: JSONPath) -> [ScreenAction.Input] {
         guard let inputMembers = inputsNode.members else {
-            reader.report(.wrongType, at: inputsNode, path: inputsPath, "inputs must be an object of named inputs, like {email: {type: string, required: true}}")
+            reader.report(
+                .wrongType, at: inputsNode, path: inputsPath,
+                "inputs must be an object of named inputs, like {email: {type: string, required: true}}")
             return []
         }
         var inputs: [ScreenAction.Input] = []
@@ -95,7 +100,9 @@ extension ScreenCompiler {
         if let answersNode = member("answers") {
             let answersPath = path.appending("answers")
             guard let answerMembers = answersNode.members else {
-                reader.report(.wrongType, at: answersNode, path: answersPath, "answers must be an object of answers by outcome, like {success: {data: [...]}}")
+                reader.report(
+                    .wrongType, at: answersNode, path: answersPath,
+                    "answers must be an object of answers by outcome, like {success: {data: [...]}}")
                 return nil
             }
             for answer in answerMembers {
@@ -117,7 +124,9 @@ extension ScreenCompiler {
                 }
                 var answerScope = scope
                 // A call with errors of its own still has a response, so bindings to it are not reported twice.
-                if member("call") != nil, outcome.hasResponse { answerScope[Self.responseSourceName] = call.map { .http($0.request) } ?? .request([:]) }
+                if member("call") != nil, outcome.hasResponse {
+                    answerScope[Self.responseSourceName] = call.map { .http($0.request) } ?? .request([:])
+                }
                 if outcome == .invalid {
                     answerScope[Self.errorsSourceName] = .request(inputParameters.mapValues { _ in RequestParameter() })
                 }
@@ -155,7 +164,9 @@ extension ScreenCompiler {
         var body: ContentExpression?
         if let bodyNode = member("body") {
             if method == .GET {
-                reader.report(.invalidAction, at: bodyNode, path: path.appending("body"), "a GET sends no body; send the inputs in the query, or use POST")
+                reader.report(
+                    .invalidAction, at: bodyNode, path: path.appending("body"),
+                    "a GET sends no body; send the inputs in the query, or use POST")
                 return nil
             }
             sources = scope
@@ -228,7 +239,9 @@ extension ScreenCompiler {
     /// One entry of a patch: a dynamic component of the screen and values for its dynamic fields,
     /// checked as the component's own bindings are.
     private mutating func readPatchEntry(_ node: JSONNode, at path: JSONPath, components: [Component]) -> DataPlan.Entry? {
-        guard let members = reader.object(node, at: path, what: "a data entry", allowed: ["identifier", "content"], required: ["identifier", "content"]),
+        guard
+            let members = reader.object(
+                node, at: path, what: "a data entry", allowed: ["identifier", "content"], required: ["identifier", "content"]),
             let identifierNode = members.first(where: { $0.key == "identifier" })?.value,
             let identifier = reader.string(identifierNode, at: path.appending("identifier"), what: "identifier"),
             let contentNode = members.first(where: { $0.key == "content" })?.value
@@ -253,7 +266,8 @@ extension ScreenCompiler {
             return nil
         }
         guard let contentMembers = contentNode.members else {
-            reader.report(.wrongType, at: contentNode, path: path.appending("content"), "content must be an object of the component's dynamic fields")
+            reader.report(
+                .wrongType, at: contentNode, path: path.appending("content"), "content must be an object of the component's dynamic fields")
             return nil
         }
         // The static fields come from the skeleton (a collection's items are typed by its
@@ -270,10 +284,13 @@ extension ScreenCompiler {
         }
         for field in schema.fields where !field.isDynamic {
             guard let value = staticContent[field.name] else { continue }
-            merged.append(JSONNode.Member(key: field.name, keyOffset: contentNode.offset, value: JSONNode(value, offset: contentNode.offset)))
+            merged.append(
+                JSONNode.Member(key: field.name, keyOffset: contentNode.offset, value: JSONNode(value, offset: contentNode.offset)))
         }
         let contentPath = path.appending("content")
-        guard let fields = compileContent(JSONNode(kind: .object(merged), offset: contentNode.offset), schema: schema, at: contentPath, topLevel: true, scope: [])
+        guard
+            let fields = compileContent(
+                JSONNode(kind: .object(merged), offset: contentNode.offset), schema: schema, at: contentPath, topLevel: true, scope: [])
         else { return nil }
         return DataPlan.Entry(
             identifier: identifier, componentName: component.name, staticContent: staticContent,

@@ -48,7 +48,9 @@ extension ScreenCompiler {
             else { return nil }
             let member = { (key: String) in members.first { $0.key == key }?.value }
             let variable = reader.string(member("as"), at: path.appending("as"), what: "as") ?? "item"
-            if sources[variable] != nil || scope.contains(variable) || !variable.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar) {
+            if sources[variable] != nil || scope.contains(variable)
+                || !variable.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar)
+            {
                 reader.report(
                     .invalidBinding, at: member("as") ?? node, path: path.appending("as"),
                     "the loop variable \"\(variable)\" must be a plain name that no source or outer loop uses; choose another with \"as\""
@@ -89,7 +91,9 @@ extension ScreenCompiler {
         }
     }
 
-    private mutating func readOptions(_ members: [JSONNode.Member], as type: FieldType?, at path: JSONPath) -> ContentExpression.BindingOptions? {
+    private mutating func readOptions(
+        _ members: [JSONNode.Member], as type: FieldType?, at path: JSONPath
+    ) -> ContentExpression.BindingOptions? {
         var options = ContentExpression.BindingOptions()
         for key in ["default", "placeholder"] {
             guard let node = members.first(where: { $0.key == key })?.value else { continue }
@@ -129,7 +133,9 @@ extension ScreenCompiler {
                 "\"\(valuePath.root)\" is not a value \(actionContext) reads; use one of \(known.sorted().joined(separator: ", ")) (the screen's own sources are not called for an action)"
             } else {
                 "\"\(valuePath.root)\" is not a source of this screen"
-                    + (known.isEmpty ? "; declare it under \"sources\"" : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
+                    + (known.isEmpty
+                        ? "; declare it under \"sources\""
+                        : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
             }
         reader.report(.unknownSource, at: node, path: path, message + NameSuggestion.hint(for: valuePath.root, among: known))
         return false

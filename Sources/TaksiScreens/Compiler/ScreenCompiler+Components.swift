@@ -37,7 +37,9 @@ extension ScreenCompiler {
                 return nil
             }
             guard !given.isEmpty else {
-                reader.report(.invalidName, at: identifierNode, path: path.appending("identifier"), "an identifier may not be empty; remove it to have one generated")
+                reader.report(
+                    .invalidName, at: identifierNode, path: path.appending("identifier"),
+                    "an identifier may not be empty; remove it to have one generated")
                 return nil
             }
             identifier = given
@@ -73,7 +75,9 @@ extension ScreenCompiler {
         let component = Component(
             name: typeName, identifier: identifier, requiresData: requiresData, content: .object(skeletonContent)
         )
-        let entry = requiresData ? DataPlan.Entry(
+        let entry =
+            requiresData
+            ? DataPlan.Entry(
                 identifier: identifier, componentName: typeName, staticContent: skeletonContent, fields: dynamicFields
             ) : nil
         return (component, entry)
@@ -100,7 +104,9 @@ extension ScreenCompiler {
                 return nil
             }
             if let binding = Self.firstBinding(in: node, at: path) {
-                reader.report(.staticFieldBound, at: node.closestNode(at: binding.relative), path: binding.absolute, "\(schema.name) has no fields to bind; remove the binding")
+                reader.report(
+                    .staticFieldBound, at: node.closestNode(at: binding.relative), path: binding.absolute,
+                    "\(schema.name) has no fields to bind; remove the binding")
                 return nil
             }
             return [:]
@@ -197,7 +203,8 @@ extension ScreenCompiler {
             var compiled: [ContentExpression] = []
             var valid = true
             for (index, element) in elements.enumerated() {
-                guard let fields = compileContent(element, schema: itemSchema, at: path.appending(index), topLevel: false, scope: scope) else {
+                guard let fields = compileContent(element, schema: itemSchema, at: path.appending(index), topLevel: false, scope: scope)
+                else {
                     valid = false
                     continue
                 }
@@ -209,7 +216,8 @@ extension ScreenCompiler {
         case (nil, .object(let members)) where Self.firstBinding(in: node, at: path) != nil:
             var compiled: [String: ContentExpression] = [:]
             for member in members {
-                guard let expression = compileValue(member.value, as: nil, at: path.appending(member.key), siblings: [], scope: scope) else {
+                guard let expression = compileValue(member.value, as: nil, at: path.appending(member.key), siblings: [], scope: scope)
+                else {
                     return nil
                 }
                 compiled[member.key] = expression

@@ -98,7 +98,8 @@ extension ScreenCompiler {
             if expanded.count + added.count > ScreenSetLoader.maximumExpandedComponents, !expansionTooLarge {
                 stopExpansion(
                     at: element[Fragment.useKey] ?? element, in: use,
-                    "has more than \(ScreenSetLoader.maximumExpandedComponents) components from here", fix: "show repeated items in a collection"
+                    "has more than \(ScreenSetLoader.maximumExpandedComponents) components from here",
+                    fix: "show repeated items in a collection"
                 )
             }
             expanded += added
@@ -135,7 +136,8 @@ extension ScreenCompiler {
                 guard let index = members.firstIndex(where: { $0.key == key }) else { break }
                 guard let text = members[index].value.stringValue else { break }
                 let rewritten =
-                    key == "$template" ? rewriteTemplate(text, node: members[index].value, in: use!, scope: scope)
+                    key == "$template"
+                    ? rewriteTemplate(text, node: members[index].value, in: use!, scope: scope)
                     : rewritePath(text, node: members[index].value, in: use!, scope: scope)
                 guard let rewritten else { return nil }
                 members[index].value.kind = .string(rewritten)
@@ -173,7 +175,8 @@ extension ScreenCompiler {
         _ node: JSONNode, in outer: FragmentUse?, scope: Set<String>, expecting kind: Fragment.Kind
     ) -> (FragmentUse, JSONNode)? {
         guard
-            let members = reader.object(node, at: .root, what: "a fragment use", allowed: [Fragment.useKey, Fragment.argumentsKey], required: [Fragment.useKey]),
+            let members = reader.object(
+                node, at: .root, what: "a fragment use", allowed: [Fragment.useKey, Fragment.argumentsKey], required: [Fragment.useKey]),
             let nameNode = members.first(where: { $0.key == Fragment.useKey })?.value,
             let name = reader.string(nameNode, at: .root, what: "a fragment's name")
         else { return nil }
@@ -237,7 +240,9 @@ extension ScreenCompiler {
             return nil
         }
         guard chain.count <= Fragment.maximumDepth else {
-            reader.report(.fragmentCycle, at: nameNode, path: .root, "fragments are nested more than \(Fragment.maximumDepth) deep (\(chain.joined(separator: " → "))); flatten them")
+            reader.report(
+                .fragmentCycle, at: nameNode, path: .root,
+                "fragments are nested more than \(Fragment.maximumDepth) deep (\(chain.joined(separator: " → "))); flatten them")
             return nil
         }
         return (fragment, chain)
@@ -254,7 +259,8 @@ extension ScreenCompiler {
         var valid = true
         if let argumentsNode {
             guard let argumentMembers = argumentsNode.members else {
-                reader.report(.wrongType, at: argumentsNode, path: .root, "with must be an object of the fragment's parameters and their values")
+                reader.report(
+                    .wrongType, at: argumentsNode, path: .root, "with must be an object of the fragment's parameters and their values")
                 return nil
             }
             for argument in argumentMembers {
@@ -322,7 +328,9 @@ extension ScreenCompiler {
     /// `{$param: name}`: the argument, placed as it is.
     private mutating func placeParameter(_ node: JSONNode, in use: FragmentUse?) -> JSONNode? {
         guard let use else {
-            reader.report(.invalidFragment, at: node, path: .root, "$param places a fragment's parameter; it is only used inside a file under \(Fragment.folder)/")
+            reader.report(
+                .invalidFragment, at: node, path: .root,
+                "$param places a fragment's parameter; it is only used inside a file under \(Fragment.folder)/")
             return nil
         }
         guard let members = reader.object(node, at: .root, what: "a $param", allowed: [Fragment.parameterKey]),
@@ -344,7 +352,8 @@ extension ScreenCompiler {
                 reader.report(
                     .invalidFragment, at: nameNode, path: .root,
                     "\"\(name)\" is not a parameter of fragment \(use.fragment.name); declare it under parameters"
-                        + (names.isEmpty ? "" : " (declared: \(names.joined(separator: ", ")))") + NameSuggestion.hint(for: name, among: names)
+                        + (names.isEmpty ? "" : " (declared: \(names.joined(separator: ", ")))")
+                        + NameSuggestion.hint(for: name, among: names)
                 )
             }
             return nil
@@ -372,7 +381,8 @@ extension ScreenCompiler {
             reader.report(
                 .unknownSource, at: node, path: .root,
                 "fragment \(use.fragment.name) reads \"\(root)\", which is not one of its data parameters; a fragment reads the using screen's values only through parameters: declare \(root): {type: data} and pass it, like with: {\(root): feed}"
-                    + (data.isEmpty ? "" : " (readable here: \(data.joined(separator: ", ")))") + NameSuggestion.hint(for: root, among: data)
+                    + (data.isEmpty ? "" : " (readable here: \(data.joined(separator: ", ")))")
+                    + NameSuggestion.hint(for: root, among: data)
             )
             return nil
         }

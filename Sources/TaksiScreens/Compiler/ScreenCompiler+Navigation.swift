@@ -31,10 +31,13 @@ extension ScreenCompiler {
             return nil
         }
         guard let members = reader.object(target, at: targetPath, what: "a $template binding", allowed: ["$template"]),
-            let textNode = members.first?.value, let text = reader.string(textNode, at: targetPath.appending("$template"), what: "a $template"),
+            let textNode = members.first?.value,
+            let text = reader.string(textNode, at: targetPath.appending("$template"), what: "a $template"),
             let parts = readTemplate(text, node: textNode, at: targetPath.appending("$template"), scope: scope)
         else { return nil }
-        guard resolveTarget(text, parts: parts, node: textNode, at: targetPath.appending("$template"), scope: scope) != nil else { return nil }
+        guard resolveTarget(text, parts: parts, node: textNode, at: targetPath.appending("$template"), scope: scope) != nil else {
+            return nil
+        }
         return .object(["identifier": .literal("navigation"), "content": .object(["interface_identifier": .target(parts)])])
     }
 
@@ -56,9 +59,13 @@ extension ScreenCompiler {
             )
             return nil
         case .nothing:
-            let shapes = Dictionary(routes.patterns.values.map { pattern in
-                (pattern.segments.map { if case .literal(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/"), pattern.name)
-            }, uniquingKeysWith: { first, _ in first })
+            let shapes = Dictionary(
+                routes.patterns.values.map { pattern in
+                    (
+                        pattern.segments.map { if case .literal(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/"),
+                        pattern.name
+                    )
+                }, uniquingKeysWith: { first, _ in first })
             let suggestion = NameSuggestion.closest(to: written, among: shapes.keys).flatMap { shapes[$0] }
             reader.report(
                 .brokenNavigation, at: node, path: path,
@@ -138,7 +145,9 @@ extension ScreenCompiler {
     /// The declared type of a value that is a request or path parameter (`path.network`,
     /// `query.name`); nil for data whose type is only known when it arrives.
     private func knownParameter(_ value: ValuePath, scope: Set<String>) -> RequestParameter? {
-        guard !scope.contains(value.root), value.steps.segments.count == 1, case .key(let key)? = value.steps.segments.first else { return nil }
+        guard !scope.contains(value.root), value.steps.segments.count == 1, case .key(let key)? = value.steps.segments.first else {
+            return nil
+        }
         switch sources[value.root] {
         case .request(let parameters)?, .path(let parameters)?: return parameters[key]
         default: return nil
@@ -149,14 +158,18 @@ extension ScreenCompiler {
     static func fitProblem(_ source: RequestParameter, into target: RequestParameter) -> String? {
         if let values = source.allowedValues {
             let refused = values.filter { target.convert(HTTPSource.text(of: $0)) == nil }
-            return refused.isEmpty ? nil : "it may be \(refused.map { JSONWriter.string($0) }.joined(separator: ", ")), which is not \(target.expectation == "integer" ? "an" : "a") \(target.expectation)"
+            return refused.isEmpty
+                ? nil
+                : "it may be \(refused.map { JSONWriter.string($0) }.joined(separator: ", ")), which is not \(target.expectation == "integer" ? "an" : "a") \(target.expectation)"
         }
         let constrained = target.allowedValues != nil || target.pattern != nil || target.minLength != nil || target.maxLength != nil
         if constrained {
             var unconstrainedSource = source
             unconstrainedSource.defaultValue = nil
             unconstrainedSource.isRequired = target.isRequired
-            return unconstrainedSource == target ? nil : "it is any \(source.kind.rawValue), and the parameter is only \(target.expectation); declare the same constraints on both"
+            return unconstrainedSource == target
+                ? nil
+                : "it is any \(source.kind.rawValue), and the parameter is only \(target.expectation); declare the same constraints on both"
         }
         let fits: Bool
         switch target.kind {
@@ -165,6 +178,8 @@ extension ScreenCompiler {
         case .integer: fits = source.kind == .integer
         case .bool: fits = source.kind == .bool
         }
-        return fits ? nil : "it is \(source.kind == .integer ? "an" : "a") \(source.kind.rawValue), and the parameter is \(target.kind == .integer ? "an" : "a") \(target.kind.rawValue)"
+        return fits
+            ? nil
+            : "it is \(source.kind == .integer ? "an" : "a") \(source.kind.rawValue), and the parameter is \(target.kind == .integer ? "an" : "a") \(target.kind.rawValue)"
     }
 }

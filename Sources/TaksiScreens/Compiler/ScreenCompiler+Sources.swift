@@ -76,7 +76,8 @@ extension ScreenCompiler {
             else { return nil }
             let parametersPath = path.appending("parameters")
             guard let parameterMembers = parametersNode.members else {
-                reader.report(.wrongType, at: parametersNode, path: parametersPath, "parameters must be an object of named query parameters")
+                reader.report(
+                    .wrongType, at: parametersNode, path: parametersPath, "parameters must be an object of named query parameters")
                 return nil
             }
             var parameters: [String: RequestParameter] = [:]
@@ -109,7 +110,8 @@ extension ScreenCompiler {
     /// An `http` source, or an action's call (see ``HTTPSourceReader``).
     /// - Parameter inputs: an action's inputs, which its call's templates fill in (a call declares
     ///   no `parameters` of its own); nil for an http source.
-    mutating func readHTTPSource(_ members: [JSONNode.Member], at path: JSONPath, inputs: [String: RequestParameter]? = nil) -> HTTPSource? {
+    mutating func readHTTPSource(_ members: [JSONNode.Member], at path: JSONPath, inputs: [String: RequestParameter]? = nil) -> HTTPSource?
+    {
         var sourceReader = HTTPSourceReader(members: members, path: path, pattern: pattern, upstreams: upstreams, inputs: inputs)
         return sourceReader.read(reporting: &reader)
     }

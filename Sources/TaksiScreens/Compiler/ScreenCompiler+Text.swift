@@ -22,7 +22,8 @@ extension ScreenCompiler {
             return nil
         }
         if let type, type != .string, type != .url {
-            reader.report(.invalidBinding, at: node, path: path, "$text makes text, but this field is \(Self.article(type.name)) \(type.name)")
+            reader.report(
+                .invalidBinding, at: node, path: path, "$text makes text, but this field is \(Self.article(type.name)) \(type.name)")
             return nil
         }
         guard let message = localization.message(key, in: locale) else {
@@ -37,7 +38,9 @@ extension ScreenCompiler {
         textsUsed.insert(key)
         let rules = localization.rules(for: locale)
         let argumentsNode = members.first { $0.key == Fragment.argumentsKey }?.value
-        guard let (arguments, literalCount) = readTextArguments(argumentsNode, of: message, key: key, node: node, at: path, rules: rules, scope: scope)
+        guard
+            let (arguments, literalCount) = readTextArguments(
+                argumentsNode, of: message, key: key, node: node, at: path, rules: rules, scope: scope)
         else { return nil }
         return Self.textExpression(message, arguments: arguments, literalCount: literalCount, rules: rules)
     }
@@ -54,7 +57,9 @@ extension ScreenCompiler {
         let argumentsPath = path.appending(Fragment.argumentsKey)
         if let argumentsNode {
             guard let argumentMembers = argumentsNode.members else {
-                reader.report(.wrongType, at: argumentsNode, path: argumentsPath, "with must be an object of placeholders and binding paths, like {name: query.name}")
+                reader.report(
+                    .wrongType, at: argumentsNode, path: argumentsPath,
+                    "with must be an object of placeholders and binding paths, like {name: query.name}")
                 return nil
             }
             let placeholders = message.placeholders.sorted()
@@ -64,7 +69,8 @@ extension ScreenCompiler {
                     reader.report(
                         .invalidText, offset: argument.keyOffset, path: argumentPath,
                         "message \"\(key)\" has no placeholder {\(argument.key)}"
-                            + (placeholders.isEmpty ? "; remove it" : "; its placeholders are \(placeholders.map { "{\($0)}" }.joined(separator: ", "))")
+                            + (placeholders.isEmpty
+                                ? "; remove it" : "; its placeholders are \(placeholders.map { "{\($0)}" }.joined(separator: ", "))")
                             + NameSuggestion.hint(for: argument.key, among: placeholders)
                     )
                     valid = false

@@ -30,7 +30,8 @@ extension ScreenCompiler {
             return nil
         }
         guard !name.isEmpty else {
-            reader.report(.invalidExperiment, at: node, path: path.appending("name"), "the experiment needs a name; it seeds the assignment")
+            reader.report(
+                .invalidExperiment, at: node, path: path.appending("name"), "the experiment needs a name; it seeds the assignment")
             return nil
         }
         guard let weightMembers = weightsNode.members, !weightMembers.isEmpty else {
@@ -72,7 +73,9 @@ extension ScreenCompiler {
                     admitsOlder = "any version"
                 }
                 guard let older = admitsOlder else { continue }
-                let served = requirement.map { "its version requirement \"\($0)\" admits \(older)" } ?? "it has no version requirement, so it is served to every app version"
+                let served =
+                    requirement.map { "its version requirement \"\($0)\" admits \(older)" }
+                    ?? "it has no version requirement, so it is served to every app version"
                 reader.report(
                     .componentTooNew, at: typeNode, path: typePath,
                     "\(type) is only known to apps since \(since), but \(served), and an older app would fail to decode the whole screen; add \"version\": \">= \(since)\" (and a variant without this component for older apps)"

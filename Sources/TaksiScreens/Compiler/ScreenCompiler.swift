@@ -5,7 +5,9 @@ import TaksiSchema
 /// skeleton (typed placeholders, `requires_data` exactly where data will come) and the data plan.
 struct ScreenCompiler {
     /// The keys a screen file may have at its top level.
-    static let screenKeys = ["name", "description", "entry", "parameters", "version", "alternative", "experiment", "sources", "components", "actions"]
+    static let screenKeys = [
+        "name", "description", "entry", "parameters", "version", "alternative", "experiment", "sources", "components", "actions",
+    ]
     /// The source a screen's path parameters are bound as: `{$bind: path.network}`.
     static let pathSourceName = "path"
     static let bindingKeys = ["$bind", "$template", "$each", "$text", "$fragment", "$param"]
@@ -76,7 +78,8 @@ struct ScreenCompiler {
         _ = reader.string(member("description"), at: path.appending("description"), what: "description")
         _ = reader.bool(member("entry"), at: path.appending("entry"), what: "entry")
         let requirement = member("version").flatMap { readRequirement($0, at: path.appending("version")) }
-        let alternative = member("alternative").map { readAlternative($0, at: path.appending("alternative")) } ?? CompiledScreen.defaultAlternative
+        let alternative =
+            member("alternative").map { readAlternative($0, at: path.appending("alternative")) } ?? CompiledScreen.defaultAlternative
         let experiment = member("experiment").flatMap { readExperiment($0, at: path.appending("experiment"), alternative: alternative) }
         if pattern.hasParameters { sources[Self.pathSourceName] = .path(pattern.parameters) }
         if let sourcesNode = member("sources") {
@@ -101,10 +104,12 @@ struct ScreenCompiler {
         warnUnusedSources(root)
         checkComponentVersions(componentNodes, requirement: requirement, at: componentsPath)
         let plan = DataPlan(sources: sources.filter { usedSources.contains($0.key) }, entries: entries)
-        let staticData = plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
+        let staticData =
+            plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
         guard !reader.diagnostics.containsErrors else { return nil }
         return CompiledScreen(
-            name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative, experiment: experiment,
+            name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative,
+            experiment: experiment,
             skeleton: Skeleton(components: components), dataPlan: plan, staticData: staticData, actions: actions
         )
     }
@@ -139,7 +144,8 @@ struct ScreenCompiler {
                 reader.report(
                     .duplicateIdentifier, at: node["identifier"] ?? node, path: componentPath.appending("identifier"),
                     "identifier \"\(component.identifier)\" is already used by \(first); identifiers must be unique within a screen (two dynamic components with one identifier crash the app)"
-                        + (usesFragments ? "; a fragment used more than once takes its identifiers as parameters: identifier: {$param: id}" : "")
+                        + (usesFragments
+                            ? "; a fragment used more than once takes its identifiers as parameters: identifier: {$param: id}" : "")
                 )
             }
             identifiers[component.identifier] = (componentPath, node["identifier"] ?? node)

@@ -115,13 +115,17 @@ extension DefinitionReader {
         if let parametersNode = member("parameters") {
             let parametersPath = path.appending("parameters")
             guard let parameterMembers = parametersNode.members else {
-                report(.wrongType, at: parametersNode, path: parametersPath, "parameters must be an object of named parameters, like {title: {type: string}}")
+                report(
+                    .wrongType, at: parametersNode, path: parametersPath,
+                    "parameters must be an object of named parameters, like {title: {type: string}}")
                 return nil
             }
             for parameterMember in parameterMembers {
                 let parameterPath = parametersPath.appending(parameterMember.key)
                 guard !parameterMember.key.isEmpty, parameterMember.key.unicodeScalars.allSatisfy(Self.isIdentifierScalar) else {
-                    report(.invalidName, offset: parameterMember.keyOffset, path: parameterPath, "parameter names use letters, digits and '_' (like title)")
+                    report(
+                        .invalidName, offset: parameterMember.keyOffset, path: parameterPath,
+                        "parameter names use letters, digits and '_' (like title)")
                     valid = false
                     continue
                 }
@@ -141,7 +145,9 @@ extension DefinitionReader {
         return fragment
     }
 
-    private mutating func readFragmentParameter(_ member: JSONNode.Member, at path: JSONPath, catalog: ComponentCatalog) -> Fragment.Parameter? {
+    private mutating func readFragmentParameter(
+        _ member: JSONNode.Member, at path: JSONPath, catalog: ComponentCatalog
+    ) -> Fragment.Parameter? {
         guard let members = object(member.value, at: path, what: "a parameter", allowed: Fragment.parameterKeys, required: ["type"]) else {
             return nil
         }

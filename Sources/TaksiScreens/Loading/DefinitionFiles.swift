@@ -50,7 +50,8 @@ final class DefinitionFiles {
             parsed[relative] = (file, node)
             return (file, node)
         } catch {
-            diagnostics.append(Diagnostic(code: .syntax, file: file.path, location: file.location(ofOffset: error.offset), message: error.message))
+            diagnostics.append(
+                Diagnostic(code: .syntax, file: file.path, location: file.location(ofOffset: error.offset), message: error.message))
             return nil
         }
     }

@@ -18,7 +18,8 @@ extension ScreenSetBuilder {
             for key in table.keys where !compilation.textsUsed.contains(key) {
                 reader.report(
                     .unusedText, offset: table.keyOffsets[key] ?? 0, path: JSONPath.root.appending(key),
-                    "message \"\(key)\" is not used by any screen; use it ({$text: \(key)}) or remove it from every locale", severity: .warning
+                    "message \"\(key)\" is not used by any screen; use it ({$text: \(key)}) or remove it from every locale",
+                    severity: .warning
                 )
             }
             warnings += reader.diagnostics

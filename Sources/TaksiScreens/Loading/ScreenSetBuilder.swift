@@ -115,7 +115,8 @@ struct ScreenSetBuilder {
             guard let schema else { continue }
             if let other = components.files[schema.name] {
                 files.diagnostics.append(
-                    Diagnostic(code: .invalidName, file: file.path, message: "component \"\(schema.name)\" is also declared in \(other); keep one")
+                    Diagnostic(
+                        code: .invalidName, file: file.path, message: "component \"\(schema.name)\" is also declared in \(other); keep one")
                 )
                 continue
             }
@@ -142,9 +143,12 @@ struct ScreenSetBuilder {
 
     /// Every screen file with its name: read first, so navigation targets can be checked across the set.
     func readScreenFiles() -> [ScreenFile] {
-        let folders = [ScreenSetLoader.componentsFolder, ScreenSetLoader.fixturesFolder, Fragment.folder, StringTable.folder].map { $0 + "/" }
+        let folders = [ScreenSetLoader.componentsFolder, ScreenSetLoader.fixturesFolder, Fragment.folder, StringTable.folder].map {
+            $0 + "/"
+        }
         let screenPaths = files.paths.filter { path in
-            !folders.contains { path.hasPrefix($0) } && !ScreenSetLoader.actionsFiles.contains(path) && !ScreenSetLoader.linksFiles.contains(path)
+            !folders.contains { path.hasPrefix($0) } && !ScreenSetLoader.actionsFiles.contains(path)
+                && !ScreenSetLoader.linksFiles.contains(path)
         }
         var screenFiles: [ScreenFile] = []
         for relative in screenPaths {
@@ -170,7 +174,8 @@ struct ScreenSetBuilder {
                     : "the screen's \"name\" must be a string"
             files.diagnostics.append(
                 Diagnostic(
-                    code: node["name"] == nil ? .missingKey : .wrongType, file: file.path, location: file.location(ofOffset: (node["name"] ?? node).offset),
+                    code: node["name"] == nil ? .missingKey : .wrongType, file: file.path,
+                    location: file.location(ofOffset: (node["name"] ?? node).offset),
                     path: node.members == nil ? .root : JSONPath.root.appending("name"), message: message
                 )
             )
@@ -179,7 +184,8 @@ struct ScreenSetBuilder {
         if let problem = ScreenName.problem(with: name) {
             files.diagnostics.append(
                 Diagnostic(
-                    code: .invalidName, file: file.path, location: file.location(ofOffset: nameNode.offset), path: JSONPath.root.appending("name"),
+                    code: .invalidName, file: file.path, location: file.location(ofOffset: nameNode.offset),
+                    path: JSONPath.root.appending("name"),
                     message: "\"\(name)\" is not a valid screen name: \(problem)"
                 )
             )
@@ -205,16 +211,20 @@ struct ScreenSetBuilder {
                 let node = screen.node
                 files.diagnostics.append(
                     Diagnostic(
-                        code: .invalidName, file: screen.file.path, location: screen.file.location(ofOffset: (node["parameters"] ?? node["name"] ?? node).offset),
+                        code: .invalidName, file: screen.file.path,
+                        location: screen.file.location(ofOffset: (node["parameters"] ?? node["name"] ?? node).offset),
                         path: JSONPath.root.appending(node["parameters"] == nil ? "name" : "parameters"),
-                        message: "every variant of screen \"\(screen.name)\" declares the same path parameters, since they serve the same paths; \(first.file) declares them otherwise"
+                        message:
+                            "every variant of screen \"\(screen.name)\" declares the same path parameters, since they serve the same paths; \(first.file) declares them otherwise"
                     )
                 )
             }
         }
         let routes = ScreenRoutes(patterns)
         for (first, second) in routes.overlaps {
-            guard let firstFile = patternFiles[first.name]?.file, let screen = screenFiles.first(where: { $0.name == second.name }) else { continue }
+            guard let firstFile = patternFiles[first.name]?.file, let screen = screenFiles.first(where: { $0.name == second.name }) else {
+                continue
+            }
             let example = zip(first.segments, second.segments).map { pair -> String in
                 if case .literal(let text) = pair.0 { return text }
                 if case .literal(let text) = pair.1 { return text }
@@ -222,9 +232,11 @@ struct ScreenSetBuilder {
             }.joined(separator: "/")
             files.diagnostics.append(
                 Diagnostic(
-                    code: .ambiguousScreens, file: screen.file.path, location: screen.file.location(ofOffset: (screen.node["name"] ?? screen.node).offset),
+                    code: .ambiguousScreens, file: screen.file.path,
+                    location: screen.file.location(ofOffset: (screen.node["name"] ?? screen.node).offset),
                     path: JSONPath.root.appending("name"),
-                    message: "screens \(first.name) (\(firstFile)) and \(second.name) can both match a path like \(example); give one of them a literal segment where the other has a parameter, or different ones"
+                    message:
+                        "screens \(first.name) (\(firstFile)) and \(second.name) can both match a path like \(example); give one of them a literal segment where the other has a parameter, or different ones"
                 )
             )
         }
@@ -239,7 +251,9 @@ struct ScreenSetBuilder {
         guard let parametersNode = node["parameters"] else { return ScreenPattern(name: name) }
         let path = JSONPath.root.appending("parameters")
         guard let members = parametersNode.members else {
-            reader.report(.wrongType, at: parametersNode, path: path, "parameters must be an object of the path parameters in the screen's name, like {network: {type: string}}")
+            reader.report(
+                .wrongType, at: parametersNode, path: path,
+                "parameters must be an object of the path parameters in the screen's name, like {network: {type: string}}")
             return ScreenPattern(name: name)
         }
         for member in members {
@@ -247,7 +261,9 @@ struct ScreenSetBuilder {
                 reader.report(
                     .invalidName, offset: member.keyOffset, path: path.appending(member.key),
                     "\"\(member.key)\" is not a parameter of the screen's name \(name); "
-                        + (names.isEmpty ? "add {\(member.key)} to the name, or declare query parameters under a request source" : "its parameters are \(names.joined(separator: ", "))")
+                        + (names.isEmpty
+                            ? "add {\(member.key)} to the name, or declare query parameters under a request source"
+                            : "its parameters are \(names.joined(separator: ", "))")
                         + NameSuggestion.hint(for: member.key, among: names)
                 )
                 continue
@@ -369,7 +385,9 @@ extension DefinitionFiles {
     /// The value of a fixture file a `fixture` source names, or nil (reported on `reader`).
     func fixture(_ reference: String, at node: JSONNode, path: JSONPath, reader: inout DefinitionReader) -> JSONValue? {
         guard let relative = ScreenSetLoader.normalizedRelativePath(reference) else {
-            reader.report(.invalidSource, at: node, path: path, "\"\(reference)\" must be a relative path inside the screens directory, like fixtures/home.json")
+            reader.report(
+                .invalidSource, at: node, path: path,
+                "\"\(reference)\" must be a relative path inside the screens directory, like fixtures/home.json")
             return nil
         }
         guard contains(relative) else {

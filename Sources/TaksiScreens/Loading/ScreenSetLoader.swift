@@ -53,7 +53,8 @@ public enum ScreenSetLoader {
                 diagnostics: [
                     Diagnostic(
                         code: .unreadableFile, file: root,
-                        message: "the screens directory does not exist or is not a directory; pass --screens DIR or set \"screens\" in config.json"
+                        message:
+                            "the screens directory does not exist or is not a directory; pass --screens DIR or set \"screens\" in config.json"
                     )
                 ]
             )
@@ -64,14 +65,16 @@ public enum ScreenSetLoader {
                 diagnostics.append(
                     Diagnostic(
                         code: .fileTooLarge, file: "\(root)/\(relative)", location: SourceLocation(line: 1, column: 1),
-                        message: "the file has \(file.size) bytes, more than the limit of \(maximumFileSize); split it or move data to an upstream"
+                        message:
+                            "the file has \(file.size) bytes, more than the limit of \(maximumFileSize); split it or move data to an upstream"
                     )
                 )
                 continue
             }
             guard let data = FileManager.default.contents(atPath: file.path) else {
                 diagnostics.append(
-                    Diagnostic(code: .unreadableFile, file: "\(root)/\(relative)", message: "the file cannot be read; check its permissions")
+                    Diagnostic(
+                        code: .unreadableFile, file: "\(root)/\(relative)", message: "the file cannot be read; check its permissions")
                 )
                 continue
             }

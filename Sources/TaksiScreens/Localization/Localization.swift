@@ -182,7 +182,8 @@ extension Localization {
                     "a string table is named by its locale's tag, like strings/en.yaml or strings/pt-BR.yaml (a language, then optional subtags, separated by '-')"
                 )
             } else if let other = tables.keys.first(where: { $0.lowercased() == locale.lowercased() }) {
-                reader.report(.invalidName, at: node, path: .root, "locale \(locale) also has the table \(tables[other]!.file.path); keep one")
+                reader.report(
+                    .invalidName, at: node, path: .root, "locale \(locale) also has the table \(tables[other]!.file.path); keep one")
             } else if let table = reader.readStringTable(node, locale: locale) {
                 tables[locale] = table
             }
@@ -194,7 +195,9 @@ extension Localization {
         var pseudoLocale: String?
         if let (file, node) = settings {
             var reader = DefinitionReader(file: file)
-            if let members = reader.object(node, at: .root, what: "the locales file", allowed: ["default", "pseudo"], required: ["default"]) {
+            if let members = reader.object(
+                node, at: .root, what: "the locales file", allowed: ["default", "pseudo"], required: ["default"])
+            {
                 let member = { (key: String) in members.first { $0.key == key }?.value }
                 if let node = member("default"), let tag = reader.string(node, at: JSONPath.root.appending("default"), what: "default") {
                     if tables[tag] == nil {
@@ -228,7 +231,8 @@ extension Localization {
             diagnostics.append(
                 Diagnostic(
                     code: .missingKey, file: "\(root)/\(folder)locales.yaml",
-                    message: "several string tables and none for en: name the default locale in \(root)/\(folder)locales.yaml, like default: \(tables.keys.sorted().first ?? "pt")"
+                    message:
+                        "several string tables and none for en: name the default locale in \(root)/\(folder)locales.yaml, like default: \(tables.keys.sorted().first ?? "pt")"
                 )
             )
         }
@@ -236,7 +240,9 @@ extension Localization {
         checkAgainst(reference, tables: tables, root: root, diagnostics: &diagnostics)
         let locales = [defaultLocale] + (tables.keys.filter { $0 != defaultLocale } + [pseudoLocale].compactMap { $0 }).sorted()
         return (
-            Localization(defaultLocale: defaultLocale, pseudoLocale: pseudoLocale, locales: locales, tables: tables, settingsFile: settings?.file.path),
+            Localization(
+                defaultLocale: defaultLocale, pseudoLocale: pseudoLocale, locales: locales, tables: tables,
+                settingsFile: settings?.file.path),
             diagnostics
         )
     }
@@ -244,7 +250,8 @@ extension Localization {
     /// Every table has every message of the default one and no other, with the same placeholders
     /// and kind. A missing message is reported at its line in the default table, the other
     /// problems at the line in the table that differs.
-    private static func checkAgainst(_ reference: StringTable, tables: [String: StringTable], root: String, diagnostics: inout [Diagnostic]) {
+    private static func checkAgainst(_ reference: StringTable, tables: [String: StringTable], root: String, diagnostics: inout [Diagnostic])
+    {
         for (locale, table) in tables.sorted(by: { $0.key < $1.key }) where locale != reference.locale {
             var referenceReader = DefinitionReader(file: reference.file)
             var reader = DefinitionReader(file: table.file)
@@ -267,7 +274,9 @@ extension Localization {
                 }
                 guard let message = table.messages[key], let expected = reference.messages[key] else { continue }
                 if message.placeholders != expected.placeholders {
-                    let written = { (names: Set<String>) in names.isEmpty ? "none" : names.sorted().map { "{\($0)}" }.joined(separator: ", ") }
+                    let written = { (names: Set<String>) in
+                        names.isEmpty ? "none" : names.sorted().map { "{\($0)}" }.joined(separator: ", ")
+                    }
                     reader.report(
                         .invalidText, offset: offset, path: path,
                         "placeholders \(written(message.placeholders)) here, but \(written(expected.placeholders)) in \(reference.file.path); a message has the same placeholders in every locale"

@@ -79,14 +79,19 @@ extension DefinitionReader {
     /// Reads a string table: message ids (letters, digits, `_`, `.`, `-`) to text or plural forms.
     mutating func readStringTable(_ root: JSONNode, locale: String) -> StringTable? {
         guard let members = root.members else {
-            report(.wrongType, at: root, path: .root, "a string table is an object of message ids and texts, like {greeting: \"Hello, {name}!\"}")
+            report(
+                .wrongType, at: root, path: .root,
+                "a string table is an object of message ids and texts, like {greeting: \"Hello, {name}!\"}")
             return nil
         }
         var table = StringTable(locale: locale, file: file, messages: [:], keyOffsets: [:], keys: [])
         for member in members {
             let path = JSONPath.root.appending(member.key)
-            guard !member.key.isEmpty, member.key.unicodeScalars.allSatisfy({ Self.isIdentifierScalar($0) || $0 == "." || $0 == "-" }) else {
-                report(.invalidName, offset: member.keyOffset, path: path, "message ids use letters, digits, '_', '.' and '-' (like home.greeting)")
+            guard !member.key.isEmpty, member.key.unicodeScalars.allSatisfy({ Self.isIdentifierScalar($0) || $0 == "." || $0 == "-" })
+            else {
+                report(
+                    .invalidName, offset: member.keyOffset, path: path,
+                    "message ids use letters, digits, '_', '.' and '-' (like home.greeting)")
                 continue
             }
             table.keyOffsets[member.key] = member.keyOffset
@@ -99,7 +104,10 @@ extension DefinitionReader {
     private mutating func readMessage(_ node: JSONNode, at path: JSONPath, locale: String) -> LocalizedMessage? {
         func pieces(_ node: JSONNode, at path: JSONPath) -> [LocalizedMessage.Piece]? {
             guard let text = node.stringValue else {
-                report(.wrongType, at: node, path: path, "a message is text (or plural forms by category, like {one: \"{count} item\", other: \"{count} items\"}), found \(node.typeName)")
+                report(
+                    .wrongType, at: node, path: path,
+                    "a message is text (or plural forms by category, like {one: \"{count} item\", other: \"{count} items\"}), found \(node.typeName)"
+                )
                 return nil
             }
             switch LocalizedMessage.pieces(of: text) {

@@ -127,7 +127,9 @@ public struct DeepLinks: Sendable {
             host = authority[..<portColon]
             let port = authority[authority.index(after: portColon)...]
             // Empty (the default port) or a number that is a port.
-            guard port.isEmpty || (port.count <= 5 && port.allSatisfy({ ("0"..."9").contains($0) }) && (Int(port) ?? .max) <= 65_535) else { return nil }
+            guard port.isEmpty || (port.count <= 5 && port.allSatisfy({ ("0"..."9").contains($0) }) && (Int(port) ?? .max) <= 65_535) else {
+                return nil
+            }
         }
         guard host.unicodeScalars.allSatisfy(Self.isHostCharacter) else { return nil }
         guard !host.isEmpty || scheme != "https" else { return nil }
@@ -158,7 +160,9 @@ extension DefinitionReader {
         var links: [(link: DeepLink, node: JSONNode)] = []
         for (index, element) in elements.enumerated() {
             let path = listPath.appending(index)
-            guard let fields = object(element, at: path, what: "a link", allowed: ["url", "screen", "summary"], required: ["url", "screen"]),
+            guard
+                let fields = object(
+                    element, at: path, what: "a link", allowed: ["url", "screen", "summary"], required: ["url", "screen"]),
                 let urlNode = fields.first(where: { $0.key == "url" })?.value,
                 let screenNode = fields.first(where: { $0.key == "screen" })?.value,
                 let url = string(urlNode, at: path.appending("url"), what: "url"),
@@ -181,7 +185,8 @@ extension DefinitionReader {
         url: String, screen: String, urlNode: JSONNode, screenNode: JSONNode, at path: JSONPath, routes: ScreenRoutes
     ) -> DeepLink? {
         let urlPath = path.appending("url")
-        guard !url.contains("?"), !url.contains("#"), let parsed = DeepLinks.parse(url), !parsed.host.isEmpty, !parsed.host.contains("{") else {
+        guard !url.contains("?"), !url.contains("#"), let parsed = DeepLinks.parse(url), !parsed.host.isEmpty, !parsed.host.contains("{")
+        else {
             report(
                 .invalidLink, at: urlNode, path: urlPath,
                 "\"\(url)\" is not a link pattern; write scheme://host/path with {name} for whole path segments, like https://eats.example.com/r/{id} or taksi-eats://restaurant/{id} (no query or fragment)"
@@ -192,15 +197,21 @@ extension DefinitionReader {
         for text in parsed.path.split(separator: "/") {
             if text.first == "{" {
                 let name = String(text.dropFirst().dropLast())
-                guard text.last == "}", !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isIdentifierScalar), !segments.contains(.parameter(name)) else {
-                    report(.invalidLink, at: urlNode, path: urlPath, "\"\(text)\" in \(url) is not a parameter; a parameter is a name in braces that fills a whole segment, once")
+                guard text.last == "}", !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isIdentifierScalar),
+                    !segments.contains(.parameter(name))
+                else {
+                    report(
+                        .invalidLink, at: urlNode, path: urlPath,
+                        "\"\(text)\" in \(url) is not a parameter; a parameter is a name in braces that fills a whole segment, once")
                     return nil
                 }
                 segments.append(.parameter(name))
             } else if let literal = try? PercentEncoding.decode(text), !literal.contains("{"), !literal.contains("}") {
                 segments.append(.literal(literal))
             } else {
-                report(.invalidLink, at: urlNode, path: urlPath, "\"\(text)\" in \(url) is not a path segment; parameters fill whole segments, like /r/{id}")
+                report(
+                    .invalidLink, at: urlNode, path: urlPath,
+                    "\"\(text)\" in \(url) is not a path segment; parameters fill whole segments, like /r/{id}")
                 return nil
             }
         }
@@ -214,7 +225,8 @@ extension DefinitionReader {
                 guard parameters.contains(name) else {
                     report(
                         .invalidLink, at: screenNode, path: screenPath,
-                        "{\(name)} is not a parameter of \(url)" + (parameters.isEmpty ? "" : "; its parameters are \(parameters.joined(separator: ", "))")
+                        "{\(name)} is not a parameter of \(url)"
+                            + (parameters.isEmpty ? "" : "; its parameters are \(parameters.joined(separator: ", "))")
                             + NameSuggestion.hint(for: name, among: parameters)
                     )
                     return nil
@@ -225,7 +237,9 @@ extension DefinitionReader {
                 target.append(.literal(String(text)))
                 shape.append(.text(String(text)))
             } else {
-                report(.invalidLink, at: screenNode, path: screenPath, "\"\(screen)\" is not a screen path; write it like restaurants/{id}, with {name} for a parameter of the link")
+                report(
+                    .invalidLink, at: screenNode, path: screenPath,
+                    "\"\(screen)\" is not a screen path; write it like restaurants/{id}, with {name} for a parameter of the link")
                 return nil
             }
         }
@@ -235,10 +249,14 @@ extension DefinitionReader {
             pattern = only
         case .valueAtFixedSegment(let near, let position, let literal):
             let name = if case .parameter(let name) = target[position] { name } else { "" }
-            report(.brokenNavigation, at: screenNode, path: screenPath, "{\(name)} stands where screen \(near.name) has the fixed segment \"\(literal)\"; write that text")
+            report(
+                .brokenNavigation, at: screenNode, path: screenPath,
+                "{\(name)} stands where screen \(near.name) has the fixed segment \"\(literal)\"; write that text")
             return nil
         case .nothing:
-            report(.brokenNavigation, at: screenNode, path: screenPath, "\"\(screen)\" opens no screen" + NameSuggestion.hint(for: screen, among: routes.names))
+            report(
+                .brokenNavigation, at: screenNode, path: screenPath,
+                "\"\(screen)\" opens no screen" + NameSuggestion.hint(for: screen, among: routes.names))
             return nil
         case .several(let candidates):
             report(
@@ -248,7 +266,9 @@ extension DefinitionReader {
             return nil
         }
         for name in parameters where !target.contains(.parameter(name)) {
-            report(.invalidLink, at: urlNode, path: urlPath, "{\(name)} of \(url) is not used by the screen \"\(screen)\"; use it or write the segment literally", severity: .warning)
+            report(
+                .invalidLink, at: urlNode, path: urlPath,
+                "{\(name)} of \(url) is not used by the screen \"\(screen)\"; use it or write the segment literally", severity: .warning)
         }
         return DeepLink(scheme: parsed.scheme, host: parsed.host, segments: segments, screen: target, target: pattern, written: url)
     }

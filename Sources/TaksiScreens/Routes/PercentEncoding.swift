@@ -106,7 +106,9 @@ public enum PercentEncoding {
         var bytes = text.utf8.makeIterator()
         while let byte = bytes.next() {
             if unreserved.contains(byte) { continue }
-            guard byte == UInt8(ascii: "%"), bytes.next().flatMap(JSONParser.hexValue) != nil, bytes.next().flatMap(JSONParser.hexValue) != nil else {
+            guard byte == UInt8(ascii: "%"), bytes.next().flatMap(JSONParser.hexValue) != nil,
+                bytes.next().flatMap(JSONParser.hexValue) != nil
+            else {
                 return false
             }
         }

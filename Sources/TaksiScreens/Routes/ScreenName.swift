@@ -20,7 +20,8 @@ public enum ScreenName {
         for segment in segments {
             if segment.first == "{" {
                 guard segment.count > 2, segment.last == "}", isIdentifier(segment.dropFirst().dropLast()) else {
-                    return "\"\(segment)\" is not a parameter segment; a parameter fills a whole segment and is a name in braces, like {network}"
+                    return
+                        "\"\(segment)\" is not a parameter segment; a parameter fills a whole segment and is a name in braces, like {network}"
                 }
                 guard parameters.insert(segment.dropFirst().dropLast()).inserted else {
                     return "parameter \(segment) appears twice; give each segment its own name"
@@ -33,7 +34,8 @@ public enum ScreenName {
             return "a screen name may not end in the segment \"data\": /screens/<name>/data is the data endpoint"
         }
         if segments.count > 1, segments[segments.count - 2] == "actions" {
-            return "the segment before a screen name's last may not be \"actions\": /screens/<name>/actions/<action> is an action's endpoint"
+            return
+                "the segment before a screen name's last may not be \"actions\": /screens/<name>/actions/<action> is an action's endpoint"
         }
         return nil
     }

@@ -164,11 +164,13 @@ public struct ScreenRoutes: Sendable {
     public func problem(withTarget target: String) -> String? {
         let segments = target.split(separator: "/", omittingEmptySubsequences: false)
         if target.contains("{") {
-            return "holds a pattern's braces; a target names a screen with its values (bikes/stations/velib), or a $template fills them from data"
+            return
+                "holds a pattern's braces; a target names a screen with its values (bikes/stations/velib), or a $template fills them from data"
         }
         if segments.contains(where: \.isEmpty) { return "has an empty path segment" }
         if let bad = segments.first(where: { !PercentEncoding.isEncodedSegment($0) }) {
-            return "has \"\(bad)\", which is not a path segment: a target is a URL path, with spaces, '?', '#' and non-ASCII text percent-encoded"
+            return
+                "has \"\(bad)\", which is not a path segment: a target is a URL path, with spaces, '?', '#' and non-ASCII text percent-encoded"
         }
         guard let match = match(target[...]) else { return NavigationTargets.notAScreen + suggestion(for: segments) }
         do {
@@ -186,7 +188,9 @@ public struct ScreenRoutes: Sendable {
         var candidates: [String] = []
         for pattern in patterns.values {
             if pattern.segments.count == segments.count {
-                candidates.append(zip(pattern.segments, segments).map { if case .literal(let text) = $0.0 { text } else { String($0.1) } }.joined(separator: "/"))
+                candidates.append(
+                    zip(pattern.segments, segments).map { if case .literal(let text) = $0.0 { text } else { String($0.1) } }.joined(
+                        separator: "/"))
             } else if pattern.hasParameters, pattern.segments.count > segments.count,
                 zip(pattern.segments, segments).allSatisfy({ if case .literal(let text) = $0.0 { text == $0.1 } else { true } })
             {

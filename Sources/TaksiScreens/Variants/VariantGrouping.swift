@@ -92,8 +92,11 @@ enum VariantGrouping {
             for entry in range.entries {
                 let alternative = entry.screen.alternative
                 if let other = files[alternative] {
-                    let what = [range.requirement.map { "version \"\($0)\"" }, alternative == CompiledScreen.defaultAlternative ? nil : "alternative \"\(alternative)\""]
-                        .compactMap { $0 }.joined(separator: " and ")
+                    let what = [
+                        range.requirement.map { "version \"\($0)\"" },
+                        alternative == CompiledScreen.defaultAlternative ? nil : "alternative \"\(alternative)\"",
+                    ]
+                    .compactMap { $0 }.joined(separator: " and ")
                     report(
                         .duplicateScreen, entry, key: "name",
                         "screen \"\(name)\"\(what.isEmpty ? "" : " with \(what)") is also defined in \(other); rename one of them or give it another \"version\" or \"alternative\""

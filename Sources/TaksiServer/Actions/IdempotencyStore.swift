@@ -144,7 +144,8 @@ public final class IdempotencyStore: Sendable {
                 return
             }
             entry.answer = .done(answer)
-            entry.bytes = key.utf8.count + entry.request.utf8.count + answer.body.count
+            entry.bytes =
+                key.utf8.count + entry.request.utf8.count + answer.body.count
                 + answer.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } + Self.entryOverhead
             state.entries[key] = entry
             state.bytes += entry.bytes

@@ -18,24 +18,34 @@ public struct AppLinks: Sendable, Equatable {
     /// A 10-character team ID, a dot, then a bundle ID.
     static func isAppleAppID(_ text: String) -> Bool {
         let parts = text.split(separator: ".", maxSplits: 1)
-        guard parts.count == 2, parts[0].count == 10, parts[0].unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("0"..."9").contains($0) }) else {
+        guard parts.count == 2, parts[0].count == 10,
+            parts[0].unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("0"..."9").contains($0) })
+        else {
             return false
         }
-        return parts[1].unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" }
+        return parts[1].unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-"
+        }
     }
 
     /// Dot-separated names, each starting with a letter (`com.example.eats`).
     static func isAndroidPackage(_ text: String) -> Bool {
         let names = text.split(separator: ".", omittingEmptySubsequences: false)
-        return names.count >= 2 && names.allSatisfy { name in
-            guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) || ("A"..."Z").contains(first) else { return false }
-            return name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
-        }
+        return names.count >= 2
+            && names.allSatisfy { name in
+                guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) || ("A"..."Z").contains(first) else {
+                    return false
+                }
+                return name.unicodeScalars.allSatisfy {
+                    ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
+                }
+            }
     }
 
     /// 32 upper-case hexadecimal pairs separated by `:`.
     static func isFingerprint(_ text: String) -> Bool {
         let pairs = text.split(separator: ":", omittingEmptySubsequences: false)
-        return pairs.count == 32 && pairs.allSatisfy { $0.count == 2 && $0.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || ("A"..."F").contains($0) } }
+        return pairs.count == 32
+            && pairs.allSatisfy { $0.count == 2 && $0.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || ("A"..."F").contains($0) } }
     }
 }

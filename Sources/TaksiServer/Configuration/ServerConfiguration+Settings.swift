@@ -20,34 +20,44 @@ extension ServerConfiguration {
         /// The file may give a list of strings (joined with commas, as in the environment).
         let takesList: Bool
         /// Checks `value` and applies it; `source` names where it came from, for the error.
-        let apply: @Sendable (_ configuration: inout ServerConfiguration, _ value: String, _ source: String) throws(ConfigurationError) -> Void
+        let apply:
+            @Sendable (_ configuration: inout ServerConfiguration, _ value: String, _ source: String) throws(ConfigurationError) -> Void
 
         /// The help of its flag: the meaning, without Markdown, the variable and the default.
         public var help: String {
             // Code spans lose their backticks, links keep their text.
             let plain = { (text: String) in
-                text.replacingOccurrences(of: "`", with: "").replacingOccurrences(of: #"\[([^\]]+)\]\([^)]*\)"#, with: "$1", options: .regularExpression)
+                text.replacingOccurrences(of: "`", with: "").replacingOccurrences(
+                    of: #"\[([^\]]+)\]\([^)]*\)"#, with: "$1", options: .regularExpression)
             }
             return "\(plain(meaning)) (\(environment); default \(plain(defaultText)))."
         }
 
         /// Its row of the README's table.
         var tableRow: String {
-            let flagColumn = flags.map { " " + $0.split(separator: ",").map { "`\($0.trimmingCharacters(in: .whitespaces))`" }.joined(separator: ", ") + " " } ?? " "
+            let flagColumn =
+                flags.map {
+                    " " + $0.split(separator: ",").map { "`\($0.trimmingCharacters(in: .whitespaces))`" }.joined(separator: ", ") + " "
+                } ?? " "
             return "| `\(key)` | `\(environment)` |\(flagColumn)| \(defaultText) | \(meaning) |"
         }
     }
 
     /// Every setting, in the order the file's error messages and the README's table list them.
     public static let settings: [Setting] = [
-        .text("host", "TAKSI_HOST", flag: "--host", default: "`127.0.0.1`", "address to listen on (`0.0.0.0` in a container)", \.host,
-              empty: "the host may not be empty; use 127.0.0.1 or 0.0.0.0"),
-        .integer("port", "TAKSI_PORT", flag: "--port", default: "`8080`", "TCP port; `0` picks a free one (logged)", \.port, 0...65535,
-                 expected: "the port must be a number from 0 to 65535"),
-        .text("screens", "TAKSI_SCREENS", flag: "--screens", default: "`Screens`", "screens directory; relative to the file when set in a file",
-              \.screensDirectory, empty: "the screens directory may not be empty"),
-        .integer("threads", "TAKSI_THREADS", flag: "--threads", default: "one per core", "event loop threads", \.threads, 1...256,
-                 expected: "threads must be a number from 1 to 256"),
+        .text(
+            "host", "TAKSI_HOST", flag: "--host", default: "`127.0.0.1`", "address to listen on (`0.0.0.0` in a container)", \.host,
+            empty: "the host may not be empty; use 127.0.0.1 or 0.0.0.0"),
+        .integer(
+            "port", "TAKSI_PORT", flag: "--port", default: "`8080`", "TCP port; `0` picks a free one (logged)", \.port, 0...65535,
+            expected: "the port must be a number from 0 to 65535"),
+        .text(
+            "screens", "TAKSI_SCREENS", flag: "--screens", default: "`Screens`",
+            "screens directory; relative to the file when set in a file",
+            \.screensDirectory, empty: "the screens directory may not be empty"),
+        .integer(
+            "threads", "TAKSI_THREADS", flag: "--threads", default: "one per core", "event loop threads", \.threads, 1...256,
+            expected: "threads must be a number from 1 to 256"),
         Setting(
             key: "log_level", environment: "TAKSI_LOG_LEVEL", flags: "--log-level", defaultText: "`info`",
             meaning: "`trace`, `debug`, `info`, `notice`, `warning`, `error`, `critical`", takesList: false
@@ -56,68 +66,98 @@ extension ServerConfiguration {
                 let levels = Logger.Level.allCases.map(\.rawValue)
                 throw ConfigurationError(
                     source: source,
-                    message: "unknown log level \"\(value)\"; use one of \(levels.joined(separator: ", "))" + NameSuggestion.hint(for: value, among: levels)
+                    message: "unknown log level \"\(value)\"; use one of \(levels.joined(separator: ", "))"
+                        + NameSuggestion.hint(for: value, among: levels)
                 )
             }
             configuration.logLevel = level
         },
         .boolean("watch", "TAKSI_WATCH", flag: "--no-watch", default: "`true`", "reload the screens when their files change", \.watch),
-        .seconds("watch_interval", "TAKSI_WATCH_INTERVAL", flag: "--watch-interval", default: "`1`",
-                 "seconds between checks of the screens directory (0.05 to 3600)", \.watchInterval, 0.05...3600),
-        .integer("skeleton_max_age", "TAKSI_SKELETON_MAX_AGE", default: "`60`", "`Cache-Control` `max-age` of skeletons, in seconds",
-                 \.skeletonMaxAge, 0...31_536_000, expected: "skeleton_max_age must be whole seconds from 0 to 31536000"),
-        .integer("skeleton_stale_while_revalidate", "TAKSI_SKELETON_STALE_WHILE_REVALIDATE", default: "`300`",
-                 "`stale-while-revalidate` of skeletons, in seconds", \.skeletonStaleWhileRevalidate, 0...31_536_000,
-                 expected: "skeleton_stale_while_revalidate must be whole seconds from 0 to 31536000"),
-        .integer("max_connections", "TAKSI_MAX_CONNECTIONS", default: "`10000`", "open client connections at most; more wait in the backlog",
-                 \.limits.maxConnections, 1...1_000_000, expected: "max_connections must be a number from 1 to 1000000"),
-        .timeout("idle_timeout", "TAKSI_IDLE_TIMEOUT", default: "`60`", "seconds before an idle keep-alive connection is closed", \.limits.idleTimeout),
-        .timeout("header_timeout", "TAKSI_HEADER_TIMEOUT", default: "`10`", "seconds a client has to send a whole request head", \.limits.headerTimeout),
-        .timeout("body_timeout", "TAKSI_BODY_TIMEOUT", default: "`10`",
-                 "seconds a client has to send a whole request body, from its head (`408` after)", \.limits.bodyTimeout),
-        .timeout("write_timeout", "TAKSI_WRITE_TIMEOUT", default: "`60`",
-                 "seconds a client may take none of its responses, while more wait for it, before it is disconnected", \.limits.writeTimeout),
-        .integer("max_body_bytes", "TAKSI_MAX_BODY_BYTES", default: "`65536`",
-                 "largest request body accepted (an action's inputs; read and discarded elsewhere); larger ones get `413` unread",
-                 \.limits.maxBodyBytes, 0...(64 << 20), expected: "max_body_bytes must be a number of bytes from 0 to 67108864"),
-        .integer("max_pipelined_requests", "TAKSI_MAX_PIPELINED_REQUESTS", default: "`16`", "requests read ahead of their responses, per connection",
-                 \.limits.maxPipelinedRequests, 1...1024, expected: "max_pipelined_requests must be a number from 1 to 1024"),
-        .integer("max_requests_per_connection", "TAKSI_MAX_REQUESTS_PER_CONNECTION", default: "`1000`",
-                 "requests answered on one connection; the last says `Connection: close`", \.limits.maxRequestsPerConnection, 1...1_000_000,
-                 expected: "max_requests_per_connection must be a number from 1 to 1000000"),
-        .seconds("drain_timeout", "TAKSI_DRAIN_TIMEOUT", default: "`30`", "seconds shutdown waits for requests in flight", \.drainTimeout, 0.01...86_400),
-        .boolean("access_log", "TAKSI_ACCESS_LOG", flag: "--no-access-log", default: "`true`",
-                 "one log line per request (method, path without query, status, bytes, duration, variant, request id); see [Logs](#logs)", \.accessLog),
-        .format("log_format", "TAKSI_LOG_FORMAT", flag: "--log-format", default: "`text`",
-                "`text`, or `json`: one object per line (`timestamp`, `level`, `message`, `metadata`, ...)") { $0.logFormat = $1 },
-        .format("access_log_format", "TAKSI_ACCESS_LOG_FORMAT", flag: "--access-log-format", default: "`log_format`'s",
-                "`text` or `json` (one object a line)") { $0.accessLogFormat = $1 },
+        .seconds(
+            "watch_interval", "TAKSI_WATCH_INTERVAL", flag: "--watch-interval", default: "`1`",
+            "seconds between checks of the screens directory (0.05 to 3600)", \.watchInterval, 0.05...3600),
+        .integer(
+            "skeleton_max_age", "TAKSI_SKELETON_MAX_AGE", default: "`60`", "`Cache-Control` `max-age` of skeletons, in seconds",
+            \.skeletonMaxAge, 0...31_536_000, expected: "skeleton_max_age must be whole seconds from 0 to 31536000"),
+        .integer(
+            "skeleton_stale_while_revalidate", "TAKSI_SKELETON_STALE_WHILE_REVALIDATE", default: "`300`",
+            "`stale-while-revalidate` of skeletons, in seconds", \.skeletonStaleWhileRevalidate, 0...31_536_000,
+            expected: "skeleton_stale_while_revalidate must be whole seconds from 0 to 31536000"),
+        .integer(
+            "max_connections", "TAKSI_MAX_CONNECTIONS", default: "`10000`", "open client connections at most; more wait in the backlog",
+            \.limits.maxConnections, 1...1_000_000, expected: "max_connections must be a number from 1 to 1000000"),
+        .timeout(
+            "idle_timeout", "TAKSI_IDLE_TIMEOUT", default: "`60`", "seconds before an idle keep-alive connection is closed",
+            \.limits.idleTimeout),
+        .timeout(
+            "header_timeout", "TAKSI_HEADER_TIMEOUT", default: "`10`", "seconds a client has to send a whole request head",
+            \.limits.headerTimeout),
+        .timeout(
+            "body_timeout", "TAKSI_BODY_TIMEOUT", default: "`10`",
+            "seconds a client has to send a whole request body, from its head (`408` after)", \.limits.bodyTimeout),
+        .timeout(
+            "write_timeout", "TAKSI_WRITE_TIMEOUT", default: "`60`",
+            "seconds a client may take none of its responses, while more wait for it, before it is disconnected", \.limits.writeTimeout),
+        .integer(
+            "max_body_bytes", "TAKSI_MAX_BODY_BYTES", default: "`65536`",
+            "largest request body accepted (an action's inputs; read and discarded elsewhere); larger ones get `413` unread",
+            \.limits.maxBodyBytes, 0...(64 << 20), expected: "max_body_bytes must be a number of bytes from 0 to 67108864"),
+        .integer(
+            "max_pipelined_requests", "TAKSI_MAX_PIPELINED_REQUESTS", default: "`16`",
+            "requests read ahead of their responses, per connection",
+            \.limits.maxPipelinedRequests, 1...1024, expected: "max_pipelined_requests must be a number from 1 to 1024"),
+        .integer(
+            "max_requests_per_connection", "TAKSI_MAX_REQUESTS_PER_CONNECTION", default: "`1000`",
+            "requests answered on one connection; the last says `Connection: close`", \.limits.maxRequestsPerConnection, 1...1_000_000,
+            expected: "max_requests_per_connection must be a number from 1 to 1000000"),
+        .seconds(
+            "drain_timeout", "TAKSI_DRAIN_TIMEOUT", default: "`30`", "seconds shutdown waits for requests in flight", \.drainTimeout,
+            0.01...86_400),
+        .boolean(
+            "access_log", "TAKSI_ACCESS_LOG", flag: "--no-access-log", default: "`true`",
+            "one log line per request (method, path without query, status, bytes, duration, variant, request id); see [Logs](#logs)",
+            \.accessLog),
+        .format(
+            "log_format", "TAKSI_LOG_FORMAT", flag: "--log-format", default: "`text`",
+            "`text`, or `json`: one object per line (`timestamp`, `level`, `message`, `metadata`, ...)"
+        ) { $0.logFormat = $1 },
+        .format(
+            "access_log_format", "TAKSI_ACCESS_LOG_FORMAT", flag: "--access-log-format", default: "`log_format`'s",
+            "`text` or `json` (one object a line)"
+        ) { $0.accessLogFormat = $1 },
         Setting(
             key: "access_log_output", environment: "TAKSI_ACCESS_LOG_OUTPUT", flags: "--access-log-output", defaultText: "`stderr`",
-            meaning: "`stderr`, `stdout`, or a file (appended to, created when missing, reopened on `SIGHUP`; relative to the configuration file when set there)",
+            meaning:
+                "`stderr`, `stdout`, or a file (appended to, created when missing, reopened on `SIGHUP`; relative to the configuration file when set there)",
             takesList: false
         ) { configuration, value, source throws(ConfigurationError) in
             guard !value.isEmpty else {
-                throw ConfigurationError(source: source, message: "access_log_output must be stderr, stdout or a file path, found an empty value")
+                throw ConfigurationError(
+                    source: source, message: "access_log_output must be stderr, stdout or a file path, found an empty value")
             }
             configuration.accessLogOutput = AccessLog.Output(value)
         },
-        .boolean("preview", "TAKSI_PREVIEW", flag: "--preview, --no-preview", default: "`false` (`true` in the example `config.json`)",
-                 "serve [the live preview](#see-a-screen-the-live-preview) at `/preview`; never in production", \.preview),
-        .integer("data_memo_max_bytes", "TAKSI_DATA_MEMO_MAX_BYTES", default: "`16777216`",
-                 "bytes of data responses kept for requests with the same inputs; `0` keeps none", \.dataMemoMaxBytes, 0...Int.max,
-                 expected: "data_memo_max_bytes must be a whole number of bytes, 0 or more"),
-        .seconds("idempotency_window", "TAKSI_IDEMPOTENCY_WINDOW", default: "`86400`",
-                 "seconds an action's answer is replayed to a retry with the same `Idempotency-Key`", \.idempotencyWindow, 1...604_800),
-        .integer("idempotency_max_bytes", "TAKSI_IDEMPOTENCY_MAX_BYTES", default: "`16777216`",
-                 "bytes of action answers (and the requests they answer) kept for retries, oldest out first; `0` keeps none",
-                 \.idempotencyMaxBytes, 0...Int.max, expected: "idempotency_max_bytes must be a whole number of bytes, 0 or more"),
+        .boolean(
+            "preview", "TAKSI_PREVIEW", flag: "--preview, --no-preview", default: "`false` (`true` in the example `config.json`)",
+            "serve [the live preview](#see-a-screen-the-live-preview) at `/preview`; never in production", \.preview),
+        .integer(
+            "data_memo_max_bytes", "TAKSI_DATA_MEMO_MAX_BYTES", default: "`16777216`",
+            "bytes of data responses kept for requests with the same inputs; `0` keeps none", \.dataMemoMaxBytes, 0...Int.max,
+            expected: "data_memo_max_bytes must be a whole number of bytes, 0 or more"),
+        .seconds(
+            "idempotency_window", "TAKSI_IDEMPOTENCY_WINDOW", default: "`86400`",
+            "seconds an action's answer is replayed to a retry with the same `Idempotency-Key`", \.idempotencyWindow, 1...604_800),
+        .integer(
+            "idempotency_max_bytes", "TAKSI_IDEMPOTENCY_MAX_BYTES", default: "`16777216`",
+            "bytes of action answers (and the requests they answer) kept for retries, oldest out first; `0` keeps none",
+            \.idempotencyMaxBytes, 0...Int.max, expected: "idempotency_max_bytes must be a whole number of bytes, 0 or more"),
         // Read as an object by the file and as one variable per upstream by the environment.
         Setting(
             key: "upstreams", environment: "TAKSI_UPSTREAM_<NAME>", flags: nil, defaultText: "none",
             meaning: "base URLs of the upstream APIs of `http` sources, by name (an object in the file)", takesList: false
         ) { _, _, source throws(ConfigurationError) in
-            throw ConfigurationError(source: source, message: "upstreams is an object of names and base URLs, or one TAKSI_UPSTREAM_<NAME> variable each")
+            throw ConfigurationError(
+                source: source, message: "upstreams is an object of names and base URLs, or one TAKSI_UPSTREAM_<NAME> variable each")
         },
         Setting(
             key: "apple_app_ids", environment: "TAKSI_APPLE_APP_IDS", flags: nil, defaultText: "none",
@@ -127,7 +167,8 @@ extension ServerConfiguration {
             let ids = list(value)
             if let bad = ids.first(where: { !AppLinks.isAppleAppID($0) }) {
                 throw ConfigurationError(
-                    source: source, message: "\"\(bad)\" is not an app ID; write the team ID, a dot and the bundle ID, like ABCDE12345.com.example.eats"
+                    source: source,
+                    message: "\"\(bad)\" is not an app ID; write the team ID, a dot and the bundle ID, like ABCDE12345.com.example.eats"
                 )
             }
             configuration.appLinks.appleAppIDs = ids
@@ -137,7 +178,8 @@ extension ServerConfiguration {
             meaning: "the Android app's package (`com.example.eats`) that opens them", takesList: false
         ) { configuration, value, source throws(ConfigurationError) in
             guard value.isEmpty || AppLinks.isAndroidPackage(value) else {
-                throw ConfigurationError(source: source, message: "\"\(value)\" is not an Android package name; write it like com.example.eats")
+                throw ConfigurationError(
+                    source: source, message: "\"\(value)\" is not an Android package name; write it like com.example.eats")
             }
             configuration.appLinks.androidPackage = value.isEmpty ? nil : value
         },
@@ -149,7 +191,8 @@ extension ServerConfiguration {
             if let bad = fingerprints.first(where: { !AppLinks.isFingerprint($0) }) {
                 throw ConfigurationError(
                     source: source,
-                    message: "\"\(bad)\" is not a SHA-256 certificate fingerprint; write 32 hexadecimal pairs separated by ':' (keytool -list -v prints it)"
+                    message:
+                        "\"\(bad)\" is not a SHA-256 certificate fingerprint; write 32 hexadecimal pairs separated by ':' (keytool -list -v prints it)"
                 )
             }
             configuration.appLinks.androidCertificateFingerprints = fingerprints
@@ -215,7 +258,8 @@ extension ServerConfiguration.Setting {
 
     /// A connection timeout: seconds from 0.01 to 86400, kept as a `TimeAmount`.
     static func timeout(
-        _ key: String, _ environment: String, default: String, _ meaning: String, _ path: any WritableKeyPath<Configuration, TimeAmount> & Sendable
+        _ key: String, _ environment: String, default: String, _ meaning: String,
+        _ path: any WritableKeyPath<Configuration, TimeAmount> & Sendable
     ) -> Self {
         Self(key: key, environment: environment, flags: nil, defaultText: `default`, meaning: meaning, takesList: false) {
             configuration, value, source throws(ConfigurationError) in
@@ -226,7 +270,8 @@ extension ServerConfiguration.Setting {
 
     /// `true` or `false` (also `1`/`0`, `yes`/`no`).
     static func boolean(
-        _ key: String, _ environment: String, flag: String?, default: String, _ meaning: String, _ path: any WritableKeyPath<Configuration, Bool> & Sendable
+        _ key: String, _ environment: String, flag: String?, default: String, _ meaning: String,
+        _ path: any WritableKeyPath<Configuration, Bool> & Sendable
     ) -> Self {
         Self(key: key, environment: environment, flags: flag, defaultText: `default`, meaning: meaning, takesList: false) {
             configuration, value, source throws(ConfigurationError) in
@@ -252,11 +297,15 @@ extension ServerConfiguration.Setting {
         }
     }
 
-    private static func parseSeconds(_ value: String, key: String, range: ClosedRange<Double>, source: String) throws(ConfigurationError) -> Double {
+    private static func parseSeconds(
+        _ value: String, key: String, range: ClosedRange<Double>, source: String
+    ) throws(ConfigurationError) -> Double {
         guard let seconds = Double(value), range.contains(seconds) else {
             let bound = { (number: Double) in number == number.rounded() ? String(Int(number)) : String(number) }
             throw ConfigurationError(
-                source: source, message: "\(key) must be a number of seconds from \(bound(range.lowerBound)) to \(bound(range.upperBound)), found \"\(value)\""
+                source: source,
+                message:
+                    "\(key) must be a number of seconds from \(bound(range.lowerBound)) to \(bound(range.upperBound)), found \"\(value)\""
             )
         }
         return seconds

@@ -69,7 +69,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// - Throws: ``ConfigurationError`` naming the file, the key and the fix.
     public mutating func apply(file path: String) throws(ConfigurationError) {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(source: path, message: "the configuration file cannot be read; check the path given to --config or TAKSI_CONFIG")
+            throw ConfigurationError(
+                source: path, message: "the configuration file cannot be read; check the path given to --config or TAKSI_CONFIG")
         }
         let node: JSONNode
         do {
@@ -94,7 +95,9 @@ public struct ServerConfiguration: Sendable, Equatable {
             let value = member.value.value
             if member.key == "upstreams" {
                 guard case .object(let entries) = value else {
-                    throw ConfigurationError(source: "\(path): \"upstreams\"", message: "upstreams must be an object of names and base URLs, like {\"citybikes\": \"https://api.citybik.es\"}")
+                    throw ConfigurationError(
+                        source: "\(path): \"upstreams\"",
+                        message: "upstreams must be an object of names and base URLs, like {\"citybikes\": \"https://api.citybik.es\"}")
                 }
                 for (name, base) in entries.sorted(by: { $0.key < $1.key }) {
                     guard case .string(let base) = base else {
@@ -114,7 +117,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             case .string(let string): text = string
             case .number, .bool: text = JSONWriter.string(value)
             default:
-                throw ConfigurationError(source: path, message: "\"\(member.key)\" must be a string, a number or a Boolean, found \(value.typeName)")
+                throw ConfigurationError(
+                    source: path, message: "\"\(member.key)\" must be a string, a number or a Boolean, found \(value.typeName)")
             }
             try apply(key: member.key, value: text, source: "\(path): \"\(member.key)\"")
             if member.key == "screens", !screensDirectory.hasPrefix("/"), !directory.isEmpty {
@@ -135,7 +139,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
         }
         let prefix = "TAKSI_UPSTREAM_"
-        for (variable, base) in environment.sorted(by: { $0.key < $1.key }) where variable.hasPrefix(prefix) && variable.count > prefix.count {
+        for (variable, base) in environment.sorted(by: { $0.key < $1.key })
+        where variable.hasPrefix(prefix) && variable.count > prefix.count {
             let written = variable.dropFirst(prefix.count)
             let normalized = { (name: String) in name.uppercased().replacingOccurrences(of: "-", with: "_") }
             let name = upstreams.keys.first { normalized($0) == written } ?? written.lowercased()
@@ -144,14 +149,17 @@ public struct ServerConfiguration: Sendable, Equatable {
     }
 
     /// Checks and records one upstream; a relative `file:` directory is taken relative to `directory`.
-    private mutating func setUpstream(_ name: String, base: String, relativeTo directory: String, source: String) throws(ConfigurationError) {
+    private mutating func setUpstream(_ name: String, base: String, relativeTo directory: String, source: String) throws(ConfigurationError)
+    {
         guard !name.isEmpty, name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-" }) else {
             throw ConfigurationError(source: source, message: "upstream names use letters, digits, '_' and '-', like citybikes")
         }
         var base = base.trimmingCharacters(in: .whitespaces)
         if base.hasPrefix("file:") {
             let path = String(base.dropFirst("file:".count))
-            guard !path.isEmpty else { throw ConfigurationError(source: source, message: "a file: upstream names a directory, like file:upstreams/citybikes") }
+            guard !path.isEmpty else {
+                throw ConfigurationError(source: source, message: "a file: upstream names a directory, like file:upstreams/citybikes")
+            }
             let absolute = path.hasPrefix("/") || directory.isEmpty ? path : (directory as NSString).appendingPathComponent(path)
             base = "file:" + absolute
         } else {

@@ -27,7 +27,8 @@ struct ActionEndpoint: Sendable {
         let variant = selection.variant
         guard let action = variant.compiled.actions.first(where: { $0.name == name }) else {
             let names = variant.compiled.actions.map(\.name)
-            throw APIError(.actionNotFound,
+            throw APIError(
+                .actionNotFound,
                 message: "screen \(variant.compiled.name) (variant \(variant.compiled.variantID)) has no action \"\(name)\""
                     + (names.isEmpty ? "; it declares none" : "; its actions: \(names.joined(separator: ", "))")
                     + NameSuggestion.hint(for: name, among: names)
@@ -47,7 +48,9 @@ struct ActionEndpoint: Sendable {
             return .ready(answer(action, of: variant, to: .invalid(errors), inputs: submitted.values, path: pathValues, catalog: catalog))
         }
         let key = try Self.idempotencyKey(request.headers)
-        let done: @Sendable () -> HTTPResponse = { self.answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog) }
+        let done: @Sendable () -> HTTPResponse = {
+            self.answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog)
+        }
         let respond: @Sendable () async -> HTTPResponse
         if let call = action.call {
             guard let resolver else { throw .upstreamsUnavailable }
@@ -67,7 +70,8 @@ struct ActionEndpoint: Sendable {
                     logger.error(
                         "action call failed",
                         metadata: [
-                            "screen": .string(variant.compiled.name), "action": .string(action.name), "upstream": .string(call.request.upstream),
+                            "screen": .string(variant.compiled.name), "action": .string(action.name),
+                            "upstream": .string(call.request.upstream),
                             "cause": .string(failure.description),
                         ]
                     )
@@ -82,9 +86,12 @@ struct ActionEndpoint: Sendable {
         }
         // The same key from another request (body, identity, screen) is a client bug, not a retry.
         let forwarded = (action.call?.request.forwardedValues(from: request.headers) ?? []).map { "\($0.0): \($0.1)" }
-        let fingerprint = ([request.headers.first(name: "Content-Type") ?? "-"] + forwarded + [request.body.map { String(buffer: $0) } ?? ""])
+        let fingerprint =
+            ([request.headers.first(name: "Content-Type") ?? "-"] + forwarded + [request.body.map { String(buffer: $0) } ?? ""])
             .joined(separator: "\n")
-        switch idempotency.claim(key: "\(variant.compiled.variantID)\n\(path)\n\(name)\n\(key)", request: fingerprint, work: { await respond().kept }) {
+        switch idempotency.claim(
+            key: "\(variant.compiled.variantID)\n\(path)\n\(name)\n\(key)", request: fingerprint, work: { await respond().kept })
+        {
         case .run(let task):
             return .pending { HTTPResponse(kept: await task.value) }
         case .replay(let task):
@@ -94,8 +101,10 @@ struct ActionEndpoint: Sendable {
                 return response
             }
         case .mismatch:
-            throw APIError(.idempotencyKeyReused,
-                message: "Idempotency-Key \"\(key)\" was sent with another request to this action; send a new key for each submit, and the same key only to retry it unchanged"
+            throw APIError(
+                .idempotencyKeyReused,
+                message:
+                    "Idempotency-Key \"\(key)\" was sent with another request to this action; send a new key for each submit, and the same key only to retry it unchanged"
             )
         }
     }
@@ -104,7 +113,8 @@ struct ActionEndpoint: Sendable {
     static let options: HTTPResponse = {
         var response = HTTPResponse(
             status: .noContent,
-            headers: [("Allow", APIError.actionMethods), ("Accept-Post", actionMediaTypes), ("Cache-Control", "no-store")], body: ByteBuffer()
+            headers: [("Allow", APIError.actionMethods), ("Accept-Post", actionMediaTypes), ("Cache-Control", "no-store")],
+            body: ByteBuffer()
         )
         response.route = "options"
         return response.precomputed()
@@ -123,7 +133,8 @@ struct ActionEndpoint: Sendable {
             factory: resolver?.metrics ?? MetricsSystem.factory
         ).increment()
         let headers = variant.headers.filter { $0.0 != "Vary" } + [("Cache-Control", "no-store")]
-        var response = HTTPResponse(status: HTTPResponseStatus(statusCode: status), json: ByteBuffer(bytes: JSONWriter.bytes(body)), headers: headers)
+        var response = HTTPResponse(
+            status: HTTPResponseStatus(statusCode: status), json: ByteBuffer(bytes: JSONWriter.bytes(body)), headers: headers)
         response.route = "action"
         response.variant = variant.compiled.variantID
         return response
@@ -150,12 +161,16 @@ struct ActionEndpoint: Sendable {
             } catch {
                 throw invalidBody("the body cannot be read as JSON: \(error.message)")
             }
-            guard let object = value.objectValue else { throw invalidBody("the body must be an object, {\"inputs\": {...}}, found \(value.typeName)") }
+            guard let object = value.objectValue else {
+                throw invalidBody("the body must be an object, {\"inputs\": {...}}, found \(value.typeName)")
+            }
             if let unknown = object.keys.sorted().first(where: { $0 != "inputs" }) {
                 throw invalidBody("unknown key \"\(unknown)\" in the body; send {\"inputs\": {...}}")
             }
             guard let inputs = object["inputs"] else { return .json([:]) }
-            guard let fields = inputs.objectValue else { throw invalidBody("\"inputs\" must be an object of inputs by name, found \(inputs.typeName)") }
+            guard let fields = inputs.objectValue else {
+                throw invalidBody("\"inputs\" must be an object of inputs by name, found \(inputs.typeName)")
+            }
             return .json(fields)
         case "application/x-www-form-urlencoded":
             let fields: [String: String]
@@ -173,7 +188,9 @@ struct ActionEndpoint: Sendable {
 
     /// The upstream request of a call: path and query filled from the inputs and path values,
     /// and the body rendered. A value that cannot fill a path segment is refused like a bad input.
-    static func submit(_ call: ScreenAction.Call, inputs: [String: JSONValue], path: [String: JSONValue]) throws(APIError) -> UpstreamClient.Submit {
+    static func submit(
+        _ call: ScreenAction.Call, inputs: [String: JSONValue], path: [String: JSONValue]
+    ) throws(APIError) -> UpstreamClient.Submit {
         let values = inputs.merging(path) { input, _ in input }
         let target: String
         do {
@@ -197,7 +214,8 @@ struct ActionEndpoint: Sendable {
     static func idempotencyKey(_ headers: HTTPHeaders) throws(APIError) -> String? {
         guard let key = headers.first(name: "Idempotency-Key") else { return nil }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            throw APIError(.invalidIdempotencyKey,
+            throw APIError(
+                .invalidIdempotencyKey,
                 message: "Idempotency-Key must be 1 to 255 visible ASCII characters, like a UUID"
             )
         }
@@ -205,8 +223,10 @@ struct ActionEndpoint: Sendable {
     }
 
     private static func unsupportedMediaType(_ found: String) -> APIError {
-        APIError(.unsupportedMediaType,
-            message: "an action reads \(actionMediaTypes) (UTF-8), found \(found); send {\"inputs\": {...}} as JSON or the inputs as a form",
+        APIError(
+            .unsupportedMediaType,
+            message:
+                "an action reads \(actionMediaTypes) (UTF-8), found \(found); send {\"inputs\": {...}} as JSON or the inputs as a form",
             headers: [("Accept-Post", actionMediaTypes)]
         )
     }

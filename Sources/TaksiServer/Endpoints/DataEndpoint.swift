@@ -148,7 +148,8 @@ struct DataEndpoint: Sendable {
             headers.append(("Cache-Control", "private, no-store"))
             headers.append(("X-Taksi-Degraded", degraded.joined(separator: ", ")))
         }
-        return Rendered(body: JSONWriter.bytes(data.jsonValue), headers: headers, degraded: !degraded.isEmpty, variant: request.screen.variantID)
+        return Rendered(
+            body: JSONWriter.bytes(data.jsonValue), headers: headers, degraded: !degraded.isEmpty, variant: request.screen.variantID)
     }
 
     /// The response kept for these inputs (``DataMemo``), or the one `render` makes, kept unless
@@ -160,7 +161,8 @@ struct DataEndpoint: Sendable {
         let rendered = render()
         guard !rendered.degraded else { return rendered.response }
         return memo.keep(
-            rendered.body, for: text, headers: rendered.headers, variant: rendered.variant, upstreamKeys: key.upstream.map(\.key), request: headers
+            rendered.body, for: text, headers: rendered.headers, variant: rendered.variant, upstreamKeys: key.upstream.map(\.key),
+            request: headers
         )
     }
 
@@ -179,7 +181,8 @@ struct DataEndpoint: Sendable {
         let dynamic = catalog.dynamicIdentifiers(of: screen.skeleton.components)
         let names = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
         for name in names where !dynamic.contains(name) {
-            throw APIError(.invalidParameter,
+            throw APIError(
+                .invalidParameter,
                 message: name.isEmpty
                     ? "query parameter \"only\" lists component identifiers separated by commas, like ?only=stations; it has an empty one"
                     : "query parameter \"only\" names \"\(name)\", which is not a dynamic component of \(screen.variantID); use some of \(dynamic.joined(separator: ", "))"
@@ -198,8 +201,10 @@ struct DataEndpoint: Sendable {
         // on the data path unless a value holds one.
         for (name, value) in headers where value.utf8.contains(0xEF) && value.unicodeScalars.contains("\u{FFFD}") {
             guard names.contains(where: { $0.lowercased() == name.lowercased() }) else { continue }
-            throw APIError(.invalidHeader,
-                message: "header \(name) holds bytes that are not UTF-8; it is forwarded to an upstream, which would get other bytes than these: send it as ASCII or UTF-8"
+            throw APIError(
+                .invalidHeader,
+                message:
+                    "header \(name) holds bytes that are not UTF-8; it is forwarded to an upstream, which would get other bytes than these: send it as ASCII or UTF-8"
             )
         }
     }

@@ -27,21 +27,25 @@ struct LinksEndpoint: Sendable {
     /// action shape, so the app decodes it with the client's own action decoder.
     private func resolveLink(_ url: String?, in links: DeepLinks) throws(APIError) -> HTTPResponse {
         guard let url, !url.isEmpty else {
-            throw APIError(.missingParameter,
+            throw APIError(
+                .missingParameter,
                 message: "query parameter \"url\" (the link to resolve, percent-encoded) is required; add ?url=https%3A%2F%2F..."
             )
         }
         switch links.resolve(url) {
         case .success(let target):
             let action: JSONValue = ["identifier": "navigation", "content": ["interface_identifier": .string(target)]]
-            var response = HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(action)), headers: [("Cache-Control", "public, max-age=60")])
+            var response = HTTPResponse(
+                json: ByteBuffer(bytes: JSONWriter.bytes(action)), headers: [("Cache-Control", "public, max-age=60")])
             response.route = "links"
             return response
         case .failure(.notALink(let reason)):
             throw APIError(.invalidLink, message: "\"\(url)\" cannot be resolved: \(reason)")
         case .failure(.noMatch):
-            throw APIError(.linkNotFound,
-                message: "no link pattern of links.yaml matches \"\(url)\" with values its screen accepts; open the app's start screen instead"
+            throw APIError(
+                .linkNotFound,
+                message:
+                    "no link pattern of links.yaml matches \"\(url)\" with values its screen accepts; open the app's start screen instead"
             )
         }
     }

@@ -1,7 +1,7 @@
+import Foundation
 public import Logging
 public import NIOCore
 public import NIOHTTP1
-import Foundation
 public import Prometheus
 import TaksiSchema
 import TaksiScreens

@@ -56,7 +56,8 @@ struct VariantSelector: Sendable {
         for earlier in store.earlierSets {
             guard let (screen, values) = try? earlier.screen(at: path) else { continue }
             let selected = try? select(in: screen, target: target, headers: headers)
-            guard let found = selected?.revision.digest == held ? selected : Self.variant(of: screen, revision: held, headers: headers) else {
+            guard let found = selected?.revision.digest == held ? selected : Self.variant(of: screen, revision: held, headers: headers)
+            else {
                 continue
             }
             revisionCounters.earlier.increment()
@@ -93,7 +94,8 @@ struct VariantSelector: Sendable {
         }
         if let text = versionText {
             guard let version = Version(text.trimmingCharacters(in: .whitespaces)) else {
-                throw APIError(.invalidVersion,
+                throw APIError(
+                    .invalidVersion,
                     message: "\"\(text)\" is not an app version; send numbers separated by dots, like 2.3.1 or 2.3.1-beta.2",
                     headers: headers.contains(name: "X-Taksi-Version") ? vary("X-Taksi-Version") : screen.vary.map { [("Vary", $0)] } ?? []
                 )
@@ -115,7 +117,8 @@ struct VariantSelector: Sendable {
             case .versionNotFound:
                 throw APIError(.screenVersionNotFound, message: error.description, headers: vary("X-Taksi-Version"))
             case .alternativeNotFound:
-                throw APIError(.screenAlternativeNotFound, message: error.description, headers: vary("X-Taksi-Alternative")
+                throw APIError(
+                    .screenAlternativeNotFound, message: error.description, headers: vary("X-Taksi-Alternative")
                 )
             }
         }
@@ -123,7 +126,10 @@ struct VariantSelector: Sendable {
 
     /// A variant of `screen` whose skeleton has `revision`, in the locale the request negotiates.
     private static func variant(of screen: ServedScreenSet.Screen, revision: String, headers: HTTPHeaders) -> ServedScreenSet.Variant? {
-        guard let found = screen.served.values.sorted(by: { $0.compiled.file < $1.compiled.file }).first(where: { $0.revision.digest == revision })
+        guard
+            let found = screen.served.values.sorted(by: { $0.compiled.file < $1.compiled.file }).first(where: {
+                $0.revision.digest == revision
+            })
         else { return nil }
         guard let locales = screen.locales, !found.translations.isEmpty else { return found }
         return found.translations[locales.locale(for: headers.first(name: "Accept-Language"))] ?? found
@@ -154,9 +160,12 @@ extension APIError {
     /// server keeps earlier sets). The app fetches the skeleton again, past its caches, then its data.
     static func skeletonOutdated(held: String, screen: String) -> APIError {
         // Echoed only when it looks like a revision (a client's header goes into no message unchecked).
-        let isRevision = (1...32).contains(held.utf8.count) && held.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") }
-        return APIError(.skeletonOutdated,
-            message: "the skeleton of \(screen) this app holds\(isRevision ? " (revision \(held))" : "") is no longer served, so its data cannot be answered; fetch the skeleton again with Cache-Control: no-cache, then its data with the new X-Taksi-Skeleton",
+        let isRevision =
+            (1...32).contains(held.utf8.count) && held.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") }
+        return APIError(
+            .skeletonOutdated,
+            message:
+                "the skeleton of \(screen) this app holds\(isRevision ? " (revision \(held))" : "") is no longer served, so its data cannot be answered; fetch the skeleton again with Cache-Control: no-cache, then its data with the new X-Taksi-Skeleton",
             headers: [("Vary", ServedScreenSet.skeletonHeader)]
         )
     }

@@ -1,5 +1,5 @@
-public import NIOHTTP1
 import NIOCore
+public import NIOHTTP1
 public import TaksiSchema
 import TaksiScreens
 
@@ -84,13 +84,15 @@ public struct APIError: Error, Sendable, Equatable {
     }
 
     static func notFound(path: String) -> APIError {
-        APIError(.notFound,
+        APIError(
+            .notFound,
             message: "no endpoint at \(path); see GET /screens for the screens and the README for the API"
         )
     }
 
     static func screenNotFound(_ name: String) -> APIError {
-        APIError(.screenNotFound,
+        APIError(
+            .screenNotFound,
             message: "there is no screen named \"\(name)\"; GET /screens lists the screens"
         )
     }
@@ -101,21 +103,25 @@ public struct APIError: Error, Sendable, Equatable {
     static let actionMethods = "POST, OPTIONS"
 
     static func methodNotAllowed(_ method: HTTPMethod, allowed: String = allowedMethods) -> APIError {
-        APIError(.methodNotAllowed,
-            message: "\(method.rawValue) is not allowed here; use \(allowed == actionMethods ? "POST" : "GET or HEAD")", headers: [("Allow", allowed)]
+        APIError(
+            .methodNotAllowed,
+            message: "\(method.rawValue) is not allowed here; use \(allowed == actionMethods ? "POST" : "GET or HEAD")",
+            headers: [("Allow", allowed)]
         )
     }
 
     /// A method this server does not know at all (RFC 9110, 15.6.2).
     static func methodNotImplemented(_ method: HTTPMethod?) -> APIError {
-        APIError(.methodNotImplemented,
+        APIError(
+            .methodNotImplemented,
             message: "\(method.map { "the method \($0.rawValue)" } ?? "the request's method") is not implemented; use GET or HEAD",
             headers: [("Allow", allowedMethods)]
         )
     }
 
     static func bodyTooLarge(limit: Int) -> APIError {
-        APIError(.bodyTooLarge,
+        APIError(
+            .bodyTooLarge,
             message: "the request body is larger than \(limit) bytes; no endpoint takes a body that large"
         )
     }
@@ -123,19 +129,23 @@ public struct APIError: Error, Sendable, Equatable {
     /// A screen's source or action calls an upstream, and this server calls none.
     static let upstreamsUnavailable = APIError(.upstreamsUnavailable, message: "this server calls no upstreams")
 
-    static let bodyTimeout = APIError(.bodyTimeout,
+    static let bodyTimeout = APIError(
+        .bodyTimeout,
         message: "the request body did not arrive in time; send it whole, without pauses"
     )
 
-    static let invalidHost = APIError(.invalidHost,
+    static let invalidHost = APIError(
+        .invalidHost,
         message: "an HTTP/1.1 request needs exactly one Host header (RFC 9112, 3.2); send one"
     )
 
-    static let versionNotSupported = APIError(.httpVersionNotSupported,
+    static let versionNotSupported = APIError(
+        .httpVersionNotSupported,
         message: "this server speaks HTTP/1.1 (and 1.0); for HTTP/2 or 3, terminate them at a proxy or load balancer"
     )
 
-    static let expectationFailed = APIError(.expectationFailed,
+    static let expectationFailed = APIError(
+        .expectationFailed,
         message: "the only expectation this server meets is Expect: 100-continue"
     )
 
@@ -149,17 +159,20 @@ public struct APIError: Error, Sendable, Equatable {
     }
 
     static func uriTooLong(limit: Int) -> APIError {
-        APIError(.uriTooLong,
+        APIError(
+            .uriTooLong,
             message: "the request target is longer than \(limit) bytes; shorten the query"
         )
     }
 
     static func headersTooLarge(limit: Int) -> APIError {
-        APIError(.headersTooLarge,
+        APIError(
+            .headersTooLarge,
             message: "the request headers are larger than \(limit) bytes; send fewer or smaller headers"
         )
     }
 
-    static let malformedRequest = APIError(.malformedRequest, message: "the request is not valid HTTP/1.1"
+    static let malformedRequest = APIError(
+        .malformedRequest, message: "the request is not valid HTTP/1.1"
     )
 }

@@ -3,8 +3,12 @@ import NIOCore
 extension ByteBuffer {
     /// Writes `value` in decimal ASCII without building a string (request ids, access log numbers).
     mutating func writeDecimal(_ value: Int) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         if value < 0 { writeInteger(UInt8(ascii: "-")) }
         withUnsafeMutableBytes(of: &digits) { bytes in
             // The magnitude, digit by digit from the end; works for Int.min too.

@@ -59,7 +59,9 @@ public final class HTTPServer: Sendable {
     ) async throws -> HTTPServer {
         let quiescing = ServerQuiescingHelper(group: group)
         // One sweeper per event loop closes the connections whose timeouts passed.
-        let shortest = [limits.idleTimeout, limits.headerTimeout, limits.bodyTimeout, limits.writeTimeout, limits.lingerTimeout].map(\.nanoseconds).min() ?? 0
+        let shortest =
+            [limits.idleTimeout, limits.headerTimeout, limits.bodyTimeout, limits.writeTimeout, limits.lingerTimeout].map(\.nanoseconds)
+            .min() ?? 0
         let sweepInterval = TimeAmount.nanoseconds(max(10_000_000, min(1_000_000_000, shortest / 4)))
         var sweepers: [ObjectIdentifier: NIOLoopBound<ConnectionSweeper>] = [:]
         for loop in group.makeIterator() {
@@ -195,11 +197,13 @@ public struct ServerStartError: Error, CustomStringConvertible {
         let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         switch (cause as? IOError)?.errnoCode {
         case EADDRINUSE:
-            return "cannot listen on \(address): the port is already in use by another process; stop it, or choose another port with --port (or \"port\" in config.json, or TAKSI_PORT)"
+            return
+                "cannot listen on \(address): the port is already in use by another process; stop it, or choose another port with --port (or \"port\" in config.json, or TAKSI_PORT)"
         case EACCES:
             return "cannot listen on \(address): permission denied; ports below 1024 need privileges, so use a port like 8080"
         case EADDRNOTAVAIL:
-            return "cannot listen on \(address): no network interface has that address; use 127.0.0.1, 0.0.0.0 or an address of this machine"
+            return
+                "cannot listen on \(address): no network interface has that address; use 127.0.0.1, 0.0.0.0 or an address of this machine"
         default:
             return "cannot listen on \(address): \(cause)"
         }

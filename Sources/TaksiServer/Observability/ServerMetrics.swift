@@ -1,6 +1,6 @@
 public import CoreMetrics
-public import NIOCore
 import NIOConcurrencyHelpers
+public import NIOCore
 
 /// The HTTP metrics: requests by route and status, latency by route, bytes written by route, and
 /// open connections. Metric objects are made once per route and status and kept, so a request
@@ -41,7 +41,8 @@ public final class ServerMetrics: RequestObserver {
                 )
             let counter =
                 metrics.requests[status]
-                ?? Counter(label: "taksi_http_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory)
+                ?? Counter(
+                    label: "taksi_http_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory)
             if metrics.requests[status] == nil {
                 metrics.requests[status] = counter
                 routes[route] = metrics

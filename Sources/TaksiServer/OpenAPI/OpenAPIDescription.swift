@@ -23,7 +23,8 @@ enum OpenAPIDescription {
             for variant in variants.all {
                 for action in variant.actions where seen.insert(action.name).inserted {
                     let path = "/screens/\(name)/actions/\(action.name)"
-                    operations += "  " + JSONWriter.string(.string(path)) + ": " + JSONWriter.string(operation(action, screen: variants)) + "\n"
+                    operations +=
+                        "  " + JSONWriter.string(.string(path)) + ": " + JSONWriter.string(operation(action, screen: variants)) + "\n"
                 }
             }
         }
@@ -49,15 +50,21 @@ enum OpenAPIDescription {
         var inputs: [String: JSONValue] = ["type": "object", "additionalProperties": false, "properties": .object(properties)]
         if !required.isEmpty { inputs["required"] = .array(required) }
         let pathParameters: [JSONValue] = screen.pattern.parameterNames.map { name in
-            ["name": .string(name), "in": "path", "required": true, "schema": .object(schema(screen.pattern.parameters[name] ?? RequestParameter()))]
+            [
+                "name": .string(name), "in": "path", "required": true,
+                "schema": .object(schema(screen.pattern.parameters[name] ?? RequestParameter())),
+            ]
         }
-        let headers: [JSONValue] = ["X-Taksi-Version", "X-Taksi-Alternative", "X-Taksi-User", "X-Taksi-Skeleton", "Idempotency-Key", "X-Request-Id"].map {
+        let headers: [JSONValue] = [
+            "X-Taksi-Version", "X-Taksi-Alternative", "X-Taksi-User", "X-Taksi-Skeleton", "Idempotency-Key", "X-Request-Id",
+        ].map {
             ["$ref": .string("#/components/parameters/\($0)")]
         }
         let answer: JSONValue = ["$ref": "#/components/responses/ActionAnswer"]
         var responses: [String: JSONValue] = [
             "400": ["$ref": "#/components/responses/BadRequest"], "404": ["$ref": "#/components/responses/NotFound"],
-            "412": ["$ref": "#/components/responses/SkeletonOutdated"], "415": ["$ref": "#/components/responses/UnsupportedMediaType"], "422": answer,
+            "412": ["$ref": "#/components/responses/SkeletonOutdated"], "415": ["$ref": "#/components/responses/UnsupportedMediaType"],
+            "422": answer,
         ]
         for status in Set([200] + action.answers.values.compactMap(\.status)) { responses[String(status)] = answer }
         if action.call != nil {
@@ -72,7 +79,9 @@ enum OpenAPIDescription {
             "requestBody": [
                 "required": .bool(!required.isEmpty),
                 "content": [
-                    "application/json": ["schema": ["type": "object", "additionalProperties": false, "properties": ["inputs": .object(inputs)]]],
+                    "application/json": [
+                        "schema": ["type": "object", "additionalProperties": false, "properties": ["inputs": .object(inputs)]]
+                    ],
                     "application/x-www-form-urlencoded": ["schema": .object(inputs)],
                 ],
             ],

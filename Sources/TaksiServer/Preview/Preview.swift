@@ -48,7 +48,8 @@ struct Preview: Sendable {
             return try exchange(target.query, responder: responder)
         case .events:
             guard events.hasRoom else {
-                throw APIError(.previewStreamsExhausted,
+                throw APIError(
+                    .previewStreamsExhausted,
                     message: "\(events.maxSubscribers) previews are open already; close one and reload this page",
                     headers: [("Retry-After", "5")]
                 )
@@ -244,7 +245,8 @@ struct Preview: Sendable {
         var body = response.body
         let sent = body.readableBytes
         if response.headers.first(name: "Content-Encoding") == "gzip" {
-            body = (try? body.decompress(with: .gzip(), maxSize: maxShownBody)) ?? ByteBuffer(string: "(the gzip body could not be decoded)")
+            body =
+                (try? body.decompress(with: .gzip(), maxSize: maxShownBody)) ?? ByteBuffer(string: "(the gzip body could not be decoded)")
         }
         let value: JSONValue = [
             "request": request,

@@ -40,7 +40,8 @@ enum ScreenIndex {
             return [
                 "name": .string(experiment.name),
                 "version": version.requirement.map { .string($0.description) } ?? .null,
-                "weights": .object(Dictionary(uniqueKeysWithValues: experiment.weights.map { ($0.alternative, .number(Double($0.weight))) })),
+                "weights": .object(
+                    Dictionary(uniqueKeysWithValues: experiment.weights.map { ($0.alternative, .number(Double($0.weight))) })),
             ]
         }
     }

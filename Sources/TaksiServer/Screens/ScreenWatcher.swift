@@ -21,7 +21,8 @@ public struct ScreenWatcher: Service {
 
     /// - Parameter upstreams: configured upstream names, so a reload naming another fails.
     public init(
-        directory: String, interval: Duration, upstreams: Set<String>? = nil, store: ScreenStore, metrics: any MetricsFactory, logger: Logger
+        directory: String, interval: Duration, upstreams: Set<String>? = nil, store: ScreenStore, metrics: any MetricsFactory,
+        logger: Logger
     ) {
         self.upstreams = upstreams
         self.directory = directory
@@ -58,7 +59,10 @@ public struct ScreenWatcher: Service {
             }
             logger.error(
                 "screen reload failed; still serving the last good set",
-                metadata: ["errors": .stringConvertible(load.diagnostics.filter { $0.severity == .error }.count), "version": .string(store.status.version)]
+                metadata: [
+                    "errors": .stringConvertible(load.diagnostics.filter { $0.severity == .error }.count),
+                    "version": .string(store.status.version),
+                ]
             )
             return false
         }
@@ -76,7 +80,8 @@ public struct ScreenWatcher: Service {
         }
         Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "ok")], factory: metrics).increment()
         for warning in load.diagnostics where warning.severity == .warning { logger.warning("\(warning)") }
-        logger.info("screens reloaded", metadata: ["version": .string(screenSet.version), "screens": .stringConvertible(screenSet.screens.count)])
+        logger.info(
+            "screens reloaded", metadata: ["version": .string(screenSet.version), "screens": .stringConvertible(screenSet.screens.count)])
         return true
     }
 

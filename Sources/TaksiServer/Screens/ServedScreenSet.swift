@@ -1,5 +1,5 @@
-public import CoreMetrics
 import Atomics
+public import CoreMetrics
 import NIOCore
 import NIOHTTP1
 import TaksiSchema
@@ -182,7 +182,8 @@ public final class ServedScreenSet: Sendable {
             func served(_ compiled: CompiledScreen) -> Variant {
                 let revision = SkeletonRevision(skeleton: compiled.skeleton, catalog: screenSet.catalog)
                 var headers = [
-                    ("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version), (Self.skeletonHeader, revision.digest),
+                    ("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version),
+                    (Self.skeletonHeader, revision.digest),
                 ]
                 if let locale = compiled.locale { headers.append(("Content-Language", locale)) }
                 let skeletonBody = JSONWriter.bytes(compiled.skeleton.jsonValue)
@@ -228,13 +229,19 @@ public final class ServedScreenSet: Sendable {
 
     /// The variants (by file; their translations share their revision) whose revision differs
     /// between two sets, with what changed.
-    static func shapeChanges(from old: ServedScreenSet, to new: ServedScreenSet) -> [(variant: String, old: String, new: String, changes: [String])] {
+    static func shapeChanges(
+        from old: ServedScreenSet, to new: ServedScreenSet
+    ) -> [(variant: String, old: String, new: String, changes: [String])] {
         var result: [(variant: String, old: String, new: String, changes: [String])] = []
         for name in new.screenSet.names {
             guard let screen = new.screens[name], let earlier = old.screens[name] else { continue }
             for (file, variant) in screen.served.sorted(by: { $0.key < $1.key }) {
                 guard let was = earlier.served[file], was.revision.digest != variant.revision.digest else { continue }
-                result.append((variant.compiled.variantID, was.revision.digest, variant.revision.digest, SkeletonRevision.changes(from: was.revision, to: variant.revision)))
+                result.append(
+                    (
+                        variant.compiled.variantID, was.revision.digest, variant.revision.digest,
+                        SkeletonRevision.changes(from: was.revision, to: variant.revision)
+                    ))
             }
         }
         return result

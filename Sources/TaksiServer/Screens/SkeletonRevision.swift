@@ -34,7 +34,9 @@ struct SkeletonRevision {
             var fields = Self.describe(schema.fields)
             // A field of other components' contents (a collection's values): their type is part of it.
             for field in schema.fields {
-                guard case .componentContents(let nameField) = field.type, let item = component.content[nameField]?.stringValue else { continue }
+                guard case .componentContents(let nameField) = field.type, let item = component.content[nameField]?.stringValue else {
+                    continue
+                }
                 type += " of " + item
                 fields += " / " + (catalog.schema(named: item).map { Self.describe($0.fields) } ?? "unknown")
             }
@@ -74,12 +76,15 @@ struct SkeletonRevision {
         let after = Dictionary(new.entries.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
         var changes: [String] = []
         for entry in new.entries where before[entry.identifier] == nil { changes.append("\(entry.identifier) appeared (\(entry.type))") }
-        for entry in old.entries where after[entry.identifier] == nil { changes.append("\(entry.identifier) disappeared (was \(entry.type))") }
+        for entry in old.entries where after[entry.identifier] == nil {
+            changes.append("\(entry.identifier) disappeared (was \(entry.type))")
+        }
         for entry in new.entries {
             guard let was = before[entry.identifier], was != entry else { continue }
             changes.append(
                 was.type == entry.type
-                    ? "\(entry.identifier) changed the fields of \(entry.type)" : "\(entry.identifier) changed type from \(was.type) to \(entry.type)"
+                    ? "\(entry.identifier) changed the fields of \(entry.type)"
+                    : "\(entry.identifier) changed type from \(was.type) to \(entry.type)"
             )
         }
         return changes

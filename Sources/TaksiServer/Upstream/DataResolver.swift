@@ -26,7 +26,9 @@ public struct DataResolver: Sendable {
 
     /// Every call's value through the cache, looked up concurrently; a failure is one lookup's
     /// outcome, never the others'.
-    func lookUp(_ calls: [UpstreamCall], requestHeaders: HTTPHeaders, screen: CompiledScreen) async -> [(UpstreamCall, UpstreamCache.Lookup)] {
+    func lookUp(
+        _ calls: [UpstreamCall], requestHeaders: HTTPHeaders, screen: CompiledScreen
+    ) async -> [(UpstreamCall, UpstreamCache.Lookup)] {
         await withTaskGroup(of: (UpstreamCall, UpstreamCache.Lookup).self) { group in
             for call in calls {
                 group.addTask { (call, await resolve(call, requestHeaders: requestHeaders, screen: screen)) }
@@ -82,7 +84,8 @@ public struct DataResolver: Sendable {
         let lookup = await cache.value(for: key, policy: policy) {
             let start = NIODeadline.now()
             let result = await client.fetch(call, headers: forwarded)
-            let outcome: String = switch result {
+            let outcome: String =
+                switch result {
                 case .success: "ok"
                 case .failure(let failure): failure.code
                 }
@@ -91,7 +94,8 @@ public struct DataResolver: Sendable {
                 .recordNanoseconds((NIODeadline.now() - start).nanoseconds)
             return result
         }
-        let cacheResult: String = switch lookup {
+        let cacheResult: String =
+            switch lookup {
             case .hit: "hit"
             case .fetched: "miss"
             case .stale: "stale"
@@ -105,9 +109,11 @@ public struct DataResolver: Sendable {
         ]
         switch lookup {
         case .failed(let failure):
-            logger.error("upstream failed; its components are degraded", metadata: where_.merging(["cause": .string(failure.description)]) { $1 })
+            logger.error(
+                "upstream failed; its components are degraded", metadata: where_.merging(["cause": .string(failure.description)]) { $1 })
         case .staleOnError(_, let failure):
-            logger.warning("upstream failed; serving a stale copy", metadata: where_.merging(["cause": .string(failure.description)]) { $1 })
+            logger.warning(
+                "upstream failed; serving a stale copy", metadata: where_.merging(["cause": .string(failure.description)]) { $1 })
         default:
             break
         }

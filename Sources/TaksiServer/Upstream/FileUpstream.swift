@@ -43,7 +43,8 @@ struct FileUpstream {
             guard data.count <= submit.maxBytes else { return .failure(.tooLarge(limit: submit.maxBytes)) }
             return UpstreamClient.answer(status: 200, bytes: Array(data))
         }
-        guard case .success(let value) = UpstreamClient.parse(Array(data)), let answers = value.value.objectValue?["answers"]?.arrayValue else {
+        guard case .success(let value) = UpstreamClient.parse(Array(data)), let answers = value.value.objectValue?["answers"]?.arrayValue
+        else {
             return .failure(.invalidJSON("\(file) is not {\"answers\": [{\"when\": {...}, \"status\": 200, \"body\": {...}}]}"))
         }
         let body = submit.body.flatMap { try? JSONParser.parse($0).value }

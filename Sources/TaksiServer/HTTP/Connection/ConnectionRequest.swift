@@ -64,7 +64,8 @@ struct ConnectionRequest {
         } else if let declaredLength, length == nil {
             // The decoder takes lengths up to 2^64 - 1 and waits for that body; one an Int
             // cannot hold is larger than any limit. Anything else it would have refused.
-            let isNumber = !declaredLength.isEmpty && declaredLength.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            let isNumber =
+                !declaredLength.isEmpty && declaredLength.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
             verdict.rejection = isNumber ? .bodyTooLarge(limit: limits.maxBodyBytes) : .malformedRequest
             verdict.answersBeforeBody = true
         } else if let length, length > limits.maxBodyBytes {
@@ -108,7 +109,9 @@ struct ConnectionRequest {
                 case 10 where ContentCoding.equalsIgnoringCase(name[...], "connection"):
                     connectionUpgrade =
                         connectionUpgrade
-                        || value.split(separator: ",").contains { ContentCoding.equalsIgnoringCase($0.trimmingOptionalWhitespace, "upgrade") }
+                        || value.split(separator: ",").contains {
+                            ContentCoding.equalsIgnoringCase($0.trimmingOptionalWhitespace, "upgrade")
+                        }
                 case 12 where ContentCoding.equalsIgnoringCase(name[...], "x-request-id"): requestID = requestID ?? value
                 case 14 where ContentCoding.equalsIgnoringCase(name[...], "content-length"): contentLength = contentLength ?? value
                 case 17 where ContentCoding.equalsIgnoringCase(name[...], "transfer-encoding"): hasTransferEncoding = true
