@@ -84,14 +84,29 @@ let package = Package(
         .executableTarget(name: "taksi-validate", dependencies: ["TaksiScreens"], swiftSettings: swiftSettings),
         // Runs taksi-validate over Screens/ during `swift build`, so an invalid screen fails the build.
         .plugin(name: "ValidateScreens", capability: .buildTool(), dependencies: ["taksi-validate"]),
+        // What the test targets share: the repository's root, tools, raw connections, the test
+        // upstream and clock, and the test client.
+        .target(
+            name: "TaksiTestSupport",
+            dependencies: [
+                "TaksiServer",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/TaksiTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "TaksiSchemaTests", dependencies: ["TaksiSchema"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "TaksiScreensTests", dependencies: ["TaksiScreens"], exclude: ["Golden"], swiftSettings: swiftSettings
+            name: "TaksiScreensTests", dependencies: ["TaksiScreens", "TaksiTestSupport"], exclude: ["Golden"], swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "TaksiServerTests",
             dependencies: [
                 "TaksiServer",
+                "TaksiTestSupport",
                 "taksi-server",
                 "taksi-validate",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -1,6 +1,7 @@
 import Foundation
 import TaksiSchema
 import TaksiScreens
+import TaksiTestSupport
 import Testing
 
 /// The example screens in `Screens/`, and only here: no other test reads them, so a team can
@@ -175,7 +176,7 @@ struct ExampleScreensTests {
 
     func compare(_ actual: String, golden file: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
         let url = Self.goldenDirectory.appendingPathComponent(file)
-        if ProcessInfo.processInfo.environment["TAKSI_UPDATE_GOLDEN"] == "1" {
+        if isUpdatingGoldens {
             try FileManager.default.createDirectory(at: Self.goldenDirectory, withIntermediateDirectories: true)
             try Data(actual.utf8).write(to: url)
             return

@@ -1,5 +1,6 @@
 import Foundation
 import TaksiSchema
+import TaksiTestSupport
 import Testing
 
 @testable import TaksiScreens

@@ -6,6 +6,7 @@ import NIOPosix
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -5,6 +5,7 @@ import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// `POST /screens/<path>/actions/<name>` against a real upstream on a free port: inputs as JSON
@@ -87,12 +88,9 @@ struct ActionTests {
 
         func post(
             _ uri: String, _ body: String, type: String? = "application/x-www-form-urlencoded", headers: [(String, String)] = []
-        ) async -> HTTPResponse {
-            var all = headers
-            if let type { all.append(("Content-Type", type)) }
-            return await application.responder.respond(
-                to: HTTPRequest(method: .POST, uri: uri, headers: HTTPHeaders(all), body: ByteBuffer(string: body))
-            ).response
+        ) async -> TestResponse {
+            await TestClient.router(application.responder).respond(
+                .POST, uri: uri, headers: headers + (type.map { [("Content-Type", $0)] } ?? []), body: body)
         }
 
         /// The answer's JSON, after checking it as the client would read it: the data payload
@@ -100,7 +98,7 @@ struct ActionTests {
         /// decodes exactly, and `then`, when present, is an action the client decodes.
         /// - Parameter screen: whose skeleton the answer patches; an action's answer (`signup`) is never stored.
         func answer(
-            _ response: HTTPResponse, screen: String = "signup/{plan}", sourceLocation: Testing.SourceLocation = #_sourceLocation
+            _ response: TestResponse, screen: String = "signup/{plan}", sourceLocation: Testing.SourceLocation = #_sourceLocation
         ) throws -> JSONValue {
             let json = try JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
             if screen == "signup/{plan}" || json["error"] != nil {
@@ -469,22 +467,22 @@ struct ActionTests {
         let fixture = try await Fixture()
         fixture.upstream.on("/news", .json(#"{"title": "Hello"}"#))
         fixture.upstream.on("/weather", .json(#"{"text": "Sunny"}"#))
-        let responder = fixture.application.responder
-        let one = await responder.response(method: .GET, uri: "/screens/feed/data?only=forecast")
+        let client = TestClient.router(fixture.application.responder)
+        let one = await client.respond(uri: "/screens/feed/data?only=forecast")
         #expect(one.status == .ok)
         #expect(try fixture.answer(one, screen: "feed")["interface_data"] == [["identifier": "forecast", "content": ["value": "Sunny"]]])
         #expect(fixture.upstream.count("/news") == 0)
         #expect(fixture.upstream.count("/weather") == 1)
-        let whole = await responder.response(method: .GET, uri: "/screens/feed/data")
+        let whole = await client.respond(uri: "/screens/feed/data")
         #expect(try fixture.answer(whole, screen: "feed")["interface_data"]?.arrayValue?.count == 2, "the whole is not the part kept")
-        let both = await responder.response(method: .GET, uri: "/screens/feed/data?only=headline,forecast")
+        let both = await client.respond(uri: "/screens/feed/data?only=headline,forecast")
         #expect(try fixture.answer(both, screen: "feed")["interface_data"]?.arrayValue?.count == 2)
         // A static label is dynamic to the client, so it may be asked for; it has nothing to send.
         #expect(
-            try fixture.answer(await responder.response(method: .GET, uri: "/screens/feed/data?only=static"), screen: "feed")[
+            try fixture.answer(await client.respond(uri: "/screens/feed/data?only=static"), screen: "feed")[
                 "interface_data"] == [])
         for bad in ["go", "nope", "headline,", ""] {
-            let response = await responder.response(method: .GET, uri: "/screens/feed/data?only=\(bad)")
+            let response = await client.respond(uri: "/screens/feed/data?only=\(bad)")
             #expect(response.status == .badRequest, "\(bad)")
             #expect(try fixture.answer(response, screen: "feed")["error"]?["code"] == "invalid_parameter")
         }
@@ -501,7 +499,7 @@ struct ActionTests {
                 "POST /screens/signup/free/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                     + "GET /screens/feed HTTP/1.1\r\nHost: a\r\n\r\n"
             )
-            let responses = try await connection.receiveOffPool(2)
+            let responses = await connection.receiveOffPool(2)
             #expect(responses.map(\.status) == [200, 200])
             #expect(responses.first?.json?["then"] == ["identifier": "navigation", "content": ["interface_identifier": "welcome/3"]])
             #expect(try JSONDecoder().decode(JSONValue.self, from: Data((fixture.upstream.requests.last?.body ?? "").utf8))["age"] == 7)
@@ -510,7 +508,7 @@ struct ActionTests {
             big.send(
                 "POST /screens/signup/free/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n"
             )
-            #expect(try await big.receiveOffPool(1).first?.status == 413)
+            #expect(await big.receiveOffPool(1).first?.status == 413)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TaksiTestSupport
 import Testing
 
 /// The ValidateScreens plugin as a team uses it: from a package of its own that depends on this

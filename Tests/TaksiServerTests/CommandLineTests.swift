@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import TaksiTestSupport
 import Testing
 
 /// The `taksi-server` executable as users run it: exit codes and output.

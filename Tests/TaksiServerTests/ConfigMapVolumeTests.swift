@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOPosix
 import TaksiScreens
+import TaksiTestSupport
 import Testing
 
 @testable import TaksiServer

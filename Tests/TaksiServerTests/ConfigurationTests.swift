@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 @Suite("Configuration")
@@ -42,7 +43,7 @@ struct ConfigurationTests {
         let header = "| `config.json` key | environment | flag | default | meaning |"
         let start = try #require(readme.range(of: header), "the README has no table of settings")
         let end = readme[start.lowerBound...].range(of: "\n\n")?.lowerBound ?? readme.endIndex
-        if ProcessInfo.processInfo.environment["TAKSI_UPDATE_GOLDEN"] == "1" {
+        if isUpdatingGoldens {
             readme.replaceSubrange(start.lowerBound..<end, with: ServerConfiguration.settingsTable)
             try readme.write(to: url, atomically: true, encoding: .utf8)
             return

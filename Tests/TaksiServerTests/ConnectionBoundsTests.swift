@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import TaksiScreens
+import TaksiTestSupport
 import Testing
 
 @testable import TaksiServer

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import TaksiSchema
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// Connection handling over real sockets: request ids, limits, backpressure, timeouts and the cap.

@@ -7,6 +7,7 @@ import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// Data answered on the event loop: kept per inputs (``DataMemo``), rendered from fresh cache

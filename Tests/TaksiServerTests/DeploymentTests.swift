@@ -2,6 +2,7 @@ import Foundation
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// The Kubernetes manifest that `scripts/render-kubernetes.py` makes: valid against the Kubernetes

@@ -3,6 +3,7 @@ import Logging
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// The examples' app flows, end to end over a real socket with the repository's own

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import TaksiTestSupport
 import Testing
 
 @testable import TaksiServer

@@ -6,6 +6,7 @@ import NIOPosix
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// What a deployment, a CDN, an upstream or a hostile client can do, over real sockets where it

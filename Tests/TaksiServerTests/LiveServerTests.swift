@@ -1,6 +1,8 @@
 import Foundation
+import NIOHTTP1
 import TaksiSchema
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// The real server on a free port, over a real socket: keep-alive, pipelining, HEAD, close.
@@ -18,6 +20,33 @@ struct LiveServerTests {
             #expect(skeleton.first?.json == fixtureScreens["home"]?.skeleton.jsonValue)
             #expect(
                 data.first?.json?["interface_data"]?.arrayValue?.first == ["identifier": "greeting", "content": ["value": "Hello, Ada!"]])
+        }
+    }
+
+    @Test("the test client answers the same in process (.router) and over a socket (.live)")
+    func testClientModes() async throws {
+        let application = fixtureApplication()
+        let requests: [(HTTPMethod, String, [(String, String)])] = [
+            (.GET, "/screens/home", []), (.GET, "/screens/home/data?name=Ada", [("Accept-Language", "pt")]),
+            (.HEAD, "/screens/landing", [("X-Taksi-Alternative", "compact")]), (.GET, "/screens/nope", []),
+            (.GET, "/screens/home", [("Accept-Encoding", "gzip")]), (.DELETE, "/screens/home", []),
+        ]
+        func answers(_ mode: TestClient.Mode) async throws -> [TestResponse] {
+            try await application.test(mode) { client in
+                var responses: [TestResponse] = []
+                for (method, uri, headers) in requests { responses.append(try await client.execute(method, uri: uri, headers: headers)) }
+                return responses
+            }
+        }
+        let inProcess = try await answers(.router)
+        let overSocket = try await answers(.live)
+        for (index, (router, live)) in zip(inProcess, overSocket).enumerated() {
+            #expect(router.status == live.status, "\(requests[index].1)")
+            #expect(router.body == live.body, "\(requests[index].1)")
+            // The connection adds Date and X-Request-Id; everything else is the responder's.
+            let added: Set<String> = ["date", "x-request-id"]
+            let liveHeaders = live.headers.filter { !added.contains($0.name.lowercased()) }.map { "\($0.name): \($0.value)" }
+            #expect(router.headers.map { "\($0.name): \($0.value)" } == liveHeaders, "\(requests[index].1)")
         }
     }
 

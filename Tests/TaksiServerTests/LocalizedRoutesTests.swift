@@ -4,6 +4,7 @@ import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// Localized screens over HTTP: the locale `Accept-Language` picks, said in `Content-Language`,
@@ -36,12 +37,12 @@ struct LocalizedRoutesTests {
         responder = buildApplication(configuration: configuration, screenSet: set, logger: Logger(label: "test")).responder
     }
 
-    func get(_ uri: String, _ headers: [(String, String)] = []) async -> HTTPResponse {
-        await responder.response(method: .GET, uri: uri, headers: HTTPHeaders(headers))
+    func get(_ uri: String, _ headers: [(String, String)] = []) async -> TestResponse {
+        await TestClient.router(responder).respond(uri: uri, headers: headers)
     }
 
-    func body(_ response: HTTPResponse) -> String {
-        String(decoding: response.body.readableBytesView, as: UTF8.self)
+    func body(_ response: TestResponse) -> String {
+        response.text
     }
 
     @Test("skeleton and data come in the negotiated locale, with Content-Language and Vary: Accept-Language")

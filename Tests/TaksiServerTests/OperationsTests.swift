@@ -3,6 +3,7 @@ import Logging
 import NIOPosix
 import TaksiSchema
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 #if canImport(Glibc)

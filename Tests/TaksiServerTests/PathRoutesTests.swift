@@ -4,6 +4,7 @@ import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// Screens with path parameters and deep links over HTTP, on a small in-memory set.
@@ -60,10 +61,9 @@ struct PathRoutesTests {
         )
     )
 
-    func get(_ uri: String, _ headers: [(String, String)] = []) async -> (response: HTTPResponse, body: String, json: JSONValue?) {
-        let response = await responder.response(method: .GET, uri: uri, headers: HTTPHeaders(headers))
-        let body = String(decoding: response.body.readableBytesView, as: UTF8.self)
-        return (response, body, try? JSONDecoder().decode(JSONValue.self, from: Data(body.utf8)))
+    func get(_ uri: String, _ headers: [(String, String)] = []) async -> (response: TestResponse, body: String, json: JSONValue?) {
+        let response = await TestClient.router(responder).respond(uri: uri, headers: headers)
+        return (response, response.text, response.json)
     }
 
     @Test("the skeleton is the same bytes and ETag for every value; the data is per value")

@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOPosix
 import TaksiSchema
 import TaksiScreens
+import TaksiTestSupport
 import Testing
 
 @testable import TaksiServer
@@ -28,17 +29,13 @@ struct PreviewTests {
         return (try buildApplication(configuration: configuration, logger: Logger(label: "preview")), directory)
     }
 
-    static func get(_ responder: Responder, _ uri: String) async -> HTTPResponse {
-        await responder.response(method: .GET, uri: uri)
+    static func get(_ responder: Responder, _ uri: String) async -> TestResponse {
+        await TestClient.router(responder).respond(uri: uri)
     }
 
-    static func text(_ response: HTTPResponse) -> String {
-        String(buffer: response.body)
-    }
+    static func text(_ response: TestResponse) -> String { response.text }
 
-    static func json(_ response: HTTPResponse) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
-    }
+    static func json(_ response: TestResponse) -> JSONValue? { response.json }
 
     static let routes = [
         "/preview", "/preview/", "/preview/home", "/preview/preview.js", "/preview/preview.css", "/preview/catalog.json",
@@ -55,7 +52,7 @@ struct PreviewTests {
             #expect(Self.json(response)?["error"]?["code"] == "not_found", "\(route)")
         }
         for method in [HTTPMethod.OPTIONS, .POST, .HEAD] {
-            #expect(await responder.response(method: method, uri: "/preview").status == .notFound, "\(method)")
+            #expect(await TestClient.router(responder).respond(method, uri: "/preview").status == .notFound, "\(method)")
         }
     }
 
@@ -129,9 +126,8 @@ struct PreviewTests {
         #expect(modern["query"]?["name"]?["default"] == "friend")
         // Each variant's sample version selects it, as the list's links promise.
         for variant in variants {
-            var headers = HTTPHeaders()
-            if let version = variant["sample_version"]?.stringValue { headers.add(name: "X-Taksi-Version", value: version) }
-            let skeleton = await responder.response(method: .GET, uri: "/screens/home", headers: headers)
+            let headers = variant["sample_version"]?.stringValue.map { [("X-Taksi-Version", $0)] } ?? []
+            let skeleton = await TestClient.router(responder).respond(uri: "/screens/home", headers: headers)
             #expect(skeleton.headers["X-Taksi-Variant"] == [variant["id"]?.stringValue ?? "?"])
         }
         #expect(home["parameter_order"] == [])
@@ -284,7 +280,7 @@ struct PreviewTests {
         #expect(refused.status == .serviceUnavailable)
         #expect(refused.headers["Retry-After"] == ["5"])
         #expect(Self.json(refused)?["error"]?["code"] == "preview_streams_exhausted")
-        let head = await responder.response(method: .HEAD, uri: "/preview")
+        let head = await TestClient.router(responder).respond(.HEAD, uri: "/preview")
         #expect(head.status == .ok)
     }
 }

@@ -5,6 +5,7 @@ import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// The routes, answered in-process (no socket): statuses, headers and whole bodies.
@@ -15,9 +16,8 @@ struct ResponderTests {
     func get(
         _ uri: String, method: HTTPMethod = .GET, headers: [(String, String)] = []
     ) async -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: JSONValue?) {
-        let response = await responder.response(method: method, uri: uri, headers: HTTPHeaders(headers))
-        let body = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
-        return (response.status, response.headers, body)
+        let response = await TestClient.router(responder).respond(method, uri: uri, headers: headers)
+        return (response.status, response.headers, response.json)
     }
 
     func error(_ code: String, _ message: String) -> JSONValue {

@@ -3,6 +3,7 @@ import Logging
 import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
+import TaksiTestSupport
 import Testing
 
 @testable import TaksiServer

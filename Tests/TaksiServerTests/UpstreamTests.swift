@@ -6,6 +6,7 @@ import NIOPosix
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// `http` sources against a real upstream on a free port: mapping, caching, failure isolation.
@@ -85,16 +86,14 @@ struct UpstreamTests {
             application = buildApplication(configuration: configuration, screenSet: screenSet, logger: Logger(label: "test"), cache: cache)
         }
 
-        func get(_ uri: String, _ headers: [(String, String)] = []) async -> HTTPResponse {
-            await application.responder.response(method: .GET, uri: uri, headers: HTTPHeaders(headers))
+        func get(_ uri: String, _ headers: [(String, String)] = []) async -> TestResponse {
+            await TestClient.router(application.responder).respond(uri: uri, headers: headers)
         }
 
-        func json(_ response: HTTPResponse) -> JSONValue? {
-            try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
-        }
+        func json(_ response: TestResponse) -> JSONValue? { response.json }
 
         /// The data entries by identifier.
-        func entries(_ response: HTTPResponse) -> [String: JSONValue] {
+        func entries(_ response: TestResponse) -> [String: JSONValue] {
             var entries: [String: JSONValue] = [:]
             for entry in json(response)?["interface_data"]?.arrayValue ?? [] {
                 if let identifier = entry["identifier"]?.stringValue { entries[identifier] = entry["content"] }

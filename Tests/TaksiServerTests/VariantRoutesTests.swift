@@ -5,6 +5,7 @@ import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// Versions, alternatives and experiments over HTTP, on the fixture screens: `home` is served in
@@ -22,12 +23,12 @@ struct VariantRoutesTests {
             .responder
     }
 
-    func get(_ uri: String, _ headers: [(String, String)] = []) async -> HTTPResponse {
-        await responder.response(method: .GET, uri: uri, headers: HTTPHeaders(headers))
+    func get(_ uri: String, _ headers: [(String, String)] = []) async -> TestResponse {
+        await TestClient.router(responder).respond(uri: uri, headers: headers)
     }
 
-    func json(_ response: HTTPResponse) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
+    func json(_ response: TestResponse) -> JSONValue? {
+        response.json
     }
 
     @Test("two app versions of home are served by header or query, and the variant is named")
@@ -67,7 +68,7 @@ struct VariantRoutesTests {
                 #expect(skeleton.headers["X-Taksi-Variant"] == data.headers["X-Taksi-Variant"])
                 // Both vary on what chose the variant; a body with a gzip form also varies on
                 // Accept-Encoding, and data on the skeleton it is for.
-                let chosenBy = { (response: HTTPResponse) in
+                let chosenBy = { (response: TestResponse) in
                     response.headers["Vary"].first?.split(separator: ", ").filter { $0 != "Accept-Encoding" && $0 != "X-Taksi-Skeleton" }
                         ?? []
                 }

@@ -1,13 +1,13 @@
 import NIOConcurrencyHelpers
-import NIOCore
+package import NIOCore
 import NIOHTTP1
 import NIOPosix
 
 /// A real upstream API for tests, on a free port: each path answers as its test says (JSON, a
 /// status, a delay, invalid or huge bodies, a dropped connection), and every request is recorded.
-final class TestUpstream: Sendable {
+package final class TestUpstream: Sendable {
     /// How a path answers.
-    enum Behavior: Sendable {
+    package enum Behavior: Sendable {
         /// 200 with this body, after `delay`.
         case json(String, delay: TimeAmount = .zero)
         /// This status and a small body.
@@ -30,11 +30,11 @@ final class TestUpstream: Sendable {
     }
 
     /// One request as the upstream saw it.
-    struct Request: Sendable {
-        var uri: String
-        var headers: [(String, String)]
-        var method: String = "GET"
-        var body: String = ""
+    package struct Request: Sendable {
+        package var uri: String
+        package var headers: [(String, String)]
+        package var method: String = "GET"
+        package var body: String = ""
     }
 
     private struct State {
@@ -51,10 +51,10 @@ final class TestUpstream: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
 
-    var port: Int { channel.localAddress?.port ?? 0 }
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var port: Int { channel.localAddress?.port ?? 0 }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    init() async throws {
+    package init() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.group = group
         let box = state
@@ -71,20 +71,20 @@ final class TestUpstream: Sendable {
     }
 
     /// Sets how `path` (without the query) answers.
-    func on(_ path: String, _ behavior: Behavior) {
+    package func on(_ path: String, _ behavior: Behavior) {
         state.withLockedValue { $0.behaviors[path] = behavior }
     }
 
     /// Every request so far, oldest first.
-    var requests: [Request] { state.withLockedValue { $0.requests } }
+    package var requests: [Request] { state.withLockedValue { $0.requests } }
 
     /// Requests to `path` (without the query) so far.
-    func count(_ path: String) -> Int {
+    package func count(_ path: String) -> Int {
         requests.filter { $0.uri.split(separator: "?").first.map(String.init) == path }.count
     }
 
     /// Sends the answers of every `held` request so far.
-    func release() {
+    package func release() {
         for answer in state.withLockedValue({ state in
             defer { state.held = [] }
             return state.held
@@ -92,7 +92,7 @@ final class TestUpstream: Sendable {
     }
 
     /// Returns once the upstream has received `count` requests in all.
-    func waitForRequests(_ count: Int) async {
+    package func waitForRequests(_ count: Int) async {
         await withCheckedContinuation { continuation in
             let ready = state.withLockedValue { state in
                 guard state.requests.count < count else { return true }
@@ -104,7 +104,7 @@ final class TestUpstream: Sendable {
     }
 
     /// Stops listening and closes every connection: later calls are refused.
-    func stop() async throws {
+    package func stop() async throws {
         try await group.shutdownGracefully()
     }
 
@@ -217,12 +217,14 @@ final class TestUpstream: Sendable {
 }
 
 /// A clock tests move by hand, so TTLs expire without waiting.
-final class ManualClock: Sendable {
+package final class ManualClock: Sendable {
     private let seconds = NIOLockedValueBox(1_000.0)
 
-    var now: Double { seconds.withLockedValue { $0 } }
+    package init() {}
 
-    func advance(by interval: Double) {
+    package var now: Double { seconds.withLockedValue { $0 } }
+
+    package func advance(by interval: Double) {
         seconds.withLockedValue { $0 += interval }
     }
 }

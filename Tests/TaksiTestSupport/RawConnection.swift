@@ -1,0 +1,181 @@
+import Foundation
+import NIOCore
+package import TaksiSchema
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One parsed HTTP/1.1 response.
+package struct RawResponse {
+    package var status: Int
+    package var headers: [(String, String)]
+    /// The body's bytes, as sent.
+    package var bytes: [UInt8]
+    /// The body as UTF-8 text.
+    package var body: String { String(decoding: bytes, as: UTF8.self) }
+
+    package func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    package var json: JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(body.utf8))
+    }
+}
+
+/// A deliberately plain blocking HTTP/1.1 client over a socket: it writes exactly the bytes given
+/// (so tests can pipeline), and reads until it has parsed the expected responses or the peer
+/// closes. A receive timeout keeps a broken server from hanging the suite.
+package final class RawConnection {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    /// Where the unparsed bytes of `buffer` start.
+    private var start = 0
+
+    /// - Parameter receiveBuffer: a small kernel receive buffer, so a client that does not read
+    ///   pushes back on the server quickly.
+    package init(port: Int, receiveBuffer: Int32? = nil) throws {
+        #if canImport(Glibc)
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw POSIXError(.EIO) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        #if canImport(Darwin)
+        // Darwin has no MSG_NOSIGNAL: the socket itself is told not to raise SIGPIPE.
+        var noSignal: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &noSignal, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw POSIXError(.ECONNREFUSED)
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    package func send(_ text: String) {
+        send(bytes: Array(text.utf8))
+    }
+
+    /// Sends bytes as they are, including ones that are not UTF-8.
+    package func send(bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            // A peer that closed gives an error here, not a SIGPIPE that ends the tests.
+            #if canImport(Glibc)
+            let result = bytes[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            #else
+            let result = bytes[sent...].withUnsafeBytes { Darwin.send(descriptor, $0.baseAddress, $0.count, 0) }
+            #endif
+            guard result > 0 else { return }
+            sent += result
+        }
+    }
+
+    /// Reads `count` responses; `headRequests` says which of them answer HEAD (and so have no body).
+    package func receive(_ count: Int, headRequests: Set<Int> = []) -> [RawResponse] {
+        var responses: [RawResponse] = []
+        while responses.count < count {
+            if let response = parse(isHead: headRequests.contains(responses.count)) {
+                responses.append(response)
+                continue
+            }
+            guard fill() else { break }
+        }
+        return responses
+    }
+
+    /// ``receive(_:headRequests:)`` on a thread of its own, for tests whose server answers from
+    /// Swift tasks: a blocking read on the cooperative pool could starve the tasks it waits for.
+    package func receiveOffPool(_ count: Int, headRequests: Set<Int> = []) async -> [RawResponse] {
+        await withCheckedContinuation { continuation in
+            let box = UncheckedBox(self)
+            Thread { continuation.resume(returning: box.value.receive(count, headRequests: headRequests)) }.start()
+        }
+    }
+
+    /// What arrives until `marker` has arrived `count` times (or the peer closes, or the receive
+    /// timeout passes), as text from the first unread byte, all of it read: for streamed responses.
+    package func receiveText(until marker: String, count: Int = 1) -> String {
+        func text() -> String { String(decoding: buffer[start...], as: UTF8.self) }
+        while text().components(separatedBy: marker).count - 1 < count {
+            guard fill() else { break }
+        }
+        defer { start = buffer.count }
+        return text()
+    }
+
+    /// ``receiveText(until:count:)`` on a thread of its own (see ``receiveOffPool(_:)``).
+    package func receiveTextOffPool(until marker: String, count: Int = 1) async -> String {
+        await withCheckedContinuation { continuation in
+            let box = UncheckedBox(self)
+            Thread { continuation.resume(returning: box.value.receiveText(until: marker, count: count)) }.start()
+        }
+    }
+
+    /// Whether the server closed the connection (reads end-of-file).
+    package func isClosedByPeer() -> Bool {
+        !fill() && start == buffer.count
+    }
+
+    /// Whether bytes (or end-of-file) arrive within `milliseconds`.
+    package func isReadable(within milliseconds: Int32) -> Bool {
+        var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, milliseconds) > 0
+    }
+
+    private func fill() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let read = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        guard read > 0 else { return false }
+        buffer += chunk[0..<read]
+        return true
+    }
+
+    private func parse(isHead: Bool) -> RawResponse? {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = buffer.indices[start...].first(where: { buffer[$0...].starts(with: separator) }) else { return nil }
+        let head = String(decoding: buffer[start..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let status = Int(head[0].split(separator: " ")[1]) ?? 0
+        let headers = head.dropFirst().map { line -> (String, String) in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            return (String(parts[0]), parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
+        }
+        let length = isHead ? 0 : Int(headers.first { $0.0.lowercased() == "content-length" }?.1 ?? "0") ?? 0
+        let bodyStart = end + 4
+        guard buffer.count >= bodyStart + length else { return nil }
+        let bytes = Array(buffer[bodyStart..<bodyStart + length])
+        start = bodyStart + length
+        if start > 1 << 20 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        return RawResponse(status: status, headers: headers, bytes: bytes)
+    }
+}
+
+/// Carries a non-Sendable value to a thread that is its only user from then on.
+
+/// Carries a non-Sendable value to a thread that is its only user from then on.
+package struct UncheckedBox<Value>: @unchecked Sendable {
+    package let value: Value
+    package init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,148 @@
+import Foundation
+package import NIOCore
+package import NIOHTTP1
+import NIOPosix
+package import TaksiSchema
+package import TaksiServer
+
+/// One way for tests to send requests, in the spirit of Hummingbird's `app.test(.router / .live)`:
+/// the same request is answered in process by the application's ``Responder`` (`.router`: no
+/// socket, no event loop), or over a socket by its real server on a free port (`.live`: the
+/// connection handler, limits and all). Both give a ``TestResponse``.
+///
+/// ```swift
+/// try await application.test(.router) { client in
+///     let response = try await client.execute(uri: "/screens/home")
+///     #expect(response.status == .ok)
+/// }
+/// ```
+package struct TestClient: Sendable {
+    package enum Mode: Sendable {
+        /// Answered by the responder, in process.
+        case router
+        /// Answered by the real server, over a socket.
+        case live
+    }
+
+    private enum Target: Sendable {
+        case responder(Responder)
+        case port(Int)
+    }
+
+    private let target: Target
+
+    /// The server's port, for a `.live` client.
+    package var port: Int? {
+        if case .port(let port) = target { return port }
+        return nil
+    }
+
+    /// A client of `responder`, in process (what `.router` gives).
+    package static func router(_ responder: Responder) -> TestClient { TestClient(responder: responder) }
+
+    /// Sends one request and waits for its whole response.
+    package func execute(
+        _ method: HTTPMethod = .GET, uri: String, headers: [(String, String)] = [], body: String? = nil
+    ) async throws -> TestResponse {
+        switch target {
+        case .responder(let responder):
+            return await Self.respond(responder, method, uri: uri, headers: headers, body: body)
+        case .port(let port):
+            let connection = try RawConnection(port: port)
+            var head = "\(method.rawValue) \(uri) HTTP/1.1\r\nHost: localhost\r\n"
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            if let body { head += "Content-Length: \(body.utf8.count)\r\n" }
+            connection.send(head + "\r\n" + (body ?? ""))
+            guard let raw = await connection.receiveOffPool(1, headRequests: method == .HEAD ? [0] : []).first else {
+                throw TestClientError.noResponse(uri)
+            }
+            return TestResponse(
+                status: HTTPResponseStatus(statusCode: raw.status), headers: HTTPHeaders(raw.headers), body: ByteBuffer(bytes: raw.bytes)
+            )
+        }
+    }
+
+    /// The in-process answer, which always arrives (so it does not throw), for a `.router` client.
+    package func respond(
+        _ method: HTTPMethod = .GET, uri: String, headers: [(String, String)] = [], body: String? = nil
+    ) async -> TestResponse {
+        guard case .responder(let responder) = target else { preconditionFailure("respond(...) is for .router clients; use execute(...)") }
+        return await Self.respond(responder, method, uri: uri, headers: headers, body: body)
+    }
+
+    private static func respond(
+        _ responder: Responder, _ method: HTTPMethod, uri: String, headers: [(String, String)], body: String?
+    ) async -> TestResponse {
+        let request = HTTPRequest(method: method, uri: uri, headers: HTTPHeaders(headers), body: body.map { ByteBuffer(string: $0) })
+        let response = await responder.respond(to: request).response
+        return TestResponse(status: response.status, headers: response.headers, body: method == .HEAD ? ByteBuffer() : response.body)
+    }
+
+    fileprivate init(responder: Responder) { target = .responder(responder) }
+    fileprivate init(port: Int) { target = .port(port) }
+}
+
+/// A response as a test sees it, from either mode of ``TestClient``.
+package struct TestResponse: Sendable {
+    package var status: HTTPResponseStatus
+    package var headers: HTTPHeaders
+    package var body: ByteBuffer
+
+    /// The body as UTF-8 text.
+    package var text: String { String(buffer: body) }
+
+    /// The body as JSON, when it is.
+    package var json: JSONValue? { try? JSONDecoder().decode(JSONValue.self, from: Data(body.readableBytesView)) }
+
+    /// The first value of a header.
+    package func header(_ name: String) -> String? { headers.first(name: name) }
+}
+
+package enum TestClientError: Error {
+    /// The server closed the connection (or said nothing in time) without answering.
+    case noResponse(String)
+    /// The server did not report the port it listens on.
+    case noPort
+}
+
+extension Application {
+    /// Runs `body` with a client of `mode` (see ``TestClient``); a `.live` server is drained after.
+    package func test<Value: Sendable>(_ mode: TestClient.Mode, _ body: (TestClient) async throws -> Value) async throws -> Value {
+        switch mode {
+        case .router:
+            return try await body(TestClient(responder: responder))
+        case .live:
+            var value: Value?
+            try await withRunningServer(self) { port, _ in value = try await body(TestClient(port: port)) }
+            guard let value else { throw TestClientError.noPort }
+            return value
+        }
+    }
+}
+
+/// Runs `body` against `application`'s real server (it must be configured for port 0), given its
+/// port and the server itself (to flush or reopen its access log), then drains it.
+package func withRunningServer(_ application: Application, _ body: (Int, HTTPServer) async throws -> Void) async throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    // The server is released before its event loops stop: NIO's quiescing helper completes a
+    // promise on them when it goes, and NIO reports (and will one day trap on) work scheduled
+    // on a loop that has shut down.
+    func run() async throws {
+        let server = try await application.start(on: group)
+        do {
+            guard let port = server.port else { throw TestClientError.noPort }
+            try await body(port, server)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+    do {
+        try await run()
+    } catch {
+        try await group.shutdownGracefully()
+        throw error
+    }
+    try await group.shutdownGracefully()
+}
