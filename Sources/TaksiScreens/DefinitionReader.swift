@@ -3,30 +3,28 @@ import TaksiSchema
 /// Reads the structure of one definition file and collects diagnostics that point into it.
 /// Every "expected X" problem is reported with the file, line, column and JSON path.
 ///
-/// Nodes copied in from a fragment carry offsets tagged with their ``Origin`` (see
-/// ``relocated(_:into:)``), so a problem inside a fragment is reported where the screen uses it,
-/// with the chain of fragments and the path in the fragment's own file.
+/// Nodes copied in from a fragment carry offsets that name their ``Origin`` (see
+/// ``relocated(_:fragment:file:paths:use:)`` and ``SourceOffset``), so a problem inside a fragment
+/// is reported where the screen uses it, with the chain of fragments and the path in the
+/// fragment's own file.
 struct DefinitionReader {
     let file: SourceFile
     private(set) var diagnostics: [Diagnostic] = []
-    /// The files that nodes with tagged offsets come from: origin `n` is `origins[n - 1]`.
+    /// The files that nodes copied in from fragments come from: origin `n` is `origins[n - 1]`.
     private(set) var origins: [Origin] = []
-    /// The path of every node and key in the file, by offset, once a fragment is used (the paths
-    /// the compiler sees are then those of the expanded screen).
+    /// The path of every node and key in the file, by byte offset, once a fragment is used (the
+    /// paths the compiler sees are then those of the expanded screen).
     private var paths: [Int: JSONPath]?
 
     /// A fragment's file, copied into the screen at one use.
     struct Origin {
         var fragment: String
         var file: SourceFile
-        /// The path of every node and key in the fragment's file, by offset.
+        /// The path of every node and key in the fragment's file, by byte offset.
         var paths: [Int: JSONPath]
-        /// Where the fragment is used, as an offset of the file (or origin) that uses it.
-        var use: Int
+        /// Where the fragment is used: a node of the file, or of another copy.
+        var use: SourceOffset
     }
-
-    /// Offsets at and above `1 << originShift` carry an origin in their high bits.
-    static let originShift = 40
 
     init(file: SourceFile) {
         self.file = file
@@ -42,13 +40,20 @@ struct DefinitionReader {
     }
 
     mutating func report(
-        _ code: Diagnostic.Code, offset: Int, path: JSONPath, _ message: String, severity: Diagnostic.Severity = .error
+        _ code: Diagnostic.Code, offset: SourceOffset, path: JSONPath, _ message: String, severity: Diagnostic.Severity = .error
     ) {
         report(code, offset: offset, path: path, message, severity: severity, tail: nil)
     }
 
+    /// A problem at a byte of the file itself.
+    mutating func report(
+        _ code: Diagnostic.Code, offset: Int, path: JSONPath, _ message: String, severity: Diagnostic.Severity = .error
+    ) {
+        report(code, offset: SourceOffset(byte: offset), path: path, message, severity: severity, tail: nil)
+    }
+
     private mutating func report(
-        _ code: Diagnostic.Code, offset: Int, path: JSONPath, _ message: String, severity: Diagnostic.Severity, tail: String?
+        _ code: Diagnostic.Code, offset: SourceOffset, path: JSONPath, _ message: String, severity: Diagnostic.Severity, tail: String?
     ) {
         guard paths != nil else {
             diagnostics.append(
@@ -69,22 +74,22 @@ struct DefinitionReader {
         diagnostics.append(diagnostic)
     }
 
-    /// Where an offset was written: the offset in this file (where the outermost fragment is
+    /// Where an offset was written: the byte offset in this file (where the outermost fragment is
     /// used), the fragments it was reached through (outermost first, each with where in its file),
     /// and its path in the innermost fragment's file.
-    private func unwind(_ offset: Int) -> (offset: Int, trace: [Diagnostic.Frame], innermostPath: JSONPath?) {
+    private func unwind(_ offset: SourceOffset) -> (offset: Int, trace: [Diagnostic.Frame], innermostPath: JSONPath?) {
         var trace: [Diagnostic.Frame] = []
         var innermostPath: JSONPath?
         var offset = offset
-        while offset >> Self.originShift > 0 {
-            let origin = origins[(offset >> Self.originShift) - 1]
-            let local = offset & ((1 << Self.originShift) - 1)
-            if trace.isEmpty { innermostPath = origin.paths[local] }
+        while offset.origin > 0 {
+            let origin = origins[offset.origin - 1]
+            if trace.isEmpty { innermostPath = origin.paths[offset.byte] }
             trace.insert(
-                Diagnostic.Frame(fragment: origin.fragment, file: origin.file.path, location: origin.file.location(ofOffset: local)), at: 0)
+                Diagnostic.Frame(fragment: origin.fragment, file: origin.file.path, location: origin.file.location(ofOffset: offset.byte)),
+                at: 0)
             offset = origin.use
         }
-        return (offset, trace, innermostPath)
+        return (offset.byte, trace, innermostPath)
     }
 
     /// Reports paths as written in the file from now on, not as `root` will be after fragments
@@ -102,19 +107,23 @@ struct DefinitionReader {
     }
 
     /// A copy of a fragment's `node` whose offsets say they come from a new origin: `fragment`'s
-    /// file, used at `use` (a node of this file or of another origin).
+    /// file, used at `use` (a node of this file or of another copy).
     mutating func relocated(
         _ node: JSONNode, fragment: String, file: SourceFile, paths fragmentPaths: [Int: JSONPath], use: JSONNode
     ) -> JSONNode {
         origins.append(Origin(fragment: fragment, file: file, paths: fragmentPaths, use: use.offset))
-        let tag = origins.count << Self.originShift
+        let origin = origins.count
         func relocate(_ node: JSONNode) -> JSONNode {
             var copy = node
-            copy.offset |= tag
+            copy.offset.origin = origin
             switch node.kind {
             case .array(let elements): copy.kind = .array(elements.map(relocate))
             case .object(let members):
-                copy.kind = .object(members.map { JSONNode.Member(key: $0.key, keyOffset: $0.keyOffset | tag, value: relocate($0.value)) })
+                copy.kind = .object(
+                    members.map {
+                        JSONNode.Member(
+                            key: $0.key, keyOffset: SourceOffset(byte: $0.keyOffset.byte, origin: origin), value: relocate($0.value))
+                    })
             default: break
             }
             return copy
@@ -130,13 +139,13 @@ struct DefinitionReader {
     static func paths(of root: JSONNode) -> [Int: JSONPath] {
         var paths: [Int: JSONPath] = [:]
         func visit(_ node: JSONNode, _ path: JSONPath) {
-            if paths[node.offset] == nil { paths[node.offset] = path }
+            if paths[node.offset.byte] == nil { paths[node.offset.byte] = path }
             switch node.kind {
             case .array(let elements):
                 for (index, element) in elements.enumerated() { visit(element, path.appending(index)) }
             case .object(let members):
                 for member in members {
-                    if paths[member.keyOffset] == nil { paths[member.keyOffset] = path.appending(member.key) }
+                    if paths[member.keyOffset.byte] == nil { paths[member.keyOffset.byte] = path.appending(member.key) }
                     visit(member.value, path.appending(member.key))
                 }
             default: break

@@ -1,13 +1,40 @@
 public import TaksiSchema
 
+/// Where a node was written: a byte offset in a file, and which file. Nodes read from a screen's
+/// file have origin 0; nodes copied in from a fragment keep their offsets in the fragment's file
+/// and the number of that copy (``DefinitionReader`` knows the copies: the fragment, its file and
+/// where it is used), so a problem inside a fragment is reported at both places.
+public struct SourceOffset: Hashable, Sendable {
+    /// The byte offset in the file the node was written in.
+    public var byte: Int
+    /// 0 for the file being read; `n` for the `n`th fragment copied into it.
+    public var origin: Int
+
+    public init(byte: Int, origin: Int = 0) {
+        self.byte = byte
+        self.origin = origin
+    }
+}
+
 /// A parsed JSON value that remembers where it was written, so a diagnostic can point at the
 /// line and column of the offending value. Object members keep the order of the file.
 public struct JSONNode: Sendable {
     /// One member of an object, with where its key was written.
     public struct Member: Sendable {
         public var key: String
-        public var keyOffset: Int
+        public var keyOffset: SourceOffset
         public var value: JSONNode
+
+        public init(key: String, keyOffset: SourceOffset, value: JSONNode) {
+            self.key = key
+            self.keyOffset = keyOffset
+            self.value = value
+        }
+
+        /// A member of a file being read (origin 0).
+        public init(key: String, keyOffset: Int, value: JSONNode) {
+            self.init(key: key, keyOffset: SourceOffset(byte: keyOffset), value: value)
+        }
     }
 
     public indirect enum Kind: Sendable {
@@ -20,8 +47,18 @@ public struct JSONNode: Sendable {
     }
 
     public var kind: Kind
-    /// The byte offset in the file where the value starts.
-    public var offset: Int
+    /// Where the value starts.
+    public var offset: SourceOffset
+
+    public init(kind: Kind, offset: SourceOffset) {
+        self.kind = kind
+        self.offset = offset
+    }
+
+    /// A value of a file being read (origin 0), starting at byte `offset`.
+    public init(kind: Kind, offset: Int) {
+        self.init(kind: kind, offset: SourceOffset(byte: offset))
+    }
 
     /// The plain value, without locations.
     public var value: JSONValue {
@@ -89,5 +126,25 @@ public struct JSONNode: Sendable {
             }
         }
         return node
+    }
+}
+
+extension JSONNode {
+    /// A node for a value that has no place of its own in a file, reported at `offset`.
+    init(_ value: JSONValue, offset: SourceOffset) {
+        let kind: Kind =
+            switch value {
+            case .null: .null
+            case .bool(let flag): .bool(flag)
+            case .number(let number): .number(number)
+            case .string(let string): .string(string)
+            case .array(let elements): .array(elements.map { JSONNode($0, offset: offset) })
+            case .object(let members):
+                .object(
+                    members.sorted { $0.key < $1.key }.map {
+                        Member(key: $0.key, keyOffset: offset, value: JSONNode($0.value, offset: offset))
+                    })
+            }
+        self.init(kind: kind, offset: offset)
     }
 }

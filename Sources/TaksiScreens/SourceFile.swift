@@ -18,6 +18,12 @@ public struct SourceFile: Sendable {
     }
 
     /// The 1-based line and column of a byte offset; the column counts characters (Unicode scalars).
+    /// The line and column of a node of this file (origin 0; a fragment's nodes are located by
+    /// ``DefinitionReader``, which knows their files).
+    public func location(ofOffset offset: SourceOffset) -> SourceLocation {
+        location(ofOffset: offset.byte)
+    }
+
     public func location(ofOffset offset: Int) -> SourceLocation {
         let clamped = min(max(0, offset), bytes.count)
         var low = 0

@@ -298,20 +298,3 @@ extension ScreenCompiler {
         )
     }
 }
-
-extension JSONNode {
-    /// A node for a value that has no place of its own in a file, reported at `offset`.
-    init(_ value: JSONValue, offset: Int) {
-        let kind: Kind =
-            switch value {
-            case .null: .null
-            case .bool(let flag): .bool(flag)
-            case .number(let number): .number(number)
-            case .string(let string): .string(string)
-            case .array(let elements): .array(elements.map { JSONNode($0, offset: offset) })
-            case .object(let members):
-                .object(members.keys.sorted().map { Member(key: $0, keyOffset: offset, value: JSONNode(members[$0]!, offset: offset)) })
-            }
-        self.init(kind: kind, offset: offset)
-    }
-}

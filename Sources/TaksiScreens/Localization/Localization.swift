@@ -1,4 +1,4 @@
-public import TaksiSchema
+import TaksiSchema
 
 /// A screen set's string tables (`strings/<locale>.yaml`) and how a request's `Accept-Language`
 /// picks one. Every locale has every message with the same placeholders (checked at load), so a

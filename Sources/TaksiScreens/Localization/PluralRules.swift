@@ -1,4 +1,4 @@
-public import TaksiSchema
+import TaksiSchema
 
 /// A CLDR plural category: which form of a message a count takes (`1 restaurant`, `2 restaurants`).
 public enum PluralCategory: String, Sendable, Hashable, CaseIterable {
