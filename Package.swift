@@ -90,6 +90,7 @@ let package = Package(
             name: "TaksiTestSupport",
             dependencies: [
                 "TaksiServer",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -102,16 +103,33 @@ let package = Package(
         .testTarget(
             name: "TaksiScreensTests", dependencies: ["TaksiScreens", "TaksiTestSupport"], exclude: ["Golden"], swiftSettings: swiftSettings
         ),
+        // In process: the responder, endpoints, the connection's state machine and handler over
+        // embedded channels, configuration. Fast, no sockets or processes.
         .testTarget(
             name: "TaksiServerTests",
+            dependencies: [
+                "TaksiServer",
+                "TaksiTestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The real server over sockets, the built binaries as processes (serve, validate, init,
+        // the build plugin), and Python's independent validators.
+        .testTarget(
+            name: "TaksiServerEndToEndTests",
             dependencies: [
                 "TaksiServer",
                 "TaksiTestSupport",
                 "taksi-server",
                 "taksi-validate",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "CompressNIO", package: "compress-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
+import TaksiTestSupport
 import Testing
 
 @testable import TaksiServer

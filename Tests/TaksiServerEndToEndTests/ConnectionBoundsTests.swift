@@ -85,48 +85,4 @@ struct ConnectionBoundsTests {
             #expect(application.previewEvents?.subscriberCount == 0)
         }
     }
-
-    @Test("nothing more is read while a request with a body waits for its answer, so pipelined submits cannot pile up bodies")
-    func queuedBodies() async throws {
-        let fixture = try await ActionTests.Fixture()
-        fixture.upstream.on("/signups/pro", .held(#"{"id": "u1"}"#))
-        let limits = ConnectionLimits()
-        let channel = NIOAsyncTestingChannel()
-        let reads = ReadCounter()
-        let responder = fixture.application.responder
-        try await channel.testingEventLoop.executeInContext {
-            let timeouts = RequestTimeoutHandler(limits: limits, sweeper: ConnectionSweeper())
-            try channel.pipeline.syncOperations.addHandlers([
-                reads, timeouts, HTTPConnectionHandler.makeDecoder(limits: limits),
-                HTTPConnectionHandler(responder: responder, limits: limits, timeouts: timeouts, accessLog: nil, observer: nil),
-            ])
-        }
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1))
-
-        // A submit that waits on its upstream, and a second one behind it with a large body.
-        let form = "Content-Type: application/x-www-form-urlencoded\r\n"
-        let large = "email=" + String(repeating: "a", count: 60_000)
-        try await channel.writeInbound(
-            ByteBuffer(
-                string: "POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\n\(form)Content-Length: 13\r\n\r\nemail=a%40b.c"
-                    + "POST /screens/signup/pro/actions/ping HTTP/1.1\r\nHost: a\r\n\(form)Content-Length: \(large.utf8.count)\r\n\r\n\(large)"
-            )
-        )
-        await fixture.upstream.waitForRequests(1)
-        let before = reads.count
-        channel.pipeline.read()
-        try await channel.testingEventLoop.executeInContext {}
-        #expect(reads.count == before, "read on while a submit waited for its answer")
-
-        // Answered: both responses go out, and reading goes on.
-        fixture.upstream.release()
-        _ = try await channel.waitForOutboundWrite(as: IOData.self)
-        _ = try await channel.waitForOutboundWrite(as: IOData.self)
-        try await channel.testingEventLoop.executeInContext {}
-        channel.pipeline.read()
-        try await channel.testingEventLoop.executeInContext {}
-        #expect(reads.count > before)
-        _ = try await channel.finish(acceptAlreadyClosed: true)
-        try await fixture.upstream.stop()
-    }
 }

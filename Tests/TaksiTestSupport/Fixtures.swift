@@ -1,34 +1,29 @@
-import Foundation
+package import Foundation
 import Logging
-import NIOCore
-import NIOPosix
-import TaksiSchema
-import TaksiScreens
-import TaksiServer
-import TaksiTestSupport
-import Testing
+package import TaksiScreens
+package import TaksiServer
 
 /// The tests' own screen set, `Tests/Fixtures/Screens`: every kind of screen (versions, an
 /// experiment, custom components, fixture, request and upstream sources). It began as a copy of
 /// the examples and is frozen, so a team can replace `Screens/` without breaking these tests;
 /// only `ExampleScreensTests` checks the examples.
-let fixtureScreensDirectory = repositoryRoot.appendingPathComponent("Tests/Fixtures/Screens")
+package let fixtureScreensDirectory = repositoryRoot.appendingPathComponent("Tests/Fixtures/Screens")
 
 /// ``fixtureScreensDirectory``, loaded once.
-let fixtureScreens: ScreenSet = {
+package let fixtureScreens: ScreenSet = {
     let load = ScreenSetLoader.load(directory: fixtureScreensDirectory.path)
     guard let set = load.screenSet else { preconditionFailure("the test screens do not load:\n\(load.diagnostics.report)") }
     return set
 }()
 
 /// The fixture set's upstreams: offline answers under `Tests/Fixtures/upstreams`.
-let fixtureUpstreams = [
+package let fixtureUpstreams = [
     "citybikes": "file:" + repositoryRoot.appendingPathComponent("Tests/Fixtures/upstreams/citybikes").path,
     "github": "file:" + repositoryRoot.appendingPathComponent("Tests/Fixtures/upstreams/github").path,
 ]
 
 /// An application over the fixture screens, bound to port 0 on loopback.
-func fixtureApplication(limits: ConnectionLimits = ConnectionLimits()) -> Application {
+package func fixtureApplication(limits: ConnectionLimits = ConnectionLimits()) -> Application {
     var configuration = ServerConfiguration()
     configuration.port = 0
     configuration.threads = 1
@@ -39,12 +34,12 @@ func fixtureApplication(limits: ConnectionLimits = ConnectionLimits()) -> Applic
 }
 
 /// Runs `body` against the real server over the fixture screens on a free port, then drains it.
-func withRunningServer(limits: ConnectionLimits = ConnectionLimits(), _ body: (Int) async throws -> Void) async throws {
+package func withRunningServer(limits: ConnectionLimits = ConnectionLimits(), _ body: (Int) async throws -> Void) async throws {
     try await withRunningServer(fixtureApplication(limits: limits), body)
 }
 
 /// Runs `body` against `application`'s real server on a free port (it must be configured for
 /// port 0), then drains it.
-func withRunningServer(_ application: Application, _ body: (Int) async throws -> Void) async throws {
+package func withRunningServer(_ application: Application, _ body: (Int) async throws -> Void) async throws {
     try await withRunningServer(application) { port, _ in try await body(port) }
 }

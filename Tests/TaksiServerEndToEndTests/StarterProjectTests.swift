@@ -3,6 +3,7 @@ import Logging
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
+import TaksiTestSupport
 import Testing
 
 /// `taksi-server init DIR`: a project a team owns, valid as written, served with no flags, and
