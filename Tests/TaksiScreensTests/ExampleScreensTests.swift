@@ -104,17 +104,8 @@ struct ExampleScreensTests {
         .enabled(if: Self.pythonHasYAML, "needs python3 -m pip install pyyaml (.ci/run installs it)")
     )
     func manifestIsCurrent() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "scripts/render-kubernetes.py", "--check"]
-        process.currentDirectoryURL = repositoryRoot
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text) (after changing Screens/, run python3 scripts/render-kubernetes.py)")
+        let (status, text) = try runTool(["python3", "scripts/render-kubernetes.py", "--check"])
+        #expect(status == 0, "\(text) (after changing Screens/, run python3 scripts/render-kubernetes.py)")
     }
 
     static var pythonHasYAML: Bool { pythonHas("yaml") }
