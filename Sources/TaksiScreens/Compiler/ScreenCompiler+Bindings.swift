@@ -120,25 +120,44 @@ extension ScreenCompiler {
     }
 
     mutating func checkRoot(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>) -> Bool {
-        if scope.contains(valuePath.root) { return true }
-        if sources[valuePath.root] != nil {
-            usedSources.insert(valuePath.root)
-            return true
+        guard sourceNames.check(valuePath, node: node, at: path, scope: scope, reader: &reader) else { return false }
+        if !scope.contains(valuePath.root) { usedSources.insert(valuePath.root) }
+        return true
+    }
+
+    /// What a binding's root may name here: the screen's sources (or an action's), for checks
+    /// made apart from the compiler (``FragmentExpander``).
+    var sourceNames: SourceNames {
+        SourceNames(sources: Set(sources.keys), invalid: invalidSources, actionContext: actionContext)
+    }
+
+    /// The sources a binding's root may name, and how a root that names none is reported.
+    struct SourceNames {
+        let sources: Set<String>
+        /// Sources declared with errors: bindings to them are not reported again.
+        let invalid: Set<String>
+        /// While an action is read: what reads the bindings, for messages.
+        let actionContext: String?
+
+        /// Whether `valuePath`'s root is a loop variable in `scope` or a source; when it is
+        /// neither, reports it (unless its declaration was reported already).
+        func check(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>, reader: inout DefinitionReader) -> Bool {
+            if scope.contains(valuePath.root) || sources.contains(valuePath.root) { return true }
+            // Its declaration is already reported; a binding to it is not a second mistake.
+            if invalid.contains(valuePath.root) { return false }
+            let known = Array(sources) + Array(scope)
+            let message =
+                if let actionContext {
+                    "\"\(valuePath.root)\" is not a value \(actionContext) reads; use one of \(known.sorted().joined(separator: ", ")) (the screen's own sources are not called for an action)"
+                } else {
+                    "\"\(valuePath.root)\" is not a source of this screen"
+                        + (known.isEmpty
+                            ? "; declare it under \"sources\""
+                            : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
+                }
+            reader.report(.unknownSource, at: node, path: path, message + NameSuggestion.hint(for: valuePath.root, among: known))
+            return false
         }
-        // Its declaration is already reported; a binding to it is not a second mistake.
-        if invalidSources.contains(valuePath.root) { return false }
-        let known = Array(sources.keys) + Array(scope)
-        let message =
-            if let actionContext {
-                "\"\(valuePath.root)\" is not a value \(actionContext) reads; use one of \(known.sorted().joined(separator: ", ")) (the screen's own sources are not called for an action)"
-            } else {
-                "\"\(valuePath.root)\" is not a source of this screen"
-                    + (known.isEmpty
-                        ? "; declare it under \"sources\""
-                        : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
-            }
-        reader.report(.unknownSource, at: node, path: path, message + NameSuggestion.hint(for: valuePath.root, among: known))
-        return false
     }
 
     mutating func readTemplate(_ text: String, node: JSONNode, at path: JSONPath, scope: Set<String>) -> [ContentExpression.TemplatePart]? {

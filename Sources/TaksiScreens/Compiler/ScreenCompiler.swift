@@ -44,10 +44,6 @@ struct ScreenCompiler {
     private(set) var expandedComponents: [JSONNode]?
     /// The fixture files its sources read, relative to the screens directory.
     var fixturesRead: Set<String> = []
-    /// Bytes of JSON the expansion of fragments has produced so far (see ``ScreenSetLoader/maximumExpandedBytes``).
-    var expandedBytes = 0
-    /// The expansion passed a limit (reported once, at the use that passed it): it stops there.
-    var expansionTooLarge = false
 
     init(
         pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog, componentSince: [String: Version] = [:],
@@ -91,9 +87,12 @@ struct ScreenCompiler {
             reader.report(.wrongType, at: componentsNode, path: componentsPath, "components must be an array of components")
             return nil
         }
-        let usesFragments = Self.usesFragments(componentsNode)
+        let usesFragments = FragmentExpander.usesFragments(componentsNode)
         if usesFragments {
-            componentNodes = expandFragments(in: componentNodes, root: root)
+            var expander = FragmentExpander(reader: reader, screenName: name, fragments: fragments, catalog: catalog, sources: sourceNames)
+            componentNodes = expander.expand(componentNodes, root: root)
+            reader = expander.reader
+            usedSources.formUnion(expander.usedSources)
         }
         expandedComponents = componentNodes
 

@@ -1,10 +1,27 @@
 import TaksiSchema
 
-// Expanding fragments: every `{$fragment: name, with: {...}}` in a screen's components is replaced
-// by a copy of the fragment with its parameters filled in, before the components are compiled, so
-// a use is checked like components written in place. The copies' offsets remember their fragment
-// (see DefinitionReader.relocated), so a problem inside one is reported at the use, with the chain.
-extension ScreenCompiler {
+/// Expands fragments: every `{$fragment: name, with: {...}}` in a screen's components is replaced
+/// by a copy of the fragment with its parameters filled in, before the components are compiled, so
+/// a use is checked like components written in place. The copies' offsets remember their fragment
+/// (see ``DefinitionReader/relocated(_:fragment:file:paths:use:)``), so a problem inside one is
+/// reported at the use, with the chain. A sub-compiler of ``ScreenCompiler``: it owns its state
+/// (the expansion's size, the sources its data arguments read) and returns the components.
+struct FragmentExpander {
+    /// Reports into the screen's reader, moved in for the expansion and back out after it.
+    var reader: DefinitionReader
+    /// The screen's name, for messages.
+    let screenName: String
+    let fragments: [String: Fragment]
+    let catalog: ComponentCatalog
+    /// The screen's sources, which data arguments may read.
+    let sources: ScreenCompiler.SourceNames
+    /// The sources data arguments read.
+    private(set) var usedSources: Set<String> = []
+    /// Bytes of JSON the expansion has produced so far (see ``ScreenSetLoader/maximumExpandedBytes``).
+    private var expandedBytes = 0
+    /// The expansion passed a limit (reported once, at the use that passed it): it stops there.
+    private var expansionTooLarge = false
+
     /// One use of a fragment being expanded.
     struct FragmentUse {
         var fragment: Fragment
@@ -32,8 +49,19 @@ extension ScreenCompiler {
         }
     }
 
+    init(
+        reader: DefinitionReader, screenName: String, fragments: [String: Fragment], catalog: ComponentCatalog,
+        sources: ScreenCompiler.SourceNames
+    ) {
+        self.reader = reader
+        self.screenName = screenName
+        self.fragments = fragments
+        self.catalog = catalog
+        self.sources = sources
+    }
+
     /// The screen's components with every fragment use expanded.
-    mutating func expandFragments(in components: [JSONNode], root: JSONNode) -> [JSONNode] {
+    mutating func expand(_ components: [JSONNode], root: JSONNode) -> [JSONNode] {
         reader.trackPaths(of: root)
         return expandList(components, in: nil)
     }
@@ -57,7 +85,8 @@ extension ScreenCompiler {
         expansionTooLarge = true
         reader.report(
             .fragmentTooLarge, at: node, path: .root,
-            "with its fragments expanded, screen \(name) \(problem)" + (use.map { ", inside \($0.chain.joined(separator: " → "))" } ?? "")
+            "with its fragments expanded, screen \(screenName) \(problem)"
+                + (use.map { ", inside \($0.chain.joined(separator: " → "))" } ?? "")
                 + "; a fragment used several times inside another that is used several times multiplies: use fewer, or \(fix)"
         )
     }
@@ -301,7 +330,9 @@ extension ScreenCompiler {
                 return nil
             }
             if let outer { return rewritePath(text, node: node, in: outer, scope: scope).map(FragmentUse.Argument.data) }
-            return checkRoot(valuePath, node: node, at: .root, scope: scope) ? .data(text) : nil
+            guard sources.check(valuePath, node: node, at: .root, scope: scope, reader: &reader) else { return nil }
+            if !scope.contains(valuePath.root) { usedSources.insert(valuePath.root) }
+            return .data(text)
         case .value(let type):
             // Counted where it is placed, as many times as it is placed.
             let before = expandedBytes
