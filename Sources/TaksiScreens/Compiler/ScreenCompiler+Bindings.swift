@@ -108,15 +108,9 @@ extension ScreenCompiler {
     }
 
     mutating func readValuePath(_ node: JSONNode, at path: JSONPath, scope: Set<String>) -> ValuePath? {
-        guard let text = reader.string(node, at: path, what: "a binding path") else { return nil }
-        guard let valuePath = ValuePath(parsing: text) else {
-            reader.report(
-                .invalidBinding, at: node, path: path,
-                "\"\(text)\" is not a binding path; write source.key.key or source.list[0].key"
-            )
-            return nil
-        }
-        return checkRoot(valuePath, node: node, at: path, scope: scope) ? valuePath : nil
+        guard let valuePath = sourceNames.valuePath(node, at: path, scope: scope, reader: &reader) else { return nil }
+        if !scope.contains(valuePath.root) { usedSources.insert(valuePath.root) }
+        return valuePath
     }
 
     mutating func checkRoot(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>) -> Bool {
@@ -138,6 +132,20 @@ extension ScreenCompiler {
         let invalid: Set<String>
         /// While an action is read: what reads the bindings, for messages.
         let actionContext: String?
+
+        /// A binding path (`source.key.list[0]`) whose root is known here; nil when it is not a
+        /// path or names nothing known (reported). The caller records the source as used.
+        func valuePath(_ node: JSONNode, at path: JSONPath, scope: Set<String>, reader: inout DefinitionReader) -> ValuePath? {
+            guard let text = reader.string(node, at: path, what: "a binding path") else { return nil }
+            guard let valuePath = ValuePath(parsing: text) else {
+                reader.report(
+                    .invalidBinding, at: node, path: path,
+                    "\"\(text)\" is not a binding path; write source.key.key or source.list[0].key"
+                )
+                return nil
+            }
+            return check(valuePath, node: node, at: path, scope: scope, reader: &reader) ? valuePath : nil
+        }
 
         /// Whether `valuePath`'s root is a loop variable in `scope` or a source; when it is
         /// neither, reports it (unless its declaration was reported already).

@@ -1,17 +1,50 @@
 import TaksiSchema
 
-// Localized text: `{$text: greeting, with: {name: query.name}}` is the message `greeting` of the
-// locale being compiled, with its placeholders filled from binding paths (or literals). Without
-// bindings it is a literal, so a static field can hold it; a screen that uses it is compiled once
-// per locale.
 extension ScreenCompiler {
     static let textKey = "$text"
 
+    /// A `$text` (see ``TextCompiler``).
     mutating func compileText(_ node: JSONNode, as type: FieldType?, at path: JSONPath, scope: Set<String>) -> ContentExpression? {
-        let keyPath = path.appending(Self.textKey)
+        var text = TextCompiler(reader: reader, localization: localization, locale: locale, sources: sourceNames)
+        let expression = text.compile(node, as: type, at: path, scope: scope)
+        reader = text.reader
+        textsUsed.formUnion(text.textsUsed)
+        usedSources.formUnion(text.usedSources)
+        return expression
+    }
+}
+
+/// Compiles localized text: `{$text: greeting, with: {name: query.name}}` is the message
+/// `greeting` of the locale being compiled, with its placeholders filled from binding paths (or
+/// literals). Without bindings it is a literal, so a static field can hold it; a screen that uses
+/// it is compiled once per locale. A sub-compiler of ``ScreenCompiler``: it returns the expression
+/// and what it used.
+struct TextCompiler {
+    /// Reports into the screen's reader, moved in for one `$text` and back out after it.
+    var reader: DefinitionReader
+    let localization: Localization?
+    /// The locale being compiled.
+    let locale: String?
+    /// The screen's sources, which arguments may read.
+    let sources: ScreenCompiler.SourceNames
+    /// The message ids used.
+    private(set) var textsUsed: Set<String> = []
+    /// The sources arguments read.
+    private(set) var usedSources: Set<String> = []
+
+    init(reader: DefinitionReader, localization: Localization?, locale: String?, sources: ScreenCompiler.SourceNames) {
+        self.reader = reader
+        self.localization = localization
+        self.locale = locale
+        self.sources = sources
+    }
+
+    mutating func compile(_ node: JSONNode, as type: FieldType?, at path: JSONPath, scope: Set<String>) -> ContentExpression? {
+        let textKey = ScreenCompiler.textKey
+        let keyPath = path.appending(textKey)
         guard
-            let members = reader.object(node, at: path, what: "a $text", allowed: [Self.textKey, Fragment.argumentsKey]),
-            let keyNode = members.first(where: { $0.key == Self.textKey })?.value,
+            let members = reader.object(node, at: path, what: "a $text", allowed: [textKey, Fragment.argumentsKey]),
+            let keyNode = members.first(where: { $0.key == textKey })?.value,
             let key = reader.string(keyNode, at: keyPath, what: "a message id")
         else { return nil }
         guard let localization, let locale else {
@@ -23,7 +56,8 @@ extension ScreenCompiler {
         }
         if let type, type != .string, type != .url {
             reader.report(
-                .invalidBinding, at: node, path: path, "$text makes text, but this field is \(Self.article(type.name)) \(type.name)")
+                .invalidBinding, at: node, path: path,
+                "$text makes text, but this field is \(ScreenCompiler.article(type.name)) \(type.name)")
             return nil
         }
         guard let message = localization.message(key, in: locale) else {
@@ -43,6 +77,13 @@ extension ScreenCompiler {
                 argumentsNode, of: message, key: key, node: node, at: path, rules: rules, scope: scope)
         else { return nil }
         return Self.textExpression(message, arguments: arguments, literalCount: literalCount, rules: rules)
+    }
+
+    /// A binding path of an argument, recorded as used.
+    private mutating func readValuePath(_ node: JSONNode, at path: JSONPath, scope: Set<String>) -> ValuePath? {
+        guard let valuePath = sources.valuePath(node, at: path, scope: scope, reader: &reader) else { return nil }
+        if !scope.contains(valuePath.root) { usedSources.insert(valuePath.root) }
+        return valuePath
     }
 
     /// The values of a message's placeholders (`with:`): each a binding path, or a literal number
