@@ -1,0 +1,131 @@
+import TaksiSchema
+
+/// Reads a screen file's `sources`: fixtures (inline or from a file), request parameters and http
+/// upstreams. A sub-compiler of ``ScreenCompiler``: it returns the sources, the names declared with
+/// errors (bindings to them are not reported again) and the fixture files read.
+struct SourcesReader {
+    /// Reports into the screen's reader, moved in for the sources and back out after them.
+    var reader: DefinitionReader
+    let pattern: ScreenPattern
+    /// Configured upstream names, when known.
+    let upstreams: Set<String>?
+    let loadFixture: (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
+    private(set) var sources: [String: SourceDefinition] = [:]
+    private(set) var invalid: Set<String> = []
+    /// The fixture files read, relative to the screens directory.
+    private(set) var fixturesRead: Set<String> = []
+
+    init(
+        reader: DefinitionReader, pattern: ScreenPattern, upstreams: Set<String>?,
+        loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
+    ) {
+        self.reader = reader
+        self.pattern = pattern
+        self.upstreams = upstreams
+        self.loadFixture = loadFixture
+    }
+
+    mutating func read(_ node: JSONNode, at path: JSONPath) {
+        guard let members = node.members else {
+            reader.report(.wrongType, at: node, path: path, "sources must be an object of named sources")
+            return
+        }
+        for member in members {
+            let sourcePath = path.appending(member.key)
+            guard member.key.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar), !member.key.isEmpty else {
+                reader.report(
+                    .invalidName, offset: member.keyOffset, path: sourcePath,
+                    "source names use letters, digits and '_' so bindings can name them (like user_profile)"
+                )
+                continue
+            }
+            if member.key == ScreenCompiler.pathSourceName, pattern.hasParameters {
+                reader.report(
+                    .invalidName, offset: member.keyOffset, path: sourcePath,
+                    "\"\(ScreenCompiler.pathSourceName)\" is the source of this screen's path parameters ({$bind: path.\(pattern.parameterNames[0])}); name this source otherwise"
+                )
+                invalid.insert(member.key)
+                continue
+            }
+            if let source = readSource(member.value, at: sourcePath) {
+                sources[member.key] = source
+            } else {
+                invalid.insert(member.key)
+            }
+        }
+    }
+
+    private mutating func readSource(_ node: JSONNode, at path: JSONPath) -> SourceDefinition? {
+        guard let typeNode = node["type"], let type = typeNode.stringValue else {
+            reader.report(
+                .missingKey, at: node["type"] ?? node, path: path.appending("type"),
+                "a source needs a string \"type\": one of \(SourceDefinition.kindNames.joined(separator: ", "))"
+            )
+            return nil
+        }
+        switch type {
+        case "fixture":
+            guard
+                let members = reader.object(
+                    node, at: path, what: "a fixture source", allowed: ["type", "value", "file", "summary"]
+                )
+            else { return nil }
+            let value = members.first { $0.key == "value" }?.value
+            let file = members.first { $0.key == "file" }?.value
+            switch (value, file) {
+            case (let value?, nil):
+                return .fixture(value.value)
+            case (nil, let file?):
+                guard let relativePath = reader.string(file, at: path.appending("file"), what: "file") else { return nil }
+                guard let loaded = loadFixture(relativePath, file, path.appending("file"), &reader) else { return nil }
+                if let normalized = ScreenSetLoader.normalizedRelativePath(relativePath) { fixturesRead.insert(normalized) }
+                return .fixture(loaded)
+            default:
+                reader.report(
+                    .invalidSource, at: node, path: path,
+                    "a fixture source needs exactly one of \"value\" (inline JSON) or \"file\" (a JSON file under the screens directory)"
+                )
+                return nil
+            }
+        case "request":
+            guard
+                let members = reader.object(
+                    node, at: path, what: "a request source", allowed: ["type", "parameters", "summary"],
+                    required: ["parameters"]
+                ),
+                let parametersNode = members.first(where: { $0.key == "parameters" })?.value
+            else { return nil }
+            let parametersPath = path.appending("parameters")
+            guard let parameterMembers = parametersNode.members else {
+                reader.report(
+                    .wrongType, at: parametersNode, path: parametersPath, "parameters must be an object of named query parameters")
+                return nil
+            }
+            var parameters: [String: RequestParameter] = [:]
+            for member in parameterMembers
+            where !reader.isReservedParameter(member, at: parametersPath.appending(member.key))
+                && !HTTPSourceReader.isPathParameter(member, at: parametersPath.appending(member.key), of: pattern, &reader)
+            {
+                if let parameter = reader.parameter(member.value, at: parametersPath.appending(member.key)) {
+                    parameters[member.key] = parameter
+                }
+            }
+            return .request(parameters)
+        case "http":
+            guard
+                let members = reader.object(
+                    node, at: path, what: "an http source", allowed: HTTPSource.keys, required: ["upstream", "path"]
+                )
+            else { return nil }
+            var httpReader = HTTPSourceReader(members: members, path: path, pattern: pattern, upstreams: upstreams, inputs: nil)
+            return httpReader.read(reporting: &reader).map { .http($0) }
+        default:
+            reader.report(
+                .invalidSource, at: typeNode, path: path.appending("type"),
+                "unknown source type \"\(type)\"; use one of \(SourceDefinition.kindNames.joined(separator: ", "))"
+                    + NameSuggestion.hint(for: type, among: SourceDefinition.kindNames)
+            )
+            return nil
+        }
+    }
+}
