@@ -194,35 +194,9 @@ extension Localization {
         var defaultLocale: String?
         var pseudoLocale: String?
         if let (file, node) = settings {
-            var reader = DefinitionReader(file: file)
-            if let members = reader.object(
-                node, at: .root, what: "the locales file", allowed: ["default", "pseudo"], required: ["default"])
-            {
-                let member = { (key: String) in members.first { $0.key == key }?.value }
-                if let node = member("default"), let tag = reader.string(node, at: JSONPath.root.appending("default"), what: "default") {
-                    if tables[tag] == nil {
-                        reader.report(
-                            .missingKey, at: node, path: JSONPath.root.appending("default"),
-                            "the default locale \(tag) has no table; add \(root)/\(folder)\(tag).yaml"
-                                + (tables.isEmpty ? "" : " or name one of \(tables.keys.sorted().joined(separator: ", "))")
-                                + NameSuggestion.hint(for: tag, among: tables.keys)
-                        )
-                    } else {
-                        defaultLocale = tag
-                    }
-                }
-                if let node = member("pseudo"), let tag = reader.string(node, at: JSONPath.root.appending("pseudo"), what: "pseudo") {
-                    if !isLanguageTag(tag) || tables[tag] != nil {
-                        reader.report(
-                            .invalidName, at: node, path: JSONPath.root.appending("pseudo"),
-                            "the pseudo-locale is a tag no table uses, like en-XA (the one Android uses)"
-                        )
-                    } else {
-                        pseudoLocale = tag
-                    }
-                }
-            }
-            diagnostics += reader.diagnostics
+            let found = readSettings(node, in: file, tables: tables, root: root)
+            (defaultLocale, pseudoLocale) = (found.defaultLocale, found.pseudoLocale)
+            diagnostics += found.diagnostics
         } else if tables.count == 1 {
             defaultLocale = tables.keys.first
         } else if tables["en"] != nil {
@@ -245,6 +219,45 @@ extension Localization {
                 settingsFile: settings?.file.path),
             diagnostics
         )
+    }
+
+    /// `strings/locales.yaml`: the default locale (one with a table) and an optional pseudo-locale
+    /// (a tag no table uses).
+    private static func readSettings(
+        _ node: JSONNode, in file: SourceFile, tables: [String: StringTable], root: String
+    ) -> (defaultLocale: String?, pseudoLocale: String?, diagnostics: [Diagnostic]) {
+        let folder = StringTable.folder + "/"
+        var defaultLocale: String?
+        var pseudoLocale: String?
+        var reader = DefinitionReader(file: file)
+        if let members = reader.object(
+            node, at: .root, what: "the locales file", allowed: ["default", "pseudo"], required: ["default"])
+        {
+            let member = { (key: String) in members.first { $0.key == key }?.value }
+            if let node = member("default"), let tag = reader.string(node, at: JSONPath.root.appending("default"), what: "default") {
+                if tables[tag] == nil {
+                    reader.report(
+                        .missingKey, at: node, path: JSONPath.root.appending("default"),
+                        "the default locale \(tag) has no table; add \(root)/\(folder)\(tag).yaml"
+                            + (tables.isEmpty ? "" : " or name one of \(tables.keys.sorted().joined(separator: ", "))")
+                            + NameSuggestion.hint(for: tag, among: tables.keys)
+                    )
+                } else {
+                    defaultLocale = tag
+                }
+            }
+            if let node = member("pseudo"), let tag = reader.string(node, at: JSONPath.root.appending("pseudo"), what: "pseudo") {
+                if !isLanguageTag(tag) || tables[tag] != nil {
+                    reader.report(
+                        .invalidName, at: node, path: JSONPath.root.appending("pseudo"),
+                        "the pseudo-locale is a tag no table uses, like en-XA (the one Android uses)"
+                    )
+                } else {
+                    pseudoLocale = tag
+                }
+            }
+        }
+        return (defaultLocale, pseudoLocale, reader.diagnostics)
     }
 
     /// Every table has every message of the default one and no other, with the same placeholders

@@ -49,55 +49,11 @@ extension DefinitionReader {
             )
             return nil
         }
-        var segments: [ScreenPattern.Segment] = []
-        for text in parsed.path.split(separator: "/") {
-            if text.first == "{" {
-                let name = String(text.dropFirst().dropLast())
-                guard text.last == "}", !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isIdentifierScalar),
-                    !segments.contains(.parameter(name))
-                else {
-                    report(
-                        .invalidLink, at: urlNode, path: urlPath,
-                        "\"\(text)\" in \(url) is not a parameter; a parameter is a name in braces that fills a whole segment, once")
-                    return nil
-                }
-                segments.append(.parameter(name))
-            } else if let literal = try? PercentEncoding.decode(text), !literal.contains("{"), !literal.contains("}") {
-                segments.append(.literal(literal))
-            } else {
-                report(
-                    .invalidLink, at: urlNode, path: urlPath,
-                    "\"\(text)\" in \(url) is not a path segment; parameters fill whole segments, like /r/{id}")
-                return nil
-            }
-        }
+        guard let segments = linkSegments(parsed.path, of: url, node: urlNode, at: urlPath) else { return nil }
         let parameters = segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
         let screenPath = path.appending("screen")
-        var target: [ScreenPattern.Segment] = []
-        var shape: [ScreenRoutes.TargetSegment] = []
-        for text in screen.split(separator: "/", omittingEmptySubsequences: false) {
-            if text.first == "{", text.last == "}", text.count > 2 {
-                let name = String(text.dropFirst().dropLast())
-                guard parameters.contains(name) else {
-                    report(
-                        .invalidLink, at: screenNode, path: screenPath,
-                        "{\(name)} is not a parameter of \(url)"
-                            + (parameters.isEmpty ? "" : "; its parameters are \(parameters.joined(separator: ", "))")
-                            + NameSuggestion.hint(for: name, among: parameters)
-                    )
-                    return nil
-                }
-                target.append(.parameter(name))
-                shape.append(.value)
-            } else if PercentEncoding.isEncodedSegment(text), !text.isEmpty {
-                target.append(.literal(String(text)))
-                shape.append(.text(String(text)))
-            } else {
-                report(
-                    .invalidLink, at: screenNode, path: screenPath,
-                    "\"\(screen)\" is not a screen path; write it like restaurants/{id}, with {name} for a parameter of the link")
-                return nil
-            }
+        guard let (target, shape) = linkTarget(screen, parameters: parameters, of: url, node: screenNode, at: screenPath) else {
+            return nil
         }
         let pattern: ScreenPattern
         switch routes.resolve(shape) {
@@ -127,6 +83,69 @@ extension DefinitionReader {
                 "{\(name)} of \(url) is not used by the screen \"\(screen)\"; use it or write the segment literally", severity: .warning)
         }
         return DeepLink(scheme: parsed.scheme, host: parsed.host, segments: segments, screen: target, target: pattern, written: url)
+    }
+
+    /// The segments of a link pattern's path: literal text, or a `{name}` filling a whole segment, once.
+    private mutating func linkSegments(
+        _ path: Substring, of url: String, node urlNode: JSONNode, at urlPath: JSONPath
+    ) -> [ScreenPattern.Segment]? {
+        var segments: [ScreenPattern.Segment] = []
+        for text in path.split(separator: "/") {
+            if text.first == "{" {
+                let name = String(text.dropFirst().dropLast())
+                guard text.last == "}", !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isIdentifierScalar),
+                    !segments.contains(.parameter(name))
+                else {
+                    report(
+                        .invalidLink, at: urlNode, path: urlPath,
+                        "\"\(text)\" in \(url) is not a parameter; a parameter is a name in braces that fills a whole segment, once")
+                    return nil
+                }
+                segments.append(.parameter(name))
+            } else if let literal = try? PercentEncoding.decode(text), !literal.contains("{"), !literal.contains("}") {
+                segments.append(.literal(literal))
+            } else {
+                report(
+                    .invalidLink, at: urlNode, path: urlPath,
+                    "\"\(text)\" in \(url) is not a path segment; parameters fill whole segments, like /r/{id}")
+                return nil
+            }
+        }
+        return segments
+    }
+
+    /// The screen a link opens, segment by segment (each `{name}` a parameter of the link), and its
+    /// shape for the routes.
+    private mutating func linkTarget(
+        _ screen: String, parameters: [String], of url: String, node screenNode: JSONNode, at screenPath: JSONPath
+    ) -> (target: [ScreenPattern.Segment], shape: [ScreenRoutes.TargetSegment])? {
+        var target: [ScreenPattern.Segment] = []
+        var shape: [ScreenRoutes.TargetSegment] = []
+        for text in screen.split(separator: "/", omittingEmptySubsequences: false) {
+            if text.first == "{", text.last == "}", text.count > 2 {
+                let name = String(text.dropFirst().dropLast())
+                guard parameters.contains(name) else {
+                    report(
+                        .invalidLink, at: screenNode, path: screenPath,
+                        "{\(name)} is not a parameter of \(url)"
+                            + (parameters.isEmpty ? "" : "; its parameters are \(parameters.joined(separator: ", "))")
+                            + NameSuggestion.hint(for: name, among: parameters)
+                    )
+                    return nil
+                }
+                target.append(.parameter(name))
+                shape.append(.value)
+            } else if PercentEncoding.isEncodedSegment(text), !text.isEmpty {
+                target.append(.literal(String(text)))
+                shape.append(.text(String(text)))
+            } else {
+                report(
+                    .invalidLink, at: screenNode, path: screenPath,
+                    "\"\(screen)\" is not a screen path; write it like restaurants/{id}, with {name} for a parameter of the link")
+                return nil
+            }
+        }
+        return (target, shape)
     }
 
     /// Whether two links can match the same URL: same scheme, host and number of segments, and no
