@@ -122,12 +122,14 @@ extension ScreenCompiler {
     /// What a binding's root may name here: the screen's sources (or an action's), for checks
     /// made apart from the compiler (``FragmentExpander``).
     var sourceNames: SourceNames {
-        SourceNames(sources: Set(sources.keys), invalid: invalidSources, actionContext: actionContext)
+        // The dictionaries themselves (copied on write, so nothing is copied here): this is read
+        // for every binding of a screen.
+        SourceNames(sources: sources, invalid: invalidSources, actionContext: actionContext)
     }
 
     /// The sources a binding's root may name, and how a root that names none is reported.
     struct SourceNames {
-        let sources: Set<String>
+        let sources: [String: SourceDefinition]
         /// Sources declared with errors: bindings to them are not reported again.
         let invalid: Set<String>
         /// While an action is read: what reads the bindings, for messages.
@@ -150,10 +152,10 @@ extension ScreenCompiler {
         /// Whether `valuePath`'s root is a loop variable in `scope` or a source; when it is
         /// neither, reports it (unless its declaration was reported already).
         func check(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>, reader: inout DefinitionReader) -> Bool {
-            if scope.contains(valuePath.root) || sources.contains(valuePath.root) { return true }
+            if scope.contains(valuePath.root) || sources[valuePath.root] != nil { return true }
             // Its declaration is already reported; a binding to it is not a second mistake.
             if invalid.contains(valuePath.root) { return false }
-            let known = Array(sources) + Array(scope)
+            let known = Array(sources.keys) + Array(scope)
             let message =
                 if let actionContext {
                     "\"\(valuePath.root)\" is not a value \(actionContext) reads; use one of \(known.sorted().joined(separator: ", ")) (the screen's own sources are not called for an action)"
