@@ -14,7 +14,7 @@ import Testing
 struct ConnectionBoundsTests {
     @Test("clients that pipeline and never read are disconnected after write_timeout, which frees the connection cap for others")
     func writeTimeout() async throws {
-        let limits = HardeningTests.limits {
+        let limits = ConnectionLimits.with {
             $0.writeTimeout = .milliseconds(200)
             $0.maxConnections = 2
         }
@@ -39,7 +39,7 @@ struct ConnectionBoundsTests {
 
     @Test("a connection answers max_requests_per_connection requests, the last with Connection: close, then closes")
     func requestsPerConnection() async throws {
-        try await HardeningTests.withServer(limits: HardeningTests.limits { $0.maxRequestsPerConnection = 3 }) { port in
+        try await HardeningTests.withServer(limits: .with { $0.maxRequestsPerConnection = 3 }) { port in
             let connection = try RawConnection(port: port)
             connection.send(String(repeating: "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n", count: 5))
             let responses = connection.receive(5)
@@ -54,7 +54,7 @@ struct ConnectionBoundsTests {
         arguments: ["18446744073709551615", "9223372036854775808"]
     )
     func hugeContentLength(length: String) async throws {
-        try await HardeningTests.withServer(limits: HardeningTests.limits { $0.bodyTimeout = .seconds(600) }) { port in
+        try await HardeningTests.withServer(limits: .with { $0.bodyTimeout = .seconds(600) }) { port in
             let connection = try RawConnection(port: port)
             connection.send("POST /screens/start HTTP/1.1\r\nHost: a\r\nContent-Length: \(length)\r\n\r\nx")
             // Far sooner than the body timeout: the answer does not wait for a body.

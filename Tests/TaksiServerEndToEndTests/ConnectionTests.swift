@@ -8,12 +8,6 @@ import Testing
 /// Connection handling over real sockets: request ids, limits, backpressure, timeouts and the cap.
 @Suite("Connections")
 struct ConnectionTests {
-    func limits(_ change: (inout ConnectionLimits) -> Void) -> ConnectionLimits {
-        var limits = ConnectionLimits()
-        change(&limits)
-        return limits
-    }
-
     @Test("every response has a Date and an X-Request-Id: the client's when it is safe, else a new one")
     func requestID() async throws {
         try await withRunningServer { port in
@@ -38,7 +32,7 @@ struct ConnectionTests {
     @Test("a target or a header block over its limit gets 414 or 431 as JSON, then the connection closes")
     func sizeLimits() async throws {
         try await withRunningServer(
-            limits: limits {
+            limits: .with {
                 $0.maxURILength = 100
                 $0.maxHeaderBytes = 200
             }
@@ -74,7 +68,7 @@ struct ConnectionTests {
 
     @Test("a client that pipelines without reading gets every response in order, and others are served meanwhile")
     func backpressure() async throws {
-        try await withRunningServer(limits: limits { $0.maxPipelinedRequests = 4 }) { port in
+        try await withRunningServer(limits: .with { $0.maxPipelinedRequests = 4 }) { port in
             let flooder = try RawConnection(port: port, receiveBuffer: 4096)
             let paths = (0..<600).map { ["/screens/login", "/screens/landing", "/healthz"][$0 % 3] }
             flooder.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: a\r\n\r\n" }.joined())
@@ -101,7 +95,7 @@ struct ConnectionTests {
     @Test("an idle connection and a half-sent request head are closed after their timeouts")
     func timeouts() async throws {
         try await withRunningServer(
-            limits: limits {
+            limits: .with {
                 $0.idleTimeout = .milliseconds(50)
                 $0.headerTimeout = .milliseconds(50)
             }
@@ -119,7 +113,7 @@ struct ConnectionTests {
 
     @Test("at the connection cap a new client waits in the backlog until a connection closes")
     func connectionCap() async throws {
-        try await withRunningServer(limits: limits { $0.maxConnections = 2 }) { port in
+        try await withRunningServer(limits: .with { $0.maxConnections = 2 }) { port in
             let first = try RawConnection(port: port)
             let second = try RawConnection(port: port)
             for connection in [first, second] {

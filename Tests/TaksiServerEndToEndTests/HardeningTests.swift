@@ -78,17 +78,11 @@ struct HardeningTests {
         try await withRunningServer(makeApplication(limits: limits, upstream: upstream), body)
     }
 
-    static func limits(_ change: (inout ConnectionLimits) -> Void) -> ConnectionLimits {
-        var limits = ConnectionLimits()
-        change(&limits)
-        return limits
-    }
-
     // MARK: Request bodies (item 3)
 
     @Test("a body announced larger than max_body_bytes gets 413 at once, unread, and the answer arrives")
     func declaredBodyTooLarge() async throws {
-        try await Self.withServer(limits: Self.limits { $0.maxBodyBytes = 1000 }) { port in
+        try await Self.withServer(limits: .with { $0.maxBodyBytes = 1000 }) { port in
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\n\r\nx")
             let response = try #require(connection.receive(1).first)
@@ -102,7 +96,7 @@ struct HardeningTests {
 
     @Test("a chunked body that grows past max_body_bytes gets 413; a small body on GET is read and dropped")
     func chunkedBodyTooLarge() async throws {
-        try await Self.withServer(limits: Self.limits { $0.maxBodyBytes = 1000 }) { port in
+        try await Self.withServer(limits: .with { $0.maxBodyBytes = 1000 }) { port in
             let small = try RawConnection(port: port)
             small.send(
                 "GET /screens/start HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -119,7 +113,7 @@ struct HardeningTests {
 
     @Test("a body that stops arriving gets 408 after body_timeout, which frees the connection cap for others")
     func bodyTimeout() async throws {
-        let limits = Self.limits {
+        let limits = ConnectionLimits.with {
             $0.bodyTimeout = .milliseconds(100)
             $0.maxConnections = 2
         }

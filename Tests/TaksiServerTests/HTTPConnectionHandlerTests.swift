@@ -75,12 +75,7 @@ struct HTTPConnectionHandlerTests {
 
     @Test("a body over the limit is refused before it is read, and the connection closes")
     func bodyLimit() throws {
-        let connection = try Connection(
-            limits: {
-                var limits = ConnectionLimits()
-                limits.maxBodyBytes = 10
-                return limits
-            }())
+        let connection = try Connection(limits: .with { $0.maxBodyBytes = 10 })
         try connection.send("POST /screens/login/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n")
         let text = try connection.written()
         #expect(text.hasPrefix("HTTP/1.1 413 "))
@@ -91,12 +86,7 @@ struct HTTPConnectionHandlerTests {
 
     @Test("a chunked body that grows past the limit is refused where it passes it")
     func chunkedBodyLimit() throws {
-        let connection = try Connection(
-            limits: {
-                var limits = ConnectionLimits()
-                limits.maxBodyBytes = 10
-                return limits
-            }())
+        let connection = try Connection(limits: .with { $0.maxBodyBytes = 10 })
         try connection.send("POST /screens/login/actions/submit HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n12345\r\n")
         #expect(try connection.written().isEmpty)
         try connection.send("6\r\n123456\r\n")
@@ -169,9 +159,7 @@ struct HTTPConnectionHandlerTests {
         configuration.accessLog = false
         configuration.preview = true
         let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "streams"))
-        var limits = ConnectionLimits()
-        limits.maxStreamDuration = .seconds(20)
-        let connection = try Connection(limits: limits, application: application)
+        let connection = try Connection(limits: .with { $0.maxStreamDuration = .seconds(20) }, application: application)
         try connection.send("GET /preview/events.stream HTTP/1.1\r\nHost: a\r\n\r\n" + Self.get)
         let head = try connection.written()
         #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))

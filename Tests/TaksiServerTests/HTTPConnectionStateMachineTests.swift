@@ -7,12 +7,6 @@ import Testing
 /// The connection's rules, driven as a value: no channel, no socket, no responder.
 @Suite("Connection state machine")
 struct HTTPConnectionStateMachineTests {
-    func limits(_ change: (inout ConnectionLimits) -> Void = { _ in }) -> ConnectionLimits {
-        var limits = ConnectionLimits()
-        change(&limits)
-        return limits
-    }
-
     /// A request as the handler makes it from a head.
     func request(
         _ method: HTTPMethod = .GET, _ uri: String = "/screens/home", version: HTTPVersion = .http1_1, headers: HTTPHeaders = ["Host": "a"]
@@ -39,7 +33,7 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("pipelined requests are answered in order, one at a time, and the connection is idle after the last")
     func pipelining() {
-        var machine = HTTPConnectionStateMachine(limits: limits())
+        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
         #expect(machine.isIdle)
         for uri in ["/a", "/b", "/c"] { receive(&machine, uri) }
         #expect(!machine.isIdle)
@@ -67,7 +61,7 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("nothing is answered or read while the client does not take its responses; the held read is owed after")
     func notWritable() {
-        var machine = HTTPConnectionStateMachine(limits: limits())
+        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
         receive(&machine)
         let next = machine.nextToAnswer(isWritable: false)
         #expect(next == nil)
@@ -86,7 +80,7 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("reading stops at maxPipelinedRequests waiting requests and goes on when one is answered")
     func pipelineLimit() {
-        var machine = HTTPConnectionStateMachine(limits: limits { $0.maxPipelinedRequests = 3 })
+        var machine = HTTPConnectionStateMachine(limits: .with { $0.maxPipelinedRequests = 3 })
         for _ in 0..<2 { receive(&machine) }
         let reads = machine.readRequested(isWritable: true)
         #expect(reads)
@@ -103,7 +97,7 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("nothing more is read while a waiting request holds a body; a request being received is read to its end")
     func waitingBody() {
-        var machine = HTTPConnectionStateMachine(limits: limits())
+        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
         machine.receivedHead(request(.POST, "/screens/login/actions/submit", headers: ["Host": "a", "Content-Length": "4"]))
         let accepted = machine.receivedBody(ByteBuffer(string: "ab"))
         #expect(accepted)
@@ -125,7 +119,7 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("a GET's body is counted, not kept; one past maxBodyBytes is refused")
     func bodyLimit() {
-        var machine = HTTPConnectionStateMachine(limits: limits { $0.maxBodyBytes = 5 })
+        var machine = HTTPConnectionStateMachine(limits: .with { $0.maxBodyBytes = 5 })
         machine.receivedHead(request(.GET, headers: ["Host": "a", "Transfer-Encoding": "chunked"]))
         let accepted = machine.receivedBody(ByteBuffer(string: "12345"))
         #expect(accepted)
@@ -139,7 +133,7 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("a rejection is the connection's last request: answered after the ones before it, then the connection lingers")
     func rejection() {
-        var machine = HTTPConnectionStateMachine(limits: limits())
+        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
         receive(&machine, "/first")
         machine.reject(.malformedRequest, placeholder: placeholder)
         #expect(machine.state == .discarding)
@@ -169,7 +163,7 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("HTTP/1.0 without keep-alive and the last of maxRequestsPerConnection close the connection")
     func closingResponses() {
-        var old = HTTPConnectionStateMachine(limits: limits())
+        var old = HTTPConnectionStateMachine(limits: ConnectionLimits())
         receive(&old, version: .http1_0)
         _ = old.nextToAnswer(isWritable: true)
         let framing = old.writing()
@@ -178,7 +172,7 @@ struct HTTPConnectionStateMachineTests {
         let next = old.nextToAnswer(isWritable: true)
         #expect(next == nil)
 
-        var bounded = HTTPConnectionStateMachine(limits: limits { $0.maxRequestsPerConnection = 2 })
+        var bounded = HTTPConnectionStateMachine(limits: .with { $0.maxRequestsPerConnection = 2 })
         for _ in 0..<3 { receive(&bounded) }
         _ = bounded.nextToAnswer(isWritable: true)
         let framing2 = bounded.writing()
@@ -192,12 +186,12 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("quiescing closes an idle connection now, a busy one after its next response, and ends a stream")
     func quiescing() {
-        var idle = HTTPConnectionStateMachine(limits: limits())
+        var idle = HTTPConnectionStateMachine(limits: ConnectionLimits())
         let action = idle.quiesce()
         #expect(action == .close)
         #expect(idle.state == .closing)
 
-        var busy = HTTPConnectionStateMachine(limits: limits())
+        var busy = HTTPConnectionStateMachine(limits: ConnectionLimits())
         receive(&busy)
         receive(&busy)
         let action2 = busy.quiesce()
@@ -208,7 +202,7 @@ struct HTTPConnectionStateMachineTests {
         let next = busy.nextToAnswer(isWritable: true)
         #expect(next == nil)
 
-        var streaming = HTTPConnectionStateMachine(limits: limits())
+        var streaming = HTTPConnectionStateMachine(limits: ConnectionLimits())
         receive(&streaming)
         _ = streaming.nextToAnswer(isWritable: true)
         streaming.streaming()
@@ -220,7 +214,7 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("a stream carries the connection: requests behind it are dropped, what arrives is read and dropped")
     func streams() {
-        var machine = HTTPConnectionStateMachine(limits: limits())
+        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
         receive(&machine, "/preview/events.stream")
         receive(&machine, "/behind")
         _ = machine.nextToAnswer(isWritable: true)
@@ -236,7 +230,7 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("a body that does not arrive in time is refused only while it is awaited")
     func bodyTimeout() {
-        var machine = HTTPConnectionStateMachine(limits: limits())
+        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
         #expect(!machine.bodyTimedOut())
         machine.receivedHead(request(.POST, headers: ["Host": "a", "Content-Length": "10"]))
         #expect(machine.bodyTimedOut())
@@ -244,14 +238,14 @@ struct HTTPConnectionStateMachineTests {
 
     @Test("an error on an open connection: bytes that are not HTTP are answered, anything else closes")
     func errors() {
-        let machine = HTTPConnectionStateMachine(limits: limits())
+        let machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
         #expect(machine.errorCaught(isParserError: true) == .reject)
         #expect(machine.errorCaught(isParserError: false) == .close)
     }
 
     @Test("a connection that went away answers nothing, even a reply that arrives later")
     func closed() {
-        var machine = HTTPConnectionStateMachine(limits: limits())
+        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
         receive(&machine)
         receive(&machine)
         _ = machine.nextToAnswer(isWritable: true)
@@ -272,7 +266,7 @@ struct HTTPConnectionStateMachineTests {
             var verdict = ConnectionRequest.Verdict()
             _ = ConnectionRequest(
                 head: HTTPRequestHead(version: version, method: .POST, uri: uri, headers: headers),
-                limits: limits {
+                limits: .with {
                     $0.maxURILength = 20
                     $0.maxBodyBytes = 100
                 }, ids: &ids, verdict: &verdict
