@@ -12,13 +12,10 @@ Exits 1 and prints a diff for each example that does not match.
 """
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from example_server import ROOT, binary_from, example_server
 
 
 def examples(readme):
@@ -58,21 +55,8 @@ def matches(expected, actual):
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "taksi-server")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [binary, "serve", "--port", str(port), "--no-watch", "--no-access-log"], cwd=ROOT,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(500):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.02)
+    binary = binary_from(sys.argv)
+    with example_server(binary) as port:
         readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
         failures, checked = 0, 0
         for line, command, expected in examples(readme):
@@ -87,10 +71,7 @@ def main():
                 print(f"README.md:{line}: $ {command}\n  expected:\n    " + "\n    ".join(expected)
                       + "\n  actual:\n    " + "\n    ".join(actual) + "\n")
         print(f"README examples: {checked - failures} passed, {failures} failed")
-        sys.exit(1 if failures else 0)
-    finally:
-        server.terminate()
-        server.wait()
+    sys.exit(1 if failures else 0)
 
 
 if __name__ == "__main__":

@@ -13,15 +13,12 @@ malformed, oversized and pipelined requests) and prints each response with the v
 from run to run (`Date`, generated request ids) blanked. Gzip bodies are printed decompressed.
 """
 import gzip
-import os
 import re
 import socket
-import subprocess
 import sys
-import time
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from example_server import binary_from, example_server
+
 
 SCREENS = [
     "bikes/networks", "bikes/stations/bicing", "bikes/stations/velib", "bikes/stations/unknown-network",
@@ -87,11 +84,16 @@ def requests():
     return out
 
 
+def blank_varying(text):
+    """`Date` and generated request ids blanked: what differs between two runs of the same server."""
+    text = re.sub(rb"\r\nDate: [^\r]*", b"\r\nDate: -", text)
+    return re.sub(rb"\r\nX-Request-Id: [0-9a-f]+-\d+", b"\r\nX-Request-Id: -", text)
+
+
 def stable(response):
     """The response with the values that differ between runs blanked, gzip bodies decompressed."""
     head, _, body = response.partition(b"\r\n\r\n")
-    head = re.sub(rb"\r\nDate: [^\r]*", b"\r\nDate: -", head)
-    head = re.sub(rb"\r\nX-Request-Id: [0-9a-f]+-\d+", b"\r\nX-Request-Id: -", head)
+    head = blank_varying(head)
     if b"\r\nContent-Encoding: gzip" in head:
         try:
             body = b"[gzip] " + gzip.decompress(body)
@@ -124,21 +126,7 @@ def exchange(port, request, to_close=False):
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug", "taksi-server")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [binary, "serve", "--port", str(port), "--no-watch", "--no-access-log"], cwd=ROOT,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(500):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.02)
+    with example_server(binary_from(sys.argv)) as port:
         batch = requests()
         # One at a time, and all of them pipelined on one connection.
         for request in batch:
@@ -146,13 +134,8 @@ def main():
             sys.stdout.buffer.write(stable(exchange(port, request)) + b"\n")
         safe = [r for r in batch if r.startswith(b"GET /screens/") and len(r) < 4000]
         sys.stdout.buffer.write(b"=== pipelined\n")
-        answer = exchange(port, b"".join(safe) + b"GET /screens/home HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", to_close=True)
-        answer = re.sub(rb"\r\nDate: [^\r]*", b"\r\nDate: -", answer)
-        answer = re.sub(rb"\r\nX-Request-Id: [0-9a-f]+-\d+", b"\r\nX-Request-Id: -", answer)
-        sys.stdout.buffer.write(answer + b"\n")
-    finally:
-        server.terminate()
-        server.wait()
+        closing = b"GET /screens/home HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+        sys.stdout.buffer.write(blank_varying(exchange(port, b"".join(safe) + closing, to_close=True)) + b"\n")
 
 
 if __name__ == "__main__":
