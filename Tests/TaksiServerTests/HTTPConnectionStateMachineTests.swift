@@ -12,11 +12,8 @@ struct HTTPConnectionStateMachineTests {
         _ method: HTTPMethod = .GET, _ uri: String = "/screens/home", version: HTTPVersion = .http1_1, headers: HTTPHeaders = ["Host": "a"]
     ) -> ConnectionRequest {
         var ids = RequestIDs()
-        var verdict = ConnectionRequest.Verdict()
-        return ConnectionRequest(
-            head: HTTPRequestHead(version: version, method: method, uri: uri, headers: headers), limits: ConnectionLimits(), ids: &ids,
-            verdict: &verdict
-        )
+        let head = HTTPRequestHead(version: version, method: method, uri: uri, headers: headers)
+        return ConnectionRequest.read(head, limits: ConnectionLimits(), ids: &ids).request
     }
 
     /// Bytes that made no request, as the handler answers them.
@@ -263,15 +260,12 @@ struct HTTPConnectionStateMachineTests {
     func verdicts() {
         func verdict(uri: String = "/", version: HTTPVersion = .http1_1, _ headers: HTTPHeaders) -> ConnectionRequest.Verdict {
             var ids = RequestIDs()
-            var verdict = ConnectionRequest.Verdict()
-            _ = ConnectionRequest(
-                head: HTTPRequestHead(version: version, method: .POST, uri: uri, headers: headers),
-                limits: .with {
-                    $0.maxURILength = 20
-                    $0.maxBodyBytes = 100
-                }, ids: &ids, verdict: &verdict
-            )
-            return verdict
+            let head = HTTPRequestHead(version: version, method: .POST, uri: uri, headers: headers)
+            let limits = ConnectionLimits.with {
+                $0.maxURILength = 20
+                $0.maxBodyBytes = 100
+            }
+            return ConnectionRequest.read(head, limits: limits, ids: &ids).verdict
         }
         #expect(verdict(uri: String(repeating: "a", count: 21), ["Host": "a"]).rejection?.status == .uriTooLong)
         #expect(verdict(["Host": "a", "host": "b"]).rejection?.status == .badRequest)

@@ -30,12 +30,15 @@ struct ConnectionRequest {
 
     /// Reads a request's head: what the connection needs of it, and what must be refused whatever
     /// the request asks for (a limit, the `Host` rule, a broken length, an unknown expectation).
-    init(head: HTTPRequestHead, limits: ConnectionLimits, ids: inout RequestIDs, verdict: inout Verdict) {
+    static func read(
+        _ head: HTTPRequestHead, limits: ConnectionLimits, ids: inout RequestIDs
+    ) -> (request: ConnectionRequest, verdict: Verdict) {
         let summary = Summary(head.headers)
-        self.init(head: head, id: ids.id(given: summary.requestID), started: .now())
-        offersUpgrade = head.method == .CONNECT || summary.offersUpgrade
-        verdict = Self.verdict(on: head, summary: summary, limits: limits)
-        rejection = verdict.rejection
+        var request = ConnectionRequest(head: head, id: ids.id(given: summary.requestID), started: .now())
+        request.offersUpgrade = head.method == .CONNECT || summary.offersUpgrade
+        let verdict = verdict(on: head, summary: summary, limits: limits)
+        request.rejection = verdict.rejection
+        return (request, verdict)
     }
 
     private init(head: HTTPRequestHead, id: RequestID, started: NIODeadline) {

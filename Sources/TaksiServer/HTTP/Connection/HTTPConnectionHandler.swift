@@ -67,8 +67,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// A request head: what must be refused is decided now, and answered at once when it does
     /// not depend on the body (which is then never read, nor asked for with `100 Continue`).
     private func receivedHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        var verdict = ConnectionRequest.Verdict()
-        let request = ConnectionRequest(head: head, limits: limits, ids: &ids, verdict: &verdict)
+        let (request, verdict) = ConnectionRequest.read(head, limits: limits, ids: &ids)
         machine.receivedHead(request)
         if verdict.expectsContinue, machine.hasNothingAhead {
             if let refusal = responder.refusal(beforeBodyOf: head.method, uri: head.uri, headers: head.headers) {
