@@ -13,10 +13,8 @@ struct FragmentExpander {
     let screenName: String
     let fragments: [String: Fragment]
     let catalog: ComponentCatalog
-    /// The screen's sources, which data arguments may read.
-    let sources: ScreenCompiler.SourceNames
-    /// The sources data arguments read.
-    private(set) var usedSources: Set<String> = []
+    /// The screen's sources, which data arguments may read; records what they read.
+    private(set) var sources: SourceTable
     /// Bytes of JSON the expansion has produced so far (see ``ScreenSetLoader/maximumExpandedBytes``).
     private var expandedBytes = 0
     /// The expansion passed a limit (reported once, at the use that passed it): it stops there.
@@ -51,7 +49,7 @@ struct FragmentExpander {
 
     init(
         reader: DefinitionReader, screenName: String, fragments: [String: Fragment], catalog: ComponentCatalog,
-        sources: ScreenCompiler.SourceNames
+        sources: SourceTable
     ) {
         self.reader = reader
         self.screenName = screenName
@@ -331,7 +329,6 @@ struct FragmentExpander {
             }
             if let outer { return rewritePath(text, node: node, in: outer, scope: scope).map(FragmentUse.Argument.data) }
             guard sources.check(valuePath, node: node, at: .root, scope: scope, reader: &reader) else { return nil }
-            if !scope.contains(valuePath.root) { usedSources.insert(valuePath.root) }
             return .data(text)
         case .value(let type):
             // Counted where it is placed, as many times as it is placed.

@@ -17,14 +17,10 @@ extension ScreenCompiler {
                 .wrongType, at: node, path: path, "actions must be an object of named actions, like {submit: {inputs: ..., answers: ...}}")
             return []
         }
-        // An action reads none of the screen's sources: they are put aside while it is read.
-        let screenSources = sources
-        let screenUsed = usedSources
-        defer {
-            sources = screenSources
-            usedSources = screenUsed
-            actionContext = nil
-        }
+        // An action reads none of the screen's sources: its own table replaces the screen's
+        // while it is read.
+        let screenTable = sourceTable
+        defer { sourceTable = screenTable }
         var actions: [ScreenAction] = []
         for member in members {
             let actionPath = path.appending(member.key)
@@ -130,8 +126,8 @@ extension ScreenCompiler {
                 if outcome == .invalid {
                     answerScope[Self.errorsSourceName] = .request(inputParameters.mapValues { _ in RequestParameter() })
                 }
-                actionContext = "the \(answer.key) answer of action \(name)"
-                if let read = readAnswer(answer.value, at: answerPath, outcome: outcome, scope: answerScope, components: components) {
+                let values = SourceTable(declared: answerScope, context: "the \(answer.key) answer of action \(name)")
+                if let read = readAnswer(answer.value, at: answerPath, outcome: outcome, values: values, components: components) {
                     answers[outcome] = read
                 }
             }
@@ -169,8 +165,7 @@ extension ScreenCompiler {
                     "a GET sends no body; send the inputs in the query, or use POST")
                 return nil
             }
-            sources = scope
-            actionContext = "a call's body"
+            sourceTable = SourceTable(declared: scope, context: "a call's body")
             body = compileValue(bodyNode, as: nil, at: path.appending("body"), siblings: [], scope: [])
             guard body != nil else { return nil }
         }
@@ -179,12 +174,12 @@ extension ScreenCompiler {
     }
 
     private mutating func readAnswer(
-        _ node: JSONNode, at path: JSONPath, outcome: ScreenAction.Outcome, scope: [String: SourceDefinition], components: [Component]
+        _ node: JSONNode, at path: JSONPath, outcome: ScreenAction.Outcome, values: SourceTable, components: [Component]
     ) -> ScreenAction.Answer? {
         guard let members = reader.object(node, at: path, what: "an answer", allowed: ScreenAction.Answer.keys) else { return nil }
         let member = { (key: String) in members.first { $0.key == key }?.value }
         _ = reader.string(member("summary"), at: path.appending("summary"), what: "summary")
-        sources = scope
+        sourceTable = values
         var valid = true
         var status: Int?
         if let statusNode = member("status") {

@@ -48,7 +48,7 @@ extension ScreenCompiler {
             else { return nil }
             let member = { (key: String) in members.first { $0.key == key }?.value }
             let variable = reader.string(member("as"), at: path.appending("as"), what: "as") ?? "item"
-            if sources[variable] != nil || scope.contains(variable)
+            if sourceTable[variable] != nil || scope.contains(variable)
                 || !variable.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar)
             {
                 reader.report(
@@ -108,66 +108,11 @@ extension ScreenCompiler {
     }
 
     mutating func readValuePath(_ node: JSONNode, at path: JSONPath, scope: Set<String>) -> ValuePath? {
-        guard let valuePath = sourceNames.valuePath(node, at: path, scope: scope, reader: &reader) else { return nil }
-        if !scope.contains(valuePath.root) { usedSources.insert(valuePath.root) }
-        return valuePath
+        sourceTable.valuePath(node, at: path, scope: scope, reader: &reader)
     }
 
     mutating func checkRoot(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>) -> Bool {
-        guard sourceNames.check(valuePath, node: node, at: path, scope: scope, reader: &reader) else { return false }
-        if !scope.contains(valuePath.root) { usedSources.insert(valuePath.root) }
-        return true
-    }
-
-    /// What a binding's root may name here: the screen's sources (or an action's), for checks
-    /// made apart from the compiler (``FragmentExpander``).
-    var sourceNames: SourceNames {
-        // The dictionaries themselves (copied on write, so nothing is copied here): this is read
-        // for every binding of a screen.
-        SourceNames(sources: sources, invalid: invalidSources, actionContext: actionContext)
-    }
-
-    /// The sources a binding's root may name, and how a root that names none is reported.
-    struct SourceNames {
-        let sources: [String: SourceDefinition]
-        /// Sources declared with errors: bindings to them are not reported again.
-        let invalid: Set<String>
-        /// While an action is read: what reads the bindings, for messages.
-        let actionContext: String?
-
-        /// A binding path (`source.key.list[0]`) whose root is known here; nil when it is not a
-        /// path or names nothing known (reported). The caller records the source as used.
-        func valuePath(_ node: JSONNode, at path: JSONPath, scope: Set<String>, reader: inout DefinitionReader) -> ValuePath? {
-            guard let text = reader.string(node, at: path, what: "a binding path") else { return nil }
-            guard let valuePath = ValuePath(parsing: text) else {
-                reader.report(
-                    .invalidBinding, at: node, path: path,
-                    "\"\(text)\" is not a binding path; write source.key.key or source.list[0].key"
-                )
-                return nil
-            }
-            return check(valuePath, node: node, at: path, scope: scope, reader: &reader) ? valuePath : nil
-        }
-
-        /// Whether `valuePath`'s root is a loop variable in `scope` or a source; when it is
-        /// neither, reports it (unless its declaration was reported already).
-        func check(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>, reader: inout DefinitionReader) -> Bool {
-            if scope.contains(valuePath.root) || sources[valuePath.root] != nil { return true }
-            // Its declaration is already reported; a binding to it is not a second mistake.
-            if invalid.contains(valuePath.root) { return false }
-            let known = Array(sources.keys) + Array(scope)
-            let message =
-                if let actionContext {
-                    "\"\(valuePath.root)\" is not a value \(actionContext) reads; use one of \(known.sorted().joined(separator: ", ")) (the screen's own sources are not called for an action)"
-                } else {
-                    "\"\(valuePath.root)\" is not a source of this screen"
-                        + (known.isEmpty
-                            ? "; declare it under \"sources\""
-                            : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
-                }
-            reader.report(.unknownSource, at: node, path: path, message + NameSuggestion.hint(for: valuePath.root, among: known))
-            return false
-        }
+        sourceTable.check(valuePath, node: node, at: path, scope: scope, reader: &reader)
     }
 
     mutating func readTemplate(_ text: String, node: JSONNode, at path: JSONPath, scope: Set<String>) -> [ContentExpression.TemplatePart]? {

@@ -148,7 +148,7 @@ extension ScreenCompiler {
         guard !scope.contains(value.root), value.steps.segments.count == 1, case .key(let key)? = value.steps.segments.first else {
             return nil
         }
-        switch sources[value.root] {
+        switch sourceTable[value.root] {
         case .request(let parameters)?, .path(let parameters)?: return parameters[key]
         default: return nil
         }

@@ -9,8 +9,7 @@ extension ScreenCompiler {
         var sourcesReader = SourcesReader(reader: reader, pattern: pattern, upstreams: upstreams, loadFixture: loadFixture)
         sourcesReader.read(node, at: path)
         reader = sourcesReader.reader
-        sources.merge(sourcesReader.sources) { _, read in read }
-        invalidSources.formUnion(sourcesReader.invalid)
+        sourceTable.declare(sourcesReader.sources, invalid: sourcesReader.invalid)
         fixturesRead.formUnion(sourcesReader.fixturesRead)
     }
 

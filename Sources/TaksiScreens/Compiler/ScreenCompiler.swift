@@ -24,12 +24,9 @@ struct ScreenCompiler {
     let loadFixture: (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
     var reader: DefinitionReader
 
-    var sources: [String: SourceDefinition] = [:]
-    var usedSources: Set<String> = []
-    /// Sources declared with errors: bindings to them are not reported again.
-    var invalidSources: Set<String> = []
-    /// While an action is read: what reads the bindings (`an action's body`), for messages.
-    var actionContext: String?
+    /// What bindings may name (the screen's sources, or an action's values while it is read) and
+    /// what they used.
+    var sourceTable = SourceTable()
     /// Configured upstream names, when known.
     let upstreams: Set<String>?
     /// The screen set's fragments by name.
@@ -77,7 +74,7 @@ struct ScreenCompiler {
         let alternative =
             member("alternative").map { readAlternative($0, at: path.appending("alternative")) } ?? CompiledScreen.defaultAlternative
         let experiment = member("experiment").flatMap { readExperiment($0, at: path.appending("experiment"), alternative: alternative) }
-        if pattern.hasParameters { sources[Self.pathSourceName] = .path(pattern.parameters) }
+        if pattern.hasParameters { sourceTable.declare([Self.pathSourceName: .path(pattern.parameters)]) }
         if let sourcesNode = member("sources") {
             readSources(sourcesNode, at: path.appending("sources"))
         }
@@ -89,10 +86,10 @@ struct ScreenCompiler {
         }
         let usesFragments = FragmentExpander.usesFragments(componentsNode)
         if usesFragments {
-            var expander = FragmentExpander(reader: reader, screenName: name, fragments: fragments, catalog: catalog, sources: sourceNames)
+            var expander = FragmentExpander(reader: reader, screenName: name, fragments: fragments, catalog: catalog, sources: sourceTable)
             componentNodes = expander.expand(componentNodes, root: root)
             reader = expander.reader
-            usedSources.formUnion(expander.usedSources)
+            sourceTable.merge(usesFrom: expander.sources)
         }
         expandedComponents = componentNodes
 
@@ -102,7 +99,7 @@ struct ScreenCompiler {
 
         warnUnusedSources(root)
         checkComponentVersions(componentNodes, requirement: requirement, at: componentsPath)
-        let plan = DataPlan(sources: sources.filter { usedSources.contains($0.key) }, entries: entries)
+        let plan = DataPlan(sources: sourceTable.declared.filter { sourceTable.used.contains($0.key) }, entries: entries)
         let staticData =
             plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
         guard !reader.diagnostics.containsErrors else { return nil }
@@ -135,7 +132,7 @@ struct ScreenCompiler {
             let componentPath = componentsPath.appending(index)
             guard let (component, entry) = compileComponent(node, index: index, at: componentPath) else {
                 // Its own error is reported; the sources it names are not "never used" on top of it.
-                usedSources.formUnion(Self.sourcesNamed(in: node))
+                sourceTable.markUsed(Self.sourcesNamed(in: node))
                 continue
             }
             if let (firstPath, firstNode) = identifiers[component.identifier] {
@@ -158,7 +155,7 @@ struct ScreenCompiler {
     /// Warns of each declared source no field binds.
     private mutating func warnUnusedSources(_ root: JSONNode) {
         let path = JSONPath.root
-        for (sourceName, source) in sources where !usedSources.contains(sourceName) {
+        for (sourceName, source) in sourceTable.declared where !sourceTable.used.contains(sourceName) {
             if case .path = source { continue }
             let sourcePath = path.appending("sources").appending(sourceName)
             reader.report(

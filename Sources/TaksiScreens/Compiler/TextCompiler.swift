@@ -5,11 +5,11 @@ extension ScreenCompiler {
 
     /// A `$text` (see ``TextCompiler``).
     mutating func compileText(_ node: JSONNode, as type: FieldType?, at path: JSONPath, scope: Set<String>) -> ContentExpression? {
-        var text = TextCompiler(reader: reader, localization: localization, locale: locale, sources: sourceNames)
+        var text = TextCompiler(reader: reader, localization: localization, locale: locale, sources: sourceTable)
         let expression = text.compile(node, as: type, at: path, scope: scope)
         reader = text.reader
         textsUsed.formUnion(text.textsUsed)
-        usedSources.formUnion(text.usedSources)
+        sourceTable.merge(usesFrom: text.sources)
         return expression
     }
 }
@@ -25,14 +25,12 @@ struct TextCompiler {
     let localization: Localization?
     /// The locale being compiled.
     let locale: String?
-    /// The screen's sources, which arguments may read.
-    let sources: ScreenCompiler.SourceNames
+    /// The screen's sources, which arguments may read; records what they read.
+    private(set) var sources: SourceTable
     /// The message ids used.
     private(set) var textsUsed: Set<String> = []
-    /// The sources arguments read.
-    private(set) var usedSources: Set<String> = []
 
-    init(reader: DefinitionReader, localization: Localization?, locale: String?, sources: ScreenCompiler.SourceNames) {
+    init(reader: DefinitionReader, localization: Localization?, locale: String?, sources: SourceTable) {
         self.reader = reader
         self.localization = localization
         self.locale = locale
@@ -81,9 +79,7 @@ struct TextCompiler {
 
     /// A binding path of an argument, recorded as used.
     private mutating func readValuePath(_ node: JSONNode, at path: JSONPath, scope: Set<String>) -> ValuePath? {
-        guard let valuePath = sources.valuePath(node, at: path, scope: scope, reader: &reader) else { return nil }
-        if !scope.contains(valuePath.root) { usedSources.insert(valuePath.root) }
-        return valuePath
+        sources.valuePath(node, at: path, scope: scope, reader: &reader)
     }
 
     /// The values of a message's placeholders (`with:`): each a binding path, or a literal number

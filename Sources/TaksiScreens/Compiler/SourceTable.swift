@@ -1,0 +1,85 @@
+import TaksiSchema
+
+/// The sources a binding's root may name while one part of a screen is read (the screen's
+/// components, an action's call body or one of its answers), and which of them bindings used.
+///
+/// ``ScreenCompiler`` owns one; its sub-compilers (``FragmentExpander``, ``TextCompiler``) take a
+/// copy, record what their bindings use in it and hand it back, so "declared but never used" and
+/// the data plan's sources are decided from one place.
+struct SourceTable {
+    /// What may be bound: the screen's sources (`path` for its path parameters), or an action's
+    /// inputs, response and errors while it is read.
+    private(set) var declared: [String: SourceDefinition]
+    /// Sources declared with errors: bindings to them are not reported again.
+    private(set) var invalid: Set<String>
+    /// While an action is read: what reads the bindings (`the ok answer of action submit`), for
+    /// messages; nil for the screen's own components.
+    let context: String?
+    /// The declared sources bindings named (loop variables are not sources).
+    private(set) var used: Set<String> = []
+
+    init(declared: [String: SourceDefinition] = [:], invalid: Set<String> = [], context: String? = nil) {
+        self.declared = declared
+        self.invalid = invalid
+        self.context = context
+    }
+
+    subscript(name: String) -> SourceDefinition? { declared[name] }
+
+    /// Adds the sources read from a screen's `sources` (and those declared with errors).
+    mutating func declare(_ sources: [String: SourceDefinition], invalid: Set<String> = []) {
+        declared.merge(sources) { _, read in read }
+        self.invalid.formUnion(invalid)
+    }
+
+    /// Records names as used without a checked binding: the loosely read roots of a component
+    /// that failed to compile, so they are not also reported as never used.
+    mutating func markUsed(_ names: some Sequence<String>) {
+        used.formUnion(names)
+    }
+
+    /// Takes what a sub-compiler's copy of this table recorded.
+    mutating func merge(usesFrom other: SourceTable) {
+        used.formUnion(other.used)
+    }
+
+    /// A binding path (`source.key.list[0]`) whose root is known here, recorded as used; nil when
+    /// it is not a path or names nothing known (reported).
+    mutating func valuePath(_ node: JSONNode, at path: JSONPath, scope: Set<String>, reader: inout DefinitionReader) -> ValuePath? {
+        guard let text = reader.string(node, at: path, what: "a binding path") else { return nil }
+        guard let valuePath = ValuePath(parsing: text) else {
+            reader.report(
+                .invalidBinding, at: node, path: path,
+                "\"\(text)\" is not a binding path; write source.key.key or source.list[0].key"
+            )
+            return nil
+        }
+        return check(valuePath, node: node, at: path, scope: scope, reader: &reader) ? valuePath : nil
+    }
+
+    /// Whether `valuePath`'s root is a loop variable in `scope` or a source (then recorded as
+    /// used); when it is neither, reports it (unless its declaration was reported already).
+    mutating func check(
+        _ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>, reader: inout DefinitionReader
+    ) -> Bool {
+        if scope.contains(valuePath.root) { return true }
+        if declared[valuePath.root] != nil {
+            used.insert(valuePath.root)
+            return true
+        }
+        // Its declaration is already reported; a binding to it is not a second mistake.
+        if invalid.contains(valuePath.root) { return false }
+        let known = Array(declared.keys) + Array(scope)
+        let message =
+            if let context {
+                "\"\(valuePath.root)\" is not a value \(context) reads; use one of \(known.sorted().joined(separator: ", ")) (the screen's own sources are not called for an action)"
+            } else {
+                "\"\(valuePath.root)\" is not a source of this screen"
+                    + (known.isEmpty
+                        ? "; declare it under \"sources\""
+                        : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
+            }
+        reader.report(.unknownSource, at: node, path: path, message + NameSuggestion.hint(for: valuePath.root, among: known))
+        return false
+    }
+}
