@@ -13,58 +13,7 @@ import Testing
 /// Every answer is checked against the wire rules, as data is.
 @Suite("Actions")
 struct ActionTests {
-    static let screens: [String: String] = [
-        "signup.yaml": """
-        name: signup/{plan}
-        entry: true
-        parameters: {plan: {type: string, one_of: [free, pro]}}
-        components:
-          - {name: label_component, identifier: message, content: {value: " "}}
-          - {name: text_field_component, identifier: email, content: {placeholder: Email}}
-          - {name: button_component, identifier: send, content: {title: Send, action: {identifier: executable, content: {name: submit}}}}
-        actions:
-          submit:
-            inputs:
-              email: {type: string, required: true, pattern: "[^@ ]+@[^@ ]+", max_length: 40, message: Enter an email.}
-              age: {type: integer}
-              news: {type: bool, default: false}
-            call:
-              upstream: api
-              path: /signups/{plan}
-              body: {email: {$bind: inputs.email}, age: {$bind: inputs.age}, news: {$bind: inputs.news}}
-              headers: [Authorization]
-              timeout: 20
-            answers:
-              success:
-                then: {identifier: navigation, content: {interface_identifier: {$template: "welcome/{response.id}"}}}
-                data: [{identifier: message, content: {value: {$template: "Welcome, {inputs.email}"}}}]
-              "409": {data: [{identifier: message, content: {value: {$bind: response.message, default: Already signed up}}}]}
-              4xx: {data: [{identifier: message, content: {value: Refused}}]}
-              invalid: {data: [{identifier: message, content: {value: {$bind: errors.email, default: Check the form}}}]}
-              timeout: {data: [{identifier: message, content: {value: Too slow}}]}
-              failure: {data: [{identifier: message, content: {value: Try again later}}]}
-          ping:
-            answers: {success: {data: [{identifier: message, content: {value: pong}}]}}
-          hurry:
-            inputs: {email: {type: string}}
-            call: {upstream: api, path: "/signups/{plan}", timeout: 0.3}
-            answers:
-              timeout: {data: [{identifier: message, content: {value: Too slow}}]}
-        """,
-        "welcome.yaml": "name: welcome/{id}\nentry: true\ncomponents: []",
-        "feed.yaml": """
-        name: feed
-        entry: true
-        sources:
-          news: {type: http, upstream: api, path: /news}
-          weather: {type: http, upstream: api, path: /weather}
-        components:
-          - {name: label_component, identifier: headline, content: {value: {$bind: news.title}}}
-          - {name: label_component, identifier: forecast, content: {value: {$bind: weather.text}}}
-          - {name: label_component, identifier: static, content: {value: Hello}}
-          - {name: button_component, identifier: go, content: {title: Go, action: {identifier: navigation, content: {interface_identifier: feed}}}}
-        """,
-    ]
+    static let screens = SharedScreens.actions
 
     /// An application over these screens, its upstream `api` a test server.
     struct Fixture {
@@ -74,16 +23,7 @@ struct ActionTests {
 
         init(idempotency: IdempotencyStore.Limits = IdempotencyStore.Limits()) async throws {
             upstream = try await TestUpstream()
-            let load = ScreenSetLoader.load(files: ActionTests.screens.mapValues { Array($0.utf8) }, upstreams: ["api"])
-            screenSet = try #require(load.screenSet, "\(load.diagnostics.report)")
-            var configuration = ServerConfiguration()
-            configuration.port = 0
-            configuration.threads = 1
-            configuration.accessLog = false
-            configuration.upstreams = ["api": upstream.baseURL]
-            configuration.idempotencyWindow = idempotency.window
-            configuration.idempotencyMaxBytes = idempotency.maxBytes
-            application = buildApplication(configuration: configuration, screenSet: screenSet, logger: Logger(label: "test"))
+            (application, screenSet) = try upstreamApplication(files: ActionTests.screens, upstream: upstream, idempotency: idempotency)
         }
 
         func post(
@@ -319,32 +259,6 @@ struct ActionTests {
         #expect(fixture.upstream.count("/signups/pro") == 5, "each sent once, none retried")
     }
 
-    @Test("a forwarded header that is not UTF-8 is refused, not rewritten; UTF-8 reaches the upstream as sent")
-    func forwardedHeaderBytes() async throws {
-        let fixture = try await Fixture()
-        fixture.upstream.on("/signups/pro", .answer(201, #"{"id": "1"}"#))
-        try await withRunningServer(fixture.application) { port in
-            func submit(authorization: [UInt8]) async -> RawResponse? {
-                let connection = try? RawConnection(port: port)
-                let head =
-                    "POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-                    + "Content-Length: 13\r\nConnection: close\r\nAuthorization: "
-                connection?.send(bytes: Array(head.utf8) + authorization + Array("\r\n\r\nemail=a%40b.c".utf8))
-                // Off the cooperative pool: the answer comes from a task waiting on the upstream.
-                return await connection?.receiveOffPool(1).first
-            }
-            // "Bearer café" in Latin-1: a byte that is not UTF-8.
-            let latin1 = try #require(await submit(authorization: Array("Bearer caf".utf8) + [0xE9]))
-            #expect(latin1.status == 400)
-            #expect(latin1.json?["error"]?["code"] == "invalid_header")
-            #expect(fixture.upstream.count("/signups/pro") == 0, "nothing changed was sent")
-
-            let utf8 = try #require(await submit(authorization: Array("Bearer café".utf8)))
-            #expect(utf8.status == 200)
-            #expect(fixture.upstream.requests.last?.headers.contains { $0.0 == "Authorization" && $0.1 == "Bearer café" } == true)
-        }
-    }
-
     @Test("a retried submit with the same Idempotency-Key gets the first answer, and the upstream is called once")
     func idempotentRetry() async throws {
         let fixture = try await Fixture()
@@ -485,30 +399,6 @@ struct ActionTests {
             let response = await client.respond(uri: "/screens/feed/data?only=\(bad)")
             #expect(response.status == .badRequest, "\(bad)")
             #expect(try fixture.answer(response, screen: "feed")["error"]?["code"] == "invalid_parameter")
-        }
-    }
-
-    @Test("over a real socket: a form body is read whole, pipelined with a GET; an oversized body is 413")
-    func socket() async throws {
-        let fixture = try await Fixture()
-        fixture.upstream.on("/signups/free", .answer(201, #"{"id": "3"}"#))
-        try await withRunningServer(fixture.application) { port in
-            let connection = try RawConnection(port: port)
-            let body = "email=a%40b&age=7"
-            connection.send(
-                "POST /screens/signup/free/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-                    + "GET /screens/feed HTTP/1.1\r\nHost: a\r\n\r\n"
-            )
-            let responses = await connection.receiveOffPool(2)
-            #expect(responses.map(\.status) == [200, 200])
-            #expect(responses.first?.json?["then"] == ["identifier": "navigation", "content": ["interface_identifier": "welcome/3"]])
-            #expect(try JSONDecoder().decode(JSONValue.self, from: Data((fixture.upstream.requests.last?.body ?? "").utf8))["age"] == 7)
-
-            let big = try RawConnection(port: port)
-            big.send(
-                "POST /screens/signup/free/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n"
-            )
-            #expect(await big.receiveOffPool(1).first?.status == 413)
         }
     }
 }

@@ -15,12 +15,7 @@ import Testing
 struct ReloadTests {
     /// A copy of the fixture screens in a fresh temporary directory, and an application over it.
     func makeApplication() throws -> (Application, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-reload-\(UUID().uuidString)")
-        try FileManager.default.copyItem(at: fixtureScreensDirectory, to: directory)
-        var configuration = ServerConfiguration()
-        configuration.screensDirectory = directory.path
-        configuration.upstreams = fixtureUpstreams
-        return (try buildApplication(configuration: configuration, logger: Logger(label: "reload")), directory)
+        try fixtureCopyApplication(label: "reload")
     }
 
     func write(_ text: String, to url: URL) throws {

@@ -12,55 +12,9 @@ import Testing
 /// `http` sources against a real upstream on a free port: mapping, caching, failure isolation.
 @Suite("Upstream sources")
 struct UpstreamTests {
-    static let screens: [String: String] = [
-        "feed.json": """
-        {"name": "feed", "entry": true,
-         "sources": {"api": {"type": "http", "upstream": "api", "path": "/feed/{city}", "query": {"lang": "{lang}", "v": 2},
-           "parameters": {"city": {"type": "string", "required": true}, "lang": {"type": "string", "default": "en"}},
-           "ttl": 10, "stale_while_revalidate": 20, "stale_if_error": 100}},
-         "components": [
-           {"name": "label_component", "identifier": "title", "content": {"value": {"$bind": "api.feed.title"}, "kind": "title"}},
-           {"name": "label_component", "identifier": "first", "content": {"value": {"$bind": "api.feed.items[0].name"}}},
-           {"name": "label_component", "identifier": "summary", "content": {"value": {"$template": "{api.feed.count} places in {api.feed.city}"}}},
-           {"name": "label_component", "identifier": "rating", "content": {"value": {"$bind": "api.feed.rating"}}},
-           {"name": "label_component", "identifier": "broken", "content": {"value": {"$bind": "api.feed.object"}}},
-           {"name": "collection_component", "identifier": "items", "content": {"component_name": "label_component",
-             "values": {"$each": "api.feed.items", "as": "item", "limit": 2, "template": {"value": {"$template": "{item.name} ({item.stars})"}}}}}
-         ]}
-        """,
-        "pair.json": """
-        {"name": "pair", "entry": true,
-         "sources": {
-           "good": {"type": "http", "upstream": "api", "path": "/good"},
-           "bad": {"type": "http", "upstream": "api", "path": "/bad", "timeout": 0.5, "max_bytes": 1000, "stale_if_error": 0},
-           "backup": {"type": "http", "upstream": "api", "path": "/backup", "timeout": 0.5, "max_bytes": 1000, "stale_if_error": 0, "fallback": {"text": "from the fallback"}}},
-         "components": [
-           {"name": "label_component", "identifier": "a", "content": {"value": {"$bind": "good.text"}}},
-           {"name": "label_component", "identifier": "b", "content": {"value": {"$bind": "bad.text"}}},
-           {"name": "label_component", "identifier": "c", "content": {"value": {"$bind": "backup.text"}}}
-         ]}
-        """,
-        "retry.json": """
-        {"name": "retry", "entry": true,
-         "sources": {
-           "once": {"type": "http", "upstream": "api", "path": "/once", "timeout": 30},
-           "twice": {"type": "http", "upstream": "api", "path": "/twice", "timeout": 30, "stale_if_error": 0}},
-         "components": [
-           {"name": "label_component", "identifier": "a", "content": {"value": {"$bind": "once.text"}}},
-           {"name": "label_component", "identifier": "b", "content": {"value": {"$bind": "twice.text"}}}
-         ]}
-        """,
-        "me.json": """
-        {"name": "me", "entry": true,
-         "sources": {"me": {"type": "http", "upstream": "api", "path": "/me", "headers": ["Authorization", "Accept-Language"]}},
-         "components": [{"name": "label_component", "identifier": "name", "content": {"value": {"$bind": "me.name"}}}]}
-        """,
-    ]
+    static let screens = SharedScreens.upstreams
 
-    static let feedBody = """
-        {"feed": {"title": "Cafés", "city": "Oslo", "count": 3, "rating": 4.5, "object": {"a": 1},
-          "items": [{"name": "A", "stars": 5}, {"name": "B", "stars": 4}, {"name": "C", "stars": 3}]}}
-        """
+    static let feedBody = SharedScreens.feedBody
 
     /// An answer with every value the feed screen binds, in the shapes it binds them.
     static let completeFeedBody = feedBody.replacingOccurrences(of: #""object": {"a": 1}"#, with: #""object": "text""#)
@@ -76,14 +30,7 @@ struct UpstreamTests {
             upstream = try await TestUpstream()
             let clock = self.clock
             cache = UpstreamCache(now: { clock.now })
-            let load = ScreenSetLoader.load(files: UpstreamTests.screens.mapValues { Array($0.utf8) }, upstreams: ["api"])
-            let screenSet = try #require(load.screenSet, "\(load.diagnostics.report)")
-            var configuration = ServerConfiguration()
-            configuration.port = 0
-            configuration.threads = 1
-            configuration.accessLog = false
-            configuration.upstreams = ["api": upstream.baseURL]
-            application = buildApplication(configuration: configuration, screenSet: screenSet, logger: Logger(label: "test"), cache: cache)
+            application = try upstreamApplication(files: UpstreamTests.screens, upstream: upstream, cache: cache).application
         }
 
         func get(_ uri: String, _ headers: [(String, String)] = []) async -> TestResponse {
@@ -335,26 +282,5 @@ struct UpstreamTests {
         #expect(await lookup("huge", bytes: 500) == .fetched("huge"))
         #expect(await lookup("d", bytes: 95) == .fetched("d"))
         #expect(cache.size == (1, 95), "bytes bound too")
-    }
-
-    @Test("over a socket, a data reply that waits on an upstream keeps its place among pipelined requests")
-    func pipelinedPendingReply() async throws {
-        let fixture = try await Fixture()
-        fixture.upstream.on("/feed/Oslo", .json(Self.feedBody, delay: .milliseconds(100)))
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await fixture.application.start(on: group)
-        let connection = try RawConnection(port: try #require(server.port))
-        connection.send(
-            "GET /screens/feed/data?city=Oslo HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
-                + "GET /screens/feed/data?city=Oslo HTTP/1.1\r\nHost: a\r\n\r\n"
-        )
-        let responses = await connection.receiveOffPool(3)
-        #expect(responses.map(\.status) == [200, 200, 200])
-        #expect(responses[0].json?["interface_data"]?.arrayValue?.first == ["identifier": "title", "content": ["value": "Cafés"]])
-        #expect(responses[1].json == ["status": "ok", "version": .string(TaksiServerVersion.current)])
-        #expect(responses[2].body == responses[0].body)
-        await server.shutdown()
-        try await group.shutdownGracefully()
-        try await fixture.upstream.stop()
     }
 }
