@@ -85,7 +85,7 @@ struct OperationsTests {
     }
 
     @Test(
-        "the OpenAPI document is valid OpenAPI 3.1, and real responses match it",
+        "the OpenAPI document is valid OpenAPI 3.1, real responses match it, and a set's actions add one valid operation each",
         .enabled(
             if: pythonHas("yaml", "jsonschema", "openapi_spec_validator"),
             "needs python3 -m pip install pyyaml jsonschema openapi-spec-validator (.ci/run installs them)"
@@ -108,6 +108,14 @@ struct OperationsTests {
         }
         let samplesFile = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-openapi-\(UUID().uuidString).json")
         try Data(JSONWriter.bytes(.array(samples))).write(to: samplesFile)
+        // A set with actions: the served document adds one operation per action to the file's.
+        let upstream = try await TestUpstream()
+        let withActions = try upstreamApplication(files: SharedScreens.actions, upstream: upstream).application
+        let served = await withActions.responder.response(method: .GET, uri: "/openapi.yaml")
+        let servedFile = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-openapi-\(UUID().uuidString).yaml")
+        try Data(served.body.readableBytesView).write(to: servedFile)
+        try await upstream.stop()
+        let actionPaths = ["submit", "ping", "hurry"].map { "/screens/signup/{plan}/actions/\($0)" }
         let script = """
             import json, sys
             try:
@@ -159,11 +167,23 @@ struct OperationsTests {
             for path in empty_keys(spec, ""):
                 failures += 1
                 print("EMPTY KEY", path)
+            # Read as data, a set's served document is the file's plus a POST per action.
+            served = yaml.safe_load(open(sys.argv[3]))
+            validate(served)
+            added = {path: item for path, item in served["paths"].items() if path not in spec["paths"]}
+            if sorted(added) != sorted(sys.argv[4].split(",")) or any(list(item) != ["post"] for item in added.values()):
+                failures += 1
+                print("ACTIONS", sorted(added), "expected", sys.argv[4])
+            kept = dict(served, paths={path: item for path, item in served["paths"].items() if path in spec["paths"]})
+            if kept != spec:
+                failures += 1
+                print("CHANGED: the served document differs from docs/openapi.yaml beyond the actions' operations")
             print("checked", len(json.load(open(sys.argv[2]))))
             sys.exit(1 if failures else 0)
             """
         let result = try runTool([
-            "python3", "-c", script, repositoryRoot.appendingPathComponent("docs/openapi.yaml").path, samplesFile.path,
+            "python3", "-c", script, repositoryRoot.appendingPathComponent("docs/openapi.yaml").path, samplesFile.path, servedFile.path,
+            actionPaths.joined(separator: ","),
         ])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("checked 8"))
