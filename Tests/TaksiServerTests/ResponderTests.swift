@@ -93,7 +93,7 @@ struct ResponderTests {
         let etag = try #require(first.headers.first(name: "ETag"))
         #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 18)
         #expect(first.headers["Cache-Control"] == ["public, max-age=60, stale-while-revalidate=300"])
-        for condition in [etag, "W/\(etag)", "\"other\", \(etag)", "*"] {
+        for condition in [etag, "W/\(etag)", "\"other\", \(etag)", "*", " \t\(etag) ", "\"other\",,\t\(etag)", "\"a\" , * "] {
             let revalidated = await responder.response(
                 method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
             #expect(revalidated.status == .notModified, "\(condition)")
@@ -103,9 +103,13 @@ struct ResponderTests {
             #expect(revalidated.headers["X-Taksi-Variant"] == first.headers["X-Taksi-Variant"])
             #expect(revalidated.headers["Content-Length"].isEmpty)
         }
-        let changed = await responder.response(
-            method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", "\"0000000000000000\"")]))
-        #expect(changed.status == .ok)
+        for condition in [
+            "\"0000000000000000\"", "W/", String(etag.dropFirst().dropLast()), String(etag.dropLast()), "w/\(etag)", "**", ",",
+        ] {
+            let changed = await responder.response(
+                method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
+            #expect(changed.status == .ok, "\(condition)")
+        }
         // Another variant has other bytes, so another tag.
         let compact = await responder.response(
             method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("X-Taksi-Alternative", "compact")]))
@@ -134,6 +138,8 @@ struct ResponderTests {
         arguments: [
             ("gzip", true), ("gzip, deflate, br", true), ("br;q=1.0, gzip;q=0.8", true), ("*", true), ("x-gzip", true),
             ("", false), ("identity", false), ("gzip;q=0", false), ("deflate", false), ("*;q=0", false), ("gzip;q=0, *", false),
+            ("GZIP", true), (" deflate,,\tgzip ", true), ("*;q=0, gzip", true), ("gzip ; Q=0", false), ("gzip;level=1;q=0.000", false),
+            ("gzip;q=0.5;x", true), ("gzipx, x-gzipx", false), ("*;q=0.1", true), ("*;q=0, *", true),
         ]
     )
     func gzip(acceptEncoding: String, gzipped: Bool) async throws {

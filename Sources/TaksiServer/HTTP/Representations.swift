@@ -46,15 +46,16 @@ final class Representations: Sendable {
     }
 
     /// Whether `If-None-Match` names `etag` (or is `*`); weak comparison, as RFC 9110 asks for it.
+    /// Compared as bytes (see ``HeaderList``).
     static func matches(headers: HTTPHeaders, etag: String) -> Bool {
-        guard headers.contains(name: "If-None-Match") else { return false }
-        for value in headers[canonicalForm: "If-None-Match"] {
-            let candidate = value.trimmingOptionalWhitespace
-            if candidate == "*" { return true }
-            let tag = candidate.hasPrefix("W/") ? candidate.dropFirst(2) : candidate
-            if tag == etag[...] { return true }
+        var etag = etag
+        return etag.withUTF8 { etag in
+            HeaderList.contains(headers, "if-none-match") { candidate in
+                if candidate.count == 1, candidate[0] == UInt8(ascii: "*") { return true }
+                let isWeak = candidate.count > 2 && candidate[0] == UInt8(ascii: "W") && candidate[1] == UInt8(ascii: "/")
+                return (isWeak ? UnsafeBufferPointer(rebasing: candidate[2...]) : candidate).elementsEqual(etag)
+            }
         }
-        return false
     }
 
     static func form(
@@ -82,36 +83,50 @@ final class Representations: Sendable {
 }
 
 /// `Accept-Encoding` negotiation (RFC 9110, section 12.5.3) for the one coding we send. Reads the
-/// header in place: no allocation on the hot path.
+/// header as bytes (``HeaderList``): no allocation on the hot path.
 enum ContentCoding {
     /// Whether the client accepts gzip: listed (or `x-gzip`, or `*`) with a non-zero quality. A
     /// request without the header, or with `identity` only, gets the identity body.
     static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
         var wildcard: Bool?
-        for (name, value) in headers where name.utf8.count == 15 && equalsIgnoringCase(name[...], "accept-encoding") {
-            for element in value.split(separator: ",") {
-                var parameters = element.split(separator: ";").makeIterator()
-                guard let coding = parameters.next()?.trimmingOptionalWhitespace else { continue }
-                var accepted = true
-                while let parameter = parameters.next() {
-                    let parameter = parameter.trimmingOptionalWhitespace
-                    if parameter.count > 2, equalsIgnoringCase(parameter.prefix(2), "q="), Double(parameter.dropFirst(2)) == 0 {
-                        accepted = false
-                    }
-                }
-                if equalsIgnoringCase(coding, "gzip") || equalsIgnoringCase(coding, "x-gzip") { return accepted }
-                if coding == "*" { wildcard = accepted }
+        var gzip: Bool?
+        _ = HeaderList.contains(headers, "accept-encoding") { element in
+            let semicolon = element.firstIndex(of: UInt8(ascii: ";")) ?? element.count
+            let coding = HeaderList.trimmed(UnsafeBufferPointer(rebasing: element[..<semicolon]))
+            let isGzip = HeaderList.equalsIgnoringCase(coding, "gzip") || HeaderList.equalsIgnoringCase(coding, "x-gzip")
+            let isWildcard = coding.count == 1 && coding[0] == UInt8(ascii: "*")
+            guard isGzip || isWildcard else { return false }
+            let accepted = !hasZeroQuality(UnsafeBufferPointer(rebasing: element[semicolon...]))
+            if isGzip {
+                gzip = accepted
+                return true
             }
+            wildcard = accepted
+            return false
         }
-        return wildcard ?? false
+        return gzip ?? wildcard ?? false
+    }
+
+    /// Whether a coding's parameters (`;q=0`, from the first `;`) give it quality zero.
+    private static func hasZeroQuality(_ parameters: UnsafeBufferPointer<UInt8>) -> Bool {
+        var start = 0
+        while start < parameters.count {
+            let end = parameters[(start + 1)...].firstIndex(of: UInt8(ascii: ";")) ?? parameters.count
+            let parameter = HeaderList.trimmed(UnsafeBufferPointer(rebasing: parameters[(start + 1)..<end]))
+            if parameter.count > 2, HeaderList.equalsIgnoringCase(parameter[..<2], "q="),
+                // Rare (clients that send q-values): parsed as a number, as it always was.
+                Double(String(decoding: parameter[2...], as: UTF8.self)) == 0
+            {
+                return true
+            }
+            start = end
+        }
+        return false
     }
 
     /// ASCII case-insensitive equality with a lower-case literal.
     static func equalsIgnoringCase(_ text: Substring, _ lowercase: StaticString) -> Bool {
-        guard text.utf8.count == lowercase.utf8CodeUnitCount else { return false }
-        return lowercase.withUTF8Buffer { expected in
-            zip(text.utf8, expected).allSatisfy { byte, wanted in (byte | (byte >= 65 && byte <= 90 ? 0x20 : 0)) == wanted }
-        }
+        HeaderList.equalsIgnoringCase(text.utf8, lowercase)
     }
 }
 

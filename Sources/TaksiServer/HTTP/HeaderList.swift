@@ -1,0 +1,45 @@
+import NIOHTTP1
+
+/// Reads HTTP header values as bytes: comma-separated lists (RFC 9110, 5.6.1) and ASCII
+/// case-insensitive names. The conditional and content-coding checks of every request go through
+/// here, so nothing allocates: no `split` arrays, no `Character` walks, no per-value `String`.
+enum HeaderList {
+    /// Calls `body` with each element of every `name` header's list, optional whitespace (spaces
+    /// and tabs) trimmed and empty elements skipped, until `body` returns true; says whether it did.
+    /// - Parameter name: the header's name in lower case.
+    static func contains(
+        _ headers: HTTPHeaders, _ name: StaticString, where body: (UnsafeBufferPointer<UInt8>) -> Bool
+    ) -> Bool {
+        for (headerName, value) in headers where equalsIgnoringCase(headerName.utf8, name) {
+            var value = value
+            let found = value.withUTF8 { bytes in
+                var start = 0
+                while start <= bytes.count {
+                    let comma = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.count
+                    let element = trimmed(UnsafeBufferPointer(rebasing: bytes[start..<comma]))
+                    if !element.isEmpty, body(element) { return true }
+                    start = comma + 1
+                }
+                return false
+            }
+            if found { return true }
+        }
+        return false
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs.
+    static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        let isWhitespace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = bytes.firstIndex(where: { !isWhitespace($0) }), let last = bytes.lastIndex(where: { !isWhitespace($0) })
+        else { return UnsafeBufferPointer(rebasing: bytes[0..<0]) }
+        return UnsafeBufferPointer(rebasing: bytes[first...last])
+    }
+
+    /// ASCII case-insensitive equality with a lower-case literal.
+    static func equalsIgnoringCase(_ text: some Collection<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard text.count == lowercase.utf8CodeUnitCount else { return false }
+        return lowercase.withUTF8Buffer { expected in
+            zip(text, expected).allSatisfy { byte, wanted in (byte | (byte >= 65 && byte <= 90 ? 0x20 : 0)) == wanted }
+        }
+    }
+}
