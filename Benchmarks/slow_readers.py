@@ -88,6 +88,7 @@ def main():
     parser.add_argument("--connections", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--label", default="server")
+    parser.add_argument("--result", help="also write 'answered total median_ms slowest_ms peak_rss_mb' to this file")
     args = parser.parse_args()
     url = urlsplit(args.url)
     host, port = url.hostname, url.port
@@ -122,6 +123,9 @@ def main():
     median = statistics.median(latencies) if latencies else float("nan")
     slowest = max(latencies) if latencies else float("nan")
     print(f"| {args.label} | {len(latencies)}/{total} | {median:.1f} | {slowest:.1f} | {peak[0]:.1f} |", flush=True)
+    if args.result:
+        with open(args.result, "w") as result:
+            result.write(f"{len(latencies)} {total} {median:.3f} {slowest:.3f} {peak[0]:.1f}\n")
     print(f"{args.label}: flood sent {sent.value / 1e6:.1f} MB of pipelined requests", file=sys.stderr)
 
 
