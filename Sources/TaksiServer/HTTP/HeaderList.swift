@@ -1,7 +1,7 @@
 import NIOHTTP1
 
 /// Reads HTTP header values as bytes: comma-separated lists (RFC 9110, 5.6.1) and ASCII
-/// case-insensitive names. The conditional and content-coding checks of every request go through
+/// case-insensitive names. The head checks, conditional and content-coding checks of every request go through
 /// here, so nothing allocates: no `split` arrays, no `Character` walks, no per-value `String`.
 enum HeaderList {
     /// Calls `body` with each element of every `name` header's list, optional whitespace (spaces
@@ -11,20 +11,25 @@ enum HeaderList {
         _ headers: HTTPHeaders, _ name: StaticString, where body: (UnsafeBufferPointer<UInt8>) -> Bool
     ) -> Bool {
         for (headerName, value) in headers where equalsIgnoringCase(headerName.utf8, name) {
-            var value = value
-            let found = value.withUTF8 { bytes in
-                var start = 0
-                while start <= bytes.count {
-                    let comma = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.count
-                    let element = trimmed(UnsafeBufferPointer(rebasing: bytes[start..<comma]))
-                    if !element.isEmpty, body(element) { return true }
-                    start = comma + 1
-                }
-                return false
-            }
-            if found { return true }
+            if containsElement(in: value, where: body) { return true }
         }
         return false
+    }
+
+    /// Calls `body` with each element of one header value's list, trimmed, empty ones skipped,
+    /// until `body` returns true; says whether it did.
+    static func containsElement(in value: String, where body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        var value = value
+        return value.withUTF8 { bytes in
+            var start = 0
+            while start <= bytes.count {
+                let comma = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.count
+                let element = trimmed(UnsafeBufferPointer(rebasing: bytes[start..<comma]))
+                if !element.isEmpty, body(element) { return true }
+                start = comma + 1
+            }
+            return false
+        }
     }
 
     /// `bytes` without leading and trailing spaces and tabs.

@@ -123,11 +123,6 @@ enum ContentCoding {
         }
         return false
     }
-
-    /// ASCII case-insensitive equality with a lower-case literal.
-    static func equalsIgnoringCase(_ text: Substring, _ lowercase: StaticString) -> Bool {
-        HeaderList.equalsIgnoringCase(text.utf8, lowercase)
-    }
 }
 
 extension StringProtocol {

@@ -106,18 +106,15 @@ struct ConnectionRequest {
             for (name, value) in headers {
                 bytes += name.utf8.count + value.utf8.count + 4
                 switch name.utf8.count {
-                case 4 where ContentCoding.equalsIgnoringCase(name[...], "host"): hosts += 1
-                case 6 where ContentCoding.equalsIgnoringCase(name[...], "expect"): expect = expect ?? value
-                case 7 where ContentCoding.equalsIgnoringCase(name[...], "upgrade"): hasUpgrade = true
-                case 10 where ContentCoding.equalsIgnoringCase(name[...], "connection"):
+                case 4 where HeaderList.equalsIgnoringCase(name.utf8, "host"): hosts += 1
+                case 6 where HeaderList.equalsIgnoringCase(name.utf8, "expect"): expect = expect ?? value
+                case 7 where HeaderList.equalsIgnoringCase(name.utf8, "upgrade"): hasUpgrade = true
+                case 10 where HeaderList.equalsIgnoringCase(name.utf8, "connection"):
                     connectionUpgrade =
-                        connectionUpgrade
-                        || value.split(separator: ",").contains {
-                            ContentCoding.equalsIgnoringCase($0.trimmingOptionalWhitespace, "upgrade")
-                        }
-                case 12 where ContentCoding.equalsIgnoringCase(name[...], "x-request-id"): requestID = requestID ?? value
-                case 14 where ContentCoding.equalsIgnoringCase(name[...], "content-length"): contentLength = contentLength ?? value
-                case 17 where ContentCoding.equalsIgnoringCase(name[...], "transfer-encoding"): hasTransferEncoding = true
+                        connectionUpgrade || HeaderList.containsElement(in: value) { HeaderList.equalsIgnoringCase($0, "upgrade") }
+                case 12 where HeaderList.equalsIgnoringCase(name.utf8, "x-request-id"): requestID = requestID ?? value
+                case 14 where HeaderList.equalsIgnoringCase(name.utf8, "content-length"): contentLength = contentLength ?? value
+                case 17 where HeaderList.equalsIgnoringCase(name.utf8, "transfer-encoding"): hasTransferEncoding = true
                 default: break
                 }
             }
