@@ -4,8 +4,7 @@ import TaksiSchema
 // the check that each one reads a declared source or loop variable.
 
 extension ScreenCompiler {
-    /// A `$bind`, `$template` or `$each` in a field of type `type`.
-    // About 80 lines: one case per binding kind, each a few guards over the same reader calls.
+    /// A `$bind`, `$template`, `$each` or `$text` in a field of type `type`.
     mutating func compileBinding(
         _ node: JSONNode, key: String, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
     ) -> ContentExpression? {
@@ -38,48 +37,7 @@ extension ScreenCompiler {
             else { return nil }
             return .template(parts, options)
         case "$each":
-            guard
-                let members = reader.object(
-                    node, at: path, what: "an $each binding", allowed: ["$each", "as", "template", "limit"],
-                    required: ["template"]
-                ),
-                let valuePath = readValuePath(members.first { $0.key == "$each" }!.value, at: bindingPath, scope: scope),
-                let templateNode = members.first(where: { $0.key == "template" })?.value
-            else { return nil }
-            let member = { (key: String) in members.first { $0.key == key }?.value }
-            let variable = reader.string(member("as"), at: path.appending("as"), what: "as") ?? "item"
-            if sourceTable[variable] != nil || scope.contains(variable)
-                || !variable.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar)
-            {
-                reader.report(
-                    .invalidBinding, at: member("as") ?? node, path: path.appending("as"),
-                    "the loop variable \"\(variable)\" must be a plain name that no source or outer loop uses; choose another with \"as\""
-                )
-                return nil
-            }
-            let limit = reader.positiveInteger(member("limit"), at: path.appending("limit"), what: "limit")
-            if member("limit") != nil, limit == nil { return nil }
-            let innerScope = scope.union([variable])
-            let templatePath = path.appending("template")
-            let template: ContentExpression?
-            switch type {
-            case .componentContents(let nameField):
-                guard let itemSchema = itemSchema(nameField: nameField, siblings: siblings) else { return nil }
-                template = compileContent(templateNode, schema: itemSchema, at: templatePath, topLevel: false, scope: innerScope)
-                    .map { Self.normalized(.object($0)) }
-            case .array(let items):
-                template = compileValue(templateNode, as: items, at: templatePath, siblings: [], scope: innerScope)
-            case nil:
-                template = compileValue(templateNode, as: nil, at: templatePath, siblings: [], scope: innerScope)
-            case let type?:
-                reader.report(
-                    .invalidBinding, at: node, path: path,
-                    "$each makes an array, but this field is \(Self.article(type.name)) \(type.name); use $bind or $template"
-                )
-                return nil
-            }
-            guard let template else { return nil }
-            return .each(valuePath, variable: variable, template: template, limit: limit)
+            return compileEach(node, as: type, at: path, siblings: siblings, scope: scope)
         case Self.textKey:
             return compileText(node, as: type, at: path, scope: scope)
         default:
@@ -89,6 +47,55 @@ extension ScreenCompiler {
             )
             return nil
         }
+    }
+
+    /// An `$each`: a list read from a binding path, each element made from `template` with the
+    /// loop variable (`as`, `item` by default) in scope, at most `limit` of them.
+    private mutating func compileEach(
+        _ node: JSONNode, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
+    ) -> ContentExpression? {
+        guard
+            let members = reader.object(
+                node, at: path, what: "an $each binding", allowed: ["$each", "as", "template", "limit"],
+                required: ["template"]
+            ),
+            let valuePath = readValuePath(members.first { $0.key == "$each" }!.value, at: path.appending("$each"), scope: scope),
+            let templateNode = members.first(where: { $0.key == "template" })?.value
+        else { return nil }
+        let member = { (key: String) in members.first { $0.key == key }?.value }
+        let variable = reader.string(member("as"), at: path.appending("as"), what: "as") ?? "item"
+        if sourceTable[variable] != nil || scope.contains(variable)
+            || !variable.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar)
+        {
+            reader.report(
+                .invalidBinding, at: member("as") ?? node, path: path.appending("as"),
+                "the loop variable \"\(variable)\" must be a plain name that no source or outer loop uses; choose another with \"as\""
+            )
+            return nil
+        }
+        let limit = reader.positiveInteger(member("limit"), at: path.appending("limit"), what: "limit")
+        if member("limit") != nil, limit == nil { return nil }
+        let innerScope = scope.union([variable])
+        let templatePath = path.appending("template")
+        let template: ContentExpression?
+        switch type {
+        case .componentContents(let nameField):
+            guard let itemSchema = itemSchema(nameField: nameField, siblings: siblings) else { return nil }
+            template = compileContent(templateNode, schema: itemSchema, at: templatePath, topLevel: false, scope: innerScope)
+                .map { Self.normalized(.object($0)) }
+        case .array(let items):
+            template = compileValue(templateNode, as: items, at: templatePath, siblings: [], scope: innerScope)
+        case nil:
+            template = compileValue(templateNode, as: nil, at: templatePath, siblings: [], scope: innerScope)
+        case let type?:
+            reader.report(
+                .invalidBinding, at: node, path: path,
+                "$each makes an array, but this field is \(Self.article(type.name)) \(type.name); use $bind or $template"
+            )
+            return nil
+        }
+        guard let template else { return nil }
+        return .each(valuePath, variable: variable, template: template, limit: limit)
     }
 
     private mutating func readOptions(
