@@ -67,10 +67,7 @@ struct ConnectionBoundsTests {
 
     @Test("a preview stream ends after max_stream_duration, so streams nobody reads give their slots back")
     func streamDuration() async throws {
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.threads = 1
-        configuration.accessLog = false
+        var configuration = ServerConfiguration.forTests()
         configuration.preview = true
         configuration.limits.maxStreamDuration = .milliseconds(300)
         let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "streams"))

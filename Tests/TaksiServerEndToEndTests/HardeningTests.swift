@@ -53,10 +53,7 @@ struct HardeningTests {
     ) throws -> Application {
         let load = ScreenSetLoader.load(files: screens.mapValues { Array($0.utf8) }, upstreams: ["api", "files"])
         let screenSet = try #require(load.screenSet, "\(load.diagnostics.report)")
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.threads = 1
-        configuration.accessLog = false
+        var configuration = ServerConfiguration.forTests()
         configuration.limits = limits
         configuration.upstreams = ["api": upstream, "files": "file:" + filesUpstream.path]
         return buildApplication(configuration: configuration, screenSet: screenSet, logger: Logger(label: "hardening"))

@@ -48,11 +48,8 @@ struct RevisionTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-revisions-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (name, text) in files ?? ["home.json": home] { try Data(text.utf8).write(to: directory.appendingPathComponent(name)) }
-        var configuration = ServerConfiguration()
+        var configuration = ServerConfiguration.forTests()
         configuration.screensDirectory = directory.path
-        configuration.port = 0
-        configuration.threads = 1
-        configuration.accessLog = false
         configuration.watch = false
         configuration.upstreams = upstreams
         return (try buildApplication(configuration: configuration, logger: Logger(label: "revisions")), directory)

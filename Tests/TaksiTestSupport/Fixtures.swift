@@ -22,12 +22,20 @@ package let fixtureUpstreams = [
     "github": "file:" + repositoryRoot.appendingPathComponent("Tests/Fixtures/upstreams/github").path,
 ]
 
+extension ServerConfiguration {
+    /// The defaults, for a server in a test: port 0 (a free one), one event loop, no access log.
+    package static func forTests() -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.threads = 1
+        configuration.accessLog = false
+        return configuration
+    }
+}
+
 /// An application over the fixture screens, bound to port 0 on loopback.
 package func fixtureApplication(limits: ConnectionLimits = ConnectionLimits()) -> Application {
-    var configuration = ServerConfiguration()
-    configuration.port = 0
-    configuration.threads = 1
-    configuration.accessLog = false
+    var configuration = ServerConfiguration.forTests()
     configuration.upstreams = fixtureUpstreams
     configuration.limits = limits
     return buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"))

@@ -124,10 +124,7 @@ package func upstreamApplication(
 ) throws -> (application: Application, screenSet: ScreenSet) {
     let load = ScreenSetLoader.load(files: files.mapValues { Array($0.utf8) }, upstreams: ["api"])
     guard let screenSet = load.screenSet else { throw FixtureError.invalidScreens(load.diagnostics.report) }
-    var configuration = ServerConfiguration()
-    configuration.port = 0
-    configuration.threads = 1
-    configuration.accessLog = false
+    var configuration = ServerConfiguration.forTests()
     configuration.upstreams = ["api": upstream.baseURL]
     configuration.idempotencyWindow = idempotency.window
     configuration.idempotencyMaxBytes = idempotency.maxBytes
@@ -140,12 +137,9 @@ package func upstreamApplication(
 package func fixtureCopyApplication(preview: Bool = false, label: String = "test") throws -> (Application, URL) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-\(label)-\(UUID().uuidString)")
     try FileManager.default.copyItem(at: fixtureScreensDirectory, to: directory)
-    var configuration = ServerConfiguration()
+    var configuration = ServerConfiguration.forTests()
     configuration.screensDirectory = directory.path
     configuration.upstreams = fixtureUpstreams
-    configuration.port = 0
-    configuration.threads = 1
-    configuration.accessLog = false
     configuration.preview = preview
     return (try buildApplication(configuration: configuration, logger: Logger(label: label)), directory)
 }
