@@ -340,7 +340,7 @@ extension ComponentCatalog {
     }
 
     /// The string a number or Boolean would have been written as, so `4.5` can fill a string field.
-    static func losslessString(_ value: JSONValue) -> String? {
+    public static func losslessString(_ value: JSONValue) -> String? {
         switch value {
         case .number, .bool: JSONWriter.string(value)
         default: nil

@@ -15,6 +15,11 @@ public enum JSONWriter {
         return output
     }
 
+    /// Appends the value's compact bytes to `output`, as ``bytes(_:pretty:)`` writes them.
+    public static func write(_ value: JSONValue, into output: inout [UInt8]) {
+        write(value, into: &output, pretty: false, indent: 0)
+    }
+
     /// The value as a `String`.
     public static func string(_ value: JSONValue, pretty: Bool = false) -> String {
         String(decoding: bytes(value, pretty: pretty), as: UTF8.self)
@@ -78,7 +83,8 @@ public enum JSONWriter {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    private static func writeString(_ string: String, into output: inout [UInt8]) {
+    /// Appends `string` as a JSON string, quoted and escaped.
+    public static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in string.utf8 {
             switch byte {

@@ -12,6 +12,9 @@ public struct DataPlan: Sendable {
         public var staticContent: [String: JSONValue]
         /// Every dynamic field of the component, literal or bound (the client decodes them all).
         public var fields: [String: ContentExpression]
+        /// The entry's bytes with holes for request values, when it can be written that way
+        /// (``compilingTemplates(catalog:)``); nil builds it from ``fields`` every time.
+        public var template: EntryTemplate? = nil
     }
 
     /// The sources the entries read, by name.
@@ -46,6 +49,17 @@ public struct DataPlan: Sendable {
         public var description: String { "component \"\(identifier)\": \(message)" }
     }
 
+    /// The plan with each entry that can be compiled to an ``EntryTemplate`` compiled: what
+    /// ``render(values:catalog:unavailable:)`` writes without building a value tree.
+    public func compilingTemplates(catalog: ComponentCatalog) -> DataPlan {
+        let staticValues = staticValues
+        var plan = self
+        for index in plan.entries.indices {
+            plan.entries[index].template = plan.entries[index].template(sources: sources, staticValues: staticValues, catalog: catalog)
+        }
+        return plan
+    }
+
     /// Builds the data envelope from the sources' values. A source missing from `values` (it
     /// failed) leaves its components without an entry, so they keep their placeholders; every entry
     /// that is produced has been checked to decode.
@@ -56,55 +70,94 @@ public struct DataPlan: Sendable {
         var entries: [DataEntry] = []
         var problems: [Problem] = []
         for entry in self.entries {
-            // Computed only when needed: this runs on every data request that is not kept.
-            var entrySources: Set<String> { entry.fields.values.reduce(into: Set<String>()) { $0.formUnion($1.sourceNames) } }
-            if !unavailable.isEmpty, !entrySources.isDisjoint(with: unavailable) { continue }
-            var content: [String: JSONValue] = [:]
-            // Why a field has no value, so a check that fails for it names the binding, not the screen.
-            var unresolved: [String: String] = [:]
-            for (name, expression) in entry.fields.sorted(by: { $0.key < $1.key }) {
-                let result = expression.evaluate(values)
-                if !result.problems.isEmpty {
-                    let source = expression.sourceNames.sorted().joined(separator: ",")
-                    problems += result.problems.map {
-                        // A shape fault drops a value (or an item) the source should have had.
-                        Problem(
-                            identifier: entry.identifier, message: "\(name): \($0)", isLoss: result.shapeFaults.contains($0), field: name,
-                            source: source
-                        )
-                    }
-                }
-                if let value = result.value {
-                    content[name] = value
-                } else if let first = result.problems.first {
-                    unresolved[name] = first
-                }
-            }
-            let checked = catalog.check(
-                dataContent: .object(content), of: entry.componentName, staticContent: entry.staticContent, mode: .data
-            )
-            problems += checked.violations.map { violation in
-                let field: String? = if case .key(let key)? = violation.path.segments.first { key } else { nil }
-                let source = field.flatMap { entry.fields[$0] }.map { $0.sourceNames.sorted().joined(separator: ",") }
-                // A field the data left out is the binding's story, not the schema's.
-                let message = field.flatMap { unresolved[$0] }.map { "\(field ?? ""): \($0), and the field is required" }
-                return Problem(
-                    identifier: entry.identifier, message: message ?? violation.description, isLoss: true, field: field,
-                    source: source ?? entrySources.sorted().joined(separator: ",")
-                )
-            }
-            if let value = checked.value {
-                entries.append(DataEntry(identifier: entry.identifier, content: value))
-            } else {
-                problems.append(
-                    Problem(
-                        identifier: entry.identifier, message: "no entry sent; the component keeps its placeholder",
-                        isLoss: true
-                    )
-                )
-            }
+            let (built, found) = build(entry, values: values, catalog: catalog, unavailable: unavailable)
+            problems += found
+            if let built { entries.append(built) }
         }
         return (InterfaceData(entries: entries), problems)
+    }
+
+    /// The data envelope's bytes, as `JSONWriter` writes what ``build(values:catalog:unavailable:)``
+    /// gives: the entries compiled to templates written with their holes filled, the others built.
+    public func render(
+        values: [String: JSONValue], catalog: ComponentCatalog, unavailable: Set<String> = []
+    ) -> (body: [UInt8], problems: [Problem]) {
+        var output = Array(#"{"interface_data":["#.utf8)
+        output.reserveCapacity(512)
+        var problems: [Problem] = []
+        var written = 0
+        for entry in entries {
+            let start = output.count
+            if written > 0 { output.append(UInt8(ascii: ",")) }
+            if let template = entry.template, template.write(into: &output, values: values) {
+                problems += template.problems
+                written += 1
+                continue
+            }
+            let (built, found) = build(entry, values: values, catalog: catalog, unavailable: unavailable)
+            problems += found
+            if let built {
+                JSONWriter.write(built.jsonValue, into: &output)
+                written += 1
+            } else {
+                output.removeSubrange(start...)
+            }
+        }
+        output.append(contentsOf: "]}".utf8)
+        return (output, problems)
+    }
+
+    /// One entry from the sources' values, checked to decode, or nil (with why) when it cannot be
+    /// sent or reads a source that failed.
+    private func build(
+        _ entry: Entry, values: [String: JSONValue], catalog: ComponentCatalog, unavailable: Set<String>
+    ) -> (entry: DataEntry?, problems: [Problem]) {
+        // Computed only when needed: this runs on every data request that is not kept.
+        var entrySources: Set<String> { entry.fields.values.reduce(into: Set<String>()) { $0.formUnion($1.sourceNames) } }
+        if !unavailable.isEmpty, !entrySources.isDisjoint(with: unavailable) { return (nil, []) }
+        var problems: [Problem] = []
+        var content: [String: JSONValue] = [:]
+        // Why a field has no value, so a check that fails for it names the binding, not the screen.
+        var unresolved: [String: String] = [:]
+        for (name, expression) in entry.fields.sorted(by: { $0.key < $1.key }) {
+            let result = expression.evaluate(values)
+            problems += Self.problems(of: result, field: name, expression: expression, entry: entry.identifier)
+            if let value = result.value {
+                content[name] = value
+            } else if let first = result.problems.first {
+                unresolved[name] = first
+            }
+        }
+        let checked = catalog.check(
+            dataContent: .object(content), of: entry.componentName, staticContent: entry.staticContent, mode: .data
+        )
+        problems += checked.violations.map { violation in
+            let field: String? = if case .key(let key)? = violation.path.segments.first { key } else { nil }
+            let source = field.flatMap { entry.fields[$0] }.map { $0.sourceNames.sorted().joined(separator: ",") }
+            // A field the data left out is the binding's story, not the schema's.
+            let message = field.flatMap { unresolved[$0] }.map { "\(field ?? ""): \($0), and the field is required" }
+            return Problem(
+                identifier: entry.identifier, message: message ?? violation.description, isLoss: true, field: field,
+                source: source ?? entrySources.sorted().joined(separator: ",")
+            )
+        }
+        guard let value = checked.value else {
+            problems.append(
+                Problem(identifier: entry.identifier, message: "no entry sent; the component keeps its placeholder", isLoss: true)
+            )
+            return (nil, problems)
+        }
+        return (DataEntry(identifier: entry.identifier, content: value), problems)
+    }
+
+    /// What evaluating one field of an entry found missing or dropped, as the entry's problems.
+    static func problems(of result: Evaluation, field name: String, expression: ContentExpression, entry identifier: String) -> [Problem] {
+        guard !result.problems.isEmpty else { return [] }
+        let source = expression.sourceNames.sorted().joined(separator: ",")
+        return result.problems.map {
+            // A shape fault drops a value (or an item) the source should have had.
+            Problem(identifier: identifier, message: "\(name): \($0)", isLoss: result.shapeFaults.contains($0), field: name, source: source)
+        }
     }
 
     /// The values of the request-dependent sources for a data request's query parameters and

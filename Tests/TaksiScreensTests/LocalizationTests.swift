@@ -50,7 +50,11 @@ struct LocalizationTests {
         let base = try #require(set["home"])
         let screen = locale.map { base.translated(to: $0) } ?? base
         let plan = screen.dataPlan
-        let (data, _) = plan.build(values: plan.staticValues.merging(try plan.requestValues(query: query)) { $1 }, catalog: set.catalog)
+        let values = plan.staticValues.merging(try plan.requestValues(query: query)) { $1 }
+        let (data, _) = plan.build(values: values, catalog: set.catalog)
+        // Localized text compiles to templates: what they write is what the full build gives.
+        #expect(plan.entries.contains { $0.template != nil })
+        #expect(plan.render(values: values, catalog: set.catalog).body == JSONWriter.bytes(data.jsonValue))
         var labels: [String: String] = [:]
         for entry in data.entries { labels[entry.identifier] = entry.content["value"]?.stringValue }
         for component in screen.skeleton.components where !component.requiresData {

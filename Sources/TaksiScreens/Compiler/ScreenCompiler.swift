@@ -106,7 +106,8 @@ struct ScreenCompiler {
         return CompiledScreen(
             name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative,
             experiment: experiment,
-            skeleton: Skeleton(components: components), dataPlan: plan, staticData: staticData, actions: actions
+            skeleton: Skeleton(components: components), dataPlan: plan.isStatic ? plan : plan.compilingTemplates(catalog: catalog),
+            staticData: staticData, actions: actions
         )
     }
 

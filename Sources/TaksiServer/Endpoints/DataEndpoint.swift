@@ -123,7 +123,7 @@ struct DataEndpoint: Sendable {
                 unavailable.insert(call.source)
             }
         }
-        let (data, problems) = request.screen.dataPlan.build(values: values, catalog: request.catalog, unavailable: unavailable)
+        let (body, problems) = request.screen.dataPlan.render(values: values, catalog: request.catalog, unavailable: unavailable)
         logger.dataProblems(problems, in: request.screen)
         // An upstream that answered, but not in the shape the screen binds, degrades too: what it
         // should have filled was left out.
@@ -149,7 +149,7 @@ struct DataEndpoint: Sendable {
             headers.append(("X-Taksi-Degraded", degraded.joined(separator: ", ")))
         }
         return Rendered(
-            body: JSONWriter.bytes(data.jsonValue), headers: headers, degraded: !degraded.isEmpty, variant: request.screen.variantID)
+            body: body, headers: headers, degraded: !degraded.isEmpty, variant: request.screen.variantID)
     }
 
     /// The response kept for these inputs (``DataMemo``), or the one `render` makes, kept unless
