@@ -205,6 +205,14 @@ struct DataMemoTests {
         let first = try #require(fixture.readyResponse("/screens/greet/data?name=Ada"))
         let second = try #require(fixture.readyResponse("/screens/greet/data?name=Ada"))
         #expect(first.body == second.body)
+        // Not kept, yet validated like a kept one: the same ETag and Vary, and a 304.
+        let etag = try #require(first.headers.first(name: "ETag"))
+        #expect(second.headers.first(name: "ETag") == etag)
+        #expect(first.headers["Vary"] == ["X-Taksi-Skeleton, Accept-Encoding"])
+        let revalidated = try #require(fixture.readyResponse("/screens/greet/data?name=Ada", [("If-None-Match", etag)]))
+        #expect(revalidated.status == .notModified)
+        #expect(revalidated.headers.first(name: "ETag") == etag)
+        #expect(fixture.readyResponse("/screens/greet/data?name=Ada", [("Accept-Encoding", "gzip")])?.headers["Content-Encoding"] == [])
         #expect(fixture.application.memo.size.entries == 0)
         #expect(fixture.lookups("hit") == 0 && fixture.lookups("miss") == 0)
     }

@@ -171,8 +171,7 @@ struct DataEndpoint: Sendable {
     /// the second; a degraded one as it is (`no-store`, nothing to revalidate).
     private static func validated(_ rendered: Rendered, request: HTTPHeaders) -> HTTPResponse {
         guard !rendered.degraded else { return rendered.response }
-        return DataMemo.Entry(body: rendered.body, key: "", headers: rendered.headers, variant: rendered.variant, upstreamKeys: [])
-            .response(to: request, gzip: false)
+        return DataMemo.response(notKept: rendered.body, headers: rendered.headers, variant: rendered.variant, to: request)
     }
 
     /// The identifiers of `?only=a,b`: each must be a dynamic component of the variant (one the

@@ -59,12 +59,9 @@ public final class DataMemo: Sendable {
 
         init(body: [UInt8], key: String, headers: [(String, String)], variant: String, upstreamKeys: [String]) {
             let compressible = body.count >= DataMemo.smallestGzipped
-            // Whether a gzip form may exist is decided now, so every form's `Vary` is the same.
-            var shared = headers
-            if compressible { HTTPResponse.addVary("Accept-Encoding", to: &shared) }
-            let tag = Representations.entityTag(body)
+            let shared = DataMemo.sharedHeaders(headers, bodySize: body.count)
             self.identity = Representations.form(
-                body: body, etag: "\"\(tag)\"", encoding: nil, headers: shared, route: "data", variant: variant
+                body: body, etag: DataMemo.entityTag(body), encoding: nil, headers: shared, route: "data", variant: variant
             )
             self.gzipSource = compressible ? body : nil
             self.headers = shared
@@ -76,10 +73,9 @@ public final class DataMemo: Sendable {
                 + key.utf8.count + 1024
         }
 
-        /// The response for a request's `Accept-Encoding` and `If-None-Match`; `gzip` false serves
-        /// the identity form to everyone (a response not kept is not worth compressing).
-        func response(to request: HTTPHeaders, gzip: Bool = true) -> HTTPResponse {
-            let form = (gzip && gzipSource != nil && ContentCoding.acceptsGzip(request) ? gzipForm : nil) ?? identity
+        /// The response for a request's `Accept-Encoding` and `If-None-Match`.
+        func response(to request: HTTPHeaders) -> HTTPResponse {
+            let form = (gzipSource != nil && ContentCoding.acceptsGzip(request) ? gzipForm : nil) ?? identity
             return Representations.matches(headers: request, etag: form.etag) ? form.notModified : form.full
         }
 
@@ -159,21 +155,55 @@ public final class DataMemo: Sendable {
         _ body: [UInt8], for key: String, headers: [(String, String)], variant: String, upstreamKeys: [String],
         request: HTTPHeaders
     ) -> HTTPResponse {
-        let entry = Entry(body: body, key: key, headers: headers, variant: variant, upstreamKeys: upstreamKeys)
-        guard isEnabled, entry.cost <= limits.maxBytes / 16 else { return entry.response(to: request, gzip: false) }
+        let notKept = { Self.response(notKept: body, headers: headers, variant: variant, to: request) }
+        guard isEnabled else { return notKept() }
         let hash = key.hashValue
-        let kept = state.withLockedValue { state in
+        let secondTime = state.withLockedValue { state in
             let slot = Int(UInt(bitPattern: hash) % UInt(state.seenOnce.count))
             guard state.seenOnce[slot] == hash else {
                 state.seenOnce[slot] = hash
                 return false
             }
-            Self.insert(entry, for: key, into: &state, limits: limits)
-            for upstream in upstreamKeys { state.dependents[upstream, default: []].insert(key) }
             return true
         }
-        if kept { recordSize() }
-        return entry.response(to: request, gzip: kept)
+        // The first time (most one-off values never come back) costs no kept forms at all.
+        guard secondTime else { return notKept() }
+        let entry = Entry(body: body, key: key, headers: headers, variant: variant, upstreamKeys: upstreamKeys)
+        guard entry.cost <= limits.maxBytes / 16 else { return notKept() }
+        state.withLockedValue { state in
+            Self.insert(entry, for: key, into: &state, limits: limits)
+            for upstream in upstreamKeys { state.dependents[upstream, default: []].insert(key) }
+        }
+        recordSize()
+        return entry.response(to: request)
+    }
+
+    /// A data response that is not kept, with the headers a kept one has (its strong `ETag`, a
+    /// `304` to `If-None-Match`, the same `Vary`), made for this request alone: identity only,
+    /// and nothing precomputed that it would not use.
+    static func response(notKept body: [UInt8], headers: [(String, String)], variant: String, to request: HTTPHeaders) -> HTTPResponse {
+        var validators = sharedHeaders(headers, bodySize: body.count)
+        let etag = entityTag(body)
+        validators.append(("ETag", etag))
+        var response =
+            Representations.matches(headers: request, etag: etag)
+            ? HTTPResponse(notModified: validators) : HTTPResponse(status: .ok, json: ByteBuffer(bytes: body), headers: validators)
+        response.route = "data"
+        response.variant = variant
+        return response
+    }
+
+    /// A data response's own headers with `Vary: Accept-Encoding` when it is large enough to have
+    /// a gzip form: decided by its size alone, so every form of it, kept or not, varies alike.
+    private static func sharedHeaders(_ headers: [(String, String)], bodySize: Int) -> [(String, String)] {
+        var shared = headers
+        if bodySize >= smallestGzipped { HTTPResponse.addVary("Accept-Encoding", to: &shared) }
+        return shared
+    }
+
+    /// The strong `ETag` of a data response's identity body, quoted.
+    private static func entityTag(_ body: [UInt8]) -> String {
+        "\"\(Representations.entityTag(body))\""
     }
 
     /// Drops every response rendered from the upstream entry `key` (it was refreshed or evicted).
