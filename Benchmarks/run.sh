@@ -13,6 +13,9 @@
 # alternates the servers run by run, and prints per scenario the median requests/s, the server's
 # CPU time per request in microseconds (user + system, from /proc), the p99 latency and the ratio
 # to nginx; then what the access log costs; then the slow-reader flood (Benchmarks/slow_readers.py).
+# The "two cores" rows run two event loops against two nginx workers on CPUs 0 and 1 (TWO_CPUS),
+# with wrk's two threads on the same CPUs: a machine with two cores has no third for the load
+# generator, and sharing them taxes both servers alike (each row's CPU time is the server's own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +25,7 @@ CONNECTIONS=${CONNECTIONS:-64}
 FLOOD_SECONDS=${FLOOD_SECONDS:-10}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
+TWO_CPUS=${TWO_CPUS:-0,1}
 
 need() { command -v "$1" >/dev/null 2>&1; }
 if ! need wrk || ! need nginx || ! need curl; then
@@ -38,6 +42,8 @@ else
 fi
 
 WORK=$(mktemp -d)
+# nginx's workers under a master process run as nobody when started by root: they must read www/.
+chmod 755 "$WORK"
 PIDS=()
 cleanup() {
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -64,8 +70,16 @@ TAKSI_ACCESS_LOG=false taskset -c "$SERVER_CPU" "$BIN" serve --screens "$WORK/sc
 PIDS+=($!)
 QUIET_PID=$!
 QUIET="http://127.0.0.1:$QUIET_PORT"
+# Two event loops on two CPUs, with the shipped defaults otherwise.
+TWO_PORT=$(free_port)
+taskset -c "$TWO_CPUS" "$BIN" serve --screens "$WORK/screens" --host 127.0.0.1 --port "$TWO_PORT" --threads 2 \
+    2>"$WORK/taksi-two.log" &
+PIDS+=($!)
+TWO_PID=$!
+TWO="http://127.0.0.1:$TWO_PORT"
 wait_for "$TAKSI/healthz"
 wait_for "$QUIET/healthz"
+wait_for "$TWO/healthz"
 
 # What nginx serves, captured from taksi-server: name | taksi-server path | nginx file.
 RESOURCES=(
@@ -85,12 +99,15 @@ curl -sf -H 'Accept-Encoding: gzip' "$TAKSI/screens/menu" -o "$WORK/www/skeleton
 TAKSI_ETAG=$(curl -sfI "$TAKSI/screens/menu" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
 NGINX_PORT=$(free_port)
 NGINX_QUIET_PORT=$(free_port)
-cat >"$WORK/nginx.conf" <<NGINX
+# nginx_conf NAME MASTER WORKERS SERVERS: one configuration, the same but for its process model
+# and server blocks.
+nginx_conf() {
+    cat >"$WORK/$1.conf" <<NGINX
 daemon off;
-master_process off;
-worker_processes 1;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log warn;
+master_process $2;
+worker_processes $3;
+pid $WORK/$1.pid;
+error_log $WORK/$1-error.log warn;
 events { worker_connections 4096; }
 http {
     sendfile on;
@@ -103,6 +120,11 @@ http {
     types {}
     client_body_temp_path $WORK/tmp; proxy_temp_path $WORK/tmp; fastcgi_temp_path $WORK/tmp;
     uwsgi_temp_path $WORK/tmp; scgi_temp_path $WORK/tmp;
+$4
+}
+NGINX
+}
+nginx_conf nginx off 1 "
     server {
         listen 127.0.0.1:$NGINX_PORT;
         access_log $WORK/nginx-access.log combined buffer=64k flush=1s;
@@ -112,15 +134,26 @@ http {
         listen 127.0.0.1:$NGINX_QUIET_PORT;
         access_log off;
         root $WORK/www;
-    }
-}
-NGINX
+    }"
 taskset -c "$SERVER_CPU" nginx -c "$WORK/nginx.conf" -p "$WORK" 2>/dev/null &
 PIDS+=($!)
 NGINX_PID=$!
 NGINX="http://127.0.0.1:$NGINX_PORT"
 NGINX_QUIET="http://127.0.0.1:$NGINX_QUIET_PORT"
 wait_for "$NGINX/skeleton.json"
+# Two workers need nginx's master process; their CPU time is the master's and its children's.
+NGINX_TWO_PORT=$(free_port)
+nginx_conf nginx-two on 2 "
+    server {
+        listen 127.0.0.1:$NGINX_TWO_PORT;
+        access_log $WORK/nginx-two-access.log combined buffer=64k flush=1s;
+        root $WORK/www;
+    }"
+taskset -c "$TWO_CPUS" nginx -c "$WORK/nginx-two.conf" -p "$WORK" 2>/dev/null &
+PIDS+=($!)
+NGINX_TWO_PID=$!
+NGINX_TWO="http://127.0.0.1:$NGINX_TWO_PORT"
+wait_for "$NGINX_TWO/skeleton.json"
 NGINX_ETAG=$(curl -sfI "$NGINX/skeleton.json" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
 
 for resource in "${RESOURCES[@]}"; do
@@ -140,7 +173,7 @@ end
 LUA
 echo "-- the URL as given" >"$WORK/none.lua"
 
-# name | access log (on/off) | taksi-server path | nginx path | header | wrk script
+# name | instances (on: defaults, off: access log off, two: two cores) | taksi-server path | nginx path | header | wrk script
 SCENARIOS=(
     "skeleton|on|/screens/menu|/skeleton.json|X-Bench: 1|none"
     "skeleton, access log off|off|/screens/menu|/skeleton.json|X-Bench: 1|none"
@@ -152,14 +185,17 @@ SCENARIOS=(
     "data, a new request value each time|on|/screens/home/data|/home-data.json|X-Bench: 1|unique"
     "data, cached upstream, path parameter|on|/screens/bikes/stations/velib/data|/stations-data.json|X-Bench: 1|none"
     "data, cached upstream, query|on|/screens/repositories/data?q=swift|/repositories-data.json|X-Bench: 1|none"
+    "skeleton, two cores|two|/screens/menu|/skeleton.json|X-Bench: 1|none"
+    "data, a new request value each time, two cores|two|/screens/home/data|/home-data.json|X-Bench: 1|unique"
 )
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# A process's CPU time in clock ticks, its children's included (nginx's workers).
+cpu_ticks() { for pid in "$1" $(pgrep -P "$1" || true); do awk '{ print $14 + $15 }' "/proc/$pid/stat"; done | awk '{ s += $1 } END { print s }'; }
 
-run_wrk() { # url header script pid -> "requests_per_second p99_ms cpu_microseconds_per_request"
+run_wrk() { # url header script pid [cpus threads] -> "requests_per_second p99_ms cpu_microseconds_per_request"
     local before after output
     before=$(cpu_ticks "$4")
-    output=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -H "$2" -s "$WORK/$3.lua" "$1")
+    output=$(taskset -c "${5:-$CLIENT_CPU}" wrk -t"${6:-1}" -c"$CONNECTIONS" -d"${DURATION}s" --latency -H "$2" -s "$WORK/$3.lua" "$1")
     after=$(cpu_ticks "$4")
     awk -v ticks=$((after - before)) -v hz="$(getconf CLK_TCK)" '
         / requests in / { requests = $1 }
@@ -178,14 +214,15 @@ declare -A RPS P99 CPU
 for round in $(seq 1 "$ROUNDS"); do
     for scenario in "${SCENARIOS[@]}"; do
         IFS='|' read -r name log taksi_path nginx_path header script <<<"$scenario"
-        if [ "$log" = on ]; then
-            taksi=$TAKSI taksi_pid=$TAKSI_PID nginx=$NGINX
-        else
-            taksi=$QUIET taksi_pid=$QUIET_PID nginx=$NGINX_QUIET
-        fi
-        read -r rps p99 cpu < <(run_wrk "$taksi$taksi_path" "${header/ETAG/$TAKSI_ETAG}" "$script" "$taksi_pid")
+        cpus=$CLIENT_CPU threads=1 nginx_pid=$NGINX_PID
+        case $log in
+            on) taksi=$TAKSI taksi_pid=$TAKSI_PID nginx=$NGINX ;;
+            off) taksi=$QUIET taksi_pid=$QUIET_PID nginx=$NGINX_QUIET ;;
+            two) taksi=$TWO taksi_pid=$TWO_PID nginx=$NGINX_TWO nginx_pid=$NGINX_TWO_PID cpus=$TWO_CPUS threads=2 ;;
+        esac
+        read -r rps p99 cpu < <(run_wrk "$taksi$taksi_path" "${header/ETAG/$TAKSI_ETAG}" "$script" "$taksi_pid" "$cpus" "$threads")
         RPS["taksi|$name"]+="$rps " P99["taksi|$name"]+="$p99 " CPU["taksi|$name"]+="$cpu "
-        read -r rps p99 cpu < <(run_wrk "$nginx$nginx_path" "${header/ETAG/$NGINX_ETAG}" none "$NGINX_PID")
+        read -r rps p99 cpu < <(run_wrk "$nginx$nginx_path" "${header/ETAG/$NGINX_ETAG}" none "$nginx_pid" "$cpus" "$threads")
         RPS["nginx|$name"]+="$rps " P99["nginx|$name"]+="$p99 " CPU["nginx|$name"]+="$cpu "
         echo "round $round: $name done" >&2
     done
