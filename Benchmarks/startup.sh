@@ -3,6 +3,7 @@
 #
 #   Benchmarks/startup.sh              # sizes 100 1000 10000, 3 runs each
 #   SIZES="100 1000" RUNS=5 Benchmarks/startup.sh
+#   TAKSI_BIN=/path/to/taksi-server Benchmarks/startup.sh   # measure that binary instead of building
 #
 # Start-up is measured from exec until /readyz answers (polled every 5 ms, so +-5 ms); memory is
 # the server's resident set once ready. Prints the medians and how each grows per screen.
@@ -13,8 +14,12 @@ SIZES=${SIZES:-"100 1000 10000"}
 RUNS=${RUNS:-3}
 command -v curl >/dev/null || { SUDO=$([ "$(id -u)" = 0 ] || echo sudo); $SUDO apt-get install -y -qq curl >/dev/null; }
 
-swift build -c release --product taksi-server >&2
-BIN="$(swift build -c release --show-bin-path)/taksi-server"
+if [ -n "${TAKSI_BIN:-}" ]; then
+    BIN=$TAKSI_BIN
+else
+    swift build -c release --product taksi-server >&2
+    BIN="$(swift build -c release --show-bin-path)/taksi-server"
+fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"; [ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true' EXIT
 
