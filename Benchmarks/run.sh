@@ -56,30 +56,24 @@ wait_for() { for _ in $(seq 1 500); do curl -sf -o /dev/null "$1" && return 0; s
 
 # taksi-server over the example screens (their upstreams answered offline through config.json)
 # plus a 2 KB screen with fixture-only data: one instance with the shipped defaults, one with the
-# access log off. Only the thread count is set, so both compare with one nginx worker.
+# access log off, and one with two event loops on two CPUs. Only the thread count is set, so each
+# compares with as many nginx workers.
 python3 Benchmarks/make_screens.py bench "$WORK/screens"
-TAKSI_PORT=$(free_port)
-taskset -c "$SERVER_CPU" "$BIN" serve --screens "$WORK/screens" --host 127.0.0.1 --port "$TAKSI_PORT" --threads 1 \
-    2>"$WORK/taksi-access.log" &
-PIDS+=($!)
-TAKSI_PID=$!
-TAKSI="http://127.0.0.1:$TAKSI_PORT"
-QUIET_PORT=$(free_port)
-TAKSI_ACCESS_LOG=false taskset -c "$SERVER_CPU" "$BIN" serve --screens "$WORK/screens" --host 127.0.0.1 --port "$QUIET_PORT" \
-    --threads 1 2>"$WORK/taksi-quiet.log" &
-PIDS+=($!)
-QUIET_PID=$!
-QUIET="http://127.0.0.1:$QUIET_PORT"
-# Two event loops on two CPUs, with the shipped defaults otherwise.
-TWO_PORT=$(free_port)
-taskset -c "$TWO_CPUS" "$BIN" serve --screens "$WORK/screens" --host 127.0.0.1 --port "$TWO_PORT" --threads 2 \
-    2>"$WORK/taksi-two.log" &
-PIDS+=($!)
-TWO_PID=$!
-TWO="http://127.0.0.1:$TWO_PORT"
-wait_for "$TAKSI/healthz"
-wait_for "$QUIET/healthz"
-wait_for "$TWO/healthz"
+# start_taksi NAME CPUS THREADS [TAKSI_ACCESS_LOG]: sets NAME_PID and NAME (its URL); the access
+# log as shipped unless given.
+start_taksi() {
+    local port
+    port=$(free_port)
+    env ${4:+TAKSI_ACCESS_LOG=$4} taskset -c "$2" "$BIN" serve --screens "$WORK/screens" --host 127.0.0.1 --port "$port" --threads "$3" \
+        2>"$WORK/taksi-$1.log" &
+    PIDS+=($!)
+    printf -v "$1_PID" '%s' $!
+    printf -v "$1" '%s' "http://127.0.0.1:$port"
+    wait_for "http://127.0.0.1:$port/healthz"
+}
+start_taksi TAKSI "$SERVER_CPU" 1
+start_taksi QUIET "$SERVER_CPU" 1 false
+start_taksi TWO "$TWO_CPUS" 2
 
 # What nginx serves, captured from taksi-server: name | taksi-server path | nginx file.
 RESOURCES=(
@@ -240,7 +234,7 @@ done
 awk -v on="$(median_of "${RPS["taksi|skeleton"]}")" -v off="$(median_of "${RPS["taksi|skeleton, access log off"]}")" \
     -v non="$(median_of "${RPS["nginx|skeleton"]}")" -v noff="$(median_of "${RPS["nginx|skeleton, access log off"]}")" \
     'BEGIN { printf "\nThe access log costs taksi-server %.0f%% of its skeleton throughput (nginx: %.0f%%).\n", (1 - on / off) * 100, (1 - non / noff) * 100 }'
-echo "taksi-server wrote $(grep -c ' GET /' "$WORK/taksi-access.log" || true) access log lines, nginx $(wc -l <"$WORK/nginx-access.log")."
+echo "taksi-server wrote $(grep -c ' GET /' "$WORK/taksi-TAKSI.log" || true) access log lines, nginx $(wc -l <"$WORK/nginx-access.log")."
 
 printf '\n| slow-reader flood (300 connections pipelining, never reading) | fresh requests answered | median ms | slowest ms | peak RSS MB |\n|---|---:|---:|---:|---:|\n'
 for server in taksi nginx; do
