@@ -28,15 +28,22 @@ package struct RawResponse {
 
 /// A deliberately plain blocking HTTP/1.1 client over a socket: it writes exactly the bytes given
 /// (so tests can pipeline), and reads until it has parsed the expected responses or the peer
-/// closes. A receive timeout keeps a broken server from hanging the suite.
+/// closes. A receive timeout keeps a broken server from hanging the suite: a hang guard, never
+/// an assertion, so it is far longer than any answer takes on a busy machine (a 10 s one fired
+/// under a parallel build on two cores).
 package final class RawConnection {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
     /// Where the unparsed bytes of `buffer` start.
     private var start = 0
+    /// Whether a read gave up after ``hangGuardSeconds`` with nothing arriving.
+    private var timedOut = false
 
     /// - Parameter receiveBuffer: a small kernel receive buffer, so a client that does not read
     ///   pushes back on the server quickly.
+    /// How long a read waits for bytes before the test gives up on the server.
+    static let hangGuardSeconds = 120
+
     package init(port: Int, receiveBuffer: Int32? = nil) throws {
         #if canImport(Glibc)
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -44,7 +51,7 @@ package final class RawConnection {
         descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw POSIXError(.EIO) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: Self.hangGuardSeconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         #if canImport(Darwin)
         // Darwin has no MSG_NOSIGNAL: the socket itself is told not to raise SIGPIPE.
@@ -133,7 +140,8 @@ package final class RawConnection {
 
     /// Whether the server closed the connection (reads end-of-file).
     package func isClosedByPeer() -> Bool {
-        !fill() && start == buffer.count
+        // The hang guard firing is not a close: a server that never closes fails this.
+        !fill() && !timedOut && start == buffer.count
     }
 
     /// Whether bytes (or end-of-file) arrive within `milliseconds`.
@@ -145,7 +153,10 @@ package final class RawConnection {
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let read = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        guard read > 0 else { return false }
+        guard read > 0 else {
+            if read < 0, errno == EAGAIN || errno == EWOULDBLOCK { timedOut = true }
+            return false
+        }
         buffer += chunk[0..<read]
         return true
     }
