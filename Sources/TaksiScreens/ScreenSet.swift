@@ -100,6 +100,7 @@ public struct ScreenVariants: Sendable {
     /// Why no variant fits a request.
     public enum SelectionError: Error, Sendable, Equatable, CustomStringConvertible {
         case versionNotFound(screen: String, version: Version?, requirements: [String])
+        /// A version range without a default alternative, which validation refuses.
         case alternativeNotFound(screen: String, alternative: String, alternatives: [String])
 
         public var description: String {
@@ -116,7 +117,10 @@ public struct ScreenVariants: Sendable {
 
     /// The variant for a request. Deterministic: the version range whose requirement the version
     /// meets, else the one without a requirement; then the alternative asked for, else the
-    /// experiment's assignment for the user, else the default.
+    /// experiment's assignment for the user, else the default. An alternative asked for that the
+    /// range lacks gets the default: a QA build forcing `compact` everywhere sees `compact` where a
+    /// screen has it and every other screen as usual, never a 404 (``CompiledScreen/variantID``,
+    /// sent as `X-Taksi-Variant`, says which it got).
     public func select(_ request: Request) -> Result<CompiledScreen, SelectionError> {
         let versioned = versions.filter { $0.requirement != nil }
         let matching =
@@ -128,13 +132,8 @@ public struct ScreenVariants: Sendable {
             )
         }
         if let alternative = request.alternative {
-            guard let screen = group.alternatives[alternative] else {
-                return .failure(
-                    .alternativeNotFound(screen: name, alternative: alternative, alternatives: group.alternatives.keys.sorted()))
-            }
-            return .success(screen)
-        }
-        if let experiment = group.experiment, let user = request.user, !user.isEmpty,
+            if let screen = group.alternatives[alternative] { return .success(screen) }
+        } else if let experiment = group.experiment, let user = request.user, !user.isEmpty,
             let screen = group.alternatives[experiment.alternative(forUser: user)]
         {
             return .success(screen)

@@ -169,8 +169,9 @@ struct VariantTests {
         let user = (0..<100).map { "user\($0)" }.first { experiment.alternative(forUser: $0) == "B" }!
         #expect(value(try pick("2.0", user: user).get()) == "new B")
         #expect(failure(pick(nil)) == (.versionNotFound(screen: "home", version: nil, requirements: ["< 2.0", ">= 2.0"])))
-        #expect(
-            failure(pick("1.0", alternative: "C")) == (.alternativeNotFound(screen: "home", alternative: "C", alternatives: ["default"])))
+        // A forced alternative a range lacks gets its default, not a 404 (and not the experiment).
+        #expect(value(try pick("1.0", alternative: "C").get()) == "old")
+        #expect(value(try pick("2.0", alternative: "C", user: user).get()) == "new")
         #expect(home.isVersioned && home.hasAlternatives && home.hasExperiment)
     }
 

@@ -121,14 +121,11 @@ struct VariantRoutesTests {
         #expect(
             none.1?["error"]?["message"]
                 == #"screen "news" is only served to app versions >= 3.0; send the app's version in X-Taksi-Version (or ?version=)"#)
-        let alternative = await body("/screens/news", [("X-Taksi-Version", "3.1"), ("X-Taksi-Alternative", "B")])
-        #expect(
-            alternative.1 == [
-                "error": [
-                    "code": "screen_alternative_not_found",
-                    "message": #"screen "news" has no alternative "B"; its alternatives are default"#,
-                ]
-            ])
+        // A forced alternative the screen lacks (a QA build forcing B everywhere) gets the default.
+        let forced = await responder.response(
+            method: .GET, uri: "/screens/news", headers: HTTPHeaders([("X-Taksi-Version", "3.1"), ("X-Taksi-Alternative", "B")]))
+        #expect(forced.status == .ok)
+        #expect(forced.headers["X-Taksi-Variant"] == ["news|>= 3.0|default"])
         let invalid = await body("/screens/news", [("X-Taksi-Version", "latest")])
         #expect(invalid.0 == .badRequest)
         #expect(invalid.1?["error"]?["code"] == "invalid_version")
