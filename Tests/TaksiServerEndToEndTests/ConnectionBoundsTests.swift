@@ -26,10 +26,13 @@ struct ConnectionBoundsTests {
             for flooder in flooders {
                 flooder.send(String(repeating: "GET /openapi.yaml HTTP/1.1\r\nHost: a\r\n\r\n", count: 1000))
             }
-            // Both slots are held; a new client is answered once the server gives up on them.
-            let fresh = try RawConnection(port: port)
-            fresh.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
-            #expect(fresh.receive(1).first?.status == 200)
+            // Both slots are held; two new clients are answered once the server gives up on both
+            // (the first keeps its slot open, so the second needs the other flooder's).
+            let fresh = try (0..<2).map { _ in try RawConnection(port: port) }
+            for client in fresh {
+                client.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+                #expect(client.receive(1).first?.status == 200)
+            }
             for flooder in flooders {
                 // What they get is cut short: fewer than the responses asked for, then the end.
                 #expect(flooder.receive(1000).count < 1000)

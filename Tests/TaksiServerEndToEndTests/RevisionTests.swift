@@ -235,7 +235,9 @@ struct RevisionTests {
         let upstream = try await TestUpstream()
         upstream.on("/feed", .held(#"{"title": "Fresh"}"#))
         let screen =
-            #"{"name": "feed", "entry": true, "sources": {"api": {"type": "http", "upstream": "api", "path": "/feed"}}, "components": [{"name": "label_component", "identifier": "title", "content": {"value": {"$bind": "api.title"}}}]}"#
+            #"{"name": "feed", "entry": true, "sources": {"api": {"type": "http", "upstream": "api", "path": "/feed", "timeout": 60}}, "components": [{"name": "label_component", "identifier": "title", "content": {"value": {"$bind": "api.title"}}}]}"#
+        // The source's timeout is a hang guard: the upstream is held while the set reloads, which on
+        // a busy machine can take longer than the default timeout of a source.
         let (application, directory) = try Self.makeApplication(files: ["feed.json": screen], upstreams: ["api": upstream.baseURL])
         try await withRunningServer(application) { port in
             let skeleton = try Self.get(port, "/screens/feed")
