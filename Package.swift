@@ -99,6 +99,15 @@ let package = Package(
             path: "Tests/TaksiTestSupport",
             swiftSettings: swiftSettings
         ),
+        // The app code docs/client.md gives app teams (docs/client-snippets), compiled against a
+        // stand-in for the Taksi client's public API written from its published sources (module
+        // Taksi, Tests/ClientStandIn); ClientDocTests checks the document shows exactly these files.
+        .target(name: "Taksi", path: "Tests/ClientStandIn", swiftSettings: swiftSettings),
+        // Swift 5 language mode, as the client (Swift 5.8 tools) and the apps that use it build.
+        .target(
+            name: "ClientSnippets", dependencies: ["Taksi"], path: "docs/client-snippets",
+            swiftSettings: swiftSettings + [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(name: "TaksiSchemaTests", dependencies: ["TaksiSchema"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TaksiScreensTests", dependencies: ["TaksiScreens", "TaksiTestSupport"], exclude: ["Golden"], swiftSettings: swiftSettings
@@ -129,6 +138,7 @@ let package = Package(
                 "TaksiTestSupport",
                 "taksi-server",
                 "taksi-validate",
+                "ClientSnippets",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

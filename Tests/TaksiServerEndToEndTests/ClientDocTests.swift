@@ -1,0 +1,60 @@
+import Foundation
+import TaksiTestSupport
+import Testing
+
+/// docs/client.md shows app teams code: every Swift block is either a file of
+/// docs/client-snippets (which `swift build` compiles against the client stand-in, target
+/// ClientSnippets) shown exactly as it is, or says why it cannot be compiled here.
+@Suite("Client documentation")
+struct ClientDocTests {
+    static let document = repositoryRoot.appendingPathComponent("docs/client.md")
+    static let snippets = repositoryRoot.appendingPathComponent("docs/client-snippets")
+
+    /// Each Swift block with the comment line above it.
+    static func blocks(of text: String) -> [(marker: String, code: String)] {
+        let lines = text.components(separatedBy: "\n")
+        var blocks: [(String, String)] = []
+        var index = 0
+        while index < lines.count {
+            guard lines[index] == "```swift" else {
+                index += 1
+                continue
+            }
+            let marker = index > 0 ? lines[index - 1] : ""
+            var end = index + 1
+            while end < lines.count, lines[end] != "```" { end += 1 }
+            blocks.append((marker, lines[(index + 1)..<end].map { $0 + "\n" }.joined()))
+            index = end + 1
+        }
+        return blocks
+    }
+
+    @Test("every compiled block is its file, byte for byte; every file is shown; every other block says why it is not compiled")
+    func blocksAreTheCompiledFiles() throws {
+        let text = try String(contentsOf: Self.document, encoding: .utf8)
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.snippets.path).filter { $0.hasSuffix(".swift") }.sorted()
+        var shown: [String] = []
+        let compiled = "<!-- compiled: docs/client-snippets/"
+        for (marker, code) in Self.blocks(of: text) {
+            if marker.hasPrefix(compiled), marker.hasSuffix(" -->") {
+                let name = String(marker.dropFirst(compiled.count).dropLast(" -->".count))
+                let file = try String(contentsOf: Self.snippets.appendingPathComponent(name), encoding: .utf8)
+                #expect(code == file, "docs/client.md's block for \(name) differs from the file the build compiles")
+                shown.append(name)
+            } else {
+                #expect(
+                    marker.hasPrefix("<!-- not compiled: ") && marker.hasSuffix(" -->"),
+                    "a Swift block with neither a compiled file nor a reason: \(code.prefix(80))")
+            }
+        }
+        #expect(shown.sorted() == files, "each file of docs/client-snippets is shown once")
+    }
+
+    @Test("the blocks are found as written")
+    func parsing() {
+        let text = "a\n<!-- compiled: docs/client-snippets/A.swift -->\n```swift\nlet a = 1\n```\n```swift\nb\n```\n"
+        let blocks = Self.blocks(of: text)
+        #expect(blocks.map(\.marker) == ["<!-- compiled: docs/client-snippets/A.swift -->", "```"])
+        #expect(blocks.map(\.code) == ["let a = 1\n", "b\n"])
+    }
+}
