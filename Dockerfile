@@ -1,6 +1,6 @@
 # taksi-server container image.
 #
-#   docker build -t taksi-server .
+#   docker build -t taksi-server:1.0.0 -t taksi-server .   # the version `taksi-server --version` prints
 #   docker run -p 8080:8080 taksi-server
 #   docker run -p 8080:8080 -v "$PWD/Screens:/app/Screens:ro" -v "$PWD/config.json:/app/config.json:ro" taksi-server
 #
@@ -20,8 +20,11 @@ WORKDIR /build
 COPY Package.swift ./
 RUN swift package resolve
 COPY Sources Sources
-# The OpenAPI document the server embeds (Sources/TaksiServer/OpenAPI/openapi.yaml links to it).
-COPY docs/openapi.yaml docs/openapi.yaml
+# docs/: the OpenAPI document the server embeds (Sources/TaksiServer/OpenAPI/openapi.yaml links to
+# it). Tests/ and docs/client-snippets: SwiftPM loads the directory of every target Package.swift
+# names, even to build one product (DockerfileTests checks this stage's files load as a package).
+COPY docs docs
+COPY Tests Tests
 COPY Plugins Plugins
 COPY Screens Screens
 # Stripped: the symbols are half of the binary (147 MB unstripped, about 78 MB stripped).

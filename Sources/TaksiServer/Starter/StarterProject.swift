@@ -156,8 +156,9 @@ public enum StarterProject {
         """
 
     static let dockerfile = """
-        # Your screens on the released taksi-server image. Build the image from the taksi-server
-        # repository once (docker build -t taksi-server .), or use your registry's copy of it.
+        # Your screens on the taksi-server image. Build that image from the taksi-server repository
+        # once (docker build -t taksi-server:\(TaksiServerVersion.current) -t taksi-server .), or
+        # set TAKSI_IMAGE to your registry's copy of it (--build-arg TAKSI_IMAGE=...).
         #
         #   docker build -t my-screens .
         #   docker run -p 8080:8080 my-screens
@@ -167,7 +168,7 @@ public enum StarterProject {
         # set for a container, and the live preview turned off: it is for your desk, not production).
         # Or skip this file and mount your folder into the released image:
         #   docker run -p 8080:8080 -v "$PWD/Screens:/app/Screens:ro" taksi-server
-        ARG TAKSI_IMAGE=taksi-server:1.0.0
+        ARG TAKSI_IMAGE=taksi-server:\(TaksiServerVersion.current)
         FROM ${TAKSI_IMAGE}
         COPY Screens /app/Screens
         COPY config.json /app/config.json
