@@ -21,7 +21,7 @@ struct StarterProjectTests {
         #expect(
             written == [
                 "Screens/home.yaml", "Screens/components/card_component.json", "Screens/fixtures/home.json", "config.json", "Dockerfile",
-                ".gitignore", "README.md",
+                ".github/workflows/screens.yml", ".gitignore", "README.md",
             ])
         let configuration = try ServerConfiguration.resolve(file: folder.appendingPathComponent("config.json").path, environment: [:])
         let load = ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
@@ -45,6 +45,33 @@ struct StarterProjectTests {
         #expect(await application.responder.response(method: .GET, uri: "/preview/home").status == .ok)
         let dockerfile = try String(contentsOf: folder.appendingPathComponent("Dockerfile"), encoding: .utf8)
         #expect(dockerfile.contains("\"--no-preview\"]"))
+    }
+
+    @Test("the CI workflow it writes builds the server's version with the install script and runs validate")
+    func workflow() throws {
+        guard pythonHas("yaml") else { return }
+        let folder = makeFolder()
+        try StarterProject.create(in: folder)
+        let file = folder.appendingPathComponent(".github/workflows/screens.yml").path
+        // Read by an independent YAML parser, as GitHub reads it.
+        let script = """
+            import json, sys, yaml
+            workflow = yaml.safe_load(open(sys.argv[1]))
+            steps = workflow["jobs"]["validate"]["steps"]
+            print(json.dumps({"env": workflow["env"], "runs": [step.get("run", "") for step in steps],
+                              "on": sorted(workflow[True]), "cache": steps[1]["with"]["key"]}))
+            """
+        let result = try runTool(["python3", "-c", script, file])
+        #expect(result.status == 0, "\(result.output)")
+        let parsed = try JSONDecoder().decode(JSONValue.self, from: Data(result.output.utf8))
+        #expect(parsed["env"]?["TAKSI_SERVER_VERSION"] == .string(TaksiServerVersion.current))
+        #expect(parsed["on"] == ["pull_request", "push"])
+        #expect(parsed["cache"]?.stringValue?.contains("env.TAKSI_SERVER_VERSION") == true)
+        let runs = parsed["runs"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(runs.contains { $0.contains("scripts/install.sh") })
+        #expect(runs.last == "taksi-server validate")
+        // The script it runs is this repository's.
+        #expect(FileManager.default.isExecutableFile(atPath: repositoryRoot.appendingPathComponent("scripts/install.sh").path))
     }
 
     @Test("init refuses a folder where any of its files exists, and writes nothing there")

@@ -1,8 +1,8 @@
 public import Foundation
 
 /// The project `taksi-server init DIR` writes: a folder a team owns, with one commented starter
-/// screen, a custom component and its data, a configuration, a Dockerfile, a `.gitignore` and a
-/// short README. From that folder `taksi-server validate` and `taksi-server serve` work with no
+/// screen, a custom component and its data, a configuration, a Dockerfile, a CI workflow that
+/// validates the screens, a `.gitignore` and a short README. From that folder `taksi-server validate` and `taksi-server serve` work with no
 /// flags. Nothing is ever written over an existing file.
 ///
 /// ```swift
@@ -16,6 +16,7 @@ public enum StarterProject {
         ("Screens/fixtures/home.json", homeData),
         ("config.json", configuration),
         ("Dockerfile", dockerfile),
+        (".github/workflows/screens.yml", workflow),
         (".gitignore", gitignore),
         ("README.md", readme),
     ]
@@ -176,6 +177,39 @@ public enum StarterProject {
 
         """
 
+    /// A GitHub Actions workflow that validates the screens on every push and pull request.
+    static let workflow = """
+        # Checks the screens on every push and pull request with `taksi-server validate`: the checks
+        # the server runs before it serves a set, each error at its file, line and column.
+        # Written by taksi-server init.
+        name: screens
+        on:
+          push:
+          pull_request:
+        env:
+          # The taksi-server these screens are written for: built from this repository's tag v<version>.
+          TAKSI_SERVER_REPOSITORY: https://github.com/taksi-br/taksi-server
+          TAKSI_SERVER_VERSION: "\(TaksiServerVersion.current)"
+        jobs:
+          validate:
+            runs-on: ubuntu-latest
+            container: swift:6.3-bookworm
+            steps:
+              - uses: actions/checkout@v4
+              # Built from source once per version (about 7 minutes), then restored from the cache.
+              - id: server
+                uses: actions/cache@v4
+                with:
+                  path: /usr/local/bin/taksi-server
+                  key: taksi-server-${{ env.TAKSI_SERVER_VERSION }}-${{ runner.os }}-${{ runner.arch }}
+              - if: steps.server.outputs.cache-hit != 'true'
+                run: |
+                  git clone --depth 1 --branch "v$TAKSI_SERVER_VERSION" "$TAKSI_SERVER_REPOSITORY" /tmp/taksi-server
+                  PREFIX=/usr/local /tmp/taksi-server/scripts/install.sh
+              - run: taksi-server validate
+
+        """
+
     static let gitignore = """
         .build/
         .swiftpm/
@@ -196,6 +230,7 @@ public enum StarterProject {
           registers; `Screens/fixtures/` JSON that `fixture` sources read. `config.json` is the server's
           configuration (upstream APIs go under `upstreams`).
         - `docker build -t my-screens .` packs them into the server's image (see the Dockerfile).
+        - `.github/workflows/screens.yml` runs `taksi-server validate` on every push and pull request.
 
         """
 }

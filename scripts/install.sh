@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds taksi-server from this clone and puts it on PATH: a release build with the Swift runtime
+# linked in statically (the binary runs without the toolchain), stripped, installed as
+# $PREFIX/bin/taksi-server.
+#
+#   scripts/install.sh                    # into ~/.local/bin
+#   PREFIX=/usr/local scripts/install.sh  # into /usr/local/bin (may need sudo)
+#
+# About 7 minutes on two cores the first time; later runs rebuild only what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PREFIX=${PREFIX:-$HOME/.local}
+swift build -c release --product taksi-server --static-swift-stdlib >&2
+built="$(swift build -c release --static-swift-stdlib --show-bin-path)/taksi-server"
+mkdir -p "$PREFIX/bin"
+# Stripped: the symbols are half of the binary.
+if command -v strip >/dev/null 2>&1; then
+    strip -o "$PREFIX/bin/taksi-server" "$built"
+else
+    cp "$built" "$PREFIX/bin/taksi-server"
+fi
+chmod 755 "$PREFIX/bin/taksi-server"
+echo "installed $("$PREFIX/bin/taksi-server" --version) as $PREFIX/bin/taksi-server"
+case ":$PATH:" in
+    *":$PREFIX/bin:"*) ;;
+    *) echo "$PREFIX/bin is not on PATH: add it, e.g. echo 'export PATH=\"$PREFIX/bin:\$PATH\"' >> ~/.profile" ;;
+esac
