@@ -77,6 +77,8 @@ struct PathParameterTests {
             ("repositories/a%2Fb/x", nil),
             ("bikes/station/velib", #"is not a screen; name an existing screen (did you mean "bikes/stations/velib"?)"#),
             ("bikes/stations", "is not a screen; name an existing screen; screen bikes/stations/{network} needs a value for {network}"),
+            // Nothing close: the screens there are, so the fix is in the message.
+            ("checkout", "is not a screen; name an existing screen: bikes/stations/all, bikes/stations/{network}, "),
             ("bikes/stations/{network}", "holds a pattern's braces"),
             ("bikes/stations/two words", #"has "two words", which is not a path segment"#),
             ("bikes/stations/", "has an empty path segment"),

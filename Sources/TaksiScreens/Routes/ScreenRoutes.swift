@@ -183,7 +183,7 @@ public struct ScreenRoutes: Sendable {
 
     /// ` (did you mean "bikes/stations/velib"?)` for a target that opens nothing: the closest of
     /// the literal names and of the patterns filled with the target's own values; or what a
-    /// pattern the target stops short of still needs.
+    /// pattern the target stops short of still needs; else the screens there are.
     private func suggestion(for segments: [Substring]) -> String {
         var candidates: [String] = []
         for pattern in patterns.values {
@@ -198,7 +198,14 @@ public struct ScreenRoutes: Sendable {
                 return "; screen \(pattern.name) needs a value for " + missing.map { "{\($0)}" }.joined(separator: " and ")
             }
         }
-        return NameSuggestion.hint(for: segments.joined(separator: "/"), among: candidates)
+        let hint = NameSuggestion.hint(for: segments.joined(separator: "/"), among: candidates)
+        return hint.isEmpty ? ": " + Self.listing(patterns.keys.sorted()) : hint
+    }
+
+    /// Up to a dozen names, then how many more: `a, b, c and 20 more`.
+    static func listing(_ names: [String], limit: Int = 12) -> String {
+        guard names.count > limit else { return names.joined(separator: ", ") }
+        return names.prefix(limit).joined(separator: ", ") + " and \(names.count - limit) more"
     }
 
     /// One segment of a navigation target as written in a `$template`: literal text, or a value
