@@ -154,9 +154,40 @@ enum YAMLReader {
         }
     }
 
+    /// What to do about libyaml's commonest complaints, in words an author acts on; `opened` is
+    /// where the construct the problem is in began (a `{` not closed), when libyaml says.
+    static func fix(for problem: String, openedAt opened: Mark?) -> String? {
+        let since = opened.map { " (opened on line \($0.line))" } ?? ""
+        return switch problem {
+        case "did not find expected ',' or '}'":
+            "a { ... }\(since) is not closed before this point: close it with '}', separate its entries with ', ', or write the mapping as indented lines"
+        case "did not find expected ',' or ']'":
+            "a [ ... ]\(since) is not closed before this point: close it with ']', or separate its items with ', '"
+        case "mapping values are not allowed in this context":
+            "a 'key: value' where none can start: indent this line like the keys beside it, or quote a value that holds ': '"
+        case "did not find expected key":
+            "this line is indented unlike the keys of its mapping\(since): align it with them"
+        case "could not find expected ':'":
+            "a key needs ': ' after it, or a quoted string above is not closed"
+        case "found character that cannot start any token":
+            "YAML indents with spaces, never tabs, and a value starting with '@' or '`' must be quoted"
+        case "found unexpected end of stream":
+            "a quoted string, '[' or '{'\(since) is not closed before the end of the file"
+        case "did not find expected '-' indicator":
+            "the items of a list each start with '- ', at the same indentation"
+        case "block sequence entries are not allowed in this context":
+            "a '- ' item on the line of its key: put the list on the lines below the key, indented"
+        default: nil
+        }
+    }
+
     private static func syntaxError(_ error: YamlError, in file: SourceFile) -> JSONParser.SyntaxError {
         switch error {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _):
+            return JSONParser.SyntaxError(
+                offset: offset(mark, in: file),
+                message: "YAML: \(problem)" + (fix(for: problem, openedAt: context?.mark).map { "; \($0)" } ?? ""))
+        case .composer(_, let problem, let mark, _):
             return JSONParser.SyntaxError(offset: offset(mark, in: file), message: "YAML: \(problem)")
         case .reader(let problem, let characterOffset, let value, let yaml):
             // libyaml refuses control characters (and invalid text) before parsing; it gives a

@@ -182,7 +182,8 @@ struct ScreenValidationTests {
         #expect(report.contains("Screens/a.json:1:96: error: components[1].name:"))
         #expect(report.contains("Screens/b.json:1:78: error: components[0].content.kind:"))
         #expect(report.contains("Screens/c.json:1:30: error: unexpected '}'"))
-        #expect(result.summary.hasPrefix("4 errors, 2 warnings"), "a and b are not reached from anywhere")
+        // c.json may link to a and b: while it does not parse, they are not called unreached.
+        #expect(result.summary.hasPrefix("4 errors, 0 warnings"), "\(report)")
     }
 
     @Test("screen names follow the rules and are unique")

@@ -98,4 +98,50 @@ struct YAMLTests {
         #expect(error?.file == "Screens/home.yaml")
         #expect(error?.message.contains(part) == true, "\(result.diagnostics.report)")
     }
+
+    @Test(
+        "libyaml's commonest syntax errors come with what to do, at the line and column, and where the construct began",
+        arguments: [
+            (
+                "name: home\ncomponents:\n  - name: label_component\n    content: {value: x\n  - name: spacer_component\n",
+                SourceLocation(line: 5, column: 9), "a { ... } (opened on line 4) is not closed before this point: close it with '}'"
+            ),
+            (
+                "name: home\ncomponents: [{name: spacer_component, content: {}}\n",
+                SourceLocation(line: 3, column: 1), "a [ ... ] (opened on line 2) is not closed before this point: close it with ']'"
+            ),
+            (
+                "name: home\ncomponents:\n  - name: label_component\n     content: {value: x}\n",
+                SourceLocation(line: 4, column: 13), "indent this line like the keys beside it, or quote a value that holds ': '"
+            ),
+            (
+                "name: home\ncomponents:\n\t- name: label_component\n", SourceLocation(line: 3, column: 1),
+                "YAML indents with spaces, never tabs"
+            ),
+            ("name: home\ncomponents: []\ndescription: \"open\n", SourceLocation(line: 4, column: 1), "a quoted string, '[' or '{'"),
+        ] as [(String, TaksiScreens.SourceLocation, String)])
+    func syntaxFixes(_ text: String, _ location: TaksiScreens.SourceLocation, _ fix: String) throws {
+        let result = load(["home.yaml": text])
+        let error = try #require(result.diagnostics.first { $0.severity == .error })
+        #expect(error.location == location, "\(result.diagnostics.report)")
+        #expect(error.message.contains(fix), "\(result.diagnostics.report)")
+    }
+
+    @Test("a screen file that does not parse hides nothing behind 'not used' warnings: what it would use is not called unused")
+    func noUnusedWarningsBesideASyntaxError() {
+        let result = load([
+            "components/card.json": #"{"name": "card", "fields": [{"name": "title", "type": "string", "required": true}]}"#,
+            "home.yaml": "name: home\nentry: true\ncomponents:\n  - name: card\n    content: {title: Hi\n",
+            "strings/en.yaml": "hello: Hello\n",
+        ])
+        #expect(result.diagnostics.filter { $0.severity == .warning }.isEmpty, "\(result.diagnostics.report)")
+        #expect(result.diagnostics.filter { $0.severity == .error }.count == 1, "\(result.diagnostics.report)")
+        // With the file fixed, the unused message is reported again.
+        let fixed = load([
+            "components/card.json": #"{"name": "card", "fields": [{"name": "title", "type": "string", "required": true}]}"#,
+            "home.yaml": "name: home\nentry: true\ncomponents:\n  - name: card\n    content: {title: Hi}\n",
+            "strings/en.yaml": "hello: Hello\n",
+        ])
+        #expect(fixed.diagnostics.map(\.code) == [.unusedText], "\(fixed.diagnostics.report)")
+    }
 }

@@ -14,6 +14,8 @@ final class DefinitionFiles {
     /// Every finding of the load so far, in the order found.
     var diagnostics: [Diagnostic] = []
     private var parsed: [String: (SourceFile, JSONNode)] = [:]
+    /// Files that exist but could not be read (not UTF-8, or a syntax error), reported once.
+    private(set) var unreadable: Set<String> = []
     /// Files' values, made once (fixture files are read by every screen naming them).
     private var values: [String: JSONValue] = [:]
 
@@ -29,7 +31,7 @@ final class DefinitionFiles {
     /// The file's tree, or nil when it does not exist or does not parse (then reported once).
     func parse(_ relative: String) -> (SourceFile, JSONNode)? {
         if let done = parsed[relative] { return done }
-        guard var bytes = bytes[relative] else { return nil }
+        guard var bytes = bytes[relative], !unreadable.contains(relative) else { return nil }
         // A UTF-8 byte order mark (some editors write one) starts the file; it is no part of the
         // first key. YAML and JSON (RFC 8259, 8.1) both let a reader ignore it.
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
@@ -42,6 +44,7 @@ final class DefinitionFiles {
                     message: isUTF16 ? "the file is UTF-16; save it as UTF-8" : "the file is not valid UTF-8; save it as UTF-8"
                 )
             )
+            unreadable.insert(relative)
             return nil
         }
         do {
@@ -52,6 +55,7 @@ final class DefinitionFiles {
         } catch {
             diagnostics.append(
                 Diagnostic(code: .syntax, file: file.path, location: file.location(ofOffset: error.offset), message: error.message))
+            unreadable.insert(relative)
             return nil
         }
     }

@@ -69,6 +69,12 @@ struct ScreenSetBuilder {
         var expandedFiles: [ScreenFile] = []
     }
 
+    /// Whether a file of this path can use components, messages, fragments or screens (a screen,
+    /// a fragment, the links): fixtures, component schemas and string tables cannot.
+    static func mayUseOthers(_ relative: String) -> Bool {
+        !["fixtures/", "components/", "strings/"].contains { relative.hasPrefix($0) }
+    }
+
     func build() -> ScreenSetLoad {
         let components = readCustomComponents()
         let actions = readCustomActions()
@@ -86,8 +92,12 @@ struct ScreenSetBuilder {
         let compilation = compile(zip(screenFiles, routing.patterns).map { $0 }, context: context)
         let (screens, found) = VariantGrouping.group(compilation.compiled, failed: compilation.failed)
         files.diagnostics += found
-        files.diagnostics += unusedWarnings(compilation, context: context)
-        files.diagnostics += reachabilityWarnings(screenFiles: compilation.expandedFiles, context: context, links: links)
+        // A screen, fragment or link file that could not be read may use what looks unused: its
+        // syntax error is the finding, not a component, message or screen "nothing uses".
+        if !files.unreadable.contains(where: Self.mayUseOthers) {
+            files.diagnostics += unusedWarnings(compilation, context: context)
+            files.diagnostics += reachabilityWarnings(screenFiles: compilation.expandedFiles, context: context, links: links)
+        }
 
         let diagnostics = files.diagnostics
         let screenSet =
