@@ -247,6 +247,28 @@ struct FragmentTests {
         #expect(error.path?.description == path)
     }
 
+    @Test("a string parameter's default can be a message: compiled where the fragment is used, in each locale")
+    func localizedDefault() throws {
+        let result = load([
+            "strings/en.yaml": "guest: Guest\n",
+            "strings/pt.yaml": "guest: Convidado\n",
+            "fragments/hello.yaml": """
+            parameters:
+              who: {type: string, default: {$text: guest}}
+            components:
+              - {name: label_component, identifier: hi, content: {value: {$param: who}}}
+            """,
+            "home.yaml": "name: home\nentry: true\ncomponents:\n  - $fragment: hello\n",
+            "named.yaml": "name: named\nentry: true\ncomponents:\n  - {$fragment: hello, with: {who: Ada}}\n",
+        ])
+        let set = try #require(result.screenSet, "\(result.diagnostics.report)")
+        #expect(result.diagnostics.isEmpty, "\(result.diagnostics.report)")
+        let home = try #require(set["home"])
+        #expect(home.skeleton.components.first?.content["value"] == "Guest")
+        #expect(home.translated(to: "pt").skeleton.components.first?.content["value"] == "Convidado")
+        #expect(set["named"]?.skeleton.components.first?.content["value"] == "Ada")
+    }
+
     @Test("a problem in a nested fragment names the whole chain, each with its file, line and column")
     func chains() throws {
         var files = screen(

@@ -63,6 +63,25 @@ struct LocalizationTests {
         return labels
     }
 
+    @Test("a binding's default can be a message: the locale's text when the value is missing; one taking values from data is refused")
+    func localizedDefault() throws {
+        var files = files()
+        files["home.json"] = #"""
+            {"name": "home", "entry": true,
+             "sources": {"q": {"type": "request", "parameters": {"nick": {}}}},
+             "components": [{"name": "label_component", "identifier": "who", "content": {"value": {"$bind": "q.nick", "default": {"$text": "title"}}}}]}
+            """#
+        #expect(try labels(nil, files: files)["who"] == "Home")
+        #expect(try labels("pt", files: files)["who"] == "Início")
+        #expect(try labels("pt", query: ["nick": "Bia"], files: files)["who"] == "Bia")
+
+        files["home.json"] = files["home.json"]!.replacingOccurrences(
+            of: #"{"$text": "title"}"#, with: #"{"$text": "greeting", "with": {"name": "q.nick"}}"#)
+        let refused = try #require(onlyError(load(files)))
+        #expect(refused.path?.description == "components[0].content.value.default")
+        #expect(refused.message.contains("its $text cannot take values from data"), "\(refused)")
+    }
+
     @Test("a screen is compiled in each locale: static text in the skeleton, placeholders, plural forms and numbers in the data")
     func perLocale() throws {
         #expect(

@@ -104,12 +104,26 @@ extension ScreenCompiler {
         var options = ContentExpression.BindingOptions()
         for key in ["default", "placeholder"] {
             guard let node = members.first(where: { $0.key == key })?.value else { continue }
+            var value = node.value
+            // A localized default or placeholder: the message in the locale being compiled (each
+            // locale compiles the screen again), so it must be literal text.
+            if node.members?.contains(where: { $0.key == Self.textKey }) == true {
+                guard let compiled = compileText(node, as: type, at: path.appending(key), scope: []) else { return nil }
+                guard case .literal(let text) = compiled else {
+                    reader.report(
+                        .invalidBinding, at: node, path: path.appending(key),
+                        "a \(key) is used when the value is missing, so its $text cannot take values from data; give it literal values (with: {count: 2}) or none"
+                    )
+                    return nil
+                }
+                value = text
+            }
             if let type {
-                let result = catalog.check(node.value, as: type, mode: .definition)
+                let result = catalog.check(value, as: type, mode: .definition)
                 reader.report(result.violations, in: node, at: path.appending(key))
                 guard result.isValid else { return nil }
             }
-            if key == "default" { options.defaultValue = node.value } else { options.placeholder = node.value }
+            if key == "default" { options.defaultValue = value } else { options.placeholder = value }
         }
         return options
     }
