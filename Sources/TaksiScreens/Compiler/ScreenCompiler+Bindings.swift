@@ -107,7 +107,7 @@ extension ScreenCompiler {
             var value = node.value
             // A localized default or placeholder: the message in the locale being compiled (each
             // locale compiles the screen again), so it must be literal text.
-            if node.members?.contains(where: { $0.key == Self.textKey }) == true {
+            if node[Self.textKey] != nil {
                 guard let compiled = compileText(node, as: type, at: path.appending(key), scope: []) else { return nil }
                 guard case .literal(let text) = compiled else {
                     reader.report(

@@ -97,7 +97,7 @@ extension DefinitionReader {
         guard let type = readFieldType(member.value, at: path) else { return nil }
         // A string's default may be a message ({$text: guest}): placed where the parameter is
         // used, it is compiled there, in each locale, like any $text.
-        let isText = type == .string && defaultValue?.members?.contains { $0.key == ScreenCompiler.textKey } == true
+        let isText = type == .string && defaultValue?[ScreenCompiler.textKey] != nil
         if let defaultValue, !isText {
             let result = catalog.check(defaultValue.value, as: type, mode: .definition)
             report(result.violations, in: defaultValue, at: path.appending("default"))

@@ -182,15 +182,11 @@ public final class DataMemo: Sendable {
     /// `304` to `If-None-Match`, the same `Vary`), made for this request alone: identity only,
     /// and nothing precomputed that it would not use.
     static func response(notKept body: [UInt8], headers: [(String, String)], variant: String, to request: HTTPHeaders) -> HTTPResponse {
-        var validators = sharedHeaders(headers, bodySize: body.count)
         let etag = entityTag(body)
-        validators.append(("ETag", etag))
-        var response =
-            Representations.matches(headers: request, etag: etag)
-            ? HTTPResponse(notModified: validators) : HTTPResponse(status: .ok, json: ByteBuffer(bytes: body), headers: validators)
-        response.route = "data"
-        response.variant = variant
-        return response
+        return Representations.response(
+            body: body, etag: etag, encoding: nil, headers: sharedHeaders(headers, bodySize: body.count), route: "data", variant: variant,
+            notModified: Representations.matches(headers: request, etag: etag)
+        )
     }
 
     /// A data response's own headers with `Vary: Accept-Encoding` when it is large enough to have

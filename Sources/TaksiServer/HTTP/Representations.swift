@@ -61,15 +61,32 @@ final class Representations: Sendable {
     static func form(
         body: [UInt8], etag: String, encoding: String?, headers: [(String, String)], route: String, variant: String?
     ) -> Form {
+        func response(notModified: Bool) -> HTTPResponse {
+            Self.response(
+                body: body, etag: etag, encoding: encoding, headers: headers, route: route, variant: variant, notModified: notModified
+            ).precomputed()
+        }
+        return Form(full: response(notModified: false), notModified: response(notModified: true), etag: etag)
+    }
+
+    /// One response of a representation: its body with its `ETag` (and `Content-Encoding`), or the
+    /// `304` with the same validators and no body. ``form(body:etag:encoding:headers:route:variant:)``
+    /// precomputes both; a response made for one request (data not kept) makes the one it needs.
+    static func response(
+        body: [UInt8], etag: String, encoding: String?, headers: [(String, String)], route: String, variant: String?,
+        notModified: Bool
+    ) -> HTTPResponse {
         var validators = headers + [("ETag", etag)]
-        if let encoding { validators.append(("Content-Encoding", encoding)) }
-        var full = HTTPResponse(status: .ok, json: ByteBuffer(bytes: body), headers: validators)
-        full.route = route
-        full.variant = variant
-        var notModified = HTTPResponse(notModified: validators.filter { $0.0 != "Content-Encoding" })
-        notModified.route = route
-        notModified.variant = variant
-        return Form(full: full.precomputed(), notModified: notModified.precomputed(), etag: etag)
+        var response: HTTPResponse
+        if notModified {
+            response = HTTPResponse(notModified: validators.filter { $0.0 != "Content-Encoding" })
+        } else {
+            if let encoding { validators.append(("Content-Encoding", encoding)) }
+            response = HTTPResponse(status: .ok, json: ByteBuffer(bytes: body), headers: validators)
+        }
+        response.route = route
+        response.variant = variant
+        return response
     }
 
     /// The gzip form of `body`, or nil when it would not be smaller.
