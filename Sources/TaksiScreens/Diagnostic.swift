@@ -15,6 +15,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public var description: String { rawValue }
 
         public static let unknownComponent = Code(rawValue: "unknown_component")
+        /// A component failed with no reason of its own: a bug of the compiler, never silent.
+        public static let uncompiledComponent = Code(rawValue: "uncompiled_component")
         public static let unreadableFile = Code(rawValue: "unreadable_file")
         public static let fileTooLarge = Code(rawValue: "file_too_large")
         public static let syntax = Code(rawValue: "syntax")

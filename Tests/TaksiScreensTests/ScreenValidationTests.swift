@@ -275,6 +275,26 @@ struct ScreenValidationTests {
         #expect(result.diagnostics.map(\.code) == [.unknownComponent], "\(result.diagnostics.report)")
     }
 
+    @Test("a collection of a component type the app does not know is an error at its component_name, literal items or $each")
+    func unknownCollectionItemType() {
+        let literal = loadScreen(
+            components:
+                #"[{"name": "collection_component", "identifier": "list", "content": {"component_name": "lable_component", "values": [{"value": "x"}]}}]"#
+        )
+        #expect(
+            literal.diagnostics.map(\.description) == [
+                #"Screens/home.json:2:101: error: components[0].content.component_name: component type "lable_component" is not known to the app, so the collection would show no item; use a built-in type (label_component, button_component, text_field_component, spacer_component, collection_component) or declare it in components/ (did you mean "label_component"?)"#
+            ], "\(literal.diagnostics.report)")
+        // From data: the whole collection was left out of the skeleton, with no diagnostic at all.
+        let each = loadScreen(
+            components:
+                #"[{"name": "collection_component", "identifier": "list", "content": {"component_name": "lable_component", "values": {"$each": "feed.items", "template": {"value": {"$bind": "item"}}}}}]"#,
+            sources: #"{"feed": {"type": "fixture", "value": {"items": ["a"]}}}"#
+        )
+        #expect(each.screenSet == nil)
+        #expect(each.diagnostics.map(\.code) == [.unknownComponent], "\(each.diagnostics.report)")
+    }
+
     @Test("a file over the size limit is reported at its first line")
     func tooLarge() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-large-\(UUID().uuidString)")

@@ -80,7 +80,7 @@ extension ScreenCompiler {
         let template: ContentExpression?
         switch type {
         case .componentContents(let nameField):
-            guard let itemSchema = itemSchema(nameField: nameField, siblings: siblings) else { return nil }
+            guard let itemSchema = itemSchema(nameField: nameField, siblings: siblings, at: path) else { return nil }
             template = compileContent(templateNode, schema: itemSchema, at: templatePath, topLevel: false, scope: innerScope)
                 .map { Self.normalized(.object($0)) }
         case .array(let items):

@@ -199,7 +199,7 @@ extension ScreenCompiler {
             }
             return Self.normalized(.array(compiled))
         case (.componentContents(let nameField), .array(let elements)):
-            guard let itemSchema = itemSchema(nameField: nameField, siblings: siblings) else { return nil }
+            guard let itemSchema = itemSchema(nameField: nameField, siblings: siblings, at: path) else { return nil }
             var compiled: [ContentExpression] = []
             var valid = true
             for (index, element) in elements.enumerated() {
@@ -240,9 +240,22 @@ extension ScreenCompiler {
         }
     }
 
-    mutating func itemSchema(nameField: String, siblings: [JSONNode.Member]) -> ComponentSchema? {
-        // A missing or unknown item type is reported on the sibling field itself.
-        guard let itemType = siblings.first(where: { $0.key == nameField })?.value.stringValue else { return nil }
-        return catalog.schema(named: itemType)
+    /// The schema of a collection's items, named by the sibling field `nameField` of the field at
+    /// `path`. An unknown item type is reported on that field: a collection of a type the app does
+    /// not know shows empty, every item dropped. (A missing one is the required field's own error.)
+    mutating func itemSchema(nameField: String, siblings: [JSONNode.Member], at path: JSONPath) -> ComponentSchema? {
+        guard let nameNode = siblings.first(where: { $0.key == nameField })?.value else { return nil }
+        let namePath = JSONPath(segments: Array(path.segments.dropLast())).appending(nameField)
+        // Not a string: the field's own check reports it (wrong type, or bound where it is static).
+        guard let itemType = nameNode.stringValue else { return nil }
+        guard let schema = catalog.schema(named: itemType) else {
+            reader.report(
+                .unknownComponent, at: nameNode, path: namePath,
+                "component type \"\(itemType)\" is not known to the app, so the collection would show no item; use a built-in type (\(ComponentSchema.builtIns.map(\.name).joined(separator: ", "))) or declare it in components/"
+                    + NameSuggestion.hint(for: itemType, among: catalog.schemas.keys)
+            )
+            return nil
+        }
+        return schema
     }
 }

@@ -134,6 +134,15 @@ struct ScreenCompiler {
             guard let (component, entry) = compileComponent(node, index: index, at: componentPath) else {
                 // Its own error is reported; the sources it names are not "never used" on top of it.
                 sourceTable.markUsed(Self.sourcesNamed(in: node))
+                // Never left out in silence: a component that fails with no error in its file (one
+                // bound to a broken source reports nothing more) would be missing from a set that
+                // validates. (No known case; this is the guard.)
+                if reader.errorCount == 0 {
+                    reader.report(
+                        .uncompiledComponent, at: node, path: componentPath,
+                        "this component could not be compiled and no reason was found; this is a bug in taksi-server, please report it with this file"
+                    )
+                }
                 continue
             }
             if let (firstPath, firstNode) = identifiers[component.identifier] {
