@@ -59,6 +59,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Yams", package: "Yams"),
             ],
             // The live preview's page, compiled into the binary: nothing to install or fetch.
             resources: [

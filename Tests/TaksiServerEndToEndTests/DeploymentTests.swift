@@ -5,81 +5,177 @@ import TaksiServer
 import TaksiTestSupport
 import Testing
 
-/// The Kubernetes manifest that `scripts/render-kubernetes.py` makes: valid against the Kubernetes
-/// schemas, and deployable: the files its ConfigMap mounts, laid out as the kubelet lays them out,
-/// load as a valid screen set with its configuration. (That deploy/kubernetes.yaml is current
-/// with Screens/ is the examples' own check, in ExampleScreensTests.)
+/// `taksi-server deploy kubernetes` on a project of its own (the starter `init` writes, with a
+/// production configuration): valid against the Kubernetes schemas, and deployable: the files its
+/// ConfigMap mounts, laid out as the kubelet lays them out, load as the same screen set with the
+/// production settings. Then what it refuses, and that deploy/kubernetes.yaml is current.
 @Suite("Deployment")
 struct DeploymentTests {
-    @Test(
-        "the manifest passes the Kubernetes 1.30 schemas",
-        .enabled(
-            if: pythonHas("yaml", "kubernetes_validate"), "needs python3 -m pip install pyyaml kubernetes-validate (.ci/run installs them)")
-    )
-    func valid() throws {
-        let manifest = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-manifest-\(UUID().uuidString).yaml")
-        let rendered = try runTool(["python3", "scripts/render-kubernetes.py", "--stdout"])
-        try #require(rendered.status == 0, "\(rendered.output)")
-        try Data(rendered.output.utf8).write(to: manifest)
-        let validation = try runTool([
-            "python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path,
-        ])
-        #expect(validation.status == 0, "python3 -m pip install kubernetes-validate where missing: \(validation.output)")
-        #expect(validation.output.components(separatedBy: " passed for resource ").count == 6, "\(validation.output)")
+    /// A starter project with a production configuration and a file whose name a ConfigMap key cannot hold.
+    static func makeProject() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-deploy-\(UUID().uuidString)")
+        _ = try StarterProject.create(in: folder)
+        let production =
+            #"{"screens": "Screens", "log_level": "debug", "drain_timeout": 12, "upstreams": {"shop": "https://shop.example.com/api/"}}"#
+        try Data(production.utf8).write(to: folder.appendingPathComponent("production.json"))
+        try Data(#"{"note": "a fixture nothing reads"}"#.utf8).write(to: folder.appendingPathComponent("Screens/fixtures/café menu.json"))
+        return folder
+    }
+
+    /// The manifest's objects by kind, as JSON (read by PyYAML, an independent YAML reader).
+    static func objects(of manifest: URL) throws -> JSONValue {
+        let script = """
+            import json, sys, yaml
+            print(json.dumps({d["kind"]: d for d in yaml.safe_load_all(open(sys.argv[1], encoding="utf-8"))}))
+            """
+        let result = try runTool(["python3", "-c", script, manifest.path])
+        try #require(result.status == 0, "\(result.output)")
+        return try JSONDecoder().decode(JSONValue.self, from: Data(result.output.utf8))
     }
 
     @Test(
-        "what the ConfigMap mounts loads: a valid screen set and configuration; probes, replicas and user are right",
-        .enabled(if: pythonHas("yaml"), "needs python3 -m pip install pyyaml (.ci/run installs it)")
+        "a project's manifest passes the Kubernetes 1.30 schemas, and what it mounts loads as the project with production settings",
+        .enabled(
+            if: pythonHas("yaml", "kubernetes_validate"), "needs python3 -m pip install pyyaml kubernetes-validate (.ci/run installs them)")
     )
-    func deployable() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-k8s-\(UUID().uuidString)")
-        // Prints each mounted item's path and content, and the facts checked below.
-        let script = """
-            import json, os, subprocess, sys, yaml
-            documents = {d["kind"]: d for d in yaml.safe_load_all(subprocess.run(
-                [sys.executable, "scripts/render-kubernetes.py", "--stdout"], check=True, capture_output=True, text=True).stdout)}
-            data = documents["ConfigMap"]["data"]
-            pod = documents["Deployment"]["spec"]["template"]["spec"]
-            container = pod["containers"][0]
-            mount = container["volumeMounts"][0]["mountPath"]
-            print(json.dumps({
-                "files": {item["path"]: data[item["key"]] for item in pod["volumes"][0]["configMap"]["items"]},
-                "mount": mount, "args": container["args"], "replicas": documents["Deployment"]["spec"]["replicas"],
-                "readiness": container["readinessProbe"]["httpGet"]["path"], "liveness": container["livenessProbe"]["httpGet"]["path"],
-                "user": pod["securityContext"]["runAsUser"], "nonRoot": pod["securityContext"]["runAsNonRoot"],
-                "unmounted": sorted(set(data) - {i["key"] for i in pod["volumes"][0]["configMap"]["items"]}),
-                "service": documents["Service"]["spec"]["ports"][0]["targetPort"], "minReplicas": documents["HorizontalPodAutoscaler"]["spec"]["minReplicas"],
-            }))
-            """
-        let result = try runTool(["python3", "-c", script])
-        try #require(result.status == 0, "\(result.output)")
-        let facts = try JSONDecoder().decode(JSONValue.self, from: Data(result.output.utf8))
-        // Laid out exactly as the kubelet mounts a ConfigMap with items: links into a timestamped folder.
-        guard case .object(let mounted)? = facts["files"] else {
-            Issue.record("no files: \(result.output)")
+    func project() throws {
+        let project = try Self.makeProject()
+        let command = CommandLineTests()
+        let made = try command.run(
+            [
+                "deploy", "kubernetes", "--config", "production.json", "--image", "registry.example.com/taksi-server:1.0.0",
+                "--namespace", "shop", "--output", "kubernetes.yaml",
+            ], in: project)
+        try #require(made.status == 0, "\(made.error)")
+        #expect(made.error.hasPrefix("Wrote kubernetes.yaml: taksi-server: 1 screen, 4 files, "), "\(made.error)")
+        let manifest = project.appendingPathComponent("kubernetes.yaml")
+
+        let validation = try runTool(["python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path])
+        #expect(validation.status == 0, "\(validation.output)")
+        #expect(validation.output.components(separatedBy: " passed for resource ").count == 6, "five objects: \(validation.output)")
+
+        let objects = try Self.objects(of: manifest)
+        let pod = objects["Deployment"]?["spec"]?["template"]?["spec"]
+        let container = pod?["containers"]?[0]
+        #expect(container?["image"] == "registry.example.com/taksi-server:1.0.0")
+        #expect(container?["args"] == ["serve", "--config", "/etc/taksi/config.json"])
+        #expect(container?["volumeMounts"]?[0]?["mountPath"] == "/etc/taksi")
+        #expect(container?["readinessProbe"]?["httpGet"]?["path"] == "/readyz")
+        #expect(container?["livenessProbe"]?["httpGet"]?["path"] == "/healthz")
+        #expect(pod?["securityContext"]?["runAsUser"] == 10001, "the image's user")
+        #expect(pod?["terminationGracePeriodSeconds"] == 22, "drain_timeout 12, the preStop pause 5, and 5 to spare")
+        #expect(objects["Deployment"]?["spec"]?["replicas"] == 3)
+        #expect(objects["HorizontalPodAutoscaler"]?["spec"]?["minReplicas"] == 3)
+        #expect(objects["PodDisruptionBudget"]?["spec"]?["minAvailable"] == 2)
+        #expect(objects["Service"]?["spec"]?["ports"]?[0]?["targetPort"] == "http")
+        for kind in ["ConfigMap", "Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget"] {
+            #expect(objects[kind]?["metadata"]?["namespace"] == "shop", "\(kind)")
+        }
+
+        // Every key mounted, at the file's real path, laid out as the kubelet lays a ConfigMap out.
+        guard case .object(let data)? = objects["ConfigMap"]?["data"], case .array(let items)? = pod?["volumes"]?[0]?["configMap"]?["items"]
+        else {
+            Issue.record("no ConfigMap data or items")
             return
         }
-        try KubeletVolume(mount: directory).publish(mounted.compactMapValues { if case .string(let text) = $0 { text } else { nil } })
-        #expect(facts["args"] == ["serve", "--config", "/etc/taksi/config.json"])
-        #expect(facts["mount"] == "/etc/taksi")
-        #expect(facts["replicas"] == 3)
-        #expect(facts["minReplicas"] == 3)
-        #expect(facts["readiness"] == "/readyz")
-        #expect(facts["liveness"] == "/healthz")
-        #expect(facts["nonRoot"] == true)
-        #expect(facts["user"] == 10001, "the image's user")
-        #expect(facts["service"] == "http")
-        #expect(facts["unmounted"] == [], "every ConfigMap key is mounted")
+        var mounted: [String: String] = [:]
+        for item in items {
+            guard let key = item["key"]?.stringValue, let path = item["path"]?.stringValue, let text = data[key]?.stringValue else {
+                continue
+            }
+            mounted[path] = text
+        }
+        #expect(Set(data.keys) == Set(items.compactMap { $0["key"]?.stringValue }), "every key is mounted")
+        #expect(data["Screens__fixtures__caf--menu.json"] != nil, "a key holds letters, digits, -, _ and . only")
+        #expect(mounted["Screens/fixtures/café menu.json"] != nil, "the file keeps its name")
+        let volume = project.appendingPathComponent("mounted")
+        try KubeletVolume(mount: volume).publish(mounted)
 
-        let configuration = try ServerConfiguration.resolve(file: directory.appendingPathComponent("config.json").path, environment: [:])
+        let configuration = try ServerConfiguration.resolve(file: volume.appendingPathComponent("config.json").path, environment: [:])
         #expect(configuration.host == "0.0.0.0")
-        #expect(configuration.logFormat == .json)
+        #expect(configuration.port == 8080)
+        #expect(configuration.logFormat == .json, "JSON logs, as the file chose none")
+        #expect(configuration.logLevel == .debug, "the project's own settings are kept")
+        #expect(configuration.drainTimeout == 12)
+        #expect(configuration.upstreams == ["shop": "https://shop.example.com/api"])
         #expect(!configuration.preview, "the live preview is for screen authors, never on in production")
         let load = ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
         #expect(!load.diagnostics.containsErrors, "\(load.diagnostics.report)")
-        let repository = ScreenSetLoader.load(directory: repositoryRoot.appendingPathComponent("Screens").path)
-        #expect(load.screenSet?.names == repository.screenSet?.names)
-        #expect(load.screenSet?.version == repository.screenSet?.version, "the same files as Screens/")
+        let original = ScreenSetLoader.load(directory: project.appendingPathComponent("Screens").path)
+        #expect(load.screenSet?.version == original.screenSet?.version, "the same files as the project's Screens/")
+
+        // --check: current, then out of date after an edit.
+        let current = try command.run(
+            [
+                "deploy", "kubernetes", "--config", "production.json", "--image", "registry.example.com/taksi-server:1.0.0", "--namespace",
+                "shop", "--check", "kubernetes.yaml",
+            ], in: project)
+        #expect(current.status == 0, "\(current.error)")
+        let home = project.appendingPathComponent("Screens/home.yaml")
+        try Data((String(contentsOf: home, encoding: .utf8) + "\n# edited\n").utf8).write(to: home)
+        let stale = try command.run(
+            [
+                "deploy", "kubernetes", "--config", "production.json", "--image", "registry.example.com/taksi-server:1.0.0", "--namespace",
+                "shop", "--check", "kubernetes.yaml",
+            ], in: project)
+        #expect(stale.status == 1)
+        #expect(
+            stale.error.contains("kubernetes.yaml is out of date: run this command again with --output kubernetes.yaml"), "\(stale.error)")
+    }
+
+    @Test(
+        "no manifest for what would not run: screens with errors, file upstreams, a log file, screens too big for a ConfigMap, a bad name")
+    func refusals() throws {
+        let project = try Self.makeProject()
+        func failure(config: String?, screens: String? = nil, options: KubernetesManifest.Options = .init()) -> String {
+            do {
+                _ = try KubernetesManifest.make(
+                    configurationFile: config.map { project.appendingPathComponent($0).path },
+                    screensDirectory: screens ?? project.appendingPathComponent("Screens").path, options: options)
+                return "made"
+            } catch {
+                return error.message
+            }
+        }
+        // A development configuration, whose upstream answers from files the pod does not have.
+        let local = #"{"upstreams": {"shop": "file:upstreams/shop"}}"#
+        try Data(local.utf8).write(to: project.appendingPathComponent("local.json"))
+        #expect(failure(config: "local.json").contains(#"upstream "shop" answers from files"#))
+        try Data(#"{"access_log_output": "logs/access.log"}"#.utf8).write(to: project.appendingPathComponent("logged.json"))
+        #expect(failure(config: "logged.json").contains("the pod's filesystem is read-only"))
+        var badName = KubernetesManifest.Options()
+        badName.name = "Taksi_Server"
+        #expect(failure(config: nil, options: badName).contains("--name \"Taksi_Server\""))
+        #expect(failure(config: "production.json") == "made")
+
+        // A screen the server would refuse: the diagnostics, and nothing made.
+        let home = project.appendingPathComponent("Screens/home.yaml")
+        let text = try String(contentsOf: home, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "card_component", with: "kard_component").utf8).write(to: home)
+        let broken = failure(config: "production.json")
+        #expect(broken.contains("home.yaml:"), "\(broken)")
+        #expect(broken.contains("no manifest made: fix the screens first"), "\(broken)")
+        try Data(text.utf8).write(to: home)
+
+        let big = String(repeating: "x", count: 1_100_000)
+        try Data(#"{"padding": "\#(big)"}"#.utf8).write(to: project.appendingPathComponent("Screens/fixtures/big.json"))
+        #expect(failure(config: "production.json").contains("a ConfigMap holds at most 1 MiB"))
+    }
+
+    @Test(
+        "deploy/kubernetes.yaml is what deploy kubernetes makes of the example screens (after changing Screens/, run the command it names)")
+    func examplesManifestIsCurrent() throws {
+        let result = try CommandLineTests().run([
+            "deploy", "kubernetes", "--config", "deploy/container-config.json", "--screens", "Screens", "--check", "deploy/kubernetes.yaml",
+        ])
+        #expect(result.status == 0, "\(result.error)")
+    }
+}
+
+extension JSONValue {
+    /// An array's element, nil out of range or for anything else.
+    fileprivate subscript(index: Int) -> JSONValue? {
+        guard case .array(let elements) = self, elements.indices.contains(index) else { return nil }
+        return elements[index]
     }
 }

@@ -230,6 +230,8 @@ public enum StarterProject {
           registers; `Screens/fixtures/` JSON that `fixture` sources read. `config.json` is the server's
           configuration (upstream APIs go under `upstreams`).
         - `docker build -t my-screens .` packs them into the server's image (see the Dockerfile).
+          `taksi-server deploy kubernetes --config production.json --image REGISTRY/taksi-server:VERSION`
+          prints a Kubernetes manifest that ships them in a ConfigMap instead.
         - `.github/workflows/screens.yml` runs `taksi-server validate` on every push and pull request.
 
         """
