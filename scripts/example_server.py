@@ -1,6 +1,7 @@
 """The server over the example screens, for the scripts that check what it answers
-(check-readme.py, response-snapshot.py): a free port, the repository's config.json, no reloads and
-no access log; it is stopped when the block ends.
+(check-docs.py, response-snapshot.py): a free port, the repository's config.json, no reloads and
+no access log; it is stopped when the block ends. project_server does the same in another folder,
+with that folder's config.json.
 
     with example_server(binary) as port:
         ...
@@ -20,14 +21,19 @@ def binary_from(argv):
     return argv[1] if len(argv) > 1 else os.path.join(ROOT, ".build", "debug", "taksi-server")
 
 
-@contextlib.contextmanager
 def example_server(binary):
-    """Starts the server, waits until it answers /healthz, yields its port, stops it."""
+    """The server on the example screens."""
+    return project_server(binary, ROOT)
+
+
+@contextlib.contextmanager
+def project_server(binary, folder):
+    """Starts the server in `folder`, waits until it answers /healthz, yields its port, stops it."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = subprocess.Popen(
-        [binary, "serve", "--port", str(port), "--no-watch", "--no-access-log"], cwd=ROOT,
+        [binary, "serve", "--port", str(port), "--no-watch", "--no-access-log"], cwd=folder,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:

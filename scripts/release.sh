@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes a release of taksi-server for this machine's Linux architecture: a relocatable binary
-# (the Swift runtime and Foundation linked in statically, stripped) with the README, CHANGELOG
+# (the Swift runtime and Foundation linked in statically, stripped) with the README, the guide, CHANGELOG
 # and LICENSE, in dist/taksi-server-<version>-linux-<arch>.tar.gz, and its SHA-256 checksum in
 # the same name plus .sha256 (check with: sha256sum -c taksi-server-*.sha256).
 #
@@ -22,6 +22,10 @@ trap 'rm -rf "$staging"' EXIT
 mkdir -p "$staging/$name" dist
 strip -o "$staging/$name/taksi-server" "$built"
 cp README.md CHANGELOG.md LICENSE "$staging/$name/"
+# The guide the README links to (docs/*.md, its picture, the app code of client.md, the OpenAPI document).
+mkdir -p "$staging/$name/docs"
+cp docs/*.md docs/openapi.yaml "$staging/$name/docs/"
+cp -r docs/images docs/client-snippets "$staging/$name/docs/"
 # Reproducible: sorted entries, fixed owner and the last commit's time.
 stamp=$(git log -1 --format=%ct 2>/dev/null || date +%s)
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$stamp" -C "$staging" -czf "dist/$name.tar.gz" "$name"

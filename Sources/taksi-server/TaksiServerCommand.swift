@@ -26,7 +26,7 @@ struct Serve: AsyncParsableCommand {
             """
     )
 
-    // The help of each flag is its setting's (ServerConfiguration.settings), like the README's table.
+    // The help of each flag is its setting's (ServerConfiguration.settings), like the table in docs/configuration.md.
     @Option(name: .long, help: ArgumentHelp(help("host")))
     var host: String?
 
@@ -314,7 +314,7 @@ struct Deploy: ParsableCommand {
 struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the JSON Schema (2020-12) of screen files, custom components of DIR included.",
-        discussion: "Save it (taksi-server schema > screen.schema.json) and point your editor at it; see the README."
+        discussion: "Save it (taksi-server schema > screen.schema.json) and point your editor at it; see docs/validation.md."
     )
 
     @Argument(help: "The screens directory whose custom components to include.")

@@ -67,7 +67,7 @@ struct DockerfileTests {
     @Test("the image is tagged with the version the starter project's Dockerfile builds on")
     func versionTag() throws {
         let tag = "docker build -t taksi-server:\(TaksiServerVersion.current) -t taksi-server ."
-        for file in ["Dockerfile", "README.md"] {
+        for file in ["Dockerfile", "docs/operations.md"] {
             let text = try String(contentsOf: repositoryRoot.appendingPathComponent(file), encoding: .utf8)
             #expect(text.contains(tag), "\(file) builds the image without the tag \(TaksiServerVersion.current)")
         }

@@ -36,12 +36,12 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_WATCH": "maybe"]) }
     }
 
-    @Test("the README's table of settings is the settings' own description (TAKSI_UPDATE_GOLDEN=1 rewrites it)")
+    @Test("docs/configuration.md's table of settings is the settings' own description (TAKSI_UPDATE_GOLDEN=1 rewrites it)")
     func settingsTable() throws {
-        let url = repositoryRoot.appendingPathComponent("README.md")
+        let url = repositoryRoot.appendingPathComponent("docs/configuration.md")
         var readme = try String(contentsOf: url, encoding: .utf8)
         let header = "| `config.json` key | environment | flag | default | meaning |"
-        let start = try #require(readme.range(of: header), "the README has no table of settings")
+        let start = try #require(readme.range(of: header), "docs/configuration.md has no table of settings")
         let end = readme[start.lowerBound...].range(of: "\n\n")?.lowerBound ?? readme.endIndex
         if isUpdatingGoldens {
             readme.replaceSubrange(start.lowerBound..<end, with: ServerConfiguration.settingsTable)

@@ -6,7 +6,7 @@ public enum PluralCategory: String, Sendable, Hashable, CaseIterable {
 }
 
 /// How a language writes counts and numbers: its CLDR plural rules (cardinal, for the languages
-/// listed in the README; any other language uses English's) and its decimal separator.
+/// listed in docs/localization.md; any other language uses English's) and its decimal separator.
 public struct LanguageRules: Sendable, Hashable {
     /// The language subtag, lowercased: `pt` for `pt-BR`.
     public let language: String

@@ -5,17 +5,17 @@ import TaksiSchema
 
 extension ServerConfiguration {
     /// One setting, described once: its key in the configuration file, its environment variable,
-    /// its flag, its default and meaning as the README's table shows them, and how a value given
+    /// its flag, its default and meaning as the table in docs/configuration.md shows them, and how a value given
     /// as text is checked and applied. The file, the environment, the command line's help and the
-    /// README's table (checked by a test) are all read from ``settings``.
+    /// table in docs/configuration.md (checked by a test) are all read from ``settings``.
     public struct Setting: Sendable {
         public let key: String
         public let environment: String
-        /// The command line's flags for it, as the README writes them (`--host`); nil for none.
+        /// The command line's flags for it, as docs/configuration.md writes them (`--host`); nil for none.
         public let flags: String?
-        /// The default, as the README writes it (`` `8080` ``, `one per core`).
+        /// The default, as docs/configuration.md writes it (`` `8080` ``, `one per core`).
         public let defaultText: String
-        /// What it does, as the README writes it (Markdown).
+        /// What it does, as docs/configuration.md writes it (Markdown).
         public let meaning: String
         /// The file may give a list of strings (joined with commas, as in the environment).
         let takesList: Bool
@@ -33,7 +33,7 @@ extension ServerConfiguration {
             return "\(plain(meaning)) (\(environment); default \(plain(defaultText)))."
         }
 
-        /// Its row of the README's table.
+        /// Its row of the table in docs/configuration.md.
         var tableRow: String {
             let flagColumn =
                 flags.map {
@@ -43,7 +43,7 @@ extension ServerConfiguration {
         }
     }
 
-    /// Every setting, in the order the file's error messages and the README's table list them.
+    /// Every setting, in the order the file's error messages and the table in docs/configuration.md list them.
     public static let settings: [Setting] = [
         .text(
             "host", "TAKSI_HOST", flag: "--host", default: "`127.0.0.1`", "address to listen on (`0.0.0.0` in a container)", \.host,
@@ -115,7 +115,7 @@ extension ServerConfiguration {
             0.01...86_400),
         .boolean(
             "access_log", "TAKSI_ACCESS_LOG", flag: "--no-access-log", default: "`true`",
-            "one log line per request (method, path without query, status, bytes, duration, variant, request id); see [Logs](#logs)",
+            "one log line per request (method, path without query, status, bytes, duration, variant, request id); see [Logs](operations.md#logs)",
             \.accessLog),
         .format(
             "log_format", "TAKSI_LOG_FORMAT", flag: "--log-format", default: "`text`",
@@ -139,7 +139,7 @@ extension ServerConfiguration {
         },
         .boolean(
             "preview", "TAKSI_PREVIEW", flag: "--preview, --no-preview", default: "`false` (`true` in the example `config.json`)",
-            "serve [the live preview](#see-a-screen-the-live-preview) at `/preview`; never in production", \.preview),
+            "serve [the live preview](preview.md) at `/preview`; never in production", \.preview),
         .integer(
             "data_memo_max_bytes", "TAKSI_DATA_MEMO_MAX_BYTES", default: "`16777216`",
             "bytes of data responses kept for requests with the same inputs; `0` keeps none", \.dataMemoMaxBytes, 0...Int.max,
@@ -204,7 +204,7 @@ extension ServerConfiguration {
         settings.first { $0.key == key }
     }
 
-    /// The README's table of settings, as ``settings`` describe them.
+    /// The table in docs/configuration.md of settings, as ``settings`` describe them.
     public static var settingsTable: String {
         (["| `config.json` key | environment | flag | default | meaning |", "|---|---|---|---|---|"] + settings.map(\.tableRow))
             .joined(separator: "\n")

@@ -86,7 +86,7 @@ public struct APIError: Error, Sendable, Equatable {
     static func notFound(path: String) -> APIError {
         APIError(
             .notFound,
-            message: "no endpoint at \(path); see GET /screens for the screens and the README for the API"
+            message: "no endpoint at \(path); see GET /screens for the screens and GET /openapi.yaml for the API"
         )
     }
 
