@@ -66,8 +66,16 @@ public final class AnyComponent: Decodable {
     }
 }
 
-/// What a view of a component is.
+/// What a view of a component is. In the client, `asView()` wraps a SwiftUI view in `AnyView`;
+/// here it returns an opaque stand-in, as there is no SwiftUI.
 public protocol ViewRepresentable {}
+
+/// Stands for SwiftUI's `AnyView`.
+public struct AnyViewStandIn {}
+
+extension ViewRepresentable {
+    public func asView() -> AnyViewStandIn? { nil }
+}
 
 public protocol ComponentContent: AnyObject {}
 
@@ -93,6 +101,32 @@ open class BaseComponent<Content: ComponentContent, View: ViewRepresentable>: Co
 
     open func view(onAction: @escaping (any Action) -> Void) -> View? { nil }
 }
+
+/// A component decoded from its JSON object (`identifier`, `requires_data`, `content`).
+public protocol DecodableComponent: Component, Decodable where Content: Decodable {}
+
+/// The base class of the app's own components: decodes the component object, `Content` from its `content`.
+open class DecodableBaseComponent<Content: ComponentContent & Decodable, View: ViewRepresentable>: BaseComponent<Content, View>,
+    DecodableComponent
+{
+    public required init(from decoder: any Decoder) throws {
+        throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "stand-in"))
+    }
+}
+
+/// A component whose content the data request updates.
+public protocol DynamicComponent: Component where Content: DynamicComponentContent {
+    var content: Content { get set }
+}
+
+/// A content with dynamic fields: `DynamicData` decodes a data entry's `content`.
+public protocol DynamicComponentContent: ComponentContent {
+    associatedtype DynamicData: DynamicComponentData
+    var dynamicData: DynamicData { get set }
+    func update(using dynamicData: DynamicData)
+}
+
+public protocol DynamicComponentData: Decodable {}
 
 /// The built-in text field, generic over its view as in the client.
 public class TextFieldComponent<ComponentView: ViewRepresentable>: BaseComponent<TextFieldComponent.Content, ComponentView> {
@@ -140,4 +174,27 @@ open class ExecutableAction: Action {
 /// `navigation`: the app's feature answers it with a view.
 public protocol NavigationAction: Action {
     func view() -> any ViewRepresentable
+}
+
+/// An app's own action, decoded from the action's `content`.
+public protocol DecodableAction: Action, Decodable {}
+
+/// What an app registers: its components and actions by name.
+public protocol FeatureProtocol {
+    func action(from decoder: any Decoder, withIdentifier identifier: String) -> (any Action)?
+    func component(from decoder: any Decoder, withName name: String) -> (any Component)?
+}
+
+/// A feature that also answers navigation targets.
+public protocol NavigableFeatureProtocol: FeatureProtocol {
+    func navigationAction(from decoder: any Decoder, withInterfaceIdentifier interfaceIdentifier: String) -> (any NavigationAction)?
+}
+
+/// Installs the features the decoders use; keep it alive.
+public final class FeatureBuilder {
+    private let features: [any FeatureProtocol]
+
+    public init(features: [any FeatureProtocol]) {
+        self.features = features
+    }
 }
