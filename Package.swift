@@ -7,6 +7,14 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// Linux has no SwiftUI: the views of docs/client.md compile against a stand-in of the few
+/// declarations they use (module SwiftUI, Tests/SwiftUIStandIn); elsewhere against SwiftUI itself.
+#if os(Linux)
+let swiftUIStandIn: [Target] = [.target(name: "SwiftUI", path: "Tests/SwiftUIStandIn", swiftSettings: swiftSettings)]
+#else
+let swiftUIStandIn: [Target] = []
+#endif
+
 let package = Package(
     name: "taksi-server",
     // iOS for the TaksiSchema product (Foundation only), which an app can use; see docs/client.md.
@@ -103,12 +111,15 @@ let package = Package(
         // The app code docs/client.md gives app teams (docs/client-snippets), compiled against a
         // stand-in for the Taksi client's public API written from its published sources (module
         // Taksi, Tests/ClientStandIn); ClientDocTests checks the document shows exactly these files.
-        .target(name: "Taksi", path: "Tests/ClientStandIn", swiftSettings: swiftSettings),
+        .target(
+            name: "Taksi", dependencies: swiftUIStandIn.map { .target(name: $0.name) }, path: "Tests/ClientStandIn",
+            swiftSettings: swiftSettings),
         // Swift 5 language mode, as the client (Swift 5.8 tools) and the apps that use it build.
         .target(
             name: "ClientSnippets", dependencies: ["Taksi"], path: "docs/client-snippets",
             swiftSettings: swiftSettings + [.swiftLanguageMode(.v5)]
         ),
+    ] + swiftUIStandIn + [
         .testTarget(name: "TaksiSchemaTests", dependencies: ["TaksiSchema"], swiftSettings: swiftSettings),
         .testTarget(
             name: "TaksiScreensTests", dependencies: ["TaksiScreens", "TaksiTestSupport"], exclude: ["Golden"], swiftSettings: swiftSettings

@@ -3,9 +3,10 @@
 // docs/client.md gives app teams compiles in this repository's CI. Only what that code uses is
 // declared, with the same names, generic shapes, optionality and class-ness; nothing behaves like the
 // client (the bodies do the least that type-checks), and none of the client's code is copied.
-// SwiftUI does not exist on Linux: views are plain `ViewRepresentable` types here.
+// Views are SwiftUI views: on Linux, which has no SwiftUI, the stand-in of Tests/SwiftUIStandIn.
 
 @_exported import Foundation
+public import SwiftUI
 
 #if canImport(FoundationNetworking)
 // URLSession lives here on Linux; on iOS it is part of Foundation.
@@ -66,15 +67,14 @@ public final class AnyComponent: Decodable {
     }
 }
 
-/// What a view of a component is. In the client, `asView()` wraps a SwiftUI view in `AnyView`;
-/// here it returns an opaque stand-in, as there is no SwiftUI.
+/// What a view of a component is: a SwiftUI view (or a UIKit one), which `asView()` wraps.
 public protocol ViewRepresentable {}
 
-/// Stands for SwiftUI's `AnyView`.
-public struct AnyViewStandIn {}
-
 extension ViewRepresentable {
-    public func asView() -> AnyViewStandIn? { nil }
+    public func asView() -> AnyView? {
+        guard let view = self as? any View else { return nil }
+        return AnyView(view)
+    }
 }
 
 public protocol ComponentContent: AnyObject {}
@@ -144,7 +144,9 @@ public class TextFieldComponent<ComponentView: ViewRepresentable>: BaseComponent
 }
 
 /// The client's text field view.
-public struct TextFieldComponentView: ViewRepresentable {}
+public struct TextFieldComponentView: View, ViewRepresentable {
+    public var body: some View { EmptyView() }
+}
 
 /// An action: a class-bound protocol.
 public protocol Action: AnyObject {}

@@ -5,7 +5,7 @@ import Testing
 /// docs/client.md shows app teams code: every Swift block is either a file of
 /// docs/client-snippets (which `swift build` compiles against the client stand-in, target
 /// ClientSnippets) shown exactly as it is, or says why it cannot be compiled here. (StandIns/, the
-/// SwiftUI views and app functions Linux lacks, is compiled but not shown.)
+/// app's own functions that the code calls, is compiled but not shown.)
 @Suite("Client documentation")
 struct ClientDocTests {
     static let document = repositoryRoot.appendingPathComponent("docs/client.md")
