@@ -11,27 +11,115 @@ import TaksiSchema
 /// ```
 struct CatalogReader {
     /// Reads one component schema file; nil (with diagnostics) when it is invalid.
-    /// - Returns: the schema and the first app version that knows the type (`"since"`), if declared.
+    /// - Returns: the schema, and the app versions that decode it and its fields and enum values
+    ///   (`since`, `until`, `required_since`), recorded in `versions`.
     static func readComponent(
-        _ node: JSONNode, file: SourceFile, expectedName: String?
-    ) -> (schema: ComponentSchema?, since: Version?, diagnostics: [Diagnostic]) {
+        _ node: JSONNode, file: SourceFile, expectedName: String?, versions: inout CatalogVersions
+    ) -> (schema: ComponentSchema?, diagnostics: [Diagnostic]) {
         var reader = DefinitionReader(file: file)
         let schema = reader.readComponent(node, expectedName: expectedName)
-        var since: Version?
-        if let sinceNode = node["since"], let text = reader.string(sinceNode, at: JSONPath.root.appending("since"), what: "since") {
-            since = Version(text)
-            if since == nil {
-                reader.report(
-                    .invalidVersion, at: sinceNode, path: JSONPath.root.appending("since"),
-                    "\"\(text)\" is not a version; write the first app version that knows this component, like \"2.3\""
-                )
+        let availability = readAvailability(node, at: .root, what: "this component", reader: &reader)
+        if let schema {
+            if let availability { versions.components[schema.name] = availability }
+            if let fields = node["fields"] {
+                readFieldVersions(
+                    fields, at: JSONPath.root.appending("fields"), component: schema.name, prefix: "", versions: &versions, reader: &reader)
             }
         }
-        return (reader.diagnostics.containsErrors ? nil : schema, since, reader.diagnostics)
+        return (reader.diagnostics.containsErrors ? nil : schema, reader.diagnostics)
     }
 
-    /// Reads `actions.json`: the custom action identifiers the app registered.
-    static func readActions(_ node: JSONNode, file: SourceFile) -> (Set<String>, [Diagnostic]) {
+    /// `since` and `until` of a declaration: nil when it has neither (every version decodes it).
+    static func readAvailability(_ node: JSONNode, at path: JSONPath, what: String, reader: inout DefinitionReader) -> Availability? {
+        var availability = Availability()
+        for key in ["since", "until"] {
+            guard let versionNode = node[key], let text = reader.string(versionNode, at: path.appending(key), what: key) else { continue }
+            guard let version = Version(text) else {
+                let meaning = key == "since" ? "the first app version that decodes \(what)" : "the last app version that decodes \(what)"
+                reader.report(
+                    .invalidVersion, at: versionNode, path: path.appending(key),
+                    "\"\(text)\" is not a version; write \(meaning), like \"2.3\"")
+                continue
+            }
+            if key == "since" { availability.since = version } else { availability.until = version }
+        }
+        if let since = availability.since, let until = availability.until, until < since {
+            reader.report(
+                .invalidVersion, at: node["until"]!, path: path.appending("until"),
+                "until \(until) is before since \(since), so no app version would decode \(what); swap them or remove one"
+            )
+            return nil
+        }
+        return availability.isAlways ? nil : availability
+    }
+
+    /// The versions of each field of `fields` (and of its enum values, its object's fields and its
+    /// items), keyed by the field's path in the content.
+    private static func readFieldVersions(
+        _ fields: JSONNode, at path: JSONPath, component: String, prefix: String, versions: inout CatalogVersions,
+        reader: inout DefinitionReader
+    ) {
+        for (index, field) in (fields.elements ?? []).enumerated() {
+            guard let name = field["name"]?.stringValue else { continue }
+            let fieldPath = path.appending(index)
+            let key = CatalogVersions.FieldKey(component: component, path: prefix + name)
+            if let availability = readAvailability(field, at: fieldPath, what: "field \(name)", reader: &reader) {
+                versions.fields[key] = availability
+            }
+            if let sinceNode = field["required_since"] {
+                if field["required"]?.value == .bool(true) {
+                    reader.report(
+                        .invalidSchema, at: sinceNode, path: fieldPath.appending("required_since"),
+                        "the field is required in every version already (\"required\": true); remove one of the two"
+                    )
+                } else if let text = reader.string(sinceNode, at: fieldPath.appending("required_since"), what: "required_since") {
+                    if let version = Version(text) {
+                        versions.requiredSince[key] = version
+                    } else {
+                        reader.report(
+                            .invalidVersion, at: sinceNode, path: fieldPath.appending("required_since"),
+                            "\"\(text)\" is not a version; write the first app version that requires field \(name), like \"2.3\""
+                        )
+                    }
+                }
+            }
+            readTypeVersions(field, at: fieldPath, key: key, versions: &versions, reader: &reader)
+        }
+    }
+
+    /// The versions of an enum's values, of an object's fields and of an array's items' type.
+    private static func readTypeVersions(
+        _ type: JSONNode, at path: JSONPath, key: CatalogVersions.FieldKey, versions: inout CatalogVersions, reader: inout DefinitionReader
+    ) {
+        switch type["type"]?.stringValue {
+        case "enum":
+            for (index, value) in (type["values"]?.elements ?? []).enumerated() {
+                guard value.members != nil, let name = value["value"]?.stringValue else { continue }
+                if let availability = readAvailability(
+                    value, at: path.appending("values").appending(index), what: "enum value \(name)", reader: &reader)
+                {
+                    versions.enumValues[key, default: [:]][name] = availability
+                }
+            }
+        case "object":
+            if let fields = type["fields"] {
+                readFieldVersions(
+                    fields, at: path.appending("fields"), component: key.component, prefix: key.path + ".", versions: &versions,
+                    reader: &reader)
+            }
+        case "array":
+            if let items = type["items"] {
+                let itemsKey = CatalogVersions.FieldKey(component: key.component, path: key.path + "[]")
+                readTypeVersions(items, at: path.appending("items"), key: itemsKey, versions: &versions, reader: &reader)
+            }
+        default:
+            break
+        }
+    }
+
+    /// Reads `actions.json`: the custom action identifiers the app registered, and the versions
+    /// that decode those that say (recorded in `versions`).
+    static func readActions(_ node: JSONNode, file: SourceFile, versions: inout CatalogVersions) -> (Set<String>, [Diagnostic]) {
         var reader = DefinitionReader(file: file)
         var identifiers: Set<String> = []
         let path = JSONPath.root
@@ -47,7 +135,7 @@ struct CatalogReader {
             let elementPath = listPath.appending(index)
             guard
                 let action = reader.object(
-                    element, at: elementPath, what: "a custom action", allowed: ["identifier", "summary"],
+                    element, at: elementPath, what: "a custom action", allowed: ["identifier", "summary", "since", "until"],
                     required: ["identifier"]
                 ),
                 let identifier = reader.string(
@@ -62,6 +150,8 @@ struct CatalogReader {
                 )
             } else if !identifiers.insert(identifier).inserted {
                 reader.report(.invalidName, at: element, path: elementPath, "custom action \"\(identifier)\" is declared twice")
+            } else if let availability = readAvailability(element, at: elementPath, what: "custom action \(identifier)", reader: &reader) {
+                versions.actions[identifier] = availability
             }
         }
         return (identifiers, reader.diagnostics)

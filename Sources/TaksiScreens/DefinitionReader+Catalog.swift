@@ -6,7 +6,7 @@ extension DefinitionReader {
         let path = JSONPath.root
         guard
             let members = object(
-                node, at: path, what: "a component schema", allowed: ["name", "summary", "since", "fields"],
+                node, at: path, what: "a component schema", allowed: ["name", "summary", "since", "until", "fields"],
                 required: ["name", "fields"]
             )
         else { return nil }
@@ -41,7 +41,9 @@ extension DefinitionReader {
         var names: Set<String> = []
         for (index, element) in elements.enumerated() {
             let fieldPath = path.appending(index)
-            let allowed = ["name", "type", "required", "dynamic", "summary", "values", "items", "fields"]
+            let allowed = [
+                "name", "type", "required", "dynamic", "summary", "values", "items", "fields", "since", "until", "required_since",
+            ]
             guard
                 let members = object(
                     element, at: fieldPath, what: "a field schema", allowed: allowed, required: ["name", "type"]
@@ -111,7 +113,19 @@ extension DefinitionReader {
             }
             var values: [String] = []
             for (index, element) in elements.enumerated() {
-                guard let value = string(element, at: valuesPath.appending(index), what: "an enum value") else { continue }
+                // A value, or {"value": ..., "since": ..., "until": ...} for one some app versions lack.
+                let valueNode: JSONNode?
+                if element.members != nil {
+                    valueNode =
+                        object(
+                            element, at: valuesPath.appending(index), what: "an enum value",
+                            allowed: ["value", "since", "until", "summary"],
+                            required: ["value"]
+                        )?.first { $0.key == "value" }?.value
+                } else {
+                    valueNode = element
+                }
+                guard let valueNode, let value = string(valueNode, at: valuesPath.appending(index), what: "an enum value") else { continue }
                 if values.contains(value) {
                     report(.invalidSchema, at: element, path: valuesPath.appending(index), "enum value \"\(value)\" is listed twice")
                 }

@@ -17,6 +17,11 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let unknownComponent = Code(rawValue: "unknown_component")
         /// A component failed with no reason of its own: a bug of the compiler, never silent.
         public static let uncompiledComponent = Code(rawValue: "uncompiled_component")
+        /// An enum value, a custom action or a missing required field some app versions the
+        /// variant reaches cannot decode.
+        public static let notDecoded = Code(rawValue: "not_decoded")
+        /// A field some app versions the variant reaches do not know, and ignore (a warning).
+        public static let ignoredField = Code(rawValue: "ignored_field")
         public static let unreadableFile = Code(rawValue: "unreadable_file")
         public static let fileTooLarge = Code(rawValue: "file_too_large")
         public static let syntax = Code(rawValue: "syntax")

@@ -164,6 +164,39 @@ public struct ScreenSet: Sendable {
     public var version: String
     /// The string tables and locale negotiation, when the set has `strings/`.
     public var localization: Localization? = nil
+    /// Which app versions decode what, below whole components.
+    public let catalogVersions: CatalogVersions
+    /// The app-version ranges with one catalog, oldest first, each with its catalog (one, the
+    /// whole catalog, when the catalog says no versions).
+    public let epochs: [(versions: VersionSet, catalog: ComponentCatalog)]
+
+    init(
+        screens: [String: ScreenVariants], routes: ScreenRoutes, links: DeepLinks, catalog: ComponentCatalog, warnings: [Diagnostic],
+        version: String, localization: Localization?, catalogVersions: CatalogVersions
+    ) {
+        self.screens = screens
+        self.routes = routes
+        self.links = links
+        self.catalog = catalog
+        self.warnings = warnings
+        self.version = version
+        self.localization = localization
+        self.catalogVersions = catalogVersions
+        self.epochs = Self.epochs(of: catalogVersions, catalog: catalog)
+    }
+
+    /// The catalog the app version `version` decodes, and its epoch's index (part of a data
+    /// response's memo key). A request with no version gets the oldest epoch's.
+    public func catalog(for version: Version?) -> (epoch: Int, catalog: ComponentCatalog) {
+        guard epochs.count > 1 else { return (0, catalog) }
+        let index = catalogVersions.epoch(of: version, in: epochs.map(\.versions))
+        return (index, epochs[index].catalog)
+    }
+
+    static func epochs(of versions: CatalogVersions, catalog: ComponentCatalog) -> [(versions: VersionSet, catalog: ComponentCatalog)] {
+        guard !versions.isEmpty else { return [(.all, catalog)] }
+        return versions.epochs.map { ($0, versions.catalog(catalog, for: $0)) }
+    }
 
     /// The screen names in sorted order.
     public var names: [String] { screens.keys.sorted() }

@@ -94,6 +94,24 @@ struct BuildPluginTests {
         )
         try FileManager.default.removeItem(at: package.appendingPathComponent("Screens/form.yaml"))
 
+        // An enum value newer than some app versions the screen reaches fails the build at its use.
+        try write(
+            #"{"name": "badge", "fields": [{"name": "kind", "type": "enum", "values": ["new", {"value": "hot", "since": "2.3"}]}]}"#,
+            package.appendingPathComponent("Screens/components/badge.json"))
+        try write(
+            "name: deals\nentry: true\nversion: \">= 2.0\"\ncomponents:\n  - name: badge\n    content: {kind: hot}\n",
+            package.appendingPathComponent("Screens/deals.yaml"))
+        let versioned = try build(package)
+        #expect(versioned.status != 0)
+        #expect(
+            versioned.output.contains(
+                #"Screens/deals.yaml:6:21: error: components[0].content.kind: "hot" of badge.kind is decoded by apps since 2.3 only, but its version requirement ">= 2.0" admits 2.0"#
+            ),
+            "\(versioned.output)"
+        )
+        try FileManager.default.removeItem(at: package.appendingPathComponent("Screens/deals.yaml"))
+        try FileManager.default.removeItem(at: package.appendingPathComponent("Screens/components"))
+
         // A message missing in one locale fails the build at its line in the default locale's table.
         try FileManager.default.createDirectory(at: package.appendingPathComponent("Screens/strings"), withIntermediateDirectories: true)
         try write("title: Welcome\nbye: Goodbye\n", package.appendingPathComponent("Screens/strings/en.yaml"))

@@ -283,10 +283,9 @@ extension ScreenCompiler {
                 JSONNode.Member(key: field.name, keyOffset: contentNode.offset, value: JSONNode(value, offset: contentNode.offset)))
         }
         let contentPath = path.appending("content")
-        guard
-            let fields = compileContent(
-                JSONNode(kind: .object(merged), offset: contentNode.offset), schema: schema, at: contentPath, topLevel: true, scope: [])
-        else { return nil }
+        let mergedNode = JSONNode(kind: .object(merged), offset: contentNode.offset)
+        guard let fields = compileContent(mergedNode, schema: schema, at: contentPath, topLevel: true, scope: []) else { return nil }
+        checkContentVersions(mergedNode, fields: schema.dynamicFields, component: component.name, prefix: "", at: contentPath)
         return DataPlan.Entry(
             identifier: identifier, componentName: component.name, staticContent: staticContent,
             fields: fields.filter { schema.field(named: $0.key)?.isDynamic == true }

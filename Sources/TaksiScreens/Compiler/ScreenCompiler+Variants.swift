@@ -1,7 +1,6 @@
 import TaksiSchema
 
-// Reading a screen file's variant: its app-version requirement, its experiment, and the check
-// that no component type reaches apps too old to decode it.
+// Reading a screen file's variant: its app-version requirement and its experiment.
 
 extension ScreenCompiler {
     mutating func readRequirement(_ node: JSONNode, at path: JSONPath) -> VersionRequirement? {
@@ -57,31 +56,6 @@ extension ScreenCompiler {
             return nil
         }
         return Experiment(name: name, weights: weights)
-    }
-
-    /// A component type that apps only know since some version must not reach older apps: the
-    /// variant's requirement has to exclude every version before it.
-    mutating func checkComponentVersions(_ nodes: [JSONNode], requirement: VersionRequirement?, at path: JSONPath) {
-        guard !componentSince.isEmpty else { return }
-        for (index, node) in nodes.enumerated() {
-            for (type, typeNode, typePath) in Self.componentTypes(in: node, at: path.appending(index)) {
-                guard let since = componentSince[type] else { continue }
-                let admitsOlder: String?
-                if let requirement {
-                    admitsOlder = requirement.versions.intersection(.below(since)).example
-                } else {
-                    admitsOlder = "any version"
-                }
-                guard let older = admitsOlder else { continue }
-                let served =
-                    requirement.map { "its version requirement \"\($0)\" admits \(older)" }
-                    ?? "it has no version requirement, so it is served to every app version"
-                reader.report(
-                    .componentTooNew, at: typeNode, path: typePath,
-                    "\(type) is only known to apps since \(since), but \(served), and an older app would fail to decode the whole screen; add \"version\": \">= \(since)\" (and a variant without this component for older apps)"
-                )
-            }
-        }
     }
 
     /// The component types a component uses: its own and, for collections, its items' (at any depth).

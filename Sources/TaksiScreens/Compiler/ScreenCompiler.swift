@@ -18,8 +18,10 @@ struct ScreenCompiler {
     /// Every screen's path shape, for navigation targets.
     let routes: ScreenRoutes
     let catalog: ComponentCatalog
-    /// The first app version that knows each custom component type that declares one.
-    let componentSince: [String: Version]
+    /// Which app versions decode each component type, field, enum value and custom action that says.
+    let catalogVersions: CatalogVersions
+    /// The app versions this variant reaches (its requirement), set by ``compile(_:)``.
+    var reach = Reach(nil)
     /// Reads a fixture file named in a `fixture` source; reports its own diagnostics.
     let loadFixture: (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
     var reader: DefinitionReader
@@ -43,7 +45,8 @@ struct ScreenCompiler {
     var fixturesRead: Set<String> = []
 
     init(
-        pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog, componentSince: [String: Version] = [:],
+        pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog,
+        catalogVersions: CatalogVersions = CatalogVersions(),
         upstreams: Set<String>? = nil, fragments: [String: Fragment] = [:], localization: Localization? = nil, locale: String? = nil,
         loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
     ) {
@@ -55,7 +58,7 @@ struct ScreenCompiler {
         self.localization = localization
         self.locale = locale ?? localization?.defaultLocale
         self.catalog = catalog
-        self.componentSince = componentSince
+        self.catalogVersions = catalogVersions
         self.loadFixture = loadFixture
         self.reader = DefinitionReader(file: file)
     }
@@ -71,6 +74,7 @@ struct ScreenCompiler {
         _ = reader.string(member("description"), at: path.appending("description"), what: "description")
         _ = reader.bool(member("entry"), at: path.appending("entry"), what: "entry")
         let requirement = member("version").flatMap { readRequirement($0, at: path.appending("version")) }
+        reach = Reach(requirement)
         let alternative =
             member("alternative").map { readAlternative($0, at: path.appending("alternative")) } ?? CompiledScreen.defaultAlternative
         let experiment = member("experiment").flatMap { readExperiment($0, at: path.appending("experiment"), alternative: alternative) }
@@ -98,10 +102,11 @@ struct ScreenCompiler {
         let actions = member("actions").map { readActions($0, at: path.appending("actions"), components: components) } ?? []
 
         warnUnusedSources(root)
-        checkComponentVersions(componentNodes, requirement: requirement, at: componentsPath)
+        checkVersions(componentNodes, at: componentsPath)
         let plan = DataPlan(sources: sourceTable.declared.filter { sourceTable.used.contains($0.key) }, entries: entries)
         let staticData =
             plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
+        checkFixtureVersions(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath)
         guard !reader.diagnostics.containsErrors else { return nil }
         return CompiledScreen(
             name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative,
@@ -195,6 +200,36 @@ struct ScreenCompiler {
             )
         }
         return data
+    }
+
+    /// Fixtures are data the team writes: what the app versions this variant reaches cannot
+    /// decode of the entries made from them alone (an enum value newer than some of those
+    /// versions) is an error here, not a value left out at run time.
+    private mutating func checkFixtureVersions(_ plan: DataPlan, componentNodes: [JSONNode], indices: [String: Int], at path: JSONPath) {
+        guard !catalogVersions.isEmpty, !reader.diagnostics.containsErrors else { return }
+        let staticValues = plan.staticValues
+        let fixed = Set(
+            plan.entries.filter { entry in entry.fields.values.allSatisfy { $0.sourceNames.isSubset(of: staticValues.keys) } }.map(
+                \.identifier))
+        guard !fixed.isEmpty else { return }
+        let fixedPlan = plan.restricted(to: fixed)
+        let (_, anyway) = fixedPlan.build(values: staticValues, catalog: catalog)
+        var reported: Set<String> = []
+        for epoch in catalogVersions.epochs {
+            guard let served = reach.served(epoch) else { continue }
+            let (_, problems) = fixedPlan.build(values: staticValues, catalog: catalogVersions.catalog(catalog, for: epoch))
+            for entry in fixedPlan.entries {
+                let lost = problems.filter { problem in
+                    problem.identifier == entry.identifier && problem.isLoss && !anyway.contains { $0.message == problem.message }
+                }
+                guard !lost.isEmpty, let index = indices[entry.identifier], reported.insert(entry.identifier).inserted else { continue }
+                reader.report(
+                    .notDecoded, at: componentNodes[index], path: path.appending(index),
+                    "its data from the screen's fixtures does not decode in every app version the variant reaches (\(served)): "
+                        + lost.map(\.message).joined(separator: "; ") + "; raise the requirement, or change the fixture"
+                )
+            }
+        }
     }
 
     // MARK: Helpers

@@ -32,8 +32,8 @@ struct ScreenSetBuilder {
         var files: [String: String] = [:]
         /// Where each type's `name` is, for warnings.
         var locations: [String: SourceLocation] = [:]
-        /// The first app version that knows each type that says so.
-        var since: [String: Version] = [:]
+        /// The app versions that decode each type, field, enum value and custom action that says.
+        var versions = CatalogVersions()
     }
 
     /// Every screen's path shape (in the order of ``ScreenFile``s), and the routes over them.
@@ -76,8 +76,8 @@ struct ScreenSetBuilder {
     }
 
     func build() -> ScreenSetLoad {
-        let components = readCustomComponents()
-        let actions = readCustomActions()
+        var components = readCustomComponents()
+        let actions = readCustomActions(versions: &components.versions)
         let screenFiles = readScreenFiles()
         let routing = readRoutes(of: screenFiles)
         let catalog = ComponentCatalog(
@@ -106,7 +106,7 @@ struct ScreenSetBuilder {
             : ScreenSet(
                 screens: screens, routes: routing.routes, links: DeepLinks(links), catalog: catalog,
                 warnings: diagnostics.filter { $0.severity == .warning }, version: ScreenSetLoader.contentVersion(of: files.bytes),
-                localization: localization
+                localization: localization, catalogVersions: components.versions
             )
         return ScreenSetLoad(screenSet: screenSet, diagnostics: diagnostics, catalog: catalog)
     }
@@ -119,9 +119,8 @@ struct ScreenSetBuilder {
         for relative in files.paths where relative.hasPrefix(ScreenSetLoader.componentsFolder + "/") {
             guard let (file, node) = files.parse(relative) else { continue }
             let expectedName = relative.split(separator: "/").last.map { name in String(name.prefix { $0 != "." }) }
-            let (schema, since, found) = CatalogReader.readComponent(node, file: file, expectedName: expectedName)
+            let (schema, found) = CatalogReader.readComponent(node, file: file, expectedName: expectedName, versions: &components.versions)
             files.diagnostics += found
-            if let schema, let since { components.since[schema.name] = since }
             guard let schema else { continue }
             if let other = components.files[schema.name] {
                 files.diagnostics.append(
@@ -138,11 +137,11 @@ struct ScreenSetBuilder {
     }
 
     /// `actions.json`: the custom action identifiers the app registered.
-    func readCustomActions() -> Set<String> {
+    func readCustomActions(versions: inout CatalogVersions) -> Set<String> {
         var actions: Set<String> = []
         for actionsFile in ScreenSetLoader.actionsFiles where files.contains(actionsFile) {
             guard let (file, node) = files.parse(actionsFile) else { continue }
-            let (found, diagnostics) = CatalogReader.readActions(node, file: file)
+            let (found, diagnostics) = CatalogReader.readActions(node, file: file, versions: &versions)
             files.diagnostics += diagnostics
             actions.formUnion(found)
         }
@@ -372,7 +371,7 @@ struct ScreenSetBuilder {
 
     private func makeCompiler(for file: SourceFile, pattern: ScreenPattern, context: CompileContext, locale: String?) -> ScreenCompiler {
         ScreenCompiler(
-            pattern: pattern, routes: context.routes, file: file, catalog: context.catalog, componentSince: context.components.since,
+            pattern: pattern, routes: context.routes, file: file, catalog: context.catalog, catalogVersions: context.components.versions,
             upstreams: upstreams, fragments: context.fragments, localization: context.localization, locale: locale,
             loadFixture: { [files] reference, node, path, reader in files.fixture(reference, at: node, path: path, reader: &reader) }
         )

@@ -159,7 +159,31 @@ public struct VersionSet: Sendable, Equatable {
         VersionSet(lower: nil, upper: (version, false))
     }
 
+    /// Every version above `version` (exclusive).
+    public static func above(_ version: Version) -> VersionSet {
+        VersionSet(lower: (version, false), upper: nil)
+    }
+
+    /// `version` and every version after it.
+    public static func from(_ version: Version) -> VersionSet {
+        VersionSet(lower: (version, true), upper: nil)
+    }
+
     public var isEmpty: Bool { intervals.isEmpty }
+
+    /// Whether `version` is in the set.
+    public func contains(_ version: Version) -> Bool {
+        intervals.contains { interval in
+            if let lower = interval.lower, lower.inclusive ? version < lower.version : version <= lower.version { return false }
+            if let upper = interval.upper, upper.inclusive ? version > upper.version : version >= upper.version { return false }
+            return true
+        }
+    }
+
+    /// The versions in either set (the intervals side by side; overlapping ones are not merged).
+    public func union(_ other: VersionSet) -> VersionSet {
+        VersionSet(intervals: intervals + other.intervals)
+    }
 
     /// The lowest version the set starts at (`version` nil when it has no lower bound), for ordering
     /// ranges from old to new; nil for an empty set.

@@ -42,7 +42,7 @@ struct ActionEndpoint: Sendable {
         let (variant, pathValues) = (selection.variant, selection.pathValues)
         try DataEndpoint.checkForwarded(action.call?.request.forwardedHeaders ?? [], in: request.headers)
         let submitted = try Self.inputs(of: request)
-        let catalog = selection.screens.screenSet.catalog
+        let catalog = selection.screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: request.headers)).catalog
         let (values, errors) = action.validate(submitted)
         if !errors.isEmpty {
             return .ready(answer(action, of: variant, to: .invalid(errors), inputs: submitted.values, path: pathValues, catalog: catalog))

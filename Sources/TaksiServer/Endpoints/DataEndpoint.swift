@@ -53,7 +53,9 @@ struct DataEndpoint: Sendable {
         let selection = try selector.answering(at: path, target: target, headers: headers)
         let variant = selection.variant
         variant.counted.data.increment()
-        let catalog = selection.screens.screenSet.catalog
+        // The catalog of the requesting app's version: an upstream's value it cannot decode (an enum
+        // value newer than it) is left out like any other value that does not fit.
+        let (epoch, catalog) = selection.screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: headers))
         let only = try target.query["only"].map { text throws(APIError) in try Self.only(text, in: variant.compiled, catalog: catalog) }
         if only == nil, let staticData = variant.staticData { return .ready(staticData.response(to: headers)) }
         var screen = variant.compiled
@@ -68,7 +70,8 @@ struct DataEndpoint: Sendable {
             throw .badParameters(error)
         }
         for call in calls { try Self.checkForwarded(call.definition.forwardedHeaders, in: headers) }
-        let key = DataMemo.Key(variant: variant.memoKeyPrefix, requestValues: requestValues, only: only)
+        let key = DataMemo.Key(
+            variant: epoch == 0 ? variant.memoKeyPrefix : variant.memoKeyPrefix + "@\(epoch)", requestValues: requestValues, only: only)
         // Built only when something is rendered: a kept response needs none of it.
         func request() -> Request {
             Request(

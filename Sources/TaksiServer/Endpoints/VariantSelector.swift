@@ -67,6 +67,12 @@ struct VariantSelector: Sendable {
         throw .skeletonOutdated(held: held, screen: screen.variants.name)
     }
 
+    /// The app version the request says (`X-Taksi-Version`, else `?version=`); nil when it says
+    /// none or one that does not parse (variant selection refuses that one).
+    static func appVersion(target: RequestTarget, headers: HTTPHeaders) -> Version? {
+        (headers.first(name: "X-Taksi-Version") ?? target.query["version"]).flatMap { Version($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
     /// The variant for the request, in the locale `Accept-Language` asks for when the screen has
     /// localized text: the same function for skeleton, data and actions, so they always agree.
     func select(

@@ -176,8 +176,10 @@ public final class ServedScreenSet: Sendable {
                 variants.isVersioned ? "X-Taksi-Version" : nil, variants.hasAlternatives ? "X-Taksi-Alternative" : nil,
                 variants.hasExperiment ? "X-Taksi-User" : nil, isLocalized ? "Accept-Language" : nil,
             ].compactMap { $0 }
-            // Data and actions are answered from the set of the skeleton the app names.
-            let dataVaried = varied + [Self.skeletonHeader]
+            // Data and actions are answered from the set of the skeleton the app names, and when
+            // the catalog differs by app version, checked against the requesting version's.
+            let byVersion = screenSet.epochs.count > 1 && !variants.isVersioned ? ["X-Taksi-Version"] : []
+            let dataVaried = varied + byVersion + [Self.skeletonHeader]
             // Every response, skeleton and data, is precomputed per locale like it is per variant.
             func served(_ compiled: CompiledScreen) -> Variant {
                 let revision = SkeletonRevision(skeleton: compiled.skeleton, catalog: screenSet.catalog)

@@ -1,0 +1,158 @@
+public import TaksiSchema
+
+/// Which app versions decode something of the catalog: from `since` (the first version that
+/// decodes it) through `until` (the last one), either open.
+public struct Availability: Sendable, Hashable, CustomStringConvertible {
+    public var since: Version?
+    public var until: Version?
+
+    public init(since: Version? = nil, until: Version? = nil) {
+        self.since = since
+        self.until = until
+    }
+
+    /// Every version.
+    public static let always = Availability()
+
+    public var isAlways: Bool { since == nil && until == nil }
+
+    /// The versions that decode it.
+    public var versions: VersionSet {
+        VersionSet(lower: since.map { ($0, true) }, upper: until.map { ($0, true) })
+    }
+
+    /// The versions that do not: before `since`, after `until`.
+    public var missing: VersionSet {
+        var missing = VersionSet(intervals: [])
+        if let since { missing = missing.union(.below(since)) }
+        if let until { missing = missing.union(.above(until)) }
+        return missing
+    }
+
+    /// `since 2.3`, `until 2.2`, `from 2.0 through 2.2`.
+    public var description: String {
+        switch (since, until) {
+        case (let since?, let until?): "from \(since) through \(until)"
+        case (let since?, nil): "since \(since)"
+        case (nil, let until?): "until \(until)"
+        case (nil, nil): "in every version"
+        }
+    }
+}
+
+/// What the catalog says about app versions below whole components: when each component type,
+/// field, enum value and custom action is decoded, and from which version a field is required.
+/// Keys of fields are the component type and the field's path in its content (`restaurant_component`,
+/// `kind`; `address.city` for a field of an object field).
+///
+/// The versions these mention cut every app version into **epochs**, ranges in which the catalog
+/// is the same; ``catalog(for:)`` is the catalog of the epoch a version falls in, the one its
+/// values are checked against at run time.
+public struct CatalogVersions: Sendable {
+    public struct FieldKey: Sendable, Hashable {
+        public var component: String
+        public var path: String
+
+        public init(component: String, path: String) {
+            self.component = component
+            self.path = path
+        }
+    }
+
+    public var components: [String: Availability] = [:]
+    public var fields: [FieldKey: Availability] = [:]
+    public var enumValues: [FieldKey: [String: Availability]] = [:]
+    public var requiredSince: [FieldKey: Version] = [:]
+    public var actions: [String: Availability] = [:]
+
+    public init() {}
+
+    /// Whether anything below whole components, or any `until`, says a version: when false, every
+    /// app version decodes the same catalog (components' `since` aside, checked on their own).
+    public var isEmpty: Bool {
+        components.values.allSatisfy { $0.until == nil } && fields.isEmpty && enumValues.isEmpty && requiredSince.isEmpty
+            && actions.isEmpty
+    }
+
+    /// The ranges of app versions with one catalog, oldest first: one (every version) when nothing
+    /// says a version.
+    public var epochs: [VersionSet] {
+        var starts: [(version: Version, inclusive: Bool)] = []
+        func add(_ availability: Availability) {
+            if let since = availability.since { starts.append((since, true)) }
+            if let until = availability.until { starts.append((until, false)) }
+        }
+        components.values.forEach(add)
+        fields.values.forEach(add)
+        enumValues.values.forEach { $0.values.forEach(add) }
+        actions.values.forEach(add)
+        starts += requiredSince.values.map { ($0, true) }
+        // Sorted, each bound once: (2.3, inclusive) starts at 2.3; (2.2, exclusive) just after 2.2.
+        var bounds: [(version: Version, inclusive: Bool)] = []
+        for start in starts.sorted(by: { $0.version < $1.version || ($0.version == $1.version && $0.inclusive && !$1.inclusive) }) {
+            if let last = bounds.last, last.version == start.version, last.inclusive == start.inclusive { continue }
+            bounds.append(start)
+        }
+        var epochs: [VersionSet] = []
+        var lower: (Version, Bool)? = nil
+        for bound in bounds {
+            let epoch = VersionSet(lower: lower, upper: (bound.version, !bound.inclusive))
+            if !epoch.isEmpty { epochs.append(epoch) }
+            lower = (bound.version, bound.inclusive)
+        }
+        epochs.append(VersionSet(lower: lower, upper: nil))
+        return epochs
+    }
+
+    /// The index in ``epochs`` of the epoch `version` falls in; the oldest for a request that says
+    /// no version (an app too old to send one).
+    public func epoch(of version: Version?, in epochs: [VersionSet]) -> Int {
+        guard let version else { return 0 }
+        return epochs.firstIndex { $0.contains(version) } ?? 0
+    }
+
+    /// The catalog apps of `epoch` decode: components, fields, enum values and custom actions they
+    /// know, fields required where they require them.
+    public func catalog(_ full: ComponentCatalog, for epoch: VersionSet) -> ComponentCatalog {
+        func known(_ availability: Availability?) -> Bool {
+            guard let availability else { return true }
+            return !availability.versions.intersection(epoch).isEmpty
+        }
+        var customComponents: [ComponentSchema] = []
+        let builtIns = Set(ComponentSchema.builtIns.map(\.name))
+        for (name, schema) in full.schemas where !builtIns.contains(name) && known(components[name]) {
+            var schema = schema
+            schema.fields = restricted(schema.fields, component: name, prefix: "", epoch: epoch)
+            customComponents.append(schema)
+        }
+        return ComponentCatalog(
+            customComponents: customComponents, customActions: full.customActions.filter { known(actions[$0]) },
+            navigationTargets: full.navigationTargets
+        )
+    }
+
+    private func restricted(_ fields: [FieldSchema], component: String, prefix: String, epoch: VersionSet) -> [FieldSchema] {
+        fields.compactMap { field in
+            let key = FieldKey(component: component, path: prefix + field.name)
+            if let availability = self.fields[key], availability.versions.intersection(epoch).isEmpty { return nil }
+            var field = field
+            if let since = requiredSince[key], !VersionSet.from(since).intersection(epoch).isEmpty { field.isRequired = true }
+            field.type = restricted(field.type, key: key, epoch: epoch)
+            return field
+        }
+    }
+
+    private func restricted(_ type: FieldType, key: FieldKey, epoch: VersionSet) -> FieldType {
+        switch type {
+        case .enumeration(let values):
+            guard let availability = enumValues[key] else { return type }
+            return .enumeration(values.filter { availability[$0].map { !$0.versions.intersection(epoch).isEmpty } ?? true })
+        case .object(let fields?):
+            return .object(fields: restricted(fields, component: key.component, prefix: key.path + ".", epoch: epoch))
+        case .array(let items?):
+            return .array(items: restricted(items, key: FieldKey(component: key.component, path: key.path + "[]"), epoch: epoch))
+        default:
+            return type
+        }
+    }
+}
