@@ -54,8 +54,12 @@ struct DataEndpoint: Sendable {
         let variant = selection.variant
         variant.counted.data.increment()
         // The catalog of the requesting app's version: an upstream's value it cannot decode (an enum
-        // value newer than it) is left out like any other value that does not fit.
-        let (epoch, catalog) = selection.screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: headers))
+        // value newer than it) is left out like any other value that does not fit. (With one
+        // catalog for every version, the version is not even read.)
+        let screenSet = selection.screens.screenSet
+        let (epoch, catalog) =
+            screenSet.epochs.count > 1
+            ? screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: headers)) : (0, screenSet.catalog)
         let only = try target.query["only"].map { text throws(APIError) in try Self.only(text, in: variant.compiled, catalog: catalog) }
         if only == nil, let staticData = variant.staticData { return .ready(staticData.response(to: headers)) }
         var screen = variant.compiled
