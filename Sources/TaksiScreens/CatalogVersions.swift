@@ -76,7 +76,11 @@ public struct CatalogVersions: Sendable {
 
     /// The ranges of app versions with one catalog, oldest first: one (every version) when nothing
     /// says a version.
-    public var epochs: [VersionSet] {
+    public var epochs: [VersionSet] { Self.epochs(starting: starts) }
+
+    /// Where the catalog changes: each `since` (and `required_since`) starts a range at its
+    /// version, each `until` just after its version.
+    var starts: [(version: Version, inclusive: Bool)] {
         var starts: [(version: Version, inclusive: Bool)] = []
         func add(_ availability: Availability) {
             if let since = availability.since { starts.append((since, true)) }
@@ -87,6 +91,11 @@ public struct CatalogVersions: Sendable {
         enumValues.values.forEach { $0.values.forEach(add) }
         actions.values.forEach(add)
         starts += requiredSince.values.map { ($0, true) }
+        return starts
+    }
+
+    /// The ranges that `starts` cut every version into, oldest first.
+    static func epochs(starting starts: [(version: Version, inclusive: Bool)]) -> [VersionSet] {
         // Sorted, each bound once: (2.3, inclusive) starts at 2.3; (2.2, exclusive) just after 2.2.
         var bounds: [(version: Version, inclusive: Bool)] = []
         for start in starts.sorted(by: { $0.version < $1.version || ($0.version == $1.version && $0.inclusive && !$1.inclusive) }) {

@@ -216,6 +216,8 @@ public struct ScreenSetLoad: Sendable {
     /// The built-in and the directory's valid custom component types, even when screens have errors
     /// (for the editor schema).
     public var catalog = ComponentCatalog()
+    /// Which app versions decode what, as far as the catalog could be read.
+    public var catalogVersions = CatalogVersions()
 }
 
 extension ScreenSetLoad {

@@ -11,7 +11,7 @@ struct TaksiServerCommand: AsyncParsableCommand {
         commandName: "taksi-server",
         abstract: "Serves Taksi server-driven UI screens: skeletons and data patches over HTTP.",
         version: TaksiServerVersion.current,
-        subcommands: [Serve.self, Validate.self, Schema.self, Init.self, Deploy.self],
+        subcommands: [Serve.self, Validate.self, Compat.self, Schema.self, Init.self, Deploy.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -200,6 +200,146 @@ struct Validate: ParsableCommand {
             "\(count) variant\(count == 1 ? "" : "s") of \(screens.count) screen\(screens.count == 1 ? "" : "s") change with \(files.count == 1 ? "this file" : "these files")"
         )
         return lines.joined(separator: "\n")
+    }
+}
+
+/// The breaking-change gate: what changed in the catalog since a base, and what of it can break
+/// an app build that is already out.
+struct Compat: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the catalog changes since BASE; exits 1 when one can break an app build already out.",
+        discussion: """
+            BASE is a directory of screens, or a git revision of the repository the screens are in \
+            (HEAD~1, main, origin/main). A change to what the catalog says about app versions already out \
+            (a component, field, enum value or custom action removed, retyped or added for them; a field \
+            made required or optional) is breaking; say new facts with "since" and "until". The screens \
+            of the working tree are validated too.
+            """
+    )
+
+    @Argument(help: "The base: a screens directory, or a git revision.")
+    var base: String
+
+    @Argument(help: "The screens directory (default: the configuration's, as serve finds it, else Screens).")
+    var directory: String?
+
+    @Option(help: "A configuration file whose upstreams http sources must name (TAKSI_CONFIG; default ./config.json when present).")
+    var config: String?
+
+    @Option(help: "The newest app version already out: a change for it or older is breaking even where since/until says it.")
+    var released: String?
+
+    func run() throws {
+        let configuration: ServerConfiguration
+        do {
+            configuration = try ServerConfiguration.resolve(file: config)
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(2)
+        }
+        var releasedVersion: Version?
+        if let released {
+            guard let version = Version(released) else {
+                printError("error: --released \"\(released)\" is not a version; write the newest app version already out, like 2.4")
+                throw ExitCode(2)
+            }
+            releasedVersion = version
+        }
+        let screens = directory ?? configuration.screensDirectory
+        guard let head = ScreenFiles.read(directory: screens) else {
+            printError("error: \(screens): not a directory of screens; give it as the second argument")
+            throw ExitCode(2)
+        }
+        let baseFiles: (files: [String: [UInt8]], root: String)
+        do {
+            baseFiles = try ScreenFiles.base(base, screens: screens)
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(2)
+        }
+        let changes = CatalogCompatibility.changes(base: baseFiles, head: (head, screens), released: releasedVersion)
+        for change in changes { print(change) }
+        let breaking = changes.filter(\.isBreaking).count
+        // The working tree must also be a valid set: the checks every variant gets.
+        let hasFile = ServerConfiguration.filePath(given: config) != nil
+        let upstreams = hasFile || !configuration.upstreams.isEmpty ? Set(configuration.upstreams.keys) : nil
+        let load = ScreenSetLoader.load(directory: screens, upstreams: upstreams)
+        if load.diagnostics.containsErrors { print(load.diagnostics.report) }
+        let count = changes.count
+        print(
+            "\(count) catalog change\(count == 1 ? "" : "s") since \(base): \(breaking) breaking, \(count - breaking) compatible"
+                + (load.diagnostics.containsErrors ? "; the screens have errors" : "")
+        )
+        if breaking > 0 || load.diagnostics.containsErrors { throw ExitCode.failure }
+    }
+}
+
+/// Reads the files of a screens directory, now or at a git revision.
+enum ScreenFiles {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Every file under `directory`, by its path relative to it.
+    static func read(directory: String) -> [String: [UInt8]]? {
+        guard let found = ScreenDirectory.files(in: directory) else { return nil }
+        var files: [String: [UInt8]] = [:]
+        for file in found {
+            if let data = FileManager.default.contents(atPath: file.path) { files[file.relativePath] = Array(data) }
+        }
+        return files
+    }
+
+    /// The base's files and the name they are shown by: a directory's, or those of the screens
+    /// directory at a git revision (`HEAD~1:Screens`).
+    static func base(_ base: String, screens: String) throws -> (files: [String: [UInt8]], root: String) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: base, isDirectory: &isDirectory), isDirectory.boolValue {
+            guard let files = read(directory: base) else { throw Failure(description: "\(base): cannot be read") }
+            return (files, base)
+        }
+        let prefix = try git(["rev-parse", "--show-prefix"], in: screens).trimmingCharacters(in: .whitespacesAndNewlines)
+        let top = try git(["rev-parse", "--show-toplevel"], in: screens).trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try git(
+            ["rev-parse", "--verify", "--quiet", base + "^{commit}"], in: screens,
+            failure: "\(base) is neither a directory nor a git revision of the repository \(screens) is in")
+        let listing = try git(["ls-tree", "-r", "-z", "--name-only", base, "--", prefix.isEmpty ? "." : prefix], in: top)
+        var files: [String: [UInt8]] = [:]
+        for path in listing.split(separator: "\0").map(String.init) where !path.isEmpty {
+            let relative = prefix.isEmpty ? path : String(path.dropFirst(prefix.count))
+            guard !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }) else { continue }
+            files[relative] = try gitData(["show", "\(base):\(path)"], in: top)
+        }
+        let name = prefix.isEmpty ? URL(fileURLWithPath: screens).lastPathComponent : String(prefix.dropLast())
+        return (files, "\(base):\(name)")
+    }
+
+    private static func git(_ arguments: [String], in directory: String, failure: String? = nil) throws -> String {
+        String(decoding: try gitData(arguments, in: directory, failure: failure), as: UTF8.self)
+    }
+
+    private static func gitData(_ arguments: [String], in directory: String, failure: String? = nil) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git", "-C", directory] + arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do {
+            try process.run()
+        } catch {
+            throw Failure(description: "git cannot be run (\(error.localizedDescription)); give the base as a directory")
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(
+                description: failure
+                    ?? "git \(arguments.joined(separator: " ")): \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        return Array(data)
     }
 }
 

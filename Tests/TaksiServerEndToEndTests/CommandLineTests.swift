@@ -156,6 +156,50 @@ struct CommandLineTests {
         #expect(again.error.contains("init never writes over a file"))
     }
 
+    @Test("compat over real git revisions: a removed enum value exits 1 naming it; the same said with until passes")
+    func compatGate() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-compat-\(UUID().uuidString)")
+        let screens = folder.appendingPathComponent("Screens")
+        try FileManager.default.createDirectory(at: screens.appendingPathComponent("components"), withIntermediateDirectories: true)
+        func write(_ text: String, _ path: String) throws { try Data(text.utf8).write(to: screens.appendingPathComponent(path)) }
+        func commit(_ message: String) throws {
+            for arguments in [["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", message]] {
+                let result = try runTool(["git", "-C", folder.path] + arguments)
+                try #require(result.status == 0, "\(result.output)")
+            }
+        }
+        try #require(try runTool(["git", "init", "-q", folder.path]).status == 0)
+        try write(#"{"name": "home", "entry": true, "components": [{"name": "tag", "content": {"kind": "sale"}}]}"#, "home.json")
+        try write(
+            #"{"name": "tag", "fields": [{"name": "kind", "type": "enum", "values": ["sale", "new", "old"]}]}"#, "components/tag.json")
+        try commit("first")
+
+        try write(#"{"name": "tag", "fields": [{"name": "kind", "type": "enum", "values": ["sale", "new"]}]}"#, "components/tag.json")
+        try commit("remove old")
+        let removed = try run(["compat", "HEAD~1", "Screens"], in: folder)
+        #expect(removed.status == 1)
+        #expect(
+            removed.output.contains(
+                #"HEAD~1:Screens/components/tag.json:1:87: breaking: tag.kind: enum value "old" removed, but apps already out decode it"#),
+            "\(removed.output)\(removed.error)")
+        #expect(removed.output.hasSuffix("1 catalog change since HEAD~1: 1 breaking, 0 compatible\n"), "\(removed.output)")
+
+        try write(
+            #"{"name": "tag", "fields": [{"name": "kind", "type": "enum", "values": ["sale", "new", {"value": "old", "until": "2.4"}]}]}"#,
+            "components/tag.json")
+        let said = try run(["compat", "HEAD~1", "Screens"], in: folder)
+        #expect(said.status == 0, "\(said.output)\(said.error)")
+        #expect(said.output.contains(#"compatible: tag.kind: enum value "old" removed (for apps after 2.4)"#), "\(said.output)")
+
+        // A directory as the base; a base that is neither is a usage error.
+        let base = folder.appendingPathComponent("base")
+        try FileManager.default.copyItem(at: screens, to: base)
+        #expect(try run(["compat", base.path, "Screens"], in: folder).output.hasPrefix("0 catalog changes"))
+        let wrong = try run(["compat", "no-such-rev", "Screens"], in: folder)
+        #expect(wrong.status == 2)
+        #expect(wrong.error.contains("no-such-rev is neither a directory nor a git revision"), "\(wrong.error)")
+    }
+
     @Test("a port in use is said plainly, with the fix, and exit code 1")
     func portInUse() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

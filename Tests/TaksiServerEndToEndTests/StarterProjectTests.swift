@@ -47,7 +47,7 @@ struct StarterProjectTests {
         #expect(dockerfile.contains("\"--no-preview\"]"))
     }
 
-    @Test("the CI workflow it writes builds the server's version with the install script and runs validate")
+    @Test("the CI workflow it writes builds the server's version with the install script, runs validate, and compat on pull requests")
     func workflow() throws {
         guard pythonHas("yaml") else { return }
         let folder = makeFolder()
@@ -59,7 +59,8 @@ struct StarterProjectTests {
             workflow = yaml.safe_load(open(sys.argv[1]))
             steps = workflow["jobs"]["validate"]["steps"]
             print(json.dumps({"env": workflow["env"], "runs": [step.get("run", "") for step in steps],
-                              "on": sorted(workflow[True]), "cache": steps[1]["with"]["key"]}))
+                              "on": sorted(workflow[True]), "cache": steps[1]["with"]["key"],
+                              "depth": steps[0]["with"]["fetch-depth"], "gate": steps[-1].get("if", "")}))
             """
         let result = try runTool(["python3", "-c", script, file])
         #expect(result.status == 0, "\(result.output)")
@@ -69,7 +70,9 @@ struct StarterProjectTests {
         #expect(parsed["cache"]?.stringValue?.contains("env.TAKSI_SERVER_VERSION") == true)
         let runs = parsed["runs"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(runs.contains { $0.contains("scripts/install.sh") })
-        #expect(runs.last == "taksi-server validate")
+        #expect(runs.suffix(2) == ["taksi-server validate", #"taksi-server compat "origin/$GITHUB_BASE_REF""#])
+        #expect(parsed["gate"] == "github.event_name == 'pull_request'")
+        #expect(parsed["depth"] == 0, "the base branch is fetched")
         // The script it runs is this repository's.
         #expect(FileManager.default.isExecutableFile(atPath: repositoryRoot.appendingPathComponent("scripts/install.sh").path))
     }

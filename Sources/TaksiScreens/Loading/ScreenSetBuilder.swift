@@ -108,7 +108,7 @@ struct ScreenSetBuilder {
                 warnings: diagnostics.filter { $0.severity == .warning }, version: ScreenSetLoader.contentVersion(of: files.bytes),
                 localization: localization, catalogVersions: components.versions
             )
-        return ScreenSetLoad(screenSet: screenSet, diagnostics: diagnostics, catalog: catalog)
+        return ScreenSetLoad(screenSet: screenSet, diagnostics: diagnostics, catalog: catalog, catalogVersions: components.versions)
     }
 
     // MARK: What the app knows

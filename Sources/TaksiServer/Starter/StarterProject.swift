@@ -180,8 +180,9 @@ public enum StarterProject {
     /// A GitHub Actions workflow that validates the screens on every push and pull request.
     static let workflow = """
         # Checks the screens on every push and pull request with `taksi-server validate`: the checks
-        # the server runs before it serves a set, each error at its file, line and column.
-        # Written by taksi-server init.
+        # the server runs before it serves a set, each error at its file, line and column. On a pull
+        # request, `taksi-server compat` also fails on a catalog change that can break an app build
+        # already out (an enum value removed, a field retyped, ...). Written by taksi-server init.
         name: screens
         on:
           push:
@@ -196,6 +197,8 @@ public enum StarterProject {
             container: swift:6.3-bookworm
             steps:
               - uses: actions/checkout@v4
+                with:
+                  fetch-depth: 0              # the base branch too, for compat
               # Built from source once per version (about 7 minutes), then restored from the cache.
               - id: server
                 uses: actions/cache@v4
@@ -207,6 +210,8 @@ public enum StarterProject {
                   git clone --depth 1 --branch "v$TAKSI_SERVER_VERSION" "$TAKSI_SERVER_REPOSITORY" /tmp/taksi-server
                   PREFIX=/usr/local /tmp/taksi-server/scripts/install.sh
               - run: taksi-server validate
+              - if: github.event_name == 'pull_request'
+                run: taksi-server compat "origin/$GITHUB_BASE_REF"
 
         """
 
