@@ -11,7 +11,7 @@ struct TaksiServerCommand: AsyncParsableCommand {
         commandName: "taksi-server",
         abstract: "Serves Taksi server-driven UI screens: skeletons and data patches over HTTP.",
         version: TaksiServerVersion.current,
-        subcommands: [Serve.self, Validate.self, Compat.self, Schema.self, Init.self, Deploy.self],
+        subcommands: [Serve.self, Validate.self, Compat.self, Manifest.self, Schema.self, Init.self, Deploy.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -271,6 +271,50 @@ struct Compat: ParsableCommand {
                 + (load.diagnostics.containsErrors ? "; the screens have errors" : "")
         )
         if breaking > 0 || load.diagnostics.containsErrors { throw ExitCode.failure }
+    }
+}
+
+/// What the screens may send to one app build.
+struct Manifest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print what the screens may send to one app version: components, fields, enum values, actions, screens.",
+        discussion: "Check an app release against it before it ships; --json for tools."
+    )
+
+    @Option(help: "The app version, like 2.3.")
+    var appVersion: String
+
+    @Argument(help: "The screens directory (default: the configuration's, as serve finds it, else Screens).")
+    var directory: String?
+
+    @Option(help: "A configuration file whose upstreams http sources must name (TAKSI_CONFIG; default ./config.json when present).")
+    var config: String?
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    func run() throws {
+        guard let version = Version(appVersion) else {
+            printError("error: --app-version \"\(appVersion)\" is not a version; write one like 2.3 or 2.3.1")
+            throw ExitCode(2)
+        }
+        let configuration: ServerConfiguration
+        do {
+            configuration = try ServerConfiguration.resolve(file: config)
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(2)
+        }
+        let hasFile = ServerConfiguration.filePath(given: config) != nil
+        let upstreams = hasFile || !configuration.upstreams.isEmpty ? Set(configuration.upstreams.keys) : nil
+        let load = ScreenSetLoader.load(directory: directory ?? configuration.screensDirectory, upstreams: upstreams)
+        guard let screenSet = load.screenSet else {
+            print(load.diagnostics.report)
+            print(load.summary)
+            throw ExitCode.failure
+        }
+        let manifest = AppManifest(screenSet, appVersion: version)
+        print(json ? JSONWriter.string(manifest.json, pretty: true) : manifest.text, terminator: "")
     }
 }
 

@@ -92,6 +92,14 @@ struct ExampleScreensTests {
         try compare(JSONWriter.string(data.jsonValue, pretty: true), golden: "\(fileName).data.json")
     }
 
+    @Test("the manifest of an app before and after restaurant_component (1.4, 2.1) matches its golden files", arguments: ["1.4", "2.1"])
+    func manifests(version: String) throws {
+        let set = try #require(Self.screens.screenSet)
+        let manifest = AppManifest(set, appVersion: try #require(Version(version)))
+        try compare(manifest.text, golden: "manifests/app-\(version).txt")
+        try compare(JSONWriter.string(manifest.json, pretty: true), golden: "manifests/app-\(version).json")
+    }
+
     @Test("every golden file belongs to a variant that still exists")
     func noStaleGoldens() throws {
         let goldens = try FileManager.default.contentsOfDirectory(atPath: Self.goldenDirectory.path).filter { $0.hasSuffix(".json") }
@@ -158,7 +166,7 @@ struct ExampleScreensTests {
     func compare(_ actual: String, golden file: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
         let url = Self.goldenDirectory.appendingPathComponent(file)
         if isUpdatingGoldens {
-            try FileManager.default.createDirectory(at: Self.goldenDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(actual.utf8).write(to: url)
             return
         }
