@@ -15,7 +15,7 @@ public struct AppManifest: Sendable {
         self.appVersion = appVersion
         // Exactly this version's: components' own since and until included.
         catalog = screenSet.catalogVersions.catalog(
-            screenSet.catalog, for: VersionSet(lower: (appVersion, true), upper: (appVersion, true)))
+            screenSet.catalog, for: .only(appVersion))
         screens = screenSet.names.compactMap { name in
             guard let variants = screenSet.screens[name] else { return nil }
             let group =

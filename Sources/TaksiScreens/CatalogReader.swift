@@ -119,7 +119,9 @@ struct CatalogReader {
 
     /// Reads `actions.json`: the custom action identifiers the app registered, and the versions
     /// that decode those that say (recorded in `versions`).
-    static func readActions(_ node: JSONNode, file: SourceFile, versions: inout CatalogVersions) -> (Set<String>, [Diagnostic]) {
+    static func readActions(
+        _ node: JSONNode, file: SourceFile, versions: inout CatalogVersions, summaries: inout [String: String]
+    ) -> (Set<String>, [Diagnostic]) {
         var reader = DefinitionReader(file: file)
         var identifiers: Set<String> = []
         let path = JSONPath.root
@@ -150,8 +152,11 @@ struct CatalogReader {
                 )
             } else if !identifiers.insert(identifier).inserted {
                 reader.report(.invalidName, at: element, path: elementPath, "custom action \"\(identifier)\" is declared twice")
-            } else if let availability = readAvailability(element, at: elementPath, what: "custom action \(identifier)", reader: &reader) {
-                versions.actions[identifier] = availability
+            } else {
+                if let availability = readAvailability(element, at: elementPath, what: "custom action \(identifier)", reader: &reader) {
+                    versions.actions[identifier] = availability
+                }
+                if let summary = element["summary"]?.stringValue { summaries[identifier] = summary }
             }
         }
         return (identifiers, reader.diagnostics)

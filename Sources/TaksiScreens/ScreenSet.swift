@@ -218,6 +218,8 @@ public struct ScreenSetLoad: Sendable {
     public var catalog = ComponentCatalog()
     /// Which app versions decode what, as far as the catalog could be read.
     public var catalogVersions = CatalogVersions()
+    /// What `actions.json` says each custom action is (for generated code's doc comments).
+    public var actionSummaries: [String: String] = [:]
 }
 
 extension ScreenSetLoad {

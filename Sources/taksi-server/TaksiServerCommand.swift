@@ -11,7 +11,7 @@ struct TaksiServerCommand: AsyncParsableCommand {
         commandName: "taksi-server",
         abstract: "Serves Taksi server-driven UI screens: skeletons and data patches over HTTP.",
         version: TaksiServerVersion.current,
-        subcommands: [Serve.self, Validate.self, Compat.self, Manifest.self, Schema.self, Init.self, Deploy.self],
+        subcommands: [Serve.self, Validate.self, Compat.self, Manifest.self, Codegen.self, Schema.self, Init.self, Deploy.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -315,6 +315,91 @@ struct Manifest: ParsableCommand {
         }
         let manifest = AppManifest(screenSet, appVersion: version)
         print(json ? JSONWriter.string(manifest.json, pretty: true) : manifest.text, terminator: "")
+    }
+}
+
+/// App code generated from the catalog.
+struct Codegen: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Generate the app code for the catalog's custom components and actions.",
+        subcommands: [SwiftCode.self]
+    )
+
+    /// The Swift types an app registers with the Taksi client (``SwiftCodegen``).
+    struct SwiftCode: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "swift",
+            abstract: "Write the Swift types an app registers with the Taksi client, one file per component and TaksiCatalog.swift.",
+            discussion: """
+                Each component's view is the app's: <Type>View, adopting ViewRepresentable, with init(content:onAction:). \
+                Files are rewritten only when they change; a file an earlier run wrote for a component that is gone \
+                is removed.
+                """
+        )
+
+        @Option(help: "The folder to write to (in the app's sources).")
+        var out: String
+
+        @Option(help: "The app version to generate for (default: the newest the catalog describes).")
+        var appVersion: String?
+
+        @Argument(help: "The screens directory (default: the configuration's, as serve finds it, else Screens).")
+        var directory: String?
+
+        func run() throws {
+            var version: Version?
+            if let appVersion {
+                guard let parsed = Version(appVersion) else {
+                    printError("error: --app-version \"\(appVersion)\" is not a version; write one like 2.3")
+                    throw ExitCode(2)
+                }
+                version = parsed
+            }
+            let configuration: ServerConfiguration
+            do {
+                configuration = try ServerConfiguration.resolve(file: nil)
+            } catch {
+                printError("error: \(error)")
+                throw ExitCode(2)
+            }
+            let load = ScreenSetLoader.load(directory: directory ?? configuration.screensDirectory)
+            guard load.screenSet != nil else {
+                print(load.diagnostics.report)
+                print(load.summary)
+                throw ExitCode.failure
+            }
+            let epoch = version.map(VersionSet.only) ?? load.catalogVersions.epochs.last ?? .all
+            let catalog = load.catalogVersions.catalog(load.catalog, for: epoch)
+            let files = SwiftCodegen.files(
+                catalog: catalog, versions: load.catalogVersions, summaries: load.actionSummaries, appVersion: version,
+                source: directory ?? configuration.screensDirectory)
+            let folder = URL(fileURLWithPath: out)
+            var changed = 0
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                for file in files {
+                    let url = folder.appendingPathComponent(file.name)
+                    if FileManager.default.contents(atPath: url.path) == Data(file.contents.utf8) { continue }
+                    try Data(file.contents.utf8).write(to: url, options: .atomic)
+                    changed += 1
+                }
+                // What an earlier run wrote for a component that is gone.
+                let names = Set(files.map(\.name))
+                for name in try FileManager.default.contentsOfDirectory(atPath: folder.path)
+                where name.hasSuffix(".swift") && !names.contains(name) {
+                    let url = folder.appendingPathComponent(name)
+                    guard let data = FileManager.default.contents(atPath: url.path),
+                        String(decoding: data, as: UTF8.self).hasPrefix(SwiftCodegen.marker)
+                    else { continue }
+                    try FileManager.default.removeItem(at: url)
+                    changed += 1
+                }
+            } catch {
+                printError("taksi-server: \(out): \(error.localizedDescription)")
+                throw ExitCode.failure
+            }
+            print("\(files.count) files in \(out): \(changed == 0 ? "unchanged" : "\(changed) written or removed")")
+        }
     }
 }
 

@@ -100,6 +100,27 @@ struct ExampleScreensTests {
         try compare(JSONWriter.string(manifest.json, pretty: true), golden: "manifests/app-\(version).json")
     }
 
+    @Test("taksi-server codegen swift writes for the examples exactly docs/client-snippets/Generated (which the build compiles)")
+    func generatedSwift() throws {
+        let load = Self.screens
+        let folder = repositoryRoot.appendingPathComponent("docs/client-snippets/Generated")
+        let files = SwiftCodegen.files(
+            catalog: load.catalogVersions.catalog(load.catalog, for: load.catalogVersions.epochs.last ?? .all),
+            versions: load.catalogVersions,
+            summaries: load.actionSummaries, appVersion: nil)
+        for file in files {
+            let url = folder.appendingPathComponent(file.name)
+            if isUpdatingGoldens {
+                try Data(file.contents.utf8).write(to: url)
+                continue
+            }
+            let written = FileManager.default.contents(atPath: url.path).map { String(decoding: $0, as: UTF8.self) }
+            #expect(written == file.contents, "\(file.name) differs; run taksi-server codegen swift --out docs/client-snippets/Generated")
+        }
+        let present = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }.sorted()
+        #expect(present == files.map(\.name), "each generated file, and no other")
+    }
+
     @Test("every golden file belongs to a variant that still exists")
     func noStaleGoldens() throws {
         let goldens = try FileManager.default.contentsOfDirectory(atPath: Self.goldenDirectory.path).filter { $0.hasSuffix(".json") }

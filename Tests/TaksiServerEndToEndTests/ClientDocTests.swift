@@ -4,8 +4,9 @@ import Testing
 
 /// docs/client.md shows app teams code: every Swift block is either a file of
 /// docs/client-snippets (which `swift build` compiles against the client stand-in, target
-/// ClientSnippets) shown exactly as it is, or says why it cannot be compiled here. (StandIns/, the
-/// app's own functions that the code calls, is compiled but not shown.)
+/// ClientSnippets) shown exactly as it is, a file of docs/client-snippets/Generated (what
+/// `taksi-server codegen swift` writes for the examples, also compiled), or says why it cannot be
+/// compiled here. (StandIns/, the app's own functions that the code calls, is compiled but not shown.)
 @Suite("Client documentation")
 struct ClientDocTests {
     static let document = repositoryRoot.appendingPathComponent("docs/client.md")
@@ -36,8 +37,14 @@ struct ClientDocTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: Self.snippets.path).filter { $0.hasSuffix(".swift") }.sorted()
         var shown: [String] = []
         let compiled = "<!-- compiled: docs/client-snippets/"
+        let generated = "<!-- generated: docs/client-snippets/"
         for (marker, code) in Self.blocks(of: text) {
-            if marker.hasPrefix(compiled), marker.hasSuffix(" -->") {
+            if marker.hasPrefix(generated), marker.hasSuffix(" -->") {
+                // A file taksi-server codegen wrote (ExampleScreensTests checks it is what it writes).
+                let name = String(marker.dropFirst(generated.count).dropLast(" -->".count))
+                let file = try String(contentsOf: Self.snippets.appendingPathComponent(name), encoding: .utf8)
+                #expect(code == file, "docs/client.md's block for \(name) differs from the generated file")
+            } else if marker.hasPrefix(compiled), marker.hasSuffix(" -->") {
                 let name = String(marker.dropFirst(compiled.count).dropLast(" -->".count))
                 let file = try String(contentsOf: Self.snippets.appendingPathComponent(name), encoding: .utf8)
                 #expect(code == file, "docs/client.md's block for \(name) differs from the file the build compiles")

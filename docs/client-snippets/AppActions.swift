@@ -1,9 +1,6 @@
 import Taksi
 
-/// Screens/actions.json: "login_success", sent with an empty content.
-final class LoginSuccessAction: DecodableAction {
-    init(from decoder: any Decoder) throws {}
-}
+// LoginSuccessAction, for Screens/actions.json's "login_success", is generated (TaksiCatalog.swift).
 
 func handle(_ action: any Action, on screen: [any Component]) {
     switch action {

@@ -16,21 +16,13 @@ final class ScreenNavigationAction: NavigationAction {
 
 /// What the app registers: the example screens' components and actions, and navigation to any screen.
 struct ScreensFeature: NavigableFeatureProtocol {
+    // The catalog's components and custom actions: the generated TaksiCatalog.swift decodes them.
     func component(from decoder: any Decoder, withName name: String) -> (any Component)? {
-        switch name {
-        case "restaurant_component": return try? RestaurantComponent(from: decoder)
-        case "station_component": return try? StationComponent(from: decoder)
-        case "repository_component": return try? RepositoryComponent(from: decoder)
-        case "network_component": return try? NetworkComponent(from: decoder)
-        default: return nil
-        }
+        TaksiCatalog.component(from: decoder, withName: name)
     }
 
     func action(from decoder: any Decoder, withIdentifier identifier: String) -> (any Action)? {
-        switch identifier {
-        case "login_success": return try? LoginSuccessAction(from: decoder)
-        default: return nil
-        }
+        TaksiCatalog.action(from: decoder, withIdentifier: identifier)
     }
 
     func navigationAction(from decoder: any Decoder, withInterfaceIdentifier interfaceIdentifier: String) -> (any NavigationAction)? {

@@ -34,6 +34,8 @@ struct ScreenSetBuilder {
         var locations: [String: SourceLocation] = [:]
         /// The app versions that decode each type, field, enum value and custom action that says.
         var versions = CatalogVersions()
+        /// What `actions.json` says each custom action is.
+        var actionSummaries: [String: String] = [:]
     }
 
     /// Every screen's path shape (in the order of ``ScreenFile``s), and the routes over them.
@@ -77,7 +79,7 @@ struct ScreenSetBuilder {
 
     func build() -> ScreenSetLoad {
         var components = readCustomComponents()
-        let actions = readCustomActions(versions: &components.versions)
+        let actions = readCustomActions(versions: &components.versions, summaries: &components.actionSummaries)
         let screenFiles = readScreenFiles()
         let routing = readRoutes(of: screenFiles)
         let catalog = ComponentCatalog(
@@ -108,7 +110,9 @@ struct ScreenSetBuilder {
                 warnings: diagnostics.filter { $0.severity == .warning }, version: ScreenSetLoader.contentVersion(of: files.bytes),
                 localization: localization, catalogVersions: components.versions
             )
-        return ScreenSetLoad(screenSet: screenSet, diagnostics: diagnostics, catalog: catalog, catalogVersions: components.versions)
+        return ScreenSetLoad(
+            screenSet: screenSet, diagnostics: diagnostics, catalog: catalog, catalogVersions: components.versions,
+            actionSummaries: components.actionSummaries)
     }
 
     // MARK: What the app knows
@@ -137,11 +141,11 @@ struct ScreenSetBuilder {
     }
 
     /// `actions.json`: the custom action identifiers the app registered.
-    func readCustomActions(versions: inout CatalogVersions) -> Set<String> {
+    func readCustomActions(versions: inout CatalogVersions, summaries: inout [String: String]) -> Set<String> {
         var actions: Set<String> = []
         for actionsFile in ScreenSetLoader.actionsFiles where files.contains(actionsFile) {
             guard let (file, node) = files.parse(actionsFile) else { continue }
-            let (found, diagnostics) = CatalogReader.readActions(node, file: file, versions: &versions)
+            let (found, diagnostics) = CatalogReader.readActions(node, file: file, versions: &versions, summaries: &summaries)
             files.diagnostics += diagnostics
             actions.formUnion(found)
         }

@@ -164,6 +164,11 @@ public struct VersionSet: Sendable, Equatable {
         VersionSet(lower: (version, false), upper: nil)
     }
 
+    /// Just `version`.
+    public static func only(_ version: Version) -> VersionSet {
+        VersionSet(lower: (version, true), upper: (version, true))
+    }
+
     /// `version` and every version after it.
     public static func from(_ version: Version) -> VersionSet {
         VersionSet(lower: (version, true), upper: nil)

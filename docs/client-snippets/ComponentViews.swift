@@ -1,8 +1,31 @@
 import SwiftUI
 import Taksi
 
-struct StationRowView: View, ViewRepresentable {
+// The views of the generated components: a <Type>View each, with init(content:onAction:).
+
+struct RestaurantComponentView: View, ViewRepresentable {
+    let content: RestaurantComponent.Content
+    let onAction: (any Action) -> Void
+
+    var body: some View {
+        Button {
+            if let action = content.action { onAction(action) }
+        } label: {
+            HStack {
+                RemoteImage(url: content.dynamicData.iconURL)    // your image loader (AsyncImage needs iOS 15)
+                    .frame(width: 44, height: 44)
+                VStack(alignment: .leading) {
+                    Text(content.dynamicData.title).font(.headline)
+                    if let rating = content.dynamicData.rating { Text("★ \(rating, specifier: "%.1f")") }
+                }
+            }
+        }
+    }
+}
+
+struct StationComponentView: View, ViewRepresentable {
     let content: StationComponent.Content
+    let onAction: (any Action) -> Void
 
     var body: some View {
         HStack {
@@ -13,7 +36,7 @@ struct StationRowView: View, ViewRepresentable {
     }
 }
 
-struct RepositoryRowView: View, ViewRepresentable {
+struct RepositoryComponentView: View, ViewRepresentable {
     let content: RepositoryComponent.Content
     let onAction: (any Action) -> Void
 
@@ -30,7 +53,7 @@ struct RepositoryRowView: View, ViewRepresentable {
     }
 }
 
-struct NetworkRowView: View, ViewRepresentable {
+struct NetworkComponentView: View, ViewRepresentable {
     let content: NetworkComponent.Content
     let onAction: (any Action) -> Void
 

@@ -1,0 +1,138 @@
+import Foundation
+import TaksiSchema
+import TaksiTestSupport
+import Testing
+
+@testable import TaksiScreens
+
+/// `taksi-server codegen swift`: the Swift it writes type-checks against the client stand-in for a
+/// catalog with every kind of field, and the command rewrites only what changed.
+@Suite("Codegen")
+struct CodegenTests {
+    /// A catalog with every field type, odd names, keywords, nested objects, an enum array, a
+    /// component without dynamic fields and one without fields.
+    static let components = [
+        "components/kitchen_sink.json": """
+        {"name": "kitchen_sink", "summary": "Every kind of field.\\nOn two lines.", "fields": [
+          {"name": "title", "type": "string", "required": true, "dynamic": true, "summary": "The title."},
+          {"name": "count", "type": "integer", "dynamic": true},
+          {"name": "ratio", "type": "number", "required": true, "dynamic": true},
+          {"name": "is_new", "type": "bool"},
+          {"name": "image_url", "type": "url", "dynamic": true},
+          {"name": "default", "type": "string"},
+          {"name": "class", "type": "enum", "required": true, "values": ["4k", "on-sale", "on_sale", "default", "x"]},
+          {"name": "tags", "type": "array", "items": {"type": "enum", "values": ["a", "b"]}},
+          {"name": "address", "type": "object", "fields": [{"name": "street_name", "type": "string", "required": true}, {"name": "tap", "type": "action"}]},
+          {"name": "extra", "type": "object"},
+          {"name": "list", "type": "array"},
+          {"name": "primary_action", "type": "action", "required": true},
+          {"name": "secondary", "type": "action"}
+        ]}
+        """,
+        "components/badge.json":
+            #"{"name": "badge", "fields": [{"name": "kind", "type": "enum", "values": ["hot", "new"], "required": true}]}"#,
+        "components/divider.json": #"{"name": "divider", "fields": []}"#,
+        "actions.json": #"{"custom_actions": [{"identifier": "share", "summary": "Shares the screen."}, {"identifier": "open-cart"}]}"#,
+        "home.json": #"{"name": "home", "entry": true, "components": [{"name": "label_component", "content": {"value": "x"}}]}"#,
+    ]
+
+    @Test("the code for every kind of field type-checks against the client stand-in (and the SwiftUI one on Linux)")
+    func typeChecks() throws {
+        let load = ScreenSetLoader.load(files: Self.components.mapValues { Array($0.utf8) })
+        try #require(load.screenSet != nil, "\(load.diagnostics.report)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-codegen-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var paths: [String] = []
+        for file in SwiftCodegen.files(catalog: load.catalog, summaries: load.actionSummaries, appVersion: nil) {
+            let url = folder.appendingPathComponent(file.name)
+            try Data(file.contents.utf8).write(to: url)
+            paths.append(url.path)
+        }
+        // The app's views, as it writes them.
+        let views = ["KitchenSinkComponent", "BadgeComponent", "DividerComponent"].map { type in
+            """
+            struct \(type)View: View, ViewRepresentable {
+                let content: \(type).Content
+                let onAction: (any Action) -> Void
+                var body: some View { EmptyView() }
+            }
+            """
+        }
+        let viewsFile = folder.appendingPathComponent("Views.swift")
+        try Data(("import SwiftUI\nimport Taksi\n\n" + views.joined(separator: "\n\n") + "\n").utf8).write(to: viewsFile)
+        // Uses of what a feature and a view reach.
+        let uses = """
+            import Foundation
+            import Taksi
+
+            func uses(_ sink: KitchenSinkComponent, _ decoder: any Decoder) {
+                let _: String = sink.content.dynamicData.title
+                let _: Int? = sink.content.dynamicData.count
+                let _: URL? = sink.content.dynamicData.imageURL
+                let _: Bool? = sink.content.isNew
+                let _: String? = sink.content.`default`
+                let _: KitchenSinkComponent.Content.Class = sink.content.`class`
+                let _: [KitchenSinkComponent.Content.TagsItem]? = sink.content.tags
+                let _: String? = sink.content.address?.streetName
+                let _: (any Action)? = sink.content.address?.tap
+                let _: any Action = sink.content.primaryAction
+                let _ = KitchenSinkComponent.Content.Class._4k
+                let _ = KitchenSinkComponent.Content.Class.onSale2
+                let _ = ComponentIdentifier.allCases.map(\\.metatype)
+                let _ = ActionIdentifier.openCart.metatype
+                let _: (any Component)? = TaksiCatalog.component(from: decoder, withName: "badge")
+                let _: (any Action)? = TaksiCatalog.action(from: decoder, withIdentifier: "share")
+            }
+            """
+        let usesFile = folder.appendingPathComponent("Uses.swift")
+        try Data(uses.utf8).write(to: usesFile)
+        let modules = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("Modules")
+        let candidates = [
+            modules,
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+                "Modules"),
+        ]
+        let include = try #require(
+            candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("Taksi.swiftmodule").path) },
+            "the Taksi stand-in module was not built next to the tests")
+        let result = try runTool(
+            ["swiftc", "-typecheck", "-swift-version", "5", "-I", include.path] + paths + [viewsFile.path, usesFile.path])
+        #expect(result.status == 0, "\(result.output)")
+    }
+
+    @Test("names: types, properties with initialisms and keywords, enum cases made unique")
+    func names() {
+        #expect(SwiftCodegen.typeName(of: "restaurant_component") == "RestaurantComponent")
+        #expect(SwiftCodegen.typeName(of: "card") == "CardComponent")
+        #expect(SwiftCodegen.actionTypeName(of: "login_success") == "LoginSuccessAction")
+        #expect(SwiftCodegen.propertyName("icon_url") == "iconURL")
+        #expect(SwiftCodegen.propertyName("id") == "id")
+        #expect(SwiftCodegen.propertyName("user_id") == "userID")
+        #expect(SwiftCodegen.propertyName("default") == "`default`")
+        #expect(SwiftCodegen.propertyName("4k") == "_4k")
+    }
+
+    @Test("the command writes once, rewrites nothing when nothing changed, and removes a file for a component that is gone")
+    func command() throws {
+        let project = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-codegen-cli-\(UUID().uuidString)")
+        let screens = project.appendingPathComponent("Screens")
+        for (path, text) in Self.components {
+            let url = screens.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        let command = CommandLineTests()
+        let first = try command.run(["codegen", "swift", "--out", "Generated", "Screens"], in: project)
+        #expect(first.status == 0, "\(first.error)")
+        #expect(first.output == "4 files in Generated: 4 written or removed\n")
+        let again = try command.run(["codegen", "swift", "--out", "Generated", "Screens"], in: project)
+        #expect(again.output == "4 files in Generated: unchanged\n")
+        // A file of the app's own in the folder is left alone; the one for a removed component goes.
+        try Data("// mine\n".utf8).write(to: project.appendingPathComponent("Generated/Mine.swift"))
+        try FileManager.default.removeItem(at: screens.appendingPathComponent("components/divider.json"))
+        let removed = try command.run(["codegen", "swift", "--out", "Generated", "Screens"], in: project)
+        #expect(removed.output == "3 files in Generated: 2 written or removed\n", "TaksiCatalog.swift changes too: \(removed.output)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: project.appendingPathComponent("Generated").path).sorted()
+        #expect(left == ["BadgeComponent.swift", "KitchenSinkComponent.swift", "Mine.swift", "TaksiCatalog.swift"])
+    }
+}
