@@ -50,8 +50,16 @@ struct ResponderTests {
         #expect(
             byName("home")?["variants"]
                 == [
-                    ["id": "home|>= 2.0|default", "version": ">= 2.0", "alternative": "default", "requires_data": true, "actions": []],
-                    ["id": "home|*|default", "version": nil, "alternative": "default", "requires_data": true, "actions": []],
+                    [
+                        "id": "home|>= 2.0|default", "version": ">= 2.0", "alternative": "default", "requires_data": true, "actions": [],
+                        "uses": [
+                            "button_component", "collection_component", "label_component", "restaurant_component", "spacer_component",
+                        ],
+                    ],
+                    [
+                        "id": "home|*|default", "version": nil, "alternative": "default", "requires_data": true, "actions": [],
+                        "uses": ["button_component", "collection_component", "label_component"],
+                    ],
                 ]
         )
         #expect(
@@ -61,7 +69,12 @@ struct ResponderTests {
         #expect(
             byName("login") == [
                 "name": "login", "parameters": [:], "requires_data": false, "experiments": [],
-                "variants": [["id": "login|*|default", "version": nil, "alternative": "default", "requires_data": false, "actions": []]],
+                "variants": [
+                    [
+                        "id": "login|*|default", "version": nil, "alternative": "default", "requires_data": false, "actions": [],
+                        "uses": ["button_component", "label_component", "text_field_component"],
+                    ]
+                ],
             ])
     }
 

@@ -150,6 +150,7 @@ struct Preview: Sendable {
             "requires_data": .bool(compiled.requiresData),
             "query": .object(query),
             "actions": .array(compiled.actions.map(ScreenIndex.actionEntry)),
+            "uses": .array(AppManifest.componentTypes(of: compiled.skeleton).map(JSONValue.string)),
         ]
     }
 

@@ -62,6 +62,7 @@ enum ScreenIndex {
                         "revision": revisions[$0.file].map { .string($0) } ?? .null,
                         "alternative": .string($0.alternative), "requires_data": .bool($0.requiresData),
                         "actions": .array($0.actions.map(actionEntry)),
+                        "uses": .array(AppManifest.componentTypes(of: $0.skeleton).map(JSONValue.string)),
                     ]
                 }
             ),

@@ -183,7 +183,8 @@ function drawList() {
     const variants = screen.variants.map((variant) => {
       const controls = { version: variant.sample_version, alternative: variant.alternative === 'default' ? '' : variant.alternative };
       const label = `${variant.version || 'any version'} · ${variant.alternative}`;
-      return el('li', {}, el('a', { href: previewURL(screen.name, controls) }, label), ' ', el('span', { class: 'muted' }, variant.file));
+      return el('li', {}, el('a', { href: previewURL(screen.name, controls) }, label), ' ', el('span', { class: 'muted' }, variant.file),
+        el('div', { class: 'muted uses' }, `uses ${variant.uses.join(', ')}`));
     });
     const experiments = screen.experiments.map((experiment) => el('li', {},
       `${experiment.name}: `, Object.entries(experiment.weights).map(([alternative, weight]) => `${alternative} ${weight}`).join(', ')));
