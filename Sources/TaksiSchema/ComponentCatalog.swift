@@ -31,6 +31,12 @@ public struct ComponentCatalog: Sendable {
     /// The action identifiers every client knows.
     public static let builtInActions: Set<String> = ["navigation", "executable"]
 
+    /// Each schema, built-ins included, replaced by what `transform` makes of it, or removed when it
+    /// makes nil (the catalog of an app version that lacks some of them).
+    public mutating func replaceSchemas(_ transform: (ComponentSchema) -> ComponentSchema?) {
+        schemas = schemas.compactMapValues(transform)
+    }
+
     /// The schema of the component type `name`, if the app knows it.
     public func schema(named name: String) -> ComponentSchema? {
         schemas[name]

@@ -5,6 +5,8 @@ public import TaksiSchema
 public struct Availability: Sendable, Hashable, CustomStringConvertible {
     public var since: Version?
     public var until: Version?
+    /// No version decodes it (a built-in no client release the app versions link has).
+    public var isNever = false
 
     public init(since: Version? = nil, until: Version? = nil) {
         self.since = since
@@ -14,15 +16,23 @@ public struct Availability: Sendable, Hashable, CustomStringConvertible {
     /// Every version.
     public static let always = Availability()
 
-    public var isAlways: Bool { since == nil && until == nil }
+    /// No version.
+    public static let never: Availability = {
+        var never = Availability()
+        never.isNever = true
+        return never
+    }()
+
+    public var isAlways: Bool { since == nil && until == nil && !isNever }
 
     /// The versions that decode it.
     public var versions: VersionSet {
-        VersionSet(lower: since.map { ($0, true) }, upper: until.map { ($0, true) })
+        isNever ? VersionSet(intervals: []) : VersionSet(lower: since.map { ($0, true) }, upper: until.map { ($0, true) })
     }
 
     /// The versions that do not: before `since`, after `until`.
     public var missing: VersionSet {
+        if isNever { return .all }
         var missing = VersionSet(intervals: [])
         if let since { missing = missing.union(.below(since)) }
         if let until { missing = missing.union(.above(until)) }
@@ -31,7 +41,8 @@ public struct Availability: Sendable, Hashable, CustomStringConvertible {
 
     /// `since 2.3`, `until 2.2`, `from 2.0 through 2.2`.
     public var description: String {
-        switch (since, until) {
+        if isNever { return "in no version" }
+        return switch (since, until) {
         case (let since?, let until?): "from \(since) through \(until)"
         case (let since?, nil): "since \(since)"
         case (nil, let until?): "until \(until)"
@@ -127,17 +138,15 @@ public struct CatalogVersions: Sendable {
             guard let availability else { return true }
             return !availability.versions.intersection(epoch).isEmpty
         }
-        var customComponents: [ComponentSchema] = []
-        let builtIns = Set(ComponentSchema.builtIns.map(\.name))
-        for (name, schema) in full.schemas where !builtIns.contains(name) && known(components[name]) {
+        var catalog = full
+        catalog.customActions = full.customActions.filter { known(actions[$0]) }
+        catalog.replaceSchemas { schema in
+            guard known(components[schema.name]) else { return nil }
             var schema = schema
-            schema.fields = restricted(schema.fields, component: name, prefix: "", epoch: epoch)
-            customComponents.append(schema)
+            schema.fields = restricted(schema.fields, component: schema.name, prefix: "", epoch: epoch)
+            return schema
         }
-        return ComponentCatalog(
-            customComponents: customComponents, customActions: full.customActions.filter { known(actions[$0]) },
-            navigationTargets: full.navigationTargets
-        )
+        return catalog
     }
 
     private func restricted(_ fields: [FieldSchema], component: String, prefix: String, epoch: VersionSet) -> [FieldSchema] {

@@ -213,3 +213,59 @@ struct VersionedCatalogTests {
         #expect(!set.catalog(for: Version("2.0")).catalog.customActions.contains("share"))
     }
 }
+
+/// `client.yaml`: which client release each app version links; the built-ins follow the client's
+/// own history (v1.0.0 had the label without kind and the collection, and navigation only).
+@Suite("Client releases")
+struct ClientReleasesTests {
+    static let releases = "releases:\n  - {app_version: \"1.0\", client: \"1.0.0\"}\n  - {app_version: \"1.4\", client: \"3159c19\"}\n"
+
+    static func load(version: String?, components: String, client: String = releases) -> ScreenSetLoad {
+        let requirement = version.map { #""version": "\#($0)", "# } ?? ""
+        return TaksiScreensTests.load([
+            "client.yaml": client,
+            "home.json": #"{"name": "home", "entry": true, \#(requirement)"components": \#(components)}"#,
+        ])
+    }
+
+    static let button =
+        #"[{"name": "button_component", "content": {"title": "Go", "action": {"identifier": "navigation", "content": {"interface_identifier": "home"}}}}]"#
+    static let executable =
+        #"[{"name": "button_component", "content": {"title": "Go", "action": {"identifier": "executable", "content": {"name": "go"}}}}]"#
+    static let label = #"[{"name": "label_component", "content": {"value": "Hi", "kind": "title"}}]"#
+
+    @Test("a built-in the linked client lacks is checked like a custom component's since")
+    func builtIns() {
+        let everyone = Self.load(version: nil, components: Self.button)
+        #expect(everyone.diagnostics.map(\.code) == [.componentTooNew], "\(everyone.diagnostics.report)")
+        #expect(everyone.diagnostics.first?.message.contains("button_component is only known to apps since 1.4") == true)
+        #expect(Self.load(version: ">= 1.4", components: Self.executable).diagnostics.isEmpty)
+        let old = Self.load(version: "< 1.4", components: Self.label)
+        #expect(old.diagnostics.map(\.code) == [.ignoredField], "v1.0.0's label has no kind: \(old.diagnostics.report)")
+        let action = Self.load(version: "~> 1.5", components: Self.executable)
+        #expect(action.diagnostics.isEmpty, "\(action.diagnostics.report)")
+        let oldAction = Self.load(version: ">= 1.2", components: Self.executable)
+        #expect(oldAction.diagnostics.map(\.code) == [.componentTooNew, .notDecoded], "\(oldAction.diagnostics.report)")
+        let only = Self.load(version: nil, components: Self.button, client: "releases:\n  - {app_version: \"1.0\", client: \"1.0.0\"}\n")
+        #expect(only.diagnostics.first?.message.hasPrefix("no app version decodes button_component") == true, "\(only.diagnostics.report)")
+    }
+
+    @Test("client.yaml is read strictly")
+    func declarations() {
+        let unknown = Self.load(version: nil, components: "[]", client: "releases:\n  - {app_version: \"1.0\", client: \"1.0\"}\n")
+        #expect(unknown.diagnostics.first?.message.contains(#""1.0" is not a client release taksi-server knows; use one of 1.0.0"#) == true)
+        let order = Self.load(
+            version: nil, components: "[]",
+            client: "releases:\n  - {app_version: \"2.0\", client: \"3159c19\"}\n  - {app_version: \"1.0\", client: \"1.0.0\"}\n")
+        #expect(order.diagnostics.first?.message.contains("app versions go oldest first: 1.0 is not after 2.0") == true)
+    }
+
+    @Test("the manifest of an app linking v1.0.0 has no button, and a label without kind")
+    func manifest() throws {
+        let set = try #require(Self.load(version: nil, components: "[]").screenSet)
+        let catalog = AppManifest(set, appVersion: try #require(Version("1.2"))).catalog
+        #expect(catalog.schema(named: "button_component") == nil)
+        #expect(catalog.schema(named: "label_component")?.field(named: "kind") == nil)
+        #expect(AppManifest(set, appVersion: try #require(Version("1.4"))).catalog.schema(named: "button_component") != nil)
+    }
+}

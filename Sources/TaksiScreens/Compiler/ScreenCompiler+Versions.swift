@@ -47,7 +47,12 @@ extension ScreenCompiler {
     /// A component type some reached versions do not decode fails the whole screen there.
     private mutating func checkComponentType(_ name: String, node: JSONNode, at path: JSONPath) {
         guard let availability = catalogVersions.components[name], let served = reach.served(availability.missing) else { return }
-        if let since = availability.since, availability.until == nil {
+        if availability.isNever {
+            reader.report(
+                .componentTooNew, at: node, path: path,
+                "no app version decodes \(name): the client releases client.yaml names lack it, and the whole screen would fail to decode; use another component, or link a newer client (see docs/versions.md)"
+            )
+        } else if let since = availability.since, availability.until == nil {
             reader.report(
                 .componentTooNew, at: node, path: path,
                 "\(name) is only known to apps since \(since), but \(served), and an older app would fail to decode the whole screen; add \"version\": \">= \(since)\" (and a variant without this component for older apps)"

@@ -80,6 +80,7 @@ struct ScreenSetBuilder {
     func build() -> ScreenSetLoad {
         var components = readCustomComponents()
         let actions = readCustomActions(versions: &components.versions, summaries: &components.actionSummaries)
+        readClientReleases(versions: &components.versions)
         let screenFiles = readScreenFiles()
         let routing = readRoutes(of: screenFiles)
         let catalog = ComponentCatalog(
@@ -152,6 +153,14 @@ struct ScreenSetBuilder {
         return actions
     }
 
+    /// `client.yaml`: which client release each app version links, so the built-ins follow it.
+    func readClientReleases(versions: inout CatalogVersions) {
+        for clientFile in ClientReleases.files where files.contains(clientFile) {
+            guard let (file, node) = files.parse(clientFile) else { continue }
+            files.diagnostics += ClientReleases.read(node, file: file, versions: &versions)
+        }
+    }
+
     // MARK: Screens and their paths
 
     /// Every screen file with its name: read first, so navigation targets can be checked across the set.
@@ -161,7 +170,7 @@ struct ScreenSetBuilder {
         }
         let screenPaths = files.paths.filter { path in
             !folders.contains { path.hasPrefix($0) } && !ScreenSetLoader.actionsFiles.contains(path)
-                && !ScreenSetLoader.linksFiles.contains(path)
+                && !ScreenSetLoader.linksFiles.contains(path) && !ClientReleases.files.contains(path)
         }
         var screenFiles: [ScreenFile] = []
         for relative in screenPaths {
