@@ -17,16 +17,59 @@ struct CatalogReader {
         _ node: JSONNode, file: SourceFile, expectedName: String?, versions: inout CatalogVersions
     ) -> (schema: ComponentSchema?, diagnostics: [Diagnostic]) {
         var reader = DefinitionReader(file: file)
-        let schema = reader.readComponent(node, expectedName: expectedName)
+        var schema = reader.readComponent(node, expectedName: expectedName)
         let availability = readAvailability(node, at: .root, what: "this component", reader: &reader)
-        if let schema {
-            if let availability { versions.components[schema.name] = availability }
+        if let readSchema = schema {
+            if let availability { versions.components[readSchema.name] = availability }
             if let fields = node["fields"] {
                 readFieldVersions(
-                    fields, at: JSONPath.root.appending("fields"), component: schema.name, prefix: "", versions: &versions, reader: &reader)
+                    fields, at: JSONPath.root.appending("fields"), component: readSchema.name, prefix: "", versions: &versions,
+                    reader: &reader)
+                if !reader.diagnostics.containsErrors {
+                    schema?.fields = readDeclarations(fields, of: readSchema, versions: &versions, reader: &reader)
+                }
             }
         }
         return (reader.diagnostics.containsErrors ? nil : schema, reader.diagnostics)
+    }
+
+    /// A field declared once per version range: each declaration's versions, which must not
+    /// overlap, recorded oldest first; the schema keeps the newest.
+    private static func readDeclarations(
+        _ fieldsNode: JSONNode, of schema: ComponentSchema, versions: inout CatalogVersions, reader: inout DefinitionReader
+    ) -> [FieldSchema] {
+        let elements = fieldsNode.elements ?? []
+        let names = elements.compactMap { $0["name"]?.stringValue }
+        guard names.count == schema.fields.count, Set(names).count < names.count else { return schema.fields }
+        var kept: [FieldSchema] = []
+        for (index, field) in schema.fields.enumerated() {
+            let indices = names.indices.filter { names[$0] == field.name }
+            guard indices.count > 1 else {
+                kept.append(field)
+                continue
+            }
+            guard index == indices.last else { continue }
+            var declarations: [(availability: Availability, field: FieldSchema, node: JSONNode)] = []
+            for declaration in indices {
+                let path = JSONPath.root.appending("fields").appending(declaration)
+                let availability =
+                    readAvailability(elements[declaration], at: path, what: "field \(field.name)", reader: &reader) ?? .always
+                for earlier in declarations {
+                    guard let overlap = earlier.availability.versions.intersection(availability.versions).example else { continue }
+                    reader.report(
+                        .invalidSchema, at: elements[declaration], path: path,
+                        "this declaration of field \"\(field.name)\" and the one on \(reader.place(of: earlier.node)) both describe \(overlap); give each declaration its own versions with since and until"
+                    )
+                }
+                declarations.append((availability, schema.fields[declaration], elements[declaration]))
+            }
+            let key = CatalogVersions.FieldKey(component: schema.name, path: field.name)
+            versions.fields[key] = nil
+            let sorted = declarations.sorted { ($0.availability.since ?? Version([0])) < ($1.availability.since ?? Version([0])) }
+            versions.fieldDeclarations[key] = sorted.map { ($0.availability, $0.field) }
+            if let newest = sorted.last { kept.append(newest.field) }
+        }
+        return kept
     }
 
     /// `since` and `until` of a declaration: nil when it has neither (every version decodes it).

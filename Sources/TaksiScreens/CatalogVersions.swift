@@ -75,6 +75,9 @@ public struct CatalogVersions: Sendable {
     public var enumValues: [FieldKey: [String: Availability]] = [:]
     public var requiredSince: [FieldKey: Version] = [:]
     public var actions: [String: Availability] = [:]
+    /// A component's field declared once per version range, each with its own type: every
+    /// declaration with its versions, oldest first. (The schema holds the newest.)
+    public var fieldDeclarations: [FieldKey: [(availability: Availability, field: FieldSchema)]] = [:]
 
     public init() {}
 
@@ -82,7 +85,7 @@ public struct CatalogVersions: Sendable {
     /// app version decodes the same catalog (components' `since` aside, checked on their own).
     public var isEmpty: Bool {
         components.values.allSatisfy { $0.until == nil } && fields.isEmpty && enumValues.isEmpty && requiredSince.isEmpty
-            && actions.isEmpty
+            && actions.isEmpty && fieldDeclarations.isEmpty
     }
 
     /// The ranges of app versions with one catalog, oldest first: one (every version) when nothing
@@ -101,6 +104,7 @@ public struct CatalogVersions: Sendable {
         fields.values.forEach(add)
         enumValues.values.forEach { $0.values.forEach(add) }
         actions.values.forEach(add)
+        fieldDeclarations.values.forEach { $0.map(\.availability).forEach(add) }
         starts += requiredSince.values.map { ($0, true) }
         return starts
     }
@@ -154,9 +158,40 @@ public struct CatalogVersions: Sendable {
             let key = FieldKey(component: component, path: prefix + field.name)
             if let availability = self.fields[key], availability.versions.intersection(epoch).isEmpty { return nil }
             var field = field
+            if let declarations = fieldDeclarations[key] {
+                // The declaration for these versions, or none (a gap between two ranges).
+                guard let declaration = declarations.last(where: { !$0.availability.versions.intersection(epoch).isEmpty }) else {
+                    return nil
+                }
+                field = declaration.field
+            }
             if let since = requiredSince[key], !VersionSet.from(since).intersection(epoch).isEmpty { field.isRequired = true }
             field.type = restricted(field.type, key: key, epoch: epoch)
             return field
+        }
+    }
+
+    /// The catalog a variant reaching `reach` is compiled against: where a field's type differs by
+    /// version, the newest declaration reach meets (each other one's is checked on its own).
+    public func compileCatalog(_ full: ComponentCatalog, reach: VersionSet) -> ComponentCatalog {
+        guard !fieldDeclarations.isEmpty else { return full }
+        var catalog = full
+        catalog.replaceSchemas { schema in
+            var schema = schema
+            schema.fields = schema.fields.map { field in
+                let key = FieldKey(component: schema.name, path: field.name)
+                return fieldDeclarations[key]?.last { !$0.availability.versions.intersection(reach).isEmpty }?.field ?? field
+            }
+            return schema
+        }
+        return catalog
+    }
+
+    /// Whether some field reach meets has more than one declaration there (then a data entry is
+    /// written for each request's version, not from one template).
+    public func typeVaries(within reach: VersionSet) -> Bool {
+        fieldDeclarations.values.contains { declarations in
+            declarations.filter { !$0.availability.versions.intersection(reach).isEmpty }.count > 1
         }
     }
 

@@ -53,8 +53,17 @@ extension DefinitionReader {
             guard let name = string(member("name"), at: fieldPath.appending("name"), what: "name"),
                 let type = readFieldType(element, at: fieldPath)
             else { continue }
+            // A component's field may be declared once per version range, each with since or until
+            // (its type for those versions); CatalogReader checks the ranges do not overlap.
+            let versioned = member("since") != nil || member("until") != nil
             if !names.insert(name).inserted {
-                report(.invalidName, at: element, path: fieldPath.appending("name"), "field \"\(name)\" is declared twice")
+                if !topLevel || !versioned {
+                    report(
+                        .invalidName, at: element, path: fieldPath.appending("name"),
+                        topLevel
+                            ? "field \"\(name)\" is declared twice; to give it another type for some app versions, give each declaration \"since\" or \"until\""
+                            : "field \"\(name)\" is declared twice")
+                }
             }
             let isRequired = bool(member("required"), at: fieldPath.appending("required"), what: "required") ?? false
             let isDynamic = bool(member("dynamic"), at: fieldPath.appending("dynamic"), what: "dynamic") ?? false

@@ -269,3 +269,74 @@ struct ClientReleasesTests {
         #expect(AppManifest(set, appVersion: try #require(Version("1.4"))).catalog.schema(named: "button_component") != nil)
     }
 }
+
+/// A field whose type differs by app version: one declaration per version range.
+@Suite("Field types by version")
+struct FieldTypesByVersionTests {
+    static let card = """
+        {"name": "card", "fields": [
+          {"name": "price", "type": "number", "until": "2.2", "dynamic": true},
+          {"name": "price", "type": "string", "since": "2.3", "dynamic": true, "summary": "Formatted."}
+        ]}
+        """
+
+    static func load(version: String, price: String, card: String = card) -> ScreenSetLoad {
+        TaksiScreensTests.load([
+            "components/card.json": card,
+            "home.json":
+                #"{"name": "home", "entry": true, "version": "\#(version)", "components": [{"name": "card", "identifier": "c", "content": {"price": \#(price)}}]}"#,
+        ])
+    }
+
+    @Test("a literal must fit the declaration of every version the variant reaches")
+    func literals() {
+        #expect(Self.load(version: ">= 2.3", price: #""9 EUR""#).diagnostics.isEmpty)
+        #expect(Self.load(version: "< 2.2", price: "9").diagnostics.isEmpty, "compiled against the number declaration")
+        let both = Self.load(version: ">= 2.0", price: #""9 EUR""#)
+        #expect(both.diagnostics.map(\.code) == [.notDecoded], "\(both.diagnostics.report)")
+        #expect(
+            both.diagnostics.first?.message.hasPrefix(
+                #"field "price" of card is a number for apps until 2.2, and its version requirement ">= 2.0" admits 2.0, where this value does not decode"#
+            )
+                == true, "\(both.diagnostics.report)")
+    }
+
+    @Test("each version's catalog has its declaration; declarations must not overlap or lack versions")
+    func catalogs() throws {
+        let set = try #require(Self.load(version: ">= 2.3", price: #""x""#).screenSet)
+        #expect(set.catalog(for: Version("2.0")).catalog.schema(named: "card")?.field(named: "price")?.type == .number)
+        #expect(set.catalog(for: Version("2.4")).catalog.schema(named: "card")?.field(named: "price")?.type == .string)
+        #expect(set.catalog(for: Version("2.4")).catalog.schema(named: "card")?.field(named: "price")?.summary == "Formatted.")
+        let overlapping = Self.load(
+            version: ">= 2.3", price: #""x""#,
+            card:
+                #"{"name": "card", "fields": [{"name": "price", "type": "number", "until": "2.4"}, {"name": "price", "type": "string", "since": "2.3"}]}"#
+        )
+        #expect(overlapping.diagnostics.first?.message.contains("both describe 2.3") == true, "\(overlapping.diagnostics.report)")
+        let plain = Self.load(
+            version: ">= 2.3", price: #""x""#,
+            card: #"{"name": "card", "fields": [{"name": "price", "type": "number"}, {"name": "price", "type": "string"}]}"#)
+        #expect(
+            plain.diagnostics.first?.message.contains(#"give each declaration "since" or "until""#) == true, "\(plain.diagnostics.report)")
+    }
+
+    @Test("compat sees a retype said with since and until as compatible")
+    func compat() {
+        let before = #"{"name": "card", "fields": [{"name": "price", "type": "number", "dynamic": true}]}"#
+        let changes = CatalogCompatibility.changes(
+            base: (
+                [
+                    "components/card.json": Array(before.utf8),
+                    "home.json": Array(#"{"name": "home", "entry": true, "components": []}"#.utf8),
+                ], "base"
+            ),
+            head: (
+                [
+                    "components/card.json": Array(Self.card.utf8),
+                    "home.json": Array(#"{"name": "home", "entry": true, "components": []}"#.utf8),
+                ], "Screens"
+            ))
+        #expect(changes.allSatisfy { !$0.isBreaking }, "\(changes)")
+        #expect(changes.map(\.message).contains("type changed from number to string (for apps since 2.3)"), "\(changes)")
+    }
+}

@@ -79,6 +79,19 @@ extension ScreenCompiler {
                     severity: .warning
                 )
             }
+            // A field declared once per version range: a literal value must fit each declaration
+            // the variant reaches (it was compiled against the newest).
+            if let declarations = catalogVersions.fieldDeclarations[key], Self.firstBinding(in: member.value, at: memberPath) == nil {
+                for declaration in declarations {
+                    guard let served = reach.served(declaration.availability.versions) else { continue }
+                    let result = catalog.check(member.value.value, as: declaration.field.type, mode: .definition)
+                    guard let violation = result.violations.first else { continue }
+                    reader.report(
+                        .notDecoded, at: member.value, path: memberPath,
+                        "field \"\(key.path)\" of \(component) is \(Self.article(declaration.field.type.name)) \(declaration.field.type.name) for apps \(declaration.availability), and \(served), where this value does not decode (\(violation.message)); raise the requirement, or add a variant for those versions"
+                    )
+                }
+            }
             if case .componentContents(let nameField) = field.type {
                 checkItems(member.value, itemType: members.first { $0.key == nameField }, at: memberPath)
             } else {

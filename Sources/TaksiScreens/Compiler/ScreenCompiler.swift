@@ -17,7 +17,9 @@ struct ScreenCompiler {
     let pattern: ScreenPattern
     /// Every screen's path shape, for navigation targets.
     let routes: ScreenRoutes
-    let catalog: ComponentCatalog
+    /// What the app decodes; where a field's type differs by app version, the newest declaration
+    /// the variant reaches (set by ``compile(_:)``).
+    var catalog: ComponentCatalog
     /// Which app versions decode each component type, field, enum value and custom action that says.
     let catalogVersions: CatalogVersions
     /// The app versions this variant reaches (its requirement), set by ``compile(_:)``.
@@ -75,6 +77,7 @@ struct ScreenCompiler {
         _ = reader.bool(member("entry"), at: path.appending("entry"), what: "entry")
         let requirement = member("version").flatMap { readRequirement($0, at: path.appending("version")) }
         reach = Reach(requirement)
+        catalog = catalogVersions.compileCatalog(catalog, reach: reach.versions)
         let alternative =
             member("alternative").map { readAlternative($0, at: path.appending("alternative")) } ?? CompiledScreen.defaultAlternative
         let experiment = member("experiment").flatMap { readExperiment($0, at: path.appending("experiment"), alternative: alternative) }
@@ -111,7 +114,9 @@ struct ScreenCompiler {
         return CompiledScreen(
             name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative,
             experiment: experiment,
-            skeleton: Skeleton(components: components), dataPlan: plan.isStatic ? plan : plan.compilingTemplates(catalog: catalog),
+            skeleton: Skeleton(components: components),
+            dataPlan: plan.isStatic || catalogVersions.typeVaries(within: reach.versions)
+                ? plan : plan.compilingTemplates(catalog: catalog),
             staticData: staticData, actions: actions
         )
     }
