@@ -579,17 +579,24 @@ struct Deploy: ParsableCommand {
     }
 }
 
-/// Prints the JSON Schema of screen files, for editors.
+/// Prints the JSON Schema of screen files, or of component files, for editors.
 struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the JSON Schema (2020-12) of screen files, custom components of DIR included.",
+        abstract: "Print the JSON Schema (2020-12) of screen files, custom components of DIR included (--catalog: of component files).",
         discussion: "Save it (taksi-server schema > screen.schema.json) and point your editor at it; see docs/validation.md."
     )
 
     @Argument(help: "The screens directory whose custom components to include.")
     var directory: String = "Screens"
 
+    @Flag(help: "Print the schema of component files (components/<type>.json) instead.")
+    var catalog = false
+
     func run() throws {
+        if catalog {
+            print(JSONWriter.string(CatalogJSONSchema.make(), pretty: true), terminator: "")
+            return
+        }
         let load = ScreenSetLoader.load(directory: directory)
         print(JSONWriter.string(ScreenJSONSchema.make(catalog: load.catalog), pretty: true), terminator: "")
     }

@@ -13,10 +13,11 @@ struct JSONSchemaTests {
     static let fixtures = ScreenSetLoader.load(directory: repositoryRoot.appendingPathComponent("Tests/Fixtures/Screens").path)
 
     /// Runs the validator on `instances` (name → JSON); returns the names it rejected.
-    func rejected(_ instances: [String: JSONValue]) throws -> Set<String> {
+    func rejected(
+        _ instances: [String: JSONValue], schema: JSONValue = ScreenJSONSchema.make(catalog: fixtures.catalog)
+    ) throws -> Set<String> {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-schema-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let schema = ScreenJSONSchema.make(catalog: Self.fixtures.catalog)
         try Data(JSONWriter.bytes(schema)).write(to: directory.appendingPathComponent("schema.json"))
         for (name, instance) in instances {
             try Data(JSONWriter.bytes(instance)).write(to: directory.appendingPathComponent("\(name).instance.json"))
@@ -45,6 +46,40 @@ struct JSONSchemaTests {
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "the validator failed (\(process.terminationStatus)): \(text)")
         return Set(text.split(separator: "\n").compactMap { $0.hasPrefix("REJECTED ") ? String($0.dropFirst(9)) : nil })
+    }
+
+    @Test(
+        "the component-file schema passes every component of the tests' set and the examples, and fails known-bad ones",
+        .enabled(if: pythonHas("jsonschema"), "needs python3 -m pip install jsonschema (.ci/run installs it)")
+    )
+    func componentFiles() throws {
+        var instances: [String: JSONValue] = [:]
+        for folder in ["Tests/Fixtures/Screens/components", "Screens/components"] {
+            let root = repositoryRoot.appendingPathComponent(folder)
+            for name in try FileManager.default.contentsOfDirectory(atPath: root.path) where name.hasSuffix(".json") {
+                instances["good-\(folder.count)-\(name)"] = try JSONParser.parse(Array(Data(contentsOf: root.appendingPathComponent(name))))
+                    .value
+            }
+        }
+        let versioned = """
+            {"name": "card", "since": "2.0", "until": "3.1-beta.2", "fields": [
+              {"name": "kind", "type": "enum", "values": ["a", {"value": "b", "since": "2.3", "summary": "New."}], "required_since": "2.1"},
+              {"name": "price", "type": "number", "until": "2.2"}, {"name": "price", "type": "string", "since": "2.3"},
+              {"name": "tags", "type": "array", "items": {"type": "enum", "values": ["x"]}}
+            ]}
+            """
+        instances["good-versioned"] = try JSONParser.parse(Array(versioned.utf8)).value
+        let bad = [
+            "unknown-key": #"{"name": "card", "fields": [], "extra": 1}"#,
+            "unknown-type": #"{"name": "card", "fields": [{"name": "a", "type": "text"}]}"#,
+            "value-without-value": #"{"name": "card", "fields": [{"name": "a", "type": "enum", "values": [{"since": "2.0"}]}]}"#,
+            "bad-version": #"{"name": "card", "since": "two", "fields": []}"#,
+            "bad-name": #"{"name": "my card", "fields": []}"#,
+            "field-key": #"{"name": "card", "fields": [{"name": "a", "type": "string", "requird": true}]}"#,
+        ]
+        for (name, text) in bad { instances["bad-\(name)"] = try JSONParser.parse(Array(text.utf8)).value }
+        let rejected = try rejected(instances, schema: CatalogJSONSchema.make())
+        #expect(rejected == Set(bad.keys.map { "bad-\($0)" }), "\(rejected.sorted())")
     }
 
     @Test(
