@@ -127,13 +127,10 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
-/// Checks a screen set and prints every diagnostic.
-struct Validate: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Check a screen directory and print every problem; exits 1 on any error.",
-        discussion: "Warnings are printed but do not fail. Diagnostics read FILE:LINE:COLUMN: error: PATH: MESSAGE."
-    )
-
+/// The screens a command reads and the configuration that names their upstreams, found exactly
+/// as `serve` finds them, so every command checks the same screens against the same upstream
+/// names. Without a configuration file, upstream names are not checked.
+struct ProjectOptions: ParsableArguments {
     @Argument(
         help:
             "The screens directory (default: the configuration's, as serve finds it: TAKSI_SCREENS, \"screens\" in the file, else Screens)."
@@ -142,6 +139,58 @@ struct Validate: ParsableCommand {
 
     @Option(help: "A configuration file whose upstreams http sources must name (TAKSI_CONFIG; default ./config.json when present).")
     var config: String?
+
+    /// The screens directory.
+    func screens() throws -> String {
+        try directory ?? configuration().screensDirectory
+    }
+
+    func configuration() throws -> ServerConfiguration {
+        do {
+            return try ServerConfiguration.resolve(file: config)
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(2)
+        }
+    }
+
+    /// The screens, loaded and checked.
+    func load() throws -> ScreenSetLoad {
+        let configuration = try configuration()
+        let hasFile = ServerConfiguration.filePath(given: config) != nil
+        let upstreams = hasFile || !configuration.upstreams.isEmpty ? Set(configuration.upstreams.keys) : nil
+        return ScreenSetLoader.load(directory: directory ?? configuration.screensDirectory, upstreams: upstreams)
+    }
+
+    /// The screens, or their diagnostics printed and exit code 1.
+    func loadValid() throws -> ScreenSetLoad {
+        let load = try load()
+        guard load.screenSet != nil else {
+            print(load.diagnostics.report)
+            print(load.summary)
+            throw ExitCode.failure
+        }
+        return load
+    }
+}
+
+/// A version given on the command line, or a usage error naming the option.
+private func parseVersion(_ text: String, option: String, meaning: String) throws -> Version {
+    guard let version = Version(text) else {
+        printError("error: \(option) \"\(text)\" is not a version; write \(meaning), like 2.3")
+        throw ExitCode(2)
+    }
+    return version
+}
+
+/// Checks a screen set and prints every diagnostic.
+struct Validate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a screen directory and print every problem; exits 1 on any error.",
+        discussion: "Warnings are printed but do not fail. Diagnostics read FILE:LINE:COLUMN: error: PATH: MESSAGE."
+    )
+
+    @OptionGroup var project: ProjectOptions
 
     @Option(
         parsing: .upToNextOption,
@@ -153,18 +202,7 @@ struct Validate: ParsableCommand {
     var affected: [String] = []
 
     func run() throws {
-        // The configuration is found exactly as `serve` finds it, so both check the same screens
-        // against the same upstream names. Without a file, upstream names are not checked.
-        let configuration: ServerConfiguration
-        do {
-            configuration = try ServerConfiguration.resolve(file: config)
-        } catch {
-            printError("error: \(error)")
-            throw ExitCode(2)
-        }
-        let hasFile = ServerConfiguration.filePath(given: config) != nil
-        let upstreams = hasFile || !configuration.upstreams.isEmpty ? Set(configuration.upstreams.keys) : nil
-        let load = ScreenSetLoader.load(directory: directory ?? configuration.screensDirectory, upstreams: upstreams)
+        let load = try project.load()
         if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
         print(load.summary)
         if load.diagnostics.containsErrors { throw ExitCode.failure }
@@ -220,32 +258,14 @@ struct Compat: ParsableCommand {
     @Argument(help: "The base: a screens directory, or a git revision.")
     var base: String
 
-    @Argument(help: "The screens directory (default: the configuration's, as serve finds it, else Screens).")
-    var directory: String?
-
-    @Option(help: "A configuration file whose upstreams http sources must name (TAKSI_CONFIG; default ./config.json when present).")
-    var config: String?
+    @OptionGroup var project: ProjectOptions
 
     @Option(help: "The newest app version already out: a change for it or older is breaking even where since/until says it.")
     var released: String?
 
     func run() throws {
-        let configuration: ServerConfiguration
-        do {
-            configuration = try ServerConfiguration.resolve(file: config)
-        } catch {
-            printError("error: \(error)")
-            throw ExitCode(2)
-        }
-        var releasedVersion: Version?
-        if let released {
-            guard let version = Version(released) else {
-                printError("error: --released \"\(released)\" is not a version; write the newest app version already out, like 2.4")
-                throw ExitCode(2)
-            }
-            releasedVersion = version
-        }
-        let screens = directory ?? configuration.screensDirectory
+        let releasedVersion = try released.map { try parseVersion($0, option: "--released", meaning: "the newest app version already out") }
+        let screens = try project.screens()
         guard let head = ScreenFiles.read(directory: screens) else {
             printError("error: \(screens): not a directory of screens; give it as the second argument")
             throw ExitCode(2)
@@ -261,9 +281,7 @@ struct Compat: ParsableCommand {
         for change in changes { print(change) }
         let breaking = changes.filter(\.isBreaking).count
         // The working tree must also be a valid set: the checks every variant gets.
-        let hasFile = ServerConfiguration.filePath(given: config) != nil
-        let upstreams = hasFile || !configuration.upstreams.isEmpty ? Set(configuration.upstreams.keys) : nil
-        let load = ScreenSetLoader.load(directory: screens, upstreams: upstreams)
+        let load = try project.load()
         if load.diagnostics.containsErrors { print(load.diagnostics.report) }
         let count = changes.count
         print(
@@ -284,35 +302,14 @@ struct Manifest: ParsableCommand {
     @Option(help: "The app version, like 2.3.")
     var appVersion: String
 
-    @Argument(help: "The screens directory (default: the configuration's, as serve finds it, else Screens).")
-    var directory: String?
-
-    @Option(help: "A configuration file whose upstreams http sources must name (TAKSI_CONFIG; default ./config.json when present).")
-    var config: String?
+    @OptionGroup var project: ProjectOptions
 
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
     func run() throws {
-        guard let version = Version(appVersion) else {
-            printError("error: --app-version \"\(appVersion)\" is not a version; write one like 2.3 or 2.3.1")
-            throw ExitCode(2)
-        }
-        let configuration: ServerConfiguration
-        do {
-            configuration = try ServerConfiguration.resolve(file: config)
-        } catch {
-            printError("error: \(error)")
-            throw ExitCode(2)
-        }
-        let hasFile = ServerConfiguration.filePath(given: config) != nil
-        let upstreams = hasFile || !configuration.upstreams.isEmpty ? Set(configuration.upstreams.keys) : nil
-        let load = ScreenSetLoader.load(directory: directory ?? configuration.screensDirectory, upstreams: upstreams)
-        guard let screenSet = load.screenSet else {
-            print(load.diagnostics.report)
-            print(load.summary)
-            throw ExitCode.failure
-        }
+        let version = try parseVersion(appVersion, option: "--app-version", meaning: "an app version")
+        guard let screenSet = try project.loadValid().screenSet else { throw ExitCode.failure }
         let manifest = AppManifest(screenSet, appVersion: version)
         print(json ? JSONWriter.string(manifest.json, pretty: true) : manifest.text, terminator: "")
     }
@@ -343,36 +340,16 @@ struct Codegen: ParsableCommand {
         @Option(help: "The app version to generate for (default: the newest the catalog describes).")
         var appVersion: String?
 
-        @Argument(help: "The screens directory (default: the configuration's, as serve finds it, else Screens).")
-        var directory: String?
+        @OptionGroup var project: ProjectOptions
 
         func run() throws {
-            var version: Version?
-            if let appVersion {
-                guard let parsed = Version(appVersion) else {
-                    printError("error: --app-version \"\(appVersion)\" is not a version; write one like 2.3")
-                    throw ExitCode(2)
-                }
-                version = parsed
-            }
-            let configuration: ServerConfiguration
-            do {
-                configuration = try ServerConfiguration.resolve(file: nil)
-            } catch {
-                printError("error: \(error)")
-                throw ExitCode(2)
-            }
-            let load = ScreenSetLoader.load(directory: directory ?? configuration.screensDirectory)
-            guard load.screenSet != nil else {
-                print(load.diagnostics.report)
-                print(load.summary)
-                throw ExitCode.failure
-            }
+            let version = try appVersion.map { try parseVersion($0, option: "--app-version", meaning: "an app version") }
+            let load = try project.loadValid()
             let epoch = version.map(VersionSet.only) ?? load.catalogVersions.epochs.last ?? .all
             let catalog = load.catalogVersions.catalog(load.catalog, for: epoch)
             let files = SwiftCodegen.files(
                 catalog: catalog, versions: load.catalogVersions, summaries: load.actionSummaries, appVersion: version,
-                source: directory ?? configuration.screensDirectory)
+                source: try project.screens())
             let folder = URL(fileURLWithPath: out)
             var changed = 0
             do {
