@@ -96,8 +96,10 @@ struct ExampleScreensTests {
     func manifests(version: String) throws {
         let set = try #require(Self.screens.screenSet)
         let manifest = AppManifest(set, appVersion: try #require(Version(version)))
-        try compare(manifest.text, golden: "manifests/app-\(version).txt")
-        try compare(JSONWriter.string(manifest.json, pretty: true), golden: "manifests/app-\(version).json")
+        // Files as the command shows them, relative to where it runs (the repository), not this machine's path.
+        let relative = { (text: String) in text.replacingOccurrences(of: repositoryRoot.path + "/", with: "") }
+        try compare(relative(manifest.text), golden: "manifests/app-\(version).txt")
+        try compare(relative(JSONWriter.string(manifest.json, pretty: true)), golden: "manifests/app-\(version).json")
     }
 
     @Test("taksi-server codegen swift writes for the examples exactly docs/client-snippets/Generated (which the build compiles)")
