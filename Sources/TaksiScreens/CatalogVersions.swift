@@ -128,13 +128,6 @@ public struct CatalogVersions: Sendable {
         return epochs
     }
 
-    /// The index in ``epochs`` of the epoch `version` falls in; the oldest for a request that says
-    /// no version (an app too old to send one).
-    public func epoch(of version: Version?, in epochs: [VersionSet]) -> Int {
-        guard let version else { return 0 }
-        return epochs.firstIndex { $0.contains(version) } ?? 0
-    }
-
     /// The catalog apps of `epoch` decode: components, fields, enum values and custom actions they
     /// know, fields required where they require them.
     public func catalog(_ full: ComponentCatalog, for epoch: VersionSet) -> ComponentCatalog {

@@ -188,8 +188,8 @@ public struct ScreenSet: Sendable {
     /// The catalog the app version `version` decodes, and its epoch's index (part of a data
     /// response's memo key). A request with no version gets the oldest epoch's.
     public func catalog(for version: Version?) -> (epoch: Int, catalog: ComponentCatalog) {
-        guard epochs.count > 1 else { return (0, catalog) }
-        let index = catalogVersions.epoch(of: version, in: epochs.map(\.versions))
+        guard epochs.count > 1, let version else { return (0, epochs.first?.catalog ?? catalog) }
+        let index = epochs.firstIndex { $0.versions.contains(version) } ?? 0
         return (index, epochs[index].catalog)
     }
 

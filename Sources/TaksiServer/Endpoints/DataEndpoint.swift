@@ -74,8 +74,7 @@ struct DataEndpoint: Sendable {
             throw .badParameters(error)
         }
         for call in calls { try Self.checkForwarded(call.definition.forwardedHeaders, in: headers) }
-        let key = DataMemo.Key(
-            variant: epoch == 0 ? variant.memoKeyPrefix : variant.memoKeyPrefix + "@\(epoch)", requestValues: requestValues, only: only)
+        let key = DataMemo.Key(variant: variant.memoKeyPrefix, requestValues: requestValues, only: only, epoch: epoch)
         // Built only when something is rendered: a kept response needs none of it.
         func request() -> Request {
             Request(

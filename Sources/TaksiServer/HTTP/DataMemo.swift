@@ -259,6 +259,9 @@ extension DataMemo {
         var requestValues: [String: JSONValue]
         /// The components asked for; nil for all.
         var only: Set<String>?
+        /// The range of app versions with one catalog the response was checked against (0 when
+        /// the catalog is the same for every version).
+        var epoch = 0
         var upstream: [(key: String, generation: UInt64)] = []
 
         /// This key, with the upstream entries the response is rendered from.
@@ -271,6 +274,10 @@ extension DataMemo {
         /// The key as the memo's dictionaries hold it.
         var text: String {
             var text = variant
+            if epoch != 0 {
+                text += "\u{3}"
+                text += String(epoch)
+            }
             text += JSONWriter.string(.object(requestValues))
             if let only {
                 text += "\u{2}"
