@@ -25,6 +25,44 @@ public indirect enum ContentExpression: Sendable, Hashable {
     /// A localized message (`{$text: key, with: {...}}`) in one locale: its text or, chosen by a
     /// count, one of its plural forms, with values spliced in and numbers written the locale's way.
     case localized(forms: [PluralCategory: [TemplatePart]], count: ValuePath?, rules: LanguageRules)
+    /// A value chosen by comparing data (`{$when: [{if: {value: stock.count, equals: 0}, then: Sold out}], else: ...}`):
+    /// the first branch whose test passes gives it, else `otherwise`; with neither, it is missing.
+    case when([Branch], otherwise: ContentExpression?)
+
+    /// One branch of a `$when`: a test of the value at `path`, and the value it gives.
+    public struct Branch: Sendable, Hashable {
+        public var path: ValuePath
+        public var test: Test
+        public var value: ContentExpression
+
+        public init(path: ValuePath, test: Test, value: ContentExpression) {
+            self.path = path
+            self.test = test
+            self.value = value
+        }
+    }
+
+    /// How a branch compares the value: equal to a JSON value, one of several, above or below a
+    /// number, present (not missing, not null) or absent.
+    public enum Test: Sendable, Hashable {
+        case equals(JSONValue)
+        case oneOf([JSONValue])
+        case above(Double)
+        case below(Double)
+        case present(Bool)
+
+        /// Whether `value` (nil when missing) passes.
+        func passes(_ value: JSONValue?) -> Bool {
+            let present = value.map { $0 != .null } ?? false
+            switch self {
+            case .present(let wanted): return present == wanted
+            case .equals(let expected): return present && value == expected
+            case .oneOf(let expected): return present && expected.contains { $0 == value }
+            case .above(let bound): return value?.numberValue.map { $0 > bound } ?? false
+            case .below(let bound): return value?.numberValue.map { $0 < bound } ?? false
+            }
+        }
+    }
 
     /// Options of `$bind` and `$template`.
     public struct BindingOptions: Sendable, Hashable {
@@ -66,6 +104,11 @@ public indirect enum ContentExpression: Sendable, Hashable {
                     + [count?.root].compactMap { $0 })
         case .each(let path, let variable, let template, _):
             template.sourceNames.subtracting([variable]).union([path.root])
+        case .when(let branches, let otherwise):
+            branches.reduce(into: otherwise?.sourceNames ?? []) { names, branch in
+                names.insert(branch.path.root)
+                names.formUnion(branch.value.sourceNames)
+            }
         }
     }
 }
@@ -133,6 +176,13 @@ extension ContentExpression {
             return Self.localized(forms, count: count, rules: rules, values)
         case .each(let path, let variable, let template, let limit):
             return Self.each(path, as: variable, template, limit: limit, values)
+        case .when(let branches, let otherwise):
+            // A value a test reads may be missing: that is a test's answer, not a problem.
+            for branch in branches {
+                let tested: JSONValue? = if case .success(let value) = Self.resolve(branch.path, in: values) { value } else { nil }
+                if branch.test.passes(tested) { return branch.value.evaluate(values) }
+            }
+            return otherwise?.evaluate(values) ?? Evaluation(value: nil, problems: ["no $when test passed, and it has no else"])
         }
     }
 

@@ -117,7 +117,7 @@ extension DataPlan.Entry {
     private static func isText(_ expression: ContentExpression) -> Bool {
         switch expression {
         case .template, .localized, .bind: true
-        case .literal, .object, .array, .each, .target: false
+        case .literal, .object, .array, .each, .target, .when: false
         }
     }
 

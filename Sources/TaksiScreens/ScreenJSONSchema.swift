@@ -149,7 +149,7 @@ public enum ScreenJSONSchema {
 
     private static let binding: JSONValue = [
         "description":
-            "A dynamic value: $bind a path, a $template of text, $each item of an array, $text a localized message, a $fragment, or (in a fragment) a $param.",
+            "A dynamic value: $bind a path, a $template of text, $each item of an array, $text a localized message, $when a value chosen by comparing data, a $fragment, or (in a fragment) a $param.",
         "oneOf": [
             [
                 "type": "object", "required": ["$text"], "additionalProperties": false,
@@ -168,6 +168,29 @@ public enum ScreenJSONSchema {
                 "type": "object", "required": ["$template"], "additionalProperties": false,
                 "properties": [
                     "$template": ["type": "string", "description": "Hello, {source.name}!"], "default": [:], "placeholder": [:],
+                ],
+            ],
+            [
+                "type": "object", "required": ["$when"], "additionalProperties": false,
+                "properties": [
+                    "$when": [
+                        "type": "array", "minItems": 1,
+                        "items": [
+                            "type": "object", "required": ["if", "then"], "additionalProperties": false,
+                            "properties": [
+                                "if": [
+                                    "type": "object", "required": ["value"], "additionalProperties": false, "minProperties": 2,
+                                    "maxProperties": 2,
+                                    "properties": [
+                                        "value": ["type": "string"], "equals": [:], "one_of": ["type": "array", "minItems": 1],
+                                        "above": ["type": "number"], "below": ["type": "number"], "present": ["type": "boolean"],
+                                    ],
+                                ],
+                                "then": [:],
+                            ],
+                        ],
+                    ],
+                    "else": [:],
                 ],
             ],
             [

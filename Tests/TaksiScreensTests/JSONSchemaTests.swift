@@ -95,6 +95,11 @@ struct JSONSchemaTests {
                 && !$0.hasPrefix("actions.")
         }
         #expect(names.count == 8)
+        instances["good-when"] = try JSONParser.parse(
+            Array(
+                #"{"name": "a", "components": [{"name": "label_component", "content": {"value": {"$when": [{"if": {"value": "q.n", "equals": 0}, "then": "none"}, {"if": {"value": "q.n", "one_of": [1, 2]}, "then": {"$template": "{q.n} left"}}], "else": "many"}}}]}"#
+                    .utf8)
+        ).value
         for name in names {
             let file = SourceFile(path: name, bytes: Array(try Data(contentsOf: root.appendingPathComponent(name))))
             let node = try name.hasSuffix(".yaml") ? YAMLReader.parse(file) : JSONParser.parse(file.bytes)
@@ -112,6 +117,8 @@ struct JSONSchemaTests {
                 #"{"name": "a", "components": [{"name": "restaurant_component", "content": {"title": "x", "icon_url": "no url", "kind": "cheap"}}]}"#,
             "bad-name": #"{"name": "a b", "components": []}"#,
             "no-components": #"{"name": "a"}"#,
+            "when-two-tests":
+                #"{"name": "a", "components": [{"name": "label_component", "content": {"value": {"$when": [{"if": {"value": "q.n", "above": 1, "below": 3}, "then": "x"}]}}}]}"#,
             "http-without-path": #"{"name": "a", "sources": {"s": {"type": "http", "upstream": "api"}}, "components": []}"#,
             "http-bad-timeout":
                 #"{"name": "a", "sources": {"s": {"type": "http", "upstream": "api", "path": "/x", "timeout": "2s"}}, "components": []}"#,

@@ -38,14 +38,97 @@ extension ScreenCompiler {
             return .template(parts, options)
         case "$each":
             return compileEach(node, as: type, at: path, siblings: siblings, scope: scope)
+        case "$when":
+            return compileWhen(node, as: type, at: path, siblings: siblings, scope: scope)
         case Self.textKey:
             return compileText(node, as: type, at: path, scope: scope)
         default:
             reader.report(
                 .invalidBinding, at: node, path: bindingPath,
-                "unknown binding \"\(key)\"; use $bind, $template, $each or $text" + NameSuggestion.hint(for: key, among: Self.bindingKeys)
+                "unknown binding \"\(key)\"; use $bind, $template, $each, $text or $when"
+                    + NameSuggestion.hint(for: key, among: Self.bindingKeys)
             )
             return nil
+        }
+    }
+
+    /// A `$when`: branches of `{if: {value: PATH, equals|one_of|above|below|present: ...}, then: VALUE}`
+    /// and an optional `else`, each value compiled as one of the field's type.
+    private mutating func compileWhen(
+        _ node: JSONNode, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
+    ) -> ContentExpression? {
+        guard let members = reader.object(node, at: path, what: "a $when binding", allowed: ["$when", "else"], required: ["$when"]),
+            let list = members.first(where: { $0.key == "$when" })?.value
+        else { return nil }
+        let listPath = path.appending("$when")
+        guard let elements = list.elements, !elements.isEmpty else {
+            reader.report(
+                .invalidBinding, at: list, path: listPath,
+                "$when takes a non-empty list of {if: {value: source.path, equals: 0}, then: value}, tried in order")
+            return nil
+        }
+        var branches: [ContentExpression.Branch] = []
+        var valid = true
+        for (index, element) in elements.enumerated() {
+            let branchPath = listPath.appending(index)
+            guard
+                let branch = reader.object(
+                    element, at: branchPath, what: "a $when branch", allowed: ["if", "then"], required: ["if", "then"]),
+                let condition = branch.first(where: { $0.key == "if" })?.value,
+                let thenNode = branch.first(where: { $0.key == "then" })?.value,
+                let (valuePath, test) = readTest(condition, at: branchPath.appending("if"), scope: scope),
+                let value = compileValue(thenNode, as: type, at: branchPath.appending("then"), siblings: siblings, scope: scope)
+            else {
+                valid = false
+                continue
+            }
+            branches.append(ContentExpression.Branch(path: valuePath, test: test, value: value))
+        }
+        var otherwise: ContentExpression?
+        if let elseNode = members.first(where: { $0.key == "else" })?.value {
+            otherwise = compileValue(elseNode, as: type, at: path.appending("else"), siblings: siblings, scope: scope)
+            if otherwise == nil { valid = false }
+        }
+        return valid ? .when(branches, otherwise: otherwise) : nil
+    }
+
+    /// `{value: PATH, equals: 0}`: the value tested and the one comparison.
+    private mutating func readTest(_ node: JSONNode, at path: JSONPath, scope: Set<String>) -> (ValuePath, ContentExpression.Test)? {
+        let comparisons = ["equals", "one_of", "above", "below", "present"]
+        guard let members = reader.object(node, at: path, what: "a $when test", allowed: ["value"] + comparisons, required: ["value"]),
+            let valueNode = members.first(where: { $0.key == "value" })?.value,
+            let valuePath = readValuePath(valueNode, at: path.appending("value"), scope: scope)
+        else { return nil }
+        let given = members.filter { comparisons.contains($0.key) }
+        guard given.count == 1, let comparison = given.first else {
+            reader.report(
+                .invalidBinding, at: node, path: path,
+                "a test compares the value one way: give exactly one of equals, one_of, above, below or present")
+            return nil
+        }
+        let operand = comparison.value
+        let operandPath = path.appending(comparison.key)
+        switch comparison.key {
+        case "equals":
+            return (valuePath, .equals(operand.value))
+        case "one_of":
+            guard let elements = operand.elements, !elements.isEmpty else {
+                reader.report(.wrongType, at: operand, path: operandPath, "one_of takes a non-empty list of values, like [new, used]")
+                return nil
+            }
+            return (valuePath, .oneOf(elements.map(\.value)))
+        case "above", "below":
+            guard let number = operand.value.numberValue else {
+                reader.report(.wrongType, at: operand, path: operandPath, "\(comparison.key) takes a number, like 4.5")
+                return nil
+            }
+            return (valuePath, comparison.key == "above" ? .above(number) : .below(number))
+        default:
+            guard case .bool(let wanted) = operand.value else {
+                reader.report(.wrongType, at: operand, path: operandPath, "present takes true (there, not null) or false (missing or null)")
+                return nil
+            }
+            return (valuePath, .present(wanted))
         }
     }
 

@@ -124,6 +124,16 @@ extension ScreenCompiler {
     }
 
     private mutating func checkValueVersions(_ node: JSONNode, type: FieldType, key: CatalogVersions.FieldKey, at path: JSONPath) {
+        // Each value a $when may give is written here too.
+        if let branches = node["$when"]?.elements {
+            for (index, branch) in branches.enumerated() {
+                if let then = branch["then"] {
+                    checkValueVersions(then, type: type, key: key, at: path.appending("$when").appending(index).appending("then"))
+                }
+            }
+            if let otherwise = node["else"] { checkValueVersions(otherwise, type: type, key: key, at: path.appending("else")) }
+            return
+        }
         switch type {
         case .enumeration:
             // A bound value is checked at run time, against the requesting app's catalog.

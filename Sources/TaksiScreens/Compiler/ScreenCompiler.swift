@@ -10,7 +10,7 @@ struct ScreenCompiler {
     ]
     /// The source a screen's path parameters are bound as: `{$bind: path.network}`.
     static let pathSourceName = "path"
-    static let bindingKeys = ["$bind", "$template", "$each", "$text", "$fragment", "$param"]
+    static let bindingKeys = ["$bind", "$template", "$each", "$text", "$when", "$fragment", "$param"]
 
     let name: String
     /// The screen's path shape and parameter types (read before compiling, with every screen's).
