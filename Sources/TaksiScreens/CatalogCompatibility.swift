@@ -1,4 +1,4 @@
-public import TaksiSchema
+import TaksiSchema
 
 /// What changed in the catalog between a base (the screens an app build already out was made
 /// against) and the working tree, and whether each change can break an app build that is already

@@ -1,4 +1,4 @@
-public import TaksiSchema
+import TaksiSchema
 
 /// What each release of the Taksi client decodes of the built-in components and actions, read from
 /// the client's own history (github.com/taksi-br/taksi-swift), and which release each app version
