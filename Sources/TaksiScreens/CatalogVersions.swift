@@ -128,6 +128,12 @@ public struct CatalogVersions: Sendable {
         return epochs
     }
 
+    /// The catalog of `version`, or of the newest versions the catalog describes when nil (what
+    /// code generated for an app is written against).
+    public func catalog(_ full: ComponentCatalog, forAppVersion version: Version?) -> ComponentCatalog {
+        catalog(full, for: version.map(VersionSet.only) ?? epochs.last ?? .all)
+    }
+
     /// The catalog apps of `epoch` decode: components, fields, enum values and custom actions they
     /// know, fields required where they require them.
     public func catalog(_ full: ComponentCatalog, for epoch: VersionSet) -> ComponentCatalog {

@@ -345,8 +345,7 @@ struct Codegen: ParsableCommand {
         func run() throws {
             let version = try appVersion.map { try parseVersion($0, option: "--app-version", meaning: "an app version") }
             let load = try project.loadValid()
-            let epoch = version.map(VersionSet.only) ?? load.catalogVersions.epochs.last ?? .all
-            let catalog = load.catalogVersions.catalog(load.catalog, for: epoch)
+            let catalog = load.catalogVersions.catalog(load.catalog, forAppVersion: version)
             let files = SwiftCodegen.files(
                 catalog: catalog, versions: load.catalogVersions, summaries: load.actionSummaries, appVersion: version,
                 source: try project.screens())

@@ -107,7 +107,7 @@ struct ExampleScreensTests {
         let load = Self.screens
         let folder = repositoryRoot.appendingPathComponent("docs/client-snippets/Generated")
         let files = SwiftCodegen.files(
-            catalog: load.catalogVersions.catalog(load.catalog, for: load.catalogVersions.epochs.last ?? .all),
+            catalog: load.catalogVersions.catalog(load.catalog, forAppVersion: nil),
             versions: load.catalogVersions,
             summaries: load.actionSummaries, appVersion: nil)
         for file in files {

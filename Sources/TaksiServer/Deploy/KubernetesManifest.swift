@@ -226,6 +226,37 @@ public struct KubernetesManifest: Sendable {
         let configMap: Node = [
             "apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata(configMapName), "data": .mapping(Node.Mapping(data)),
         ]
+        let deployment = deployment(
+            files: files, configMapName: configMapName, drainTimeout: drainTimeout, options: options, labels: labels,
+            metadata: metadata(options.name))
+        let service: Node = [
+            "apiVersion": "v1", "kind": "Service", "metadata": metadata(options.name),
+            "spec": ["selector": labels, "ports": [["name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"]]],
+        ]
+        let autoscaler: Node = [
+            "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": metadata(options.name),
+            "spec": [
+                "scaleTargetRef": ["apiVersion": "apps/v1", "kind": "Deployment", "name": string(options.name)],
+                "minReplicas": number(options.replicas),
+                "maxReplicas": number(max(options.replicas, 20)),
+                "metrics": [
+                    ["type": "Resource", "resource": ["name": "cpu", "target": ["type": "Utilization", "averageUtilization": 70]]]
+                ],
+            ],
+        ]
+        // Never fewer than one pod serving during voluntary disruptions (node drains).
+        let disruption: Node = [
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": metadata(options.name),
+            "spec": ["minAvailable": number(max(1, options.replicas - 1)), "selector": ["matchLabels": labels]],
+        ]
+        return [configMap, deployment, service, autoscaler, disruption]
+    }
+
+    /// The Deployment: its pods run the image with the ConfigMap mounted, probed on /readyz and
+    /// /healthz, as the image's non-root user, with a grace period that outlasts the drain.
+    private static func deployment(
+        files: [MountedFile], configMapName: String, drainTimeout: Double, options: Options, labels: Node, metadata: Node
+    ) -> Node {
         func probe(_ path: String, period: Int, failures: Int) -> Node {
             [
                 "httpGet": ["path": string(path), "port": "http"], "periodSeconds": number(period), "timeoutSeconds": 2,
@@ -252,7 +283,7 @@ public struct KubernetesManifest: Sendable {
             "volumeMounts": [["name": "screens", "mountPath": string(mountPath), "readOnly": boolean(true)]],
         ]
         let deployment: Node = [
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata(options.name),
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata,
             "spec": [
                 "replicas": number(options.replicas),
                 "selector": ["matchLabels": labels],
@@ -274,27 +305,7 @@ public struct KubernetesManifest: Sendable {
                 ],
             ],
         ]
-        let service: Node = [
-            "apiVersion": "v1", "kind": "Service", "metadata": metadata(options.name),
-            "spec": ["selector": labels, "ports": [["name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"]]],
-        ]
-        let autoscaler: Node = [
-            "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": metadata(options.name),
-            "spec": [
-                "scaleTargetRef": ["apiVersion": "apps/v1", "kind": "Deployment", "name": string(options.name)],
-                "minReplicas": number(options.replicas),
-                "maxReplicas": number(max(options.replicas, 20)),
-                "metrics": [
-                    ["type": "Resource", "resource": ["name": "cpu", "target": ["type": "Utilization", "averageUtilization": 70]]]
-                ],
-            ],
-        ]
-        // Never fewer than one pod serving during voluntary disruptions (node drains).
-        let disruption: Node = [
-            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": metadata(options.name),
-            "spec": ["minAvailable": number(max(1, options.replicas - 1)), "selector": ["matchLabels": labels]],
-        ]
-        return [configMap, deployment, service, autoscaler, disruption]
+        return deployment
     }
 
     /// A string scalar, quoted where YAML would read it as something else.
