@@ -21,6 +21,14 @@ public struct DataPlan: Sendable {
     public var sources: [String: SourceDefinition]
     /// The entries, in skeleton order.
     public var entries: [Entry]
+    /// The patches of the `http` sources' answers by status (``HTTPSource/StatusAnswer``), by source name.
+    public var answers: [String: [HTTPSource.StatusMatch: [Entry]]] = [:]
+
+    public init(sources: [String: SourceDefinition], entries: [Entry], answers: [String: [HTTPSource.StatusMatch: [Entry]]] = [:]) {
+        self.sources = sources
+        self.entries = entries
+        self.answers = answers
+    }
 
     /// The plan for some of the entries only (`?only=`): the sources they read, nothing else, so
     /// a refresh of one list calls only that list's upstreams.
@@ -29,7 +37,33 @@ public struct DataPlan: Sendable {
         let read = kept.reduce(into: Set<String>()) { names, entry in
             for expression in entry.fields.values { names.formUnion(expression.sourceNames) }
         }
-        return DataPlan(sources: sources.filter { read.contains($0.key) }, entries: kept)
+        // An answer's patch keeps what it says about these components only.
+        let keptAnswers = answers.filter { read.contains($0.key) }.mapValues { patches in
+            patches.mapValues { $0.filter { identifiers.contains($0.identifier) } }
+        }
+        return DataPlan(sources: sources.filter { read.contains($0.key) }, entries: kept, answers: keptAnswers)
+    }
+
+    /// The plan for a response in which some sources answered a status they declare: the entries
+    /// of the components bound to them, and of those their patches name, give way to the patches'
+    /// entries (the first patch to name a component wins, by source name). Bindings read the
+    /// answered source's value as given (the status's JSON body, or null).
+    public func answering(_ statuses: [String: Int]) -> DataPlan {
+        var patchEntries: [Entry] = []
+        var patched: Set<String> = []
+        for (source, status) in statuses.sorted(by: { $0.key < $1.key }) {
+            guard let patches = answers[source], let match = patches.keys.sorted().first(where: { $0.matches(status) }) else { continue }
+            for entry in patches[match] ?? [] where patched.insert(entry.identifier).inserted {
+                patchEntries.append(entry)
+            }
+        }
+        let answered = Set(statuses.keys)
+        var plan = self
+        plan.entries =
+            entries.filter { entry in
+                !patched.contains(entry.identifier) && entry.fields.values.allSatisfy { $0.sourceNames.isDisjoint(with: answered) }
+            } + patchEntries
+        return plan
     }
 
     /// Whether every source is known at load time, so the data can be computed once.

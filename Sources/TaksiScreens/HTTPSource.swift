@@ -14,9 +14,13 @@ public import TaksiSchema
 ///   timeout: 2                        # seconds
 ///   ttl: 60                           # seconds a response is fresh
 ///   fallback: {network: {stations: []}}
+///   answers:                          # statuses that are answers, not failures
+///     "404": {ttl: 10, data: [{identifier: title, content: {value: No such network}}]}
 /// ```
 ///
 /// The source's value is the upstream's JSON body; bindings read into it like any other source.
+/// A status with an answer is the upstream's word, not its failure: the answer's patch replaces
+/// the entries of the components bound to the source, and nothing is degraded.
 public struct HTTPSource: Sendable, Hashable {
     /// A piece of the path or of a query value: literal text or a parameter's value.
     public enum Part: Sendable, Hashable {
@@ -44,6 +48,72 @@ public struct HTTPSource: Sendable, Hashable {
     public var maxBytes: Int = 1 << 20
     /// The value used when the upstream fails and no stale copy may stand in.
     public var fallback: JSONValue?
+    /// The statuses the source answers (its patches are in ``DataPlan/answers``), most specific first.
+    public var answers: [StatusAnswer] = []
+
+    /// A status an upstream may answer that is not a failure (a deleted product's 404), and how
+    /// long that answer is kept.
+    public struct StatusAnswer: Sendable, Hashable {
+        public var status: StatusMatch
+        /// Seconds the answer stays fresh in the cache (and in the data response's `max-age`).
+        public var ttl: Double
+
+        public init(status: StatusMatch, ttl: Double) {
+            self.status = status
+            self.ttl = ttl
+        }
+
+        /// Seconds an answer is kept unless it says otherwise: short, since what was missing may appear.
+        public static let defaultTTL: Double = 10
+        /// The keys an answer may have in a screen file.
+        public static let keys = ["ttl", "data", "summary"]
+    }
+
+    /// Which statuses an answer is for: one (`"404"`) or a class (`4xx`, `5xx`).
+    public enum StatusMatch: Sendable, Hashable, Comparable, CustomStringConvertible {
+        case status(Int)
+        case statusClass(Int)
+
+        /// `"404"`, `"4xx"` or `"5xx"`; nil for anything else (a 2xx is never an answer of its own).
+        public init?(key: String) {
+            switch key {
+            case "4xx": self = .statusClass(4)
+            case "5xx": self = .statusClass(5)
+            default:
+                guard key.utf8.count == 3, let code = Int(key), (400...599).contains(code) else { return nil }
+                self = .status(code)
+            }
+        }
+
+        public func matches(_ code: Int) -> Bool {
+            switch self {
+            case .status(let status): status == code
+            case .statusClass(let digit): code / 100 == digit
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .status(let code): String(code)
+            case .statusClass(let digit): "\(digit)xx"
+            }
+        }
+
+        /// Exact statuses before classes, each in order.
+        public static func < (lhs: StatusMatch, rhs: StatusMatch) -> Bool {
+            switch (lhs, rhs) {
+            case (.status(let a), .status(let b)), (.statusClass(let a), .statusClass(let b)): a < b
+            case (.status, .statusClass): true
+            case (.statusClass, .status): false
+            }
+        }
+    }
+
+    /// The answer declared for an upstream's status, the most specific first; nil when the status
+    /// is a failure.
+    public func answer(for status: Int) -> StatusAnswer? {
+        answers.first { $0.status.matches(status) }
+    }
 
     /// One query item.
     public struct QueryItem: Sendable, Hashable {
@@ -54,7 +124,7 @@ public struct HTTPSource: Sendable, Hashable {
     /// The settings with their keys in screen files, for messages and the editor schema.
     public static let keys = [
         "type", "upstream", "path", "query", "parameters", "headers", "timeout", "ttl", "stale_while_revalidate",
-        "stale_if_error", "max_bytes", "fallback", "summary",
+        "stale_if_error", "max_bytes", "fallback", "answers", "summary",
     ]
 
     /// Request headers that are never forwarded: they describe this hop, not the caller.

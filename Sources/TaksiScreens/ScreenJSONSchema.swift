@@ -266,6 +266,18 @@ public enum ScreenJSONSchema {
                     "stale_if_error": ["type": "number", "minimum": 0, "maximum": 604_800],
                     "max_bytes": ["type": "integer", "minimum": 1, "maximum": 67_108_864],
                     "fallback": [:],
+                    "answers": [
+                        "type": "object",
+                        "description": "Statuses that are answers, not failures (a 404 for a deleted item): a patch, kept for ttl.",
+                        "propertyNames": ["pattern": "^(4xx|5xx|[45][0-9][0-9])$"],
+                        "additionalProperties": [
+                            "type": "object", "additionalProperties": false,
+                            "properties": [
+                                "ttl": ["type": "number", "minimum": 0, "maximum": 86_400], "summary": ["type": "string"],
+                                "data": patchEntries,
+                            ],
+                        ],
+                    ],
                 ],
                 "required": ["upstream", "path"], "additionalProperties": false,
             ],
@@ -316,16 +328,19 @@ public enum ScreenJSONSchema {
                         "status": ["type": "integer"],
                         "summary": ["type": "string"],
                         "then": ["$ref": "#/$defs/action"],
-                        "data": [
-                            "type": "array",
-                            "items": [
-                                "type": "object", "required": ["identifier", "content"], "additionalProperties": false,
-                                "properties": ["identifier": ["type": "string"], "content": ["type": "object"]],
-                            ],
-                        ],
+                        "data": patchEntries,
                     ],
                 ],
             ],
+        ],
+    ]
+
+    /// A patch: entries for the screen's dynamic components.
+    private static let patchEntries: JSONValue = [
+        "type": "array",
+        "items": [
+            "type": "object", "required": ["identifier", "content"], "additionalProperties": false,
+            "properties": ["identifier": ["type": "string"], "content": ["type": "object"]],
         ],
     ]
 

@@ -45,6 +45,26 @@ struct HTTPSourceTests {
                 #"{"type": "http", "upstream": "citybikes", "path": "/v2", "parameters": {"version": {"type": "string"}}}"#,
                 "invalid_name", "?version= is the app version"
             ),
+            (
+                #"{"type": "http", "upstream": "citybikes", "path": "/v2", "answers": {"200": {"data": []}}}"#, "invalid_source",
+                "a 2xx is the source's value"
+            ),
+            (
+                #"{"type": "http", "upstream": "citybikes", "path": "/v2", "answers": {"404": {"ttl": -1}}}"#, "invalid_source",
+                "ttl is a number of seconds from 0 to 86400 (default 10)"
+            ),
+            (
+                #"{"type": "http", "upstream": "citybikes", "path": "/v2", "answers": {"404": {"patch": []}}}"#, "unknown_key",
+                "allowed keys are ttl, data, summary"
+            ),
+            (
+                #"{"type": "http", "upstream": "citybikes", "path": "/v2", "answers": {"404": {"data": [{"identifier": "x", "content": {"value": "Gone"}}]}}}"#,
+                "invalid_patch", #"not a component of this screen"#
+            ),
+            (
+                #"{"type": "http", "upstream": "citybikes", "path": "/v2", "answers": {"404": {"data": [{"identifier": "t", "content": {"value": 3}}]}}}"#,
+                "wrong_type", "string"
+            ),
         ]
     )
     func rejects(source: String, code: String, messagePart: String) throws {
@@ -96,5 +116,38 @@ struct HTTPSourceTests {
             try screen.dataPlan.upstreamCalls(query: ["network": "x", "sort": "size"])
         }
         #expect(screen.staticData == nil, "data from an upstream is never precomputed")
+    }
+
+    @Test("a source's answers by status: a patch per status, exact before class, at their file:line:col")
+    func answers() throws {
+        let source = """
+            {"type": "http", "upstream": "citybikes", "path": "/v2/{id}", "parameters": {"id": {"required": true}},
+             "answers": {"4xx": {"data": [{"identifier": "t", "content": {"value": "Unavailable"}}]},
+                         "404": {"ttl": 5, "data": [{"identifier": "t", "content": {"value": {"$bind": "bikes.message", "default": "Gone"}}}]}}}
+            """
+        let result = load(source)
+        let set = try #require(result.screenSet, "\(result.diagnostics.report)")
+        let screen = try #require(set["home"])
+        let call = try #require(try screen.dataPlan.upstreamCalls(query: ["id": "7"]).first)
+        #expect(call.definition.answers == [.init(status: .status(404), ttl: 5), .init(status: .statusClass(4), ttl: 10)])
+        #expect(call.definition.answer(for: 404)?.ttl == 5)
+        #expect(call.definition.answer(for: 410)?.status == .statusClass(4))
+        #expect(call.definition.answer(for: 500) == nil, "an unknown status stays a failure")
+
+        let title = { (plan: DataPlan, values: [String: JSONValue]) in
+            plan.build(values: values, catalog: set.catalog).data.entries.first?.content
+        }
+        #expect(title(screen.dataPlan.answering(["bikes": 404]), ["bikes": JSONValue.null]) == ["value": "Gone"])
+        #expect(title(screen.dataPlan.answering(["bikes": 404]), ["bikes": ["message": "Closed"]]) == ["value": "Closed"])
+        #expect(title(screen.dataPlan.answering(["bikes": 403]), ["bikes": JSONValue.null]) == ["value": "Unavailable"])
+
+        let broken = load(
+            #"{"type": "http", "upstream": "citybikes", "path": "/v2", "answers": {"404": {"data": [{"identifier": "t", "content": {"value": {"$bind": "bike.name"}}}]}}}"#
+        )
+        #expect(
+            broken.diagnostics.filter { $0.severity == .error }.map(\.description).first?.hasPrefix(
+                #"Screens/home.json:1:191: error: sources.bikes.answers["404"].data[0].content.value.$bind: "bike" is not a source of this screen"#
+            ) == true,
+            "\(broken.diagnostics.report)")
     }
 }

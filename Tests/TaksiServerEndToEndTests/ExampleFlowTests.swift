@@ -73,6 +73,19 @@ struct ExampleFlowTests {
         }
     }
 
+    @Test("an unknown restaurant answers the screen's declared empty state: a 200, nothing degraded, the patch's text")
+    func unknownRestaurant() async throws {
+        try await withRunningServer(try Self.application()) { port in
+            let connection = try RawConnection(port: port)
+            let response = try await Self.get(connection, "/screens/restaurants/no-such-place/data", version: "2.1")
+            #expect(response.header("X-Taksi-Degraded") == nil)
+            #expect(response.header("Cache-Control") == "private, max-age=30")
+            let data = try JSONDecoder().decode(InterfaceData.self, from: Data(response.body.utf8))
+            #expect(data.entries.map(\.identifier) == ["name", "cuisine", "rating", "address", "dishes"])
+            #expect(Self.labels(response)["name"] == "This restaurant is not on Eats any more")
+        }
+    }
+
     /// POSTs a form (or JSON) to an action over the connection.
     static func post(
         _ connection: RawConnection, _ path: String, _ body: String, type: String = "application/x-www-form-urlencoded"

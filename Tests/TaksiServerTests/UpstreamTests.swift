@@ -262,6 +262,84 @@ struct UpstreamTests {
         }
     }
 
+    /// A product screen whose source answers 404 (a deleted product) with an empty state.
+    static let productScreens = [
+        "products/{id}.json": """
+        {"name": "products/{id}", "entry": true, "parameters": {"id": {"type": "integer"}},
+         "sources": {"product": {"type": "http", "upstream": "api", "path": "/products/{id}", "ttl": 60,
+           "answers": {"404": {"ttl": 5, "data": [
+             {"identifier": "name", "content": {"value": {"$bind": "product.message", "default": "This product is no longer sold"}}},
+             {"identifier": "notice", "content": {"value": "Browse the shop for others"}}]}}}},
+         "components": [
+           {"name": "label_component", "identifier": "name", "content": {"value": {"$bind": "product.name"}}},
+           {"name": "label_component", "identifier": "price", "content": {"value": {"$template": "{product.price} EUR"}}},
+           {"name": "label_component", "identifier": "notice", "content": {"value": " "}}
+         ]}
+        """
+    ]
+
+    @Test("a status the source answers is its declared empty state: 200, not degraded, no error logged, kept for the answer's ttl")
+    func statusAnswer() async throws {
+        let upstream = try await TestUpstream()
+        let clock = ManualClock()
+        let cache = UpstreamCache(now: { clock.now })
+        let log = LogRecorder()
+        let application = try upstreamApplication(files: Self.productScreens, upstream: upstream, cache: cache, logger: log.logger)
+            .application
+        let get = { (uri: String) in await TestClient.router(application.responder).respond(uri: uri) }
+        upstream.on("/products/1", .json(#"{"name": "Grinder", "price": 249}"#))
+        upstream.on("/products/2", .answer(404, "<html>Not Found</html>"))
+        upstream.on("/products/3", .answer(404, #"{"message": "Sold out for good"}"#))
+        upstream.on("/products/4", .status(500))
+
+        let found = await get("/screens/products/1/data")
+        #expect(
+            found.json == [
+                "interface_data": [
+                    ["identifier": "name", "content": ["value": "Grinder"]], ["identifier": "price", "content": ["value": "249 EUR"]],
+                ]
+            ], "notice is literal: its text is in the skeleton")
+        #expect(found.headers["Cache-Control"] == ["private, max-age=60"])
+
+        let deleted = await get("/screens/products/2/data")
+        #expect(deleted.status == .ok)
+        #expect(
+            deleted.json == [
+                "interface_data": [
+                    ["identifier": "name", "content": ["value": "This product is no longer sold"]],
+                    ["identifier": "notice", "content": ["value": "Browse the shop for others"]],
+                ]
+            ], "price, bound to the answered source and not patched, keeps its placeholder")
+        #expect(deleted.headers["X-Taksi-Degraded"].isEmpty)
+        #expect(deleted.headers["Cache-Control"] == ["private, max-age=5"], "the answer's ttl")
+        #expect(deleted.headers["ETag"].count == 1, "kept and revalidated like any answer")
+        // The answer's bindings read the status's JSON body.
+        #expect(
+            (await get("/screens/products/3/data")).json?["interface_data"]?.arrayValue?.first == [
+                "identifier": "name", "content": ["value": "Sold out for good"],
+            ])
+        #expect(log.lines(atLeast: .warning).isEmpty, "\(log.lines(atLeast: .warning).map(\.message))")
+
+        // Kept for the answer's ttl (5 s), not the source's (60 s).
+        _ = await get("/screens/products/2/data")
+        #expect(upstream.count("/products/2") == 1)
+        clock.advance(by: 6)
+        upstream.on("/products/2", .json(#"{"name": "Kettle", "price": 39.5}"#))
+        _ = await get("/screens/products/2/data")  // stale while one refresh runs
+        await cache.settle()
+        #expect(
+            (await get("/screens/products/2/data")).json?["interface_data"]?.arrayValue?.first == [
+                "identifier": "name", "content": ["value": "Kettle"],
+            ])
+        #expect(upstream.count("/products/2") == 2)
+
+        // A status without an answer stays a failure.
+        let failed = await get("/screens/products/4/data")
+        #expect(failed.headers["X-Taksi-Degraded"] == ["product"])
+        #expect(log.lines(atLeast: .error).map(\.message) == ["upstream failed; its components are degraded"])
+        try await upstream.stop()
+    }
+
     @Test("the cache keeps at most its entries and bytes, dropping the least recently used first")
     func bounded() async {
         let clock = ManualClock()
@@ -271,16 +349,17 @@ struct UpstreamTests {
             clock.advance(by: 1)
             return await cache.value(for: key, policy: policy) { .success(UpstreamValue(value: .string(key), bytes: bytes)) }
         }
-        #expect(await lookup("a") == .fetched("a"))
-        #expect(await lookup("b") == .fetched("b"))
-        #expect(await lookup("a") == .hit("a"))
-        #expect(await lookup("c") == .fetched("c"), "evicts b, the least recently used")
+        func value(_ key: String, bytes: Int = 10) -> UpstreamValue { UpstreamValue(value: .string(key), bytes: bytes) }
+        #expect(await lookup("a") == .fetched(value("a")))
+        #expect(await lookup("b") == .fetched(value("b")))
+        #expect(await lookup("a") == .hit(value("a")))
+        #expect(await lookup("c") == .fetched(value("c")), "evicts b, the least recently used")
         #expect(cache.size == (2, 20))
-        #expect(await lookup("a") == .hit("a"))
-        #expect(await lookup("b") == .fetched("b"))
-        #expect(await lookup("huge", bytes: 500) == .fetched("huge"), "served, but larger than the cache")
-        #expect(await lookup("huge", bytes: 500) == .fetched("huge"))
-        #expect(await lookup("d", bytes: 95) == .fetched("d"))
+        #expect(await lookup("a") == .hit(value("a")))
+        #expect(await lookup("b") == .fetched(value("b")))
+        #expect(await lookup("huge", bytes: 500) == .fetched(value("huge", bytes: 500)), "served, but larger than the cache")
+        #expect(await lookup("huge", bytes: 500) == .fetched(value("huge", bytes: 500)))
+        #expect(await lookup("d", bytes: 95) == .fetched(value("d", bytes: 95)))
         #expect(cache.size == (1, 95), "bytes bound too")
     }
 }

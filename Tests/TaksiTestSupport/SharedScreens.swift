@@ -1,5 +1,5 @@
 package import Foundation
-import Logging
+package import Logging
 package import TaksiScreens
 package import TaksiServer
 
@@ -120,7 +120,7 @@ package enum SharedScreens {
 /// bound to port 0 on loopback.
 package func upstreamApplication(
     files: [String: String], upstream: TestUpstream, cache: UpstreamCache? = nil,
-    idempotency: IdempotencyStore.Limits = IdempotencyStore.Limits()
+    idempotency: IdempotencyStore.Limits = IdempotencyStore.Limits(), logger: Logger = Logger(label: "test")
 ) throws -> (application: Application, screenSet: ScreenSet) {
     let load = ScreenSetLoader.load(files: files.mapValues { Array($0.utf8) }, upstreams: ["api"])
     guard let screenSet = load.screenSet else { throw FixtureError.invalidScreens(load.diagnostics.report) }
@@ -128,7 +128,7 @@ package func upstreamApplication(
     configuration.upstreams = ["api": upstream.baseURL]
     configuration.idempotencyWindow = idempotency.window
     configuration.idempotencyMaxBytes = idempotency.maxBytes
-    let application = buildApplication(configuration: configuration, screenSet: screenSet, logger: Logger(label: "test"), cache: cache)
+    let application = buildApplication(configuration: configuration, screenSet: screenSet, logger: logger, cache: cache)
     return (application, screenSet)
 }
 

@@ -36,6 +36,7 @@ struct HTTPSourceReader {
         var source = HTTPSource(upstream: upstream, path: pathParts, query: query, parameters: parameters, forwardedHeaders: headers)
         readLimits(into: &source, &reader)
         source.fallback = member("fallback")?.value
+        if inputs == nil { source.answers = readAnswers(&reader) }
         return valid ? source : nil
     }
 
@@ -214,6 +215,50 @@ struct HTTPSourceReader {
                 valid = false
             }
         }
+    }
+
+    /// The statuses the source answers, with how long each answer is kept; their `data` is
+    /// compiled with the screen's components (``ScreenCompiler/readSourceAnswers(_:at:components:)``).
+    private mutating func readAnswers(_ reader: inout DefinitionReader) -> [HTTPSource.StatusAnswer] {
+        guard let answersNode = member("answers") else { return [] }
+        let answersPath = path.appending("answers")
+        guard let answerMembers = answersNode.members else {
+            reader.report(
+                .wrongType, at: answersNode, path: answersPath,
+                "answers must be an object of statuses and their answers, like {\"404\": {data: [...]}}")
+            valid = false
+            return []
+        }
+        var answers: [HTTPSource.StatusAnswer] = []
+        for answerMember in answerMembers {
+            let answerPath = answersPath.appending(answerMember.key)
+            guard let status = HTTPSource.StatusMatch(key: answerMember.key) else {
+                reader.report(
+                    .invalidSource, offset: answerMember.keyOffset, path: answerPath,
+                    "\"\(answerMember.key)\" is not a status a source answers: write one from 400 to 599 (like \"404\", quoted in YAML) or a class, 4xx or 5xx; a 2xx is the source's value, and a timeout or a refused connection stays a failure (see fallback)"
+                )
+                valid = false
+                continue
+            }
+            guard let members = reader.object(answerMember.value, at: answerPath, what: "an answer", allowed: HTTPSource.StatusAnswer.keys)
+            else {
+                valid = false
+                continue
+            }
+            var ttl = HTTPSource.StatusAnswer.defaultTTL
+            if let ttlNode = members.first(where: { $0.key == "ttl" })?.value {
+                if case .number(let value) = ttlNode.value, (0...86_400).contains(value) {
+                    ttl = value
+                } else {
+                    reader.report(
+                        .invalidSource, at: ttlNode, path: answerPath.appending("ttl"),
+                        "ttl is a number of seconds from 0 to 86400 (default \(Int(HTTPSource.StatusAnswer.defaultTTL)))")
+                    valid = false
+                }
+            }
+            answers.append(HTTPSource.StatusAnswer(status: status, ttl: ttl))
+        }
+        return answers.sorted { $0.status < $1.status }
     }
 
     private mutating func seconds(_ key: String, _ range: ClosedRange<Double>, _ reader: inout DefinitionReader) -> Double? {

@@ -196,30 +196,9 @@ extension ScreenCompiler {
         }
         var entries: [DataPlan.Entry] = []
         if let dataNode = member("data") {
-            let dataPath = path.appending("data")
-            if let elements = dataNode.elements {
-                var seen: [String: JSONPath] = [:]
-                for (index, element) in elements.enumerated() {
-                    let entryPath = dataPath.appending(index)
-                    guard let entry = readPatchEntry(element, at: entryPath, components: components) else {
-                        valid = false
-                        continue
-                    }
-                    if let first = seen[entry.identifier] {
-                        reader.report(
-                            .duplicateIdentifier, at: element["identifier"] ?? element, path: entryPath.appending("identifier"),
-                            "\"\(entry.identifier)\" is already patched at \(first); one entry per component"
-                        )
-                        valid = false
-                    }
-                    seen[entry.identifier] = entryPath
-                    entries.append(entry)
-                }
+            if let patch = readPatch(dataNode, at: path.appending("data"), components: components) {
+                entries = patch
             } else {
-                reader.report(
-                    .wrongType, at: dataNode, path: dataPath,
-                    "data must be a list of entries, like [{identifier: error, content: {value: Try again}}]"
-                )
                 valid = false
             }
         }
@@ -229,6 +208,38 @@ extension ScreenCompiler {
             if then == nil { valid = false }
         }
         return valid ? ScreenAction.Answer(status: status, patch: DataPlan(sources: [:], entries: entries), then: then) : nil
+    }
+
+    /// A patch's entries (an action's or a source's answer): each names a dynamic component of
+    /// the screen once, with values that fit its fields; nil when one does not.
+    mutating func readPatch(_ dataNode: JSONNode, at dataPath: JSONPath, components: [Component]) -> [DataPlan.Entry]? {
+        guard let elements = dataNode.elements else {
+            reader.report(
+                .wrongType, at: dataNode, path: dataPath,
+                "data must be a list of entries, like [{identifier: error, content: {value: Try again}}]"
+            )
+            return nil
+        }
+        var valid = true
+        var entries: [DataPlan.Entry] = []
+        var seen: [String: JSONPath] = [:]
+        for (index, element) in elements.enumerated() {
+            let entryPath = dataPath.appending(index)
+            guard let entry = readPatchEntry(element, at: entryPath, components: components) else {
+                valid = false
+                continue
+            }
+            if let first = seen[entry.identifier] {
+                reader.report(
+                    .duplicateIdentifier, at: element["identifier"] ?? element, path: entryPath.appending("identifier"),
+                    "\"\(entry.identifier)\" is already patched at \(first); one entry per component"
+                )
+                valid = false
+            }
+            seen[entry.identifier] = entryPath
+            entries.append(entry)
+        }
+        return valid ? entries : nil
     }
 
     /// One entry of a patch: a dynamic component of the screen and values for its dynamic fields,

@@ -103,10 +103,13 @@ struct ScreenCompiler {
         let (components, entries, componentIndices) = compileComponents(componentNodes, at: componentsPath, usesFragments: usesFragments)
 
         let actions = member("actions").map { readActions($0, at: path.appending("actions"), components: components) } ?? []
+        let answers = member("sources").map { readSourceAnswers($0, at: path.appending("sources"), components: components) } ?? [:]
 
         warnUnusedSources(root)
         checkVersions(componentNodes, at: componentsPath)
-        let plan = DataPlan(sources: sourceTable.declared.filter { sourceTable.used.contains($0.key) }, entries: entries)
+        let plan = DataPlan(
+            sources: sourceTable.declared.filter { sourceTable.used.contains($0.key) }, entries: entries,
+            answers: answers.filter { sourceTable.used.contains($0.key) })
         let staticData =
             plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
         checkFixtureVersions(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath)

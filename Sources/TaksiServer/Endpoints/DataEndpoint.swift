@@ -106,20 +106,23 @@ struct DataEndpoint: Sendable {
         _ key: DataMemo.Key, fresh: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)], headers: HTTPHeaders, request: Request
     ) -> HTTPResponse {
         memoized(key.with(upstream: fresh.map { ($0.key, $0.fresh.generation) }), headers: headers) {
-            render(request, lookups: fresh.map { ($0.call, .hit($0.fresh.value)) })
+            render(request, lookups: fresh.map { ($0.call, .hit($0.fresh.found)) })
         }
     }
 
     /// Maps the values and the upstream lookups into entries, with the response's headers: a
     /// source that failed falls back or leaves its components out, and is named in
-    /// `X-Taksi-Degraded`. Synchronous, so it runs on the event loop when no value is awaited.
+    /// `X-Taksi-Degraded`; one that answered a status it declares gives way to that answer's
+    /// patch. Synchronous, so it runs on the event loop when no value is awaited.
     func render(_ request: Request, lookups: [(UpstreamCall, UpstreamCache.Lookup)]) -> Rendered {
         var values = request.values
         var degraded: [String] = []
         var unavailable: Set<String> = []
+        var answered: [String: Int] = [:]
         for (call, lookup) in lookups {
-            if let value = lookup.value {
-                values[call.source] = value
+            if let found = lookup.found {
+                values[call.source] = found.value
+                if let status = found.answered { answered[call.source] = status }
                 continue
             }
             degraded.append(call.source)
@@ -129,7 +132,8 @@ struct DataEndpoint: Sendable {
                 unavailable.insert(call.source)
             }
         }
-        let (body, problems) = request.screen.dataPlan.render(values: values, catalog: request.catalog, unavailable: unavailable)
+        let plan = answered.isEmpty ? request.screen.dataPlan : request.screen.dataPlan.answering(answered)
+        let (body, problems) = plan.render(values: values, catalog: request.catalog, unavailable: unavailable)
         logger.dataProblems(problems, in: request.screen)
         // An upstream that answered, but not in the shape the screen binds, degrades too: what it
         // should have filled was left out.
@@ -148,7 +152,8 @@ struct DataEndpoint: Sendable {
         if request.calls.isEmpty {
             headers.append(("Cache-Control", ServedScreenSet.dataCacheControl))
         } else if degraded.isEmpty {
-            let ttl = request.calls.map(\.definition.ttl).min() ?? 0
+            // An answered status is kept for its answer's ttl, which is usually shorter.
+            let ttl = lookups.map { $0.1.found?.ttl ?? $0.0.definition.ttl }.min() ?? 0
             headers.append(("Cache-Control", "private, max-age=\(Int(ttl))"))
         } else {
             headers.append(("Cache-Control", "private, no-store"))

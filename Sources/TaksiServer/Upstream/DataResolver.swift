@@ -86,7 +86,7 @@ public struct DataResolver: Sendable {
             let result = await client.fetch(call, headers: forwarded)
             let outcome: String =
                 switch result {
-                case .success: "ok"
+                case .success(let value): value.answered == nil ? "ok" : "answered"
                 case .failure(let failure): failure.code
                 }
             Counter(label: "taksi_upstream_requests_total", dimensions: dimensions + [("result", outcome)], factory: metrics).increment()
@@ -108,6 +108,10 @@ public struct DataResolver: Sendable {
             "screen": .string(screen.name), "source": .string(call.source), "upstream": .string(call.definition.upstream),
         ]
         switch lookup {
+        case .fetched(let found) where found.answered != nil:
+            // A status the source declares an answer for is the upstream's word, not a failure.
+            logger.debug(
+                "upstream answered a status the source answers", metadata: where_.merging(["status": "\(found.answered ?? 0)"]) { $1 })
         case .failed(let failure):
             logger.error(
                 "upstream failed; its components are degraded", metadata: where_.merging(["cause": .string(failure.description)]) { $1 })

@@ -7,10 +7,17 @@ public struct UpstreamValue: Sendable, Equatable {
     public var value: JSONValue
     /// The size of the body it was parsed from, charged against the cache's byte limit.
     public var bytes: Int
+    /// The status, when it is one the source answers (``HTTPSource/StatusAnswer``), not a 2xx;
+    /// `value` is then its body when that is JSON, else null.
+    public var answered: Int?
+    /// Seconds it stays fresh, when not the source's `ttl` (an answer's own).
+    public var ttl: Double?
 
-    public init(value: JSONValue, bytes: Int) {
+    public init(value: JSONValue, bytes: Int, answered: Int? = nil, ttl: Double? = nil) {
         self.value = value
         self.bytes = bytes
+        self.answered = answered
+        self.ttl = ttl
     }
 }
 
@@ -43,29 +50,33 @@ public final class UpstreamCache: Sendable {
     /// Where a lookup's value came from.
     public enum Lookup: Sendable, Equatable {
         /// Cached and fresh.
-        case hit(JSONValue)
+        case hit(UpstreamValue)
         /// Just fetched (this request's call, or one it joined).
-        case fetched(JSONValue)
+        case fetched(UpstreamValue)
         /// Expired but within stale-while-revalidate; a refresh is running.
-        case stale(JSONValue)
+        case stale(UpstreamValue)
         /// The call failed; a stale value within stale-if-error stands in.
-        case staleOnError(JSONValue, UpstreamFailure)
+        case staleOnError(UpstreamValue, UpstreamFailure)
         /// The call failed and nothing may stand in.
         case failed(UpstreamFailure)
 
-        /// The value to use, if any.
-        public var value: JSONValue? {
+        /// What was found, if anything.
+        public var found: UpstreamValue? {
             switch self {
-            case .hit(let value), .fetched(let value), .stale(let value), .staleOnError(let value, _): value
+            case .hit(let found), .fetched(let found), .stale(let found), .staleOnError(let found, _): found
             case .failed: nil
             }
         }
+
+        /// The value to use, if any.
+        public var value: JSONValue? { found?.value }
     }
 
     /// A fresh cached value and the generation that names it.
     public struct Fresh: Sendable {
-        public var value: JSONValue
+        public var found: UpstreamValue
         public var generation: UInt64
+        public var value: JSONValue { found.value }
     }
 
     public typealias Fetch = @Sendable () async -> Result<UpstreamValue, UpstreamFailure>
@@ -114,10 +125,10 @@ public final class UpstreamCache: Sendable {
     public func freshValue(for key: String, ttl: Double) -> Fresh? {
         let time = now()
         return state.withLockedValue { state in
-            guard var entry = state.entries[key], time - entry.fetchedAt < ttl else { return nil }
+            guard var entry = state.entries[key], time - entry.fetchedAt < entry.value.ttl ?? ttl else { return nil }
             entry.lastUsed = time
             state.entries[key] = entry
-            return Fresh(value: entry.value.value, generation: entry.generation)
+            return Fresh(found: entry.value, generation: entry.generation)
         }
     }
 
@@ -133,10 +144,11 @@ public final class UpstreamCache: Sendable {
                 entry.lastUsed = time
                 state.entries[key] = entry
                 let age = time - entry.fetchedAt
-                if age < policy.ttl { return .answer(.hit(entry.value.value)) }
-                if age < policy.ttl + policy.staleWhileRevalidate {
+                let ttl = entry.value.ttl ?? policy.ttl
+                if age < ttl { return .answer(.hit(entry.value)) }
+                if age < ttl + policy.staleWhileRevalidate {
                     if state.inFlight[key] == nil { _ = start(key, fetch, in: &state) }
-                    return .answer(.stale(entry.value.value))
+                    return .answer(.stale(entry.value))
                 }
             }
             return .wait(state.inFlight[key] ?? start(key, fetch, in: &state))
@@ -148,11 +160,11 @@ public final class UpstreamCache: Sendable {
         }
         switch await call.value {
         case .success(let fetched):
-            return .fetched(fetched.value)
+            return .fetched(fetched)
         case .failure(let failure):
             let time = now()
             let stale = state.withLockedValue { state in
-                state.entries[key].flatMap { time - $0.fetchedAt < policy.ttl + policy.staleIfError ? $0.value.value : nil }
+                state.entries[key].flatMap { time - $0.fetchedAt < ($0.value.ttl ?? policy.ttl) + policy.staleIfError ? $0.value : nil }
             }
             if let stale { return .staleOnError(stale, failure) }
             return .failed(failure)

@@ -102,7 +102,12 @@ public struct UpstreamClient: Sendable {
     public func fetch(_ call: UpstreamCall, headers: [(String, String)]) async -> Result<UpstreamValue, UpstreamFailure> {
         guard let base = bases[call.definition.upstream] else { return .failure(.notConfigured(call.definition.upstream)) }
         if base.hasPrefix("file:") {
-            return readFile(directory: String(base.dropFirst("file:".count)), call: call)
+            let result = readFile(directory: String(base.dropFirst("file:".count)), call: call)
+            // A missing file is the offline upstream's 404, which the source may answer.
+            if case .failure(.status(let code)) = result, let answer = call.definition.answer(for: Int(code)) {
+                return .success(UpstreamValue(value: .null, bytes: 0, answered: Int(code), ttl: answer.ttl))
+            }
+            return result
         }
         let maxBytes = call.definition.maxBytes
         return await exchange(
@@ -120,6 +125,14 @@ public struct UpstreamClient: Sendable {
                 return .follow(next)
             }
             guard (200..<300).contains(status) else {
+                if let answer = call.definition.answer(for: Int(status)) {
+                    return .done(
+                        try await Self.body(of: response, maxBytes: maxBytes).map { bytes in
+                            // Its body is the source's value when it is JSON (an API's own error), else null.
+                            let value = try? JSONParser.parse(bytes).value
+                            return UpstreamValue(value: value ?? .null, bytes: bytes.count, answered: Int(status), ttl: answer.ttl)
+                        })
+                }
                 _ = try? await response.body.collect(upTo: 64 << 10)
                 return .done(.failure(.status(status)))
             }
