@@ -81,12 +81,40 @@ public indirect enum ContentExpression: Sendable, Hashable {
     public enum TemplatePart: Sendable, Hashable {
         case text(String)
         case value(ValuePath)
+        /// A value written in a format of the response's locale: `{shop.price | currency EUR}`.
+        case formatted(ValuePath, ValueFormat)
+
+        /// The path of the value it splices in, if any.
+        var path: ValuePath? {
+            switch self {
+            case .text: nil
+            case .value(let path), .formatted(let path, _): path
+            }
+        }
     }
 
     /// Whether the expression is plain JSON, with no binding in it.
     public var isLiteral: Bool {
         if case .literal = self { return true }
         return false
+    }
+
+    /// Whether the value depends on the moment it is made (a `| relative` time): then the data
+    /// is made for each request, never computed at load or kept.
+    public var dependsOnTime: Bool {
+        func timed(_ parts: [TemplatePart]) -> Bool {
+            parts.contains { if case .formatted(_, let format) = $0 { format.dependsOnTime } else { false } }
+        }
+        switch self {
+        case .literal, .bind, .target: return false
+        case .object(let members): return members.values.contains { $0.dependsOnTime }
+        case .array(let elements): return elements.contains { $0.dependsOnTime }
+        case .template(let parts, _): return timed(parts)
+        case .localized(let forms, _, _): return forms.values.contains(where: timed)
+        case .each(_, _, let template, _): return template.dependsOnTime
+        case .when(let branches, let otherwise):
+            return branches.contains { $0.value.dependsOnTime } || otherwise?.dependsOnTime == true
+        }
     }
 
     /// The names of the data sources the expression reads (loop variables excluded).
@@ -97,11 +125,9 @@ public indirect enum ContentExpression: Sendable, Hashable {
         case .array(let elements): elements.reduce(into: []) { $0.formUnion($1.sourceNames) }
         case .bind(let path, _): [path.root]
         case .template(let parts, _), .target(let parts):
-            Set(parts.compactMap { if case .value(let path) = $0 { path.root } else { nil } })
+            Set(parts.compactMap { $0.path?.root })
         case .localized(let forms, let count, _):
-            Set(
-                forms.values.flatMap { $0.compactMap { if case .value(let path) = $0 { path.root } else { nil } } }
-                    + [count?.root].compactMap { $0 })
+            Set(forms.values.flatMap { $0.compactMap { $0.path?.root } } + [count?.root].compactMap { $0 })
         case .each(let path, let variable, let template, _):
             template.sourceNames.subtracting([variable]).union([path.root])
         case .when(let branches, let otherwise):
@@ -193,8 +219,8 @@ extension ContentExpression {
             switch part {
             case .text(let literal):
                 text += literal
-            case .value(let path):
-                switch self.text(at: path, in: values, cannot: "be spliced into text") {
+            case .value, .formatted:
+                switch self.text(of: part, in: values) {
                 case .success(let piece):
                     text += piece
                 case .failure(let failure):
@@ -266,8 +292,8 @@ extension ContentExpression {
             switch part {
             case .text(let literal):
                 text += literal
-            case .value(let path):
-                switch Self.text(at: path, in: values, cannot: "be spliced into text", number: rules.format) {
+            case .value, .formatted:
+                switch Self.text(of: part, in: values, number: rules.format) {
                 case .success(let piece): text += piece
                 case .failure(let failure):
                     return Evaluation(value: nil, problems: [failure.message], shapeFaults: failure.isShapeFault ? [failure.message] : [])
@@ -283,7 +309,8 @@ extension ContentExpression {
             switch part {
             case .text(let literal):
                 text += literal
-            case .value(let path):
+            // A target's values are segments as they are (the compiler refuses a format there).
+            case .value(let path), .formatted(let path, _):
                 let problem: String
                 switch Self.text(at: path, in: values, cannot: "fill a path segment") {
                 case .success(let segment):
@@ -324,6 +351,28 @@ extension ContentExpression {
             )
         case .failure(let failure):
             .failure(failure)
+        }
+    }
+
+    /// The text a part of a `$template` or a message gives: its value as ``text(at:in:cannot:number:)``
+    /// says, or written in its format (a value that does not fit the format is a shape fault).
+    private static func text(
+        of part: TemplatePart, in values: [String: JSONValue], number: ((Double) -> String)? = nil
+    )
+        -> Result<String, LookupFailure>
+    {
+        switch part {
+        case .text(let text): return .success(text)
+        case .value(let path): return text(at: path, in: values, cannot: "be spliced into text", number: number)
+        case .formatted(let path, let format):
+            switch resolve(path, in: values) {
+            case .success(let value):
+                return format.format(value).mapError {
+                    LookupFailure(message: "\(path) cannot be written as | \(format): \($0.message)", isShapeFault: true)
+                }
+            case .failure(let failure):
+                return .failure(failure)
+            }
         }
     }
 

@@ -66,8 +66,15 @@ public struct DataPlan: Sendable {
         return plan
     }
 
-    /// Whether every source is known at load time, so the data can be computed once.
-    public var isStatic: Bool { sources.values.allSatisfy(\.isStatic) }
+    /// Whether every source is known at load time and nothing depends on the moment, so the
+    /// data can be computed once.
+    public var isStatic: Bool { sources.values.allSatisfy(\.isStatic) && !dependsOnTime }
+
+    /// Whether a value depends on the moment it is made (``ContentExpression/dependsOnTime``).
+    public var dependsOnTime: Bool {
+        let entries = entries + answers.values.flatMap { $0.values.flatMap { $0 } }
+        return entries.contains { $0.fields.values.contains(where: \.dependsOnTime) }
+    }
 
     /// Why a value was left out of a data response, for logs (and load-time errors for static plans).
     public struct Problem: Sendable, Equatable, CustomStringConvertible {

@@ -58,7 +58,7 @@ extension DataPlan.Entry {
     ///   - sources: the plan's sources, by name.
     ///   - staticValues: the fixture sources' values.
     func template(sources: [String: SourceDefinition], staticValues: [String: JSONValue], catalog: ComponentCatalog) -> EntryTemplate? {
-        guard let schema = catalog.schema(named: componentName) else { return nil }
+        guard let schema = catalog.schema(named: componentName), !fields.values.contains(where: \.dependsOnTime) else { return nil }
         let requestSources = Set(
             sources.compactMap { name, source -> String? in
                 switch source {

@@ -81,8 +81,28 @@ struct ExampleFlowTests {
             #expect(response.header("X-Taksi-Degraded") == nil)
             #expect(response.header("Cache-Control") == "private, max-age=30")
             let data = try JSONDecoder().decode(InterfaceData.self, from: Data(response.body.utf8))
-            #expect(data.entries.map(\.identifier) == ["name", "cuisine", "rating", "address", "dishes"])
+            #expect(data.entries.map(\.identifier) == ["name", "cuisine", "rating", "badge", "address", "dishes"])
             #expect(Self.labels(response)["name"] == "This restaurant is not on Eats any more")
+        }
+    }
+
+    @Test("a restaurant's rating is written the locale's way, and its badge chosen by comparing it")
+    func formattedAndConditional() async throws {
+        try await withRunningServer(try Self.application()) { port in
+            let connection = try RawConnection(port: port)
+            func labels(_ id: String, _ language: String) async throws -> [String: String] {
+                connection.send("GET /screens/restaurants/\(id)/data HTTP/1.1\r\nHost: localhost\r\nAccept-Language: \(language)\r\n\r\n")
+                let response = try #require(await connection.receiveOffPool(1).first)
+                #expect(response.header("Vary")?.contains("Accept-Language") == true)
+                return Self.labels(response)
+            }
+            let english = try await labels("la-table", "en")
+            #expect(english["rating"] == "★ 4.9")
+            #expect(english["badge"] == "Top rated")
+            #expect(try await labels("la-table", "pt-BR")["rating"] == "★ 4,9")
+            let other = try await labels("burger-lab", "pt")
+            #expect(other["rating"] == "★ 4,2")
+            #expect(other["badge"] == " ")
         }
     }
 

@@ -233,17 +233,43 @@ extension ScreenCompiler {
             case .text(let literal):
                 parts.append(.text(literal))
             case .reference(let reference):
-                guard let valuePath = ValuePath(parsing: reference.trimmingSpaces) else {
+                let (pathText, formatText) = Self.splitFormat(reference)
+                guard let valuePath = ValuePath(parsing: pathText.trimmingSpaces) else {
                     reader.report(
                         .invalidBinding, at: node, path: path,
-                        "{\(reference)} in the template is not a binding path; write {source.key}"
+                        "{\(reference)} in the template is not a binding path; write {source.key}, or {source.key | format} to format it"
                     )
                     return nil
                 }
                 guard checkRoot(valuePath, node: node, at: path, scope: scope) else { return nil }
-                parts.append(.value(valuePath))
+                if let formatText {
+                    guard let format = readFormat(formatText, node: node, at: path) else { return nil }
+                    parts.append(.formatted(valuePath, format))
+                } else {
+                    parts.append(.value(valuePath))
+                }
             }
         }
         return parts
+    }
+
+    /// A reference's path and, after a `|`, its format: `shop.price | currency EUR`.
+    static func splitFormat(_ reference: String) -> (path: String, format: String?) {
+        guard let bar = reference.firstIndex(of: "|") else { return (reference, nil) }
+        return (String(reference[..<bar]), String(reference[reference.index(after: bar)...]).trimmingSpaces)
+    }
+
+    /// A format of the locale this compilation is for (the default locale, or English without
+    /// string tables); nil when it is not one (reported).
+    mutating func readFormat(_ text: String, node: JSONNode, at path: JSONPath) -> ValueFormat? {
+        let tag = locale.map { localization?.formattingLocale(for: $0) ?? $0 } ?? "en"
+        switch ValueFormat.parse(text, locale: tag) {
+        case .success(let format):
+            formatsUsed = true
+            return format
+        case .failure(let error):
+            reader.report(.invalidBinding, at: node, path: path, "| \(text): \(error.message)")
+            return nil
+        }
     }
 }

@@ -137,6 +137,12 @@ extension ScreenCompiler {
             case .value(let value):
                 shape.append(.value)
                 values.append(value)
+            case .formatted(_, let format):
+                reader.report(
+                    .brokenNavigation, at: node, path: path,
+                    "in navigation target \"\(text)\", a value is one path segment as it is; remove \"| \(format)\" (formats are for text people read)"
+                )
+                return nil
             }
         }
         return (shape, values)

@@ -40,6 +40,9 @@ struct ScreenCompiler {
     let locale: String?
     /// The message ids `$text` used.
     var textsUsed: Set<String> = []
+    /// Whether a value is written in a format of the locale (`| currency EUR`): then the screen
+    /// is compiled in every locale, as one with `$text` is.
+    var formatsUsed = false
     /// The components after fragments were expanded (set by ``compile(_:)``), for what reads the
     /// screen's components outside the compiler.
     private(set) var expandedComponents: [JSONNode]?

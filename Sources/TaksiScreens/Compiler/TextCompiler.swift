@@ -9,6 +9,7 @@ extension ScreenCompiler {
         let expression = text.compile(node, as: type, at: path, scope: scope)
         reader = text.reader
         textsUsed.formUnion(text.textsUsed)
+        formatsUsed = formatsUsed || text.formatsUsed
         sourceTable.merge(usesFrom: text.sources)
         return expression
     }
@@ -29,6 +30,8 @@ struct TextCompiler {
     private(set) var sources: SourceTable
     /// The message ids used.
     private(set) var textsUsed: Set<String> = []
+    /// Whether an argument is written in a format (`| currency EUR`).
+    private(set) var formatsUsed = false
 
     init(reader: DefinitionReader, localization: Localization?, locale: String?, sources: SourceTable) {
         self.reader = reader
@@ -114,12 +117,27 @@ struct TextCompiler {
                     continue
                 }
                 switch argument.value.value {
-                case .string:
-                    guard let valuePath = readValuePath(argument.value, at: argumentPath, scope: scope) else {
+                case .string(let text):
+                    // `shop.price | currency EUR`: a path, and a format of this locale.
+                    let (pathText, formatText) = ScreenCompiler.splitFormat(text)
+                    let pathNode =
+                        formatText == nil ? argument.value : JSONNode(.string(pathText.trimmingSpaces), offset: argument.value.offset)
+                    guard let valuePath = readValuePath(pathNode, at: argumentPath, scope: scope) else {
                         valid = false
                         continue
                     }
-                    arguments[argument.key] = .value(valuePath)
+                    guard let formatText else {
+                        arguments[argument.key] = .value(valuePath)
+                        continue
+                    }
+                    switch ValueFormat.parse(formatText, locale: localization?.formattingLocale(for: locale ?? "") ?? "en") {
+                    case .success(let format):
+                        arguments[argument.key] = .formatted(valuePath, format)
+                        formatsUsed = true
+                    case .failure(let error):
+                        reader.report(.invalidText, at: argument.value, path: argumentPath, "| \(formatText): \(error.message)")
+                        valid = false
+                    }
                 case .number(let number):
                     arguments[argument.key] = .text(rules.format(number))
                     if argument.key == LocalizedMessage.countPlaceholder { literalCount = number }

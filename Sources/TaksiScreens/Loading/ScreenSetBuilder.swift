@@ -369,7 +369,9 @@ struct ScreenSetBuilder {
     ) -> CompiledScreen? {
         var compiled = compiler.compile(screen.node)
         files.diagnostics += compiler.reader.diagnostics
-        guard compiled != nil, let localization = context.localization, !compiler.textsUsed.isEmpty else { return compiled }
+        guard compiled != nil, let localization = context.localization, !compiler.textsUsed.isEmpty || compiler.formatsUsed else {
+            return compiled
+        }
         compiled?.locale = localization.defaultLocale
         for locale in localization.locales where locale != localization.defaultLocale {
             var translation = makeCompiler(for: screen.file, pattern: pattern, context: context, locale: locale)

@@ -125,7 +125,13 @@ public struct Localization: Sendable {
 
     /// The rules the locale's messages follow (the pseudo-locale follows the default's).
     func rules(for locale: String) -> LanguageRules {
-        LanguageRules(tag: locale == pseudoLocale ? defaultLocale : locale)
+        LanguageRules(tag: formattingLocale(for: locale))
+    }
+
+    /// The locale whose CLDR data writes numbers and dates for `locale`: itself, or the default
+    /// locale's for the pseudo-locale.
+    public func formattingLocale(for locale: String) -> String {
+        locale == pseudoLocale ? defaultLocale : locale
     }
 
     /// A pseudo-localized message: accented letters and 40% more length, in brackets, so text the

@@ -31,6 +31,8 @@ struct DataEndpoint: Sendable {
         var calls: [UpstreamCall]
         /// The request headers, for the allow-listed ones each call forwards.
         var requestHeaders: HTTPHeaders
+        /// Whether the data depends on the moment (a relative time): never kept, and short-lived in caches.
+        var dependsOnTime = false
     }
 
     /// A data response rendered: its body, its headers, and whether a source was degraded (then
@@ -79,11 +81,12 @@ struct DataEndpoint: Sendable {
         func request() -> Request {
             Request(
                 screen: screen, catalog: catalog, headers: variant.headers,
-                values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls, requestHeaders: headers
+                values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls, requestHeaders: headers,
+                dependsOnTime: variant.dataDependsOnTime
             )
         }
         guard !calls.isEmpty else {
-            return .ready(memoized(key, headers: headers) { render(request(), lookups: []) })
+            return .ready(memoized(key, headers: headers, keep: !variant.dataDependsOnTime) { render(request(), lookups: []) })
         }
         guard let resolver else { throw .upstreamsUnavailable }
         if let fresh = resolver.freshValues(of: calls, requestHeaders: headers) {
@@ -105,7 +108,7 @@ struct DataEndpoint: Sendable {
     private func memoized(
         _ key: DataMemo.Key, fresh: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)], headers: HTTPHeaders, request: Request
     ) -> HTTPResponse {
-        memoized(key.with(upstream: fresh.map { ($0.key, $0.fresh.generation) }), headers: headers) {
+        memoized(key.with(upstream: fresh.map { ($0.key, $0.fresh.generation) }), headers: headers, keep: !request.dependsOnTime) {
             render(request, lookups: fresh.map { ($0.call, .hit($0.fresh.found)) })
         }
     }
@@ -152,8 +155,9 @@ struct DataEndpoint: Sendable {
         if request.calls.isEmpty {
             headers.append(("Cache-Control", ServedScreenSet.dataCacheControl))
         } else if degraded.isEmpty {
-            // An answered status is kept for its answer's ttl, which is usually shorter.
-            let ttl = lookups.map { $0.1.found?.ttl ?? $0.0.definition.ttl }.min() ?? 0
+            // An answered status is kept for its answer's ttl, which is usually shorter; "3 minutes
+            // ago" is true for a minute at most.
+            let ttl = (lookups.map { $0.1.found?.ttl ?? $0.0.definition.ttl } + (request.dependsOnTime ? [60] : [])).min() ?? 0
             headers.append(("Cache-Control", "private, max-age=\(Int(ttl))"))
         } else {
             headers.append(("Cache-Control", "private, no-store"))
@@ -165,8 +169,9 @@ struct DataEndpoint: Sendable {
 
     /// The response kept for these inputs (``DataMemo``), or the one `render` makes, kept unless
     /// it is degraded; with no memo, `render`'s as it is.
-    private func memoized(_ key: DataMemo.Key, headers: HTTPHeaders, render: () -> Rendered) -> HTTPResponse {
-        guard let memo, memo.isEnabled else { return Self.validated(render(), request: headers) }
+    /// - Parameter keep: false for data that depends on the moment, which is rendered every time.
+    private func memoized(_ key: DataMemo.Key, headers: HTTPHeaders, keep: Bool, render: () -> Rendered) -> HTTPResponse {
+        guard keep, let memo, memo.isEnabled else { return Self.validated(render(), request: headers) }
         let text = key.text
         if let kept = memo.entry(for: text) { return kept.response(to: headers) }
         let rendered = render()

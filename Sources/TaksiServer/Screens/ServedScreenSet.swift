@@ -55,8 +55,9 @@ public final class ServedScreenSet: Sendable {
         private let metrics: any MetricsFactory
         /// Starts the ``DataMemo`` keys of this variant: unique to this object, so a response kept
         /// for a variant of an earlier screen set is never served for one of a later set.
-        /// What sets this variant's ``DataMemo`` keys apart from every other variant's, in this set or another.
         let memoKeyPrefix: String
+        /// Whether its data depends on the moment (a relative time): then it is never kept.
+        let dataDependsOnTime: Bool
         private static let created = ManagedAtomic<Int>(0)
         private let counters = ManagedAtomicLazyReference<Counters>()
 
@@ -86,6 +87,7 @@ public final class ServedScreenSet: Sendable {
             self.staticData = staticData
             self.metrics = metrics
             self.memoKeyPrefix = String(Self.created.wrappingIncrementThenLoad(ordering: .relaxed)) + "\u{0}"
+            self.dataDependsOnTime = compiled.dataPlan.dependsOnTime
         }
 
         /// Made on first use, without a lock: registering two labelled series per variant at load
