@@ -51,16 +51,20 @@ def steps(text):
             skip = True
         elif FILE.match(line.strip()):
             pending_file = FILE.match(line.strip()).groups()
-        elif line.startswith("```"):
-            fence, start = line[: len(line) - len(line.lstrip("`"))], index
+        elif line.lstrip(" ").startswith("```"):
+            # A block may be indented, inside a list item: its lines lose that indentation.
+            opening = line.lstrip(" ")
+            indent = len(line) - len(opening)
+            fence, start = opening[: len(opening) - len(opening.lstrip("`"))], index
             body = []
             index += 1
-            while index < len(lines) and not lines[index].startswith(fence):
-                body.append(lines[index])
+            while index < len(lines) and not lines[index].lstrip(" ").startswith(fence):
+                row = lines[index]
+                body.append(row[min(indent, len(row) - len(row.lstrip(" "))):])
                 index += 1
             if pending_file:
                 found.append((pending_file[0], start + 1, pending_file[1].split(), "\n".join(body) + "\n"))
-            elif line.startswith("```console") and not skip:
+            elif opening.startswith("```console") and not skip:
                 found += commands(body, start + 2)
             skip, pending_file = False, None
         elif line.strip():

@@ -34,6 +34,56 @@ public struct CompiledScreen: Sendable {
     public var locale: String?
     /// The same variant compiled in each other locale, by tag.
     public var translations: [String: CompiledScreen] = [:]
+    /// Static fields built from the screen's path parameters (a button opening
+    /// `products/{path.id}/review`): the skeleton holds a placeholder there, and each URL's
+    /// skeleton is made by ``skeleton(path:catalog:)``.
+    public var pathFields: [PathField] = []
+
+    /// A static field of a component whose value is built from path parameters.
+    public struct PathField: Sendable {
+        public var identifier: String
+        public var field: String
+        public var expression: ContentExpression
+        public var type: FieldType
+    }
+
+    /// The skeleton of one URL of the screen: its path fields built from the path parameters'
+    /// values, each checked to decode as its field's type.
+    /// - Returns: the skeleton, or why a value cannot make one (a value that cannot be a segment
+    ///   of a navigation target, or that does not fit the field).
+    public func skeleton(path values: [String: JSONValue], catalog: ComponentCatalog) -> Result<Skeleton, PathFieldError> {
+        guard !pathFields.isEmpty else { return .success(skeleton) }
+        var components = skeleton.components
+        let scope: [String: JSONValue] = [ScreenCompiler.pathSourceName: .object(values)]
+        for field in pathFields {
+            guard let index = components.firstIndex(where: { $0.identifier == field.identifier }),
+                case .object(var content) = components[index].content
+            else { continue }
+            let result = field.expression.evaluate(scope)
+            guard let value = result.value else {
+                return .failure(
+                    PathFieldError(identifier: field.identifier, field: field.field, problem: result.problems.first ?? "no value"))
+            }
+            let checked = catalog.check(value, as: field.type, mode: .data)
+            guard checked.isValid else {
+                return .failure(
+                    PathFieldError(
+                        identifier: field.identifier, field: field.field,
+                        problem: checked.violations.first.map(\.description) ?? "it does not decode"))
+            }
+            content[field.field] = value
+            components[index].content = .object(content)
+        }
+        return .success(Skeleton(components: components))
+    }
+
+    /// Why a URL's values cannot make its skeleton.
+    public struct PathFieldError: Error, Sendable, Equatable, CustomStringConvertible {
+        public var identifier: String
+        public var field: String
+        public var problem: String
+        public var description: String { "\(field) of component \"\(identifier)\" cannot be made from this path: \(problem)" }
+    }
 
     /// This variant in `locale`: itself for its own locale, a screen without text, or a locale it lacks.
     public func translated(to locale: String) -> CompiledScreen {

@@ -413,3 +413,70 @@ struct PathParameterTests {
         #expect(load.diagnostics.contains { $0.severity == .error && $0.description.contains(expected) }, "\(load.diagnostics.report)")
     }
 }
+
+/// Static fields built from the screen's own path (``CompiledScreen/pathFields``).
+@Suite("Static fields from the path")
+struct PathFieldTests {
+    static func set(_ product: String) -> ScreenSetLoad {
+        load([
+            "product.yaml": """
+            name: products/{id}
+            parameters:
+              id: {type: string, pattern: "[a-z0-9-]+"}
+            sources:
+              shop: {type: fixture, value: {kind: primary, name: items}}
+            components:
+            \(product)
+            """,
+            "review.yaml": """
+            name: products/{id}/review
+            parameters:
+              id: {type: string, pattern: "[a-z0-9-]+"}
+            components: []
+            """,
+            "home.yaml": "name: home\nentry: true\ncomponents: []",
+        ])
+    }
+
+    @Test("a static field built from path parameters is made per URL into the skeleton, never into data")
+    func made() throws {
+        let result = Self.set(
+            """
+              - name: button_component
+                identifier: review
+                content:
+                  title: {$template: "Review {path.id}"}
+                  action: {identifier: navigation, content: {interface_identifier: {$template: "products/{path.id}/review"}}}
+            """)
+        let set = try #require(result.screenSet, "\(result.diagnostics.report)")
+        let screen = try #require(set["products/{id}"])
+        #expect(screen.pathFields.map(\.field).sorted() == ["action", "title"])
+        #expect(screen.dataPlan.entries.isEmpty)
+        #expect(screen.skeleton.components.first?.requiresData == false)
+        let skeleton = try screen.skeleton(path: ["id": "grinder"], catalog: set.catalog).get()
+        #expect(skeleton.components.first?.content["title"] == "Review grinder")
+        #expect(skeleton.components.first?.content["action"]?["content"]?["interface_identifier"] == "products/grinder/review")
+    }
+
+    @Test(
+        "a static field bound to anything but the path, or one that types another, is refused with the fix",
+        arguments: [
+            (
+                #"  - {name: button_component, content: {title: {$bind: shop.name}, action: {identifier: executable, content: {name: x}}}}"#,
+                #""title" is static: the client never updates it from data, so it cannot be bound to shop; write a literal value, or build it from the screen's path (path.id), which each URL's skeleton is made with"#
+            ),
+            (
+                #"  - {name: collection_component, content: {component_name: {$bind: path.id}, values: []}}"#,
+                #""component_name" is static: it decides the type of the data's items, so it is the same on every URL of the screen; write a literal value"#
+            ),
+            (
+                #"  - {name: button_component, content: {title: Go, action: {identifier: navigation, content: {interface_identifier: {$template: "products/{path.id}/reviews"}}}}}"#,
+                "opens no screen"
+            ),
+        ]
+    )
+    func refused(component: String, message: String) throws {
+        let diagnostic = try #require(onlyError(Self.set(component)))
+        #expect(diagnostic.message.contains(message), "\(diagnostic)")
+    }
+}

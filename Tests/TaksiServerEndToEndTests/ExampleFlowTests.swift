@@ -86,6 +86,26 @@ struct ExampleFlowTests {
         }
     }
 
+    @Test("each restaurant's skeleton opens its own reviews, whose dates are written the locale's way, and whose back button returns")
+    func restaurantReviews() async throws {
+        try await withRunningServer(try Self.application()) { port in
+            let connection = try RawConnection(port: port)
+            for id in ["la-table", "sakura-ramen"] {
+                let response = try await Self.get(connection, "/screens/restaurants/\(id)", version: "2.1")
+                let skeleton = try JSONDecoder().decode(Skeleton.self, from: Data(response.body.utf8))
+                let button = try #require(skeleton.components.first { $0.identifier == "reviews" })
+                let target = try #require(button.content["action"]?["content"]?["interface_identifier"]?.stringValue)
+                #expect(target == "restaurants/\(id)/reviews")
+                try await Self.follow(target, on: connection, version: "2.1")
+                let reviews = try await Self.get(connection, "/screens/\(target)", version: "2.1")
+                #expect(reviews.body.contains(#""interface_identifier":"restaurants/\#(id)""#))
+            }
+            connection.send("GET /screens/restaurants/la-table/reviews/data HTTP/1.1\r\nHost: localhost\r\nAccept-Language: pt\r\n\r\n")
+            let data = try #require(await connection.receiveOffPool(1).first)
+            #expect(data.body.contains("Camille, 2 de nov. de 2026"), "\(data.body)")
+        }
+    }
+
     @Test("a restaurant's rating is written the locale's way, and its badge chosen by comparing it")
     func formattedAndConditional() async throws {
         try await withRunningServer(try Self.application()) { port in

@@ -67,6 +67,14 @@ extension ScreenCompiler {
                 skeletonContent[fieldName] = value
                 continue
             }
+            if let field, !field.isDynamic {
+                // A static field built from the path (``compileFields`` allows nothing else): made
+                // per URL, into the skeleton, never data.
+                pathFields.append(
+                    CompiledScreen.PathField(identifier: identifier, field: fieldName, expression: expression, type: field.type))
+                skeletonContent[fieldName] = field.type.placeholder()
+                continue
+            }
             requiresData = true
             if let field, field.isRequired {
                 skeletonContent[fieldName] = Self.placeholder(for: expression, type: field.type)
@@ -161,18 +169,42 @@ extension ScreenCompiler {
                 valid = false
                 continue
             }
-            if topLevel, !expression.isLiteral, !field.isDynamic {
+            if topLevel, !expression.isLiteral, !field.isDynamic, !isPathField(expression, field: field, among: fields) {
                 valid = false
                 let dynamic = fields.filter(\.isDynamic).map(\.name)
+                let read = expression.sourceNames.subtracting([Self.pathSourceName]).sorted()
+                let why =
+                    if !read.isEmpty {
+                        "the client never updates it from data, so it cannot be bound to \(read.joined(separator: ", ")); write a literal value"
+                            + (pattern.hasParameters && !choosesType(field, among: fields)
+                                ? ", or build it from the screen's path (\(pattern.parameterNames.map { "path.\($0)" }.joined(separator: ", "))), which each URL's skeleton is made with"
+                                : "")
+                    } else if choosesType(field, among: fields) {
+                        "it decides the type of the data's items, so it is the same on every URL of the screen; write a literal value"
+                    } else {
+                        "a relative time changes by the moment, and a skeleton is made once per URL; write it in a dynamic field"
+                    }
                 reader.report(
                     .staticFieldBound, at: valueNode, path: fieldPath,
-                    "\"\(field.name)\" is static: the client never updates it from data, so it cannot be bound; write a literal value"
+                    "\"\(field.name)\" is static: \(why)"
                         + (dynamic.isEmpty ? "" : " (the dynamic fields here are \(dynamic.joined(separator: ", ")))")
                 )
             }
             expressions[field.name] = expression
         }
         return valid ? expressions : nil
+    }
+
+    /// Whether a bound static field is made from the screen's path parameters alone, so each
+    /// URL's skeleton can hold its value (not a field that types another, like a collection's
+    /// `component_name`, whose items the data must match).
+    private func isPathField(_ expression: ContentExpression, field: FieldSchema, among fields: [FieldSchema]) -> Bool {
+        pattern.hasParameters && expression.sourceNames == [Self.pathSourceName] && !expression.dependsOnTime
+            && !choosesType(field, among: fields)
+    }
+
+    private func choosesType(_ field: FieldSchema, among fields: [FieldSchema]) -> Bool {
+        fields.contains { if case .componentContents(let nameField) = $0.type { nameField == field.name } else { false } }
     }
 
     /// Compiles one value: a binding, a structure that holds bindings, or a literal that must decode

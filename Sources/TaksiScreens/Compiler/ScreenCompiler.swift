@@ -48,6 +48,8 @@ struct ScreenCompiler {
     private(set) var expandedComponents: [JSONNode]?
     /// The fixture files its sources read, relative to the screens directory.
     var fixturesRead: Set<String> = []
+    /// Static fields built from the path parameters, made per URL (``CompiledScreen/pathFields``).
+    var pathFields: [CompiledScreen.PathField] = []
 
     init(
         pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog,
@@ -123,7 +125,7 @@ struct ScreenCompiler {
             skeleton: Skeleton(components: components),
             dataPlan: plan.isStatic || catalogVersions.typeVaries(within: reach.versions)
                 ? plan : plan.compilingTemplates(catalog: catalog),
-            staticData: staticData, actions: actions
+            staticData: staticData, actions: actions, pathFields: pathFields
         )
     }
 

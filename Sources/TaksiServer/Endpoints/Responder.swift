@@ -75,7 +75,7 @@ public struct Responder: Sendable {
     ) {
         let selector = VariantSelector(store: store, logger: logger)
         self.store = store
-        self.skeletons = SkeletonEndpoint(selector: selector)
+        self.skeletons = SkeletonEndpoint(selector: selector, memo: memo)
         self.data = DataEndpoint(selector: selector, logger: logger, resolver: resolver, memo: memo)
         self.actions = ActionEndpoint(selector: selector, logger: logger, resolver: resolver, idempotency: idempotency)
         self.operations = OperationsEndpoint(store: store, metrics: metrics, draining: draining)

@@ -1,16 +1,47 @@
 import NIOHTTP1
+import TaksiSchema
+import TaksiScreens
 
 /// `GET /screens/<path>`: the skeleton of the variant the request selects, precomputed (bytes,
-/// gzip form, `ETag`, `304`), written as it is.
+/// gzip form, `ETag`, `304`), written as it is. A screen whose static fields are built from its
+/// path (a button opening `products/{path.id}/review`) has a skeleton per URL: made from the path
+/// parameters' values and kept like a data response (``DataMemo``), with the same validators.
 struct SkeletonEndpoint: Sendable {
     let selector: VariantSelector
+    /// Keeps the skeletons made per URL; nil makes every one.
+    let memo: DataMemo?
 
     func respond(at path: String, target: RequestTarget, headers: HTTPHeaders) throws(APIError) -> HTTPResponse {
-        // The skeleton is the same for every value of a path parameter, but a value that does
-        // not fit is refused here already, not only when the app asks for the data.
-        let (screen, _) = try selector.store.snapshot.screen(at: path)
+        // The skeleton is the same for every value of a path parameter (unless a static field is
+        // built from it), but a value that does not fit is refused here already, not only when
+        // the app asks for the data.
+        let snapshot = selector.store.snapshot
+        let (screen, pathValues) = try snapshot.screen(at: path)
         let variant = try selector.select(in: screen, target: target, headers: headers)
         variant.counted.skeleton.increment()
-        return variant.skeleton.response(to: headers)
+        guard !variant.compiled.pathFields.isEmpty else { return variant.skeleton.response(to: headers) }
+        return try skeleton(of: variant, path: pathValues, catalog: snapshot.screenSet.catalog, headers: headers)
+    }
+
+    /// The skeleton of one URL: kept for its path values, or made now.
+    private func skeleton(
+        of variant: ServedScreenSet.Variant, path values: [String: JSONValue], catalog: ComponentCatalog, headers: HTTPHeaders
+    ) throws(APIError) -> HTTPResponse {
+        let key = variant.memoKeyPrefix + "\u{5}" + JSONWriter.string(.object(values))
+        let memo = self.memo.flatMap { $0.isEnabled ? $0 : nil }
+        if let kept = memo?.entry(for: key) { return kept.response(to: headers) }
+        let skeleton: Skeleton
+        switch variant.compiled.skeleton(path: values, catalog: catalog) {
+        case .success(let made): skeleton = made
+        case .failure(let error):
+            throw APIError(.invalidParameter, message: "screen \(variant.compiled.name): \(error)")
+        }
+        let body = JSONWriter.bytes(skeleton.jsonValue)
+        let id = variant.compiled.variantID
+        guard let memo else {
+            return DataMemo.response(notKept: body, headers: variant.skeletonHeaders, variant: id, to: headers, route: "skeleton")
+        }
+        return memo.keep(
+            body, for: key, headers: variant.skeletonHeaders, variant: id, upstreamKeys: [], request: headers, route: "skeleton")
     }
 }

@@ -44,6 +44,8 @@ public final class DataMemo: Sendable {
         private let gzipped = ManagedAtomicLazyReference<GzipForm>()
         private let headers: [(String, String)]
         private let variant: String
+        /// The route the responses are counted under (`data`, or `skeleton` for a URL's own skeleton).
+        private let route: String
         /// What the entry is charged against the limits.
         let cost: Int
         /// The upstream cache keys it was rendered from.
@@ -57,12 +59,13 @@ public final class DataMemo: Sendable {
             }
         }
 
-        init(body: [UInt8], key: String, headers: [(String, String)], variant: String, upstreamKeys: [String]) {
+        init(body: [UInt8], key: String, headers: [(String, String)], variant: String, upstreamKeys: [String], route: String) {
             let compressible = body.count >= DataMemo.smallestGzipped
             let shared = DataMemo.sharedHeaders(headers, bodySize: body.count)
             self.identity = Representations.form(
-                body: body, etag: DataMemo.entityTag(body), encoding: nil, headers: shared, route: "data", variant: variant
+                body: body, etag: DataMemo.entityTag(body), encoding: nil, headers: shared, route: route, variant: variant
             )
+            self.route = route
             self.gzipSource = compressible ? body : nil
             self.headers = shared
             self.variant = variant
@@ -84,7 +87,7 @@ public final class DataMemo: Sendable {
             // Level 6: most of level 9's gain at a fraction of its time, paid once per kept response.
             let form = gzipSource.flatMap { Representations.gzip($0, level: .compressionLevel6) }.map { bytes in
                 Representations.form(
-                    body: bytes, etag: identity.etag.dropLast() + "-gzip\"", encoding: "gzip", headers: headers, route: "data",
+                    body: bytes, etag: identity.etag.dropLast() + "-gzip\"", encoding: "gzip", headers: headers, route: route,
                     variant: variant
                 )
             }
@@ -151,11 +154,13 @@ public final class DataMemo: Sendable {
     /// are asked for the second time; a response larger than a sixteenth of the byte limit is
     /// never kept, so one cannot push out all the others. Kept or not, it has its `ETag` and
     /// answers `If-None-Match`; only a kept one is gzipped.
+    /// - Parameter route: what the response is counted as: `data`, or `skeleton` for the skeleton
+    ///   of one URL of a screen whose static fields are built from its path.
     func keep(
         _ body: [UInt8], for key: String, headers: [(String, String)], variant: String, upstreamKeys: [String],
-        request: HTTPHeaders
+        request: HTTPHeaders, route: String = "data"
     ) -> HTTPResponse {
-        let notKept = { Self.response(notKept: body, headers: headers, variant: variant, to: request) }
+        let notKept = { Self.response(notKept: body, headers: headers, variant: variant, to: request, route: route) }
         guard isEnabled else { return notKept() }
         let hash = key.hashValue
         let secondTime = state.withLockedValue { state in
@@ -168,7 +173,7 @@ public final class DataMemo: Sendable {
         }
         // The first time (most one-off values never come back) costs no kept forms at all.
         guard secondTime else { return notKept() }
-        let entry = Entry(body: body, key: key, headers: headers, variant: variant, upstreamKeys: upstreamKeys)
+        let entry = Entry(body: body, key: key, headers: headers, variant: variant, upstreamKeys: upstreamKeys, route: route)
         guard entry.cost <= limits.maxBytes / 16 else { return notKept() }
         state.withLockedValue { state in
             Self.insert(entry, for: key, into: &state, limits: limits)
@@ -181,10 +186,12 @@ public final class DataMemo: Sendable {
     /// A data response that is not kept, with the headers a kept one has (its strong `ETag`, a
     /// `304` to `If-None-Match`, the same `Vary`), made for this request alone: identity only,
     /// and nothing precomputed that it would not use.
-    static func response(notKept body: [UInt8], headers: [(String, String)], variant: String, to request: HTTPHeaders) -> HTTPResponse {
+    static func response(
+        notKept body: [UInt8], headers: [(String, String)], variant: String, to request: HTTPHeaders, route: String = "data"
+    ) -> HTTPResponse {
         let etag = entityTag(body)
         return Representations.response(
-            body: body, etag: etag, encoding: nil, headers: sharedHeaders(headers, bodySize: body.count), route: "data", variant: variant,
+            body: body, etag: etag, encoding: nil, headers: sharedHeaders(headers, bodySize: body.count), route: route, variant: variant,
             notModified: Representations.matches(headers: request, etag: etag)
         )
     }

@@ -49,6 +49,9 @@ public final class ServedScreenSet: Sendable {
         /// data is answered from).
         let headers: [(String, String)]
         let skeleton: Representations
+        /// The headers of its skeleton (`Cache-Control`, `Vary`), for one made per URL when
+        /// static fields are built from the path (``CompiledScreen/pathFields``).
+        let skeletonHeaders: [(String, String)]
         /// Present when every source is a fixture.
         let staticData: Representations?
         /// Counts skeleton and data responses of this variant, for experiment exposure.
@@ -77,13 +80,15 @@ public final class ServedScreenSet: Sendable {
 
         init(
             compiled: CompiledScreen, revision: SkeletonRevision, headers: [(String, String)], skeleton: Representations,
-            staticData: Representations?, metrics: any MetricsFactory, translations: [String: Variant] = [:]
+            skeletonHeaders: [(String, String)] = [], staticData: Representations?, metrics: any MetricsFactory,
+            translations: [String: Variant] = [:]
         ) {
             self.compiled = compiled
             self.revision = revision
             self.translations = translations
             self.headers = headers
             self.skeleton = skeleton
+            self.skeletonHeaders = skeletonHeaders
             self.staticData = staticData
             self.metrics = metrics
             self.memoKeyPrefix = String(Self.created.wrappingIncrementThenLoad(ordering: .relaxed)) + "\u{0}"
@@ -194,13 +199,14 @@ public final class ServedScreenSet: Sendable {
                 let dataBody = compiled.staticData.map { JSONWriter.bytes($0.jsonValue) }
                 // Identity and gzip bodies (gzip at most as large) and four heads of about 512 bytes.
                 approximateBytes += 2 * (skeletonBody.count + (dataBody?.count ?? 0)) + 2048
+                let skeletonHeaders = headers + [("Cache-Control", options.skeletonCacheControl)]
                 return Variant(
                     compiled: compiled, revision: revision,
                     headers: headers + [("Vary", dataVaried.joined(separator: ", "))],
                     skeleton: Representations(
-                        body: skeletonBody, route: "skeleton", variant: compiled.variantID,
-                        headers: headers + [("Cache-Control", options.skeletonCacheControl)], vary: varied
+                        body: skeletonBody, route: "skeleton", variant: compiled.variantID, headers: skeletonHeaders, vary: varied
                     ),
+                    skeletonHeaders: skeletonHeaders + (varied.isEmpty ? [] : [("Vary", varied.joined(separator: ", "))]),
                     staticData: dataBody.map {
                         Representations(
                             body: $0, route: "data", variant: compiled.variantID,
