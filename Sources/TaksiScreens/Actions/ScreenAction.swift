@@ -100,11 +100,13 @@ public struct ScreenAction: Sendable {
             case "invalid": self = .invalid
             case "timeout": self = .timeout
             case "failure": self = .failure
-            case "4xx": self = .statusClass(4)
-            case "5xx": self = .statusClass(5)
             default:
-                guard key.utf8.count == 3, let code = Int(key), (400...599).contains(code) else { return nil }
-                self = .status(code)
+                // A status or a class, as a source's answers take them.
+                switch HTTPSource.StatusMatch(key: key) {
+                case .status(let code)?: self = .status(code)
+                case .statusClass(let digit)?: self = .statusClass(digit)
+                case nil: return nil
+                }
             }
         }
 
