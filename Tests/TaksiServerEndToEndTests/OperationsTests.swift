@@ -62,6 +62,60 @@ struct OperationsTests {
         }
     }
 
+    @Test(
+        "every family /metrics exports has # HELP and # TYPE and is listed, on the operations page too; the Grafana dashboard queries only exported families"
+    )
+    func metricFamilies() async throws {
+        let known = Set(MetricFamilies.all.map(\.name))
+        try await withRunningServer { port in
+            let connection = try RawConnection(port: port)
+            connection.send(
+                "GET /screens/login HTTP/1.1\r\nHost: a\r\n\r\n"
+                    + "GET /screens/bikes/stations/data?network=velib HTTP/1.1\r\nHost: a\r\n\r\n"
+                    + "GET /screens/nope HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
+            let text = try #require(await connection.receiveOffPool(4).last?.body)
+            let lines = text.split(separator: "\n").map(String.init)
+            var exported: Set<String> = []
+            for (index, line) in lines.enumerated() where line.hasPrefix("# TYPE ") {
+                let name = String(line.dropFirst("# TYPE ".count).prefix { $0 != " " })
+                exported.insert(name)
+                #expect(known.contains(name), "\(name) is exported but not in MetricFamilies.all")
+                #expect(index > 0 && lines[index - 1].hasPrefix("# HELP \(name) "), "\(name) has no # HELP line")
+            }
+            #expect(exported.count >= 10, "\(exported)")
+        }
+        let operations = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/operations.md"), encoding: .utf8)
+        for name in known.sorted() { #expect(operations.contains("`\(name)`"), "docs/operations.md's metrics table lacks \(name)") }
+
+        let dashboard = try JSONDecoder().decode(
+            JSONValue.self, from: Data(contentsOf: repositoryRoot.appendingPathComponent("deploy/grafana-dashboard.json")))
+        let panels = try #require(dashboard["panels"]?.arrayValue)
+        var queried: Set<String> = []
+        for panel in panels {
+            #expect(panel["title"]?.stringValue?.isEmpty == false)
+            let targets = panel["targets"]?.arrayValue ?? []
+            #expect(!targets.isEmpty, "\(panel["title"] ?? "")")
+            for target in targets {
+                let expression = try #require(target["expr"]?.stringValue)
+                for match in expression.matches(of: /taksi_[a-z_]+/) {
+                    var name = String(match.output)
+                    for suffix in ["_bucket", "_count", "_sum"] where name.hasSuffix(suffix) && !known.contains(name) {
+                        name = String(name.dropLast(suffix.count))
+                    }
+                    #expect(known.contains(name), "the dashboard queries \(name), which the server does not export")
+                    queried.insert(name)
+                }
+            }
+        }
+        for name in [
+            "taksi_http_requests_total", "taksi_http_request_duration_seconds", "taksi_variant_data_total", "taksi_data_memo_lookups_total",
+            "taksi_upstream_cache_total", "taksi_data_degraded_total", "taksi_action_requests_total", "taksi_screen_sets_kept",
+            "taksi_access_log_dropped_lines_total",
+        ] {
+            #expect(queried.contains(name), "the dashboard has no panel over \(name)")
+        }
+    }
+
     @Test("/readyz answers 503 while the server drains, /healthz stays 200")
     func readiness() async throws {
         let application = fixtureApplication()

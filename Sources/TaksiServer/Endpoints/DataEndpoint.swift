@@ -148,6 +148,7 @@ struct DataEndpoint: Sendable {
             }
         }
         degraded.sort()
+        if !degraded.isEmpty { countDegraded(degraded, of: request.screen) }
         var headers = request.headers
         // Forwarded headers change the answer, so caches must key on them too.
         let forwarded = Set(request.calls.flatMap(\.definition.forwardedHeaders)).sorted()
@@ -165,6 +166,16 @@ struct DataEndpoint: Sendable {
         }
         return Rendered(
             body: body, headers: headers, degraded: !degraded.isEmpty, variant: request.screen.variantID)
+    }
+
+    /// Counts each degraded source of a response (`taksi_data_degraded_total`).
+    private func countDegraded(_ sources: [String], of screen: CompiledScreen) {
+        for source in sources {
+            Counter(
+                label: "taksi_data_degraded_total", dimensions: [("screen", screen.name), ("source", source)],
+                factory: resolver?.metrics ?? MetricsSystem.factory
+            ).increment()
+        }
     }
 
     /// The response kept for these inputs (``DataMemo``), or the one `render` makes, kept unless

@@ -29,7 +29,7 @@ struct OperationsEndpoint: Sendable {
 
     func metrics(_ target: RequestTarget) throws(APIError) -> HTTPResponse {
         guard let metrics else { throw .notFound(path: String(target.path)) }
-        let body = ByteBuffer(bytes: metrics.emitToBuffer())
+        let body = ByteBuffer(bytes: MetricFamilies.withHelp(metrics.emitToBuffer()))
         var response = HTTPResponse(body: body, type: "text/plain; version=0.0.4; charset=utf-8", headers: [("Cache-Control", "no-store")])
         response.route = "metrics"
         return response
