@@ -127,6 +127,10 @@ public struct HTTPSource: Sendable, Hashable {
         "stale_if_error", "max_bytes", "fallback", "answers", "summary",
     ]
 
+    /// Request headers every upstream call carries already (the request's id and W3C trace
+    /// context): listing them would put them in the cache key and `Vary`, one entry per request.
+    public static let alwaysSentHeaders: Set<String> = ["x-request-id", "traceparent", "tracestate"]
+
     /// Request headers that are never forwarded: they describe this hop, not the caller.
     public static let unforwardableHeaders: Set<String> = [
         "host", "connection", "keep-alive", "content-length", "transfer-encoding", "te", "trailer", "upgrade",

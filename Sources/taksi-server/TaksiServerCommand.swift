@@ -96,7 +96,7 @@ struct Serve: AsyncParsableCommand {
         switch configuration.logFormat {
         case .text:
             LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
+                var handler = TextLogHandler(label: label)
                 handler.logLevel = level
                 return handler
             }

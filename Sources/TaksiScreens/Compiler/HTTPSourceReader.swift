@@ -189,6 +189,11 @@ struct HTTPSourceReader {
             if !HTTPSource.isHeaderName(name) {
                 reader.report(.invalidSource, at: element, path: elementPath, "\"\(name)\" is not a header name")
                 valid = false
+            } else if HTTPSource.alwaysSentHeaders.contains(name.lowercased()) {
+                reader.report(
+                    .invalidSource, at: element, path: elementPath,
+                    "\(name) is sent on every upstream call already (with X-Request-Id, traceparent and tracestate), and never as part of the cache key; remove it",
+                    severity: .warning)
             } else if HTTPSource.unforwardableHeaders.contains(name.lowercased()) {
                 reader.report(
                     .invalidSource, at: element, path: elementPath, "\(name) describes this connection and is never forwarded; remove it")

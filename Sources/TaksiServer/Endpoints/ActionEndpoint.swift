@@ -45,17 +45,22 @@ struct ActionEndpoint: Sendable {
         let catalog = selection.screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: request.headers)).catalog
         let (values, errors) = action.validate(submitted)
         if !errors.isEmpty {
-            return .ready(answer(action, of: variant, to: .invalid(errors), inputs: submitted.values, path: pathValues, catalog: catalog))
+            return .ready(
+                answer(
+                    action, of: variant, to: .invalid(errors), inputs: submitted.values, path: pathValues, catalog: catalog,
+                    correlation: request.correlation))
         }
         let key = try Self.idempotencyKey(request.headers)
+        let correlation = request.correlation
         let done: @Sendable () -> HTTPResponse = {
-            self.answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog)
+            self.answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog, correlation: correlation)
         }
         let respond: @Sendable () async -> HTTPResponse
         if let call = action.call {
             guard let resolver else { throw .upstreamsUnavailable }
             let submit = try Self.submit(call, inputs: values, path: pathValues)
-            var headers = call.request.forwardedValues(from: request.headers)
+            // The request's id and trace context go too, as on every upstream call.
+            var headers = call.request.forwardedValues(from: request.headers) + correlation.headers
             if let key { headers.append(("Idempotency-Key", key)) }
             let logger = self.logger
             respond = { [headers] in
@@ -69,14 +74,15 @@ struct ActionEndpoint: Sendable {
                 if case .failure(let failure) = result {
                     logger.error(
                         "action call failed",
-                        metadata: [
+                        metadata: correlation.logMetadata.merging([
                             "screen": .string(variant.compiled.name), "action": .string(action.name),
                             "upstream": .string(call.request.upstream),
                             "cause": .string(failure.description),
-                        ]
+                        ]) { $1 }
                     )
                 }
-                return self.answer(action, of: variant, to: outcome, inputs: values, path: pathValues, catalog: catalog)
+                return self.answer(
+                    action, of: variant, to: outcome, inputs: values, path: pathValues, catalog: catalog, correlation: correlation)
             }
         } else {
             respond = done
@@ -123,10 +129,10 @@ struct ActionEndpoint: Sendable {
     /// The answer to a submit, logged when a value was left out.
     private func answer(
         _ action: ScreenAction, of variant: ServedScreenSet.Variant, to result: ScreenAction.Result, inputs: [String: JSONValue],
-        path: [String: JSONValue], catalog: ComponentCatalog
+        path: [String: JSONValue], catalog: ComponentCatalog, correlation: Correlation
     ) -> HTTPResponse {
         let (status, body, problems) = action.answer(to: result, inputs: inputs, path: path, catalog: catalog)
-        logger.dataProblems(problems, in: variant.compiled)
+        if !problems.isEmpty { logger.dataProblems(problems, in: variant.compiled, correlation: correlation) }
         Counter(
             label: "taksi_action_requests_total",
             dimensions: [("screen", variant.compiled.name), ("action", action.name), ("outcome", result.name)],

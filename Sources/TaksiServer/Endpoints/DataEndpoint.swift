@@ -33,6 +33,10 @@ struct DataEndpoint: Sendable {
         var requestHeaders: HTTPHeaders
         /// Whether the data depends on the moment (a relative time): never kept, and short-lived in caches.
         var dependsOnTime = false
+        /// The request's id, for the log lines rendering writes.
+        var id = RequestIDReference.inProcess
+
+        var correlation: Correlation { Correlation(requestID: id.text, headers: requestHeaders) }
     }
 
     /// A data response rendered: its body, its headers, and whether a source was degraded (then
@@ -51,7 +55,9 @@ struct DataEndpoint: Sendable {
         }
     }
 
-    func respond(at path: String, target: RequestTarget, headers: HTTPHeaders) throws(APIError) -> Reply {
+    func respond(
+        at path: String, target: RequestTarget, headers: HTTPHeaders, id: RequestIDReference = .inProcess
+    ) throws(APIError) -> Reply {
         let selection = try selector.answering(at: path, target: target, headers: headers)
         let variant = selection.variant
         variant.counted.data.increment()
@@ -82,7 +88,7 @@ struct DataEndpoint: Sendable {
             Request(
                 screen: screen, catalog: catalog, headers: variant.headers,
                 values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls, requestHeaders: headers,
-                dependsOnTime: variant.dataDependsOnTime
+                dependsOnTime: variant.dataDependsOnTime, id: id
             )
         }
         guard !calls.isEmpty else {
@@ -94,7 +100,8 @@ struct DataEndpoint: Sendable {
         }
         let request = request()
         return .pending {
-            let lookups = await resolver.lookUp(request.calls, requestHeaders: headers, screen: request.screen)
+            let lookups = await resolver.lookUp(
+                request.calls, requestHeaders: headers, screen: request.screen, correlation: request.correlation)
             // Every value fetched and kept fresh: rendered from the cache entries, by generation,
             // so the answer is kept for the next request with the same inputs, as on the loop.
             if let fresh = resolver.freshValues(of: calls, requestHeaders: headers, counting: false) {
@@ -137,7 +144,7 @@ struct DataEndpoint: Sendable {
         }
         let plan = answered.isEmpty ? request.screen.dataPlan : request.screen.dataPlan.answering(answered)
         let (body, problems) = plan.render(values: values, catalog: request.catalog, unavailable: unavailable)
-        logger.dataProblems(problems, in: request.screen)
+        if !problems.isEmpty { logger.dataProblems(problems, in: request.screen, correlation: request.correlation) }
         // An upstream that answered, but not in the shape the screen binds, degrades too: what it
         // should have filled was left out.
         let called = Set(request.calls.map(\.source))
@@ -239,15 +246,15 @@ struct DataEndpoint: Sendable {
 extension Logger {
     /// Logs why values were left out of a data response: a loss as a warning, an explained
     /// missing optional value at debug, each naming screen, component, field and source.
-    func dataProblems(_ problems: [DataPlan.Problem], in screen: CompiledScreen) {
+    func dataProblems(_ problems: [DataPlan.Problem], in screen: CompiledScreen, correlation: Correlation) {
         for problem in problems {
             log(
                 level: problem.isLoss ? .warning : .debug, "data value left out",
-                metadata: [
+                metadata: correlation.logMetadata.merging([
                     "screen": .string(screen.name), "variant": .string(screen.variantID),
                     "component": .string(problem.identifier), "field": .string(problem.field ?? "-"),
                     "source": .string(problem.source ?? "-"), "problem": .string(problem.message),
-                ]
+                ]) { $1 }
             )
         }
     }

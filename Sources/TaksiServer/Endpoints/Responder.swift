@@ -13,6 +13,11 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     /// The body of a POST, whole (bounded by `max_body_bytes`); nil when none was sent.
     public var body: ByteBuffer?
+    /// Its id, as the response's `X-Request-Id` says it.
+    public var id = RequestIDReference.inProcess
+
+    /// Its id and trace context, for the calls it makes and the lines it logs.
+    var correlation: Correlation { Correlation(requestID: id.text, headers: headers) }
 
     public init(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:], body: ByteBuffer? = nil) {
         self.method = method
@@ -148,7 +153,7 @@ public struct Responder: Sendable {
         if request.method == .OPTIONS { return .ready(OperationsEndpoint.options) }
         switch route {
         case .skeleton(let path): return .ready(try skeletons.respond(at: path, target: target, headers: request.headers))
-        case .data(let path): return try data.respond(at: path, target: target, headers: request.headers)
+        case .data(let path): return try data.respond(at: path, target: target, headers: request.headers, id: request.id)
         case .health: return .ready(OperationsEndpoint.health)
         case .ready: return .ready(operations.ready())
         case .metrics: return .ready(try operations.metrics(target))

@@ -49,7 +49,8 @@ public struct JSONLogHandler: LogHandler {
         }
     }
 
-    private static func timestamp() -> String {
+    /// Now, as the access log writes it too: `2026-11-21T02:37:38.120Z`.
+    static func timestamp() -> String {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
         var seconds = time_t(time.tv_sec)

@@ -26,12 +26,14 @@ public struct DataResolver: Sendable {
 
     /// Every call's value through the cache, looked up concurrently; a failure is one lookup's
     /// outcome, never the others'.
+    /// - Parameter correlation: the request's id and trace context, sent with each call (but never
+    ///   part of its cache key) and named by each log line.
     func lookUp(
-        _ calls: [UpstreamCall], requestHeaders: HTTPHeaders, screen: CompiledScreen
+        _ calls: [UpstreamCall], requestHeaders: HTTPHeaders, screen: CompiledScreen, correlation: Correlation
     ) async -> [(UpstreamCall, UpstreamCache.Lookup)] {
         await withTaskGroup(of: (UpstreamCall, UpstreamCache.Lookup).self) { group in
             for call in calls {
-                group.addTask { (call, await resolve(call, requestHeaders: requestHeaders, screen: screen)) }
+                group.addTask { (call, await resolve(call, requestHeaders: requestHeaders, screen: screen, correlation: correlation)) }
             }
             var lookups: [(UpstreamCall, UpstreamCache.Lookup)] = []
             for await lookup in group { lookups.append(lookup) }
@@ -69,7 +71,9 @@ public struct DataResolver: Sendable {
     }
 
     /// One source's value through the cache, with its call logged and counted.
-    private func resolve(_ call: UpstreamCall, requestHeaders: HTTPHeaders, screen: CompiledScreen) async -> UpstreamCache.Lookup {
+    private func resolve(
+        _ call: UpstreamCall, requestHeaders: HTTPHeaders, screen: CompiledScreen, correlation: Correlation
+    ) async -> UpstreamCache.Lookup {
         guard let key = cacheKey(of: call, requestHeaders: requestHeaders) else {
             return .failed(.notConfigured(call.definition.upstream))
         }
@@ -83,7 +87,7 @@ public struct DataResolver: Sendable {
         let metrics = self.metrics
         let lookup = await cache.value(for: key, policy: policy) {
             let start = NIODeadline.now()
-            let result = await client.fetch(call, headers: forwarded)
+            let result = await client.fetch(call, headers: forwarded + correlation.headers)
             let outcome: String =
                 switch result {
                 case .success(let value): value.answered == nil ? "ok" : "answered"
@@ -104,9 +108,9 @@ public struct DataResolver: Sendable {
             }
         Counter(label: "taksi_upstream_cache_total", dimensions: [("result", cacheResult)], factory: metrics).increment()
         // The URL's query may hold a user's input, the headers their credentials: neither is logged.
-        let where_: Logger.Metadata = [
+        let where_: Logger.Metadata = correlation.logMetadata.merging([
             "screen": .string(screen.name), "source": .string(call.source), "upstream": .string(call.definition.upstream),
-        ]
+        ]) { $1 }
         switch lookup {
         case .fetched(let found) where found.answered != nil:
             // A status the source declares an answer for is the upstream's word, not a failure.
@@ -128,6 +132,8 @@ public struct DataResolver: Sendable {
 extension HTTPSource {
     /// The values this source (or an action's call) forwards from the request's headers: those
     /// its allow-list names, each under the name as written.
+    /// (The request's id and trace context are never among them, ``HTTPSource/alwaysSentHeaders``:
+    /// every call carries those, outside the cache key.)
     func forwardedValues(from requestHeaders: HTTPHeaders) -> [(String, String)] {
         forwardedHeaders.flatMap { name in requestHeaders[canonicalForm: name].map { (name, String($0)) } }
     }

@@ -129,6 +129,19 @@ enum RequestID {
     case generated(Int)
 }
 
+/// A request's id, made text only when something needs it (a log line, an upstream call).
+public struct RequestIDReference: Sendable {
+    let given: String?
+    let prefix: String
+    let number: Int
+
+    /// The id as `X-Request-Id` says it.
+    public var text: String { given ?? prefix + String(number) }
+
+    /// For a request made in process (tests, the preview), which has no connection.
+    public static let inProcess = RequestIDReference(given: "in-process", prefix: "", number: 0)
+}
+
 /// Makes the ids of one connection's requests.
 struct RequestIDs {
     private let prefix = String(UInt64.random(in: 0...UInt64.max) | (1 << 63), radix: 16) + "-"
@@ -142,6 +155,14 @@ struct RequestIDs {
         }
         count += 1
         return .generated(count)
+    }
+
+    /// The id, for what reads it later as text.
+    func reference(_ id: RequestID) -> RequestIDReference {
+        switch id {
+        case .given(let given): RequestIDReference(given: given, prefix: "", number: 0)
+        case .generated(let number): RequestIDReference(given: nil, prefix: prefix, number: number)
+        }
     }
 
     func write(_ id: RequestID, to buffer: inout ByteBuffer) {

@@ -207,9 +207,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// The responder's reply, or the rejection decided while reading.
     private func reply(to request: ConnectionRequest) -> Reply {
         if let rejection = request.rejection { return .ready(HTTPResponse(error: rejection)) }
-        return responder.respond(
-            to: HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers, body: request.body)
-        )
+        var http = HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers, body: request.body)
+        http.id = ids.reference(request.id)
+        return responder.respond(to: http)
     }
 
     /// Waits off the event loop for a reply made there, then writes it and goes on answering.
