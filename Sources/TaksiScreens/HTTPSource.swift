@@ -164,6 +164,16 @@ public struct HTTPSource: Sendable, Hashable {
         return target
     }
 
+    /// The path as written, with `{name}` where a value goes: what a trace shows (never the values).
+    public var pathTemplate: String {
+        path.map { part in
+            switch part {
+            case .text(let text): text
+            case .parameter(let name): "{\(name)}"
+            }
+        }.joined()
+    }
+
     /// A parameter's value as the text put into a template: strings as they are, other JSON as
     /// written, nothing for a missing value.
     static func text(of value: JSONValue?) -> String {

@@ -2,8 +2,9 @@ public import CoreMetrics
 public import Logging
 public import NIOCore
 import NIOPosix
+import OTel
 public import Prometheus
-import ServiceLifecycle
+public import ServiceLifecycle
 public import TaksiScreens
 import UnixSignals
 
@@ -34,19 +35,34 @@ public struct Application: Sendable {
     public let idempotency: IdempotencyStore
     /// Set when shutdown begins; `/readyz` then answers 503.
     public let draining = Draining()
+    /// Spans of requests and their calls, and the service that exports them (run first in the
+    /// service group, so it stops last and flushes what the drained requests recorded); nil when
+    /// tracing is off.
+    public var tracing: Tracing? = nil
+
+    /// Tracing's two halves: what makes spans, and what exports them.
+    public struct Tracing: Sendable {
+        public var requests: RequestTracing
+        public var exporter: any Service
+
+        public init(requests: RequestTracing, exporter: any Service) {
+            self.requests = requests
+            self.exporter = exporter
+        }
+    }
 
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public var responder: Responder {
         Responder(
             store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents,
-            idempotency: idempotency, draining: draining
+            idempotency: idempotency, draining: draining, tracing: tracing?.requests
         )
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
     public func run() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
-        var services: [any Service] = [HTTPService(application: self, group: group)]
+        var services: [any Service] = (tracing.map { [$0.exporter] } ?? []) + [HTTPService(application: self, group: group)]
         if configuration.watch { services.append(watcher) }
         let serviceGroup = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -134,12 +150,16 @@ struct HTTPService: Service {
 public enum ApplicationError: Error, Sendable, CustomStringConvertible {
     /// The screen set has errors; nothing is served from it.
     case invalidScreens([Diagnostic])
+    /// Tracing is on, and its exporter cannot be made from the settings (or `OTEL_*` variables).
+    case tracing(String)
 
     public var description: String {
         switch self {
         case .invalidScreens(let diagnostics):
             let errors = diagnostics.filter { $0.severity == .error }.count
             return "the screen set has \(errors) error\(errors == 1 ? "" : "s"); nothing was served:\n" + diagnostics.report
+        case .tracing(let reason):
+            return "tracing is on, but its exporter could not be made: \(reason); check tracing_endpoint and the OTEL_* variables"
         }
     }
 }
@@ -160,7 +180,45 @@ public func buildApplication(
         "screens loaded",
         metadata: ["count": .stringConvertible(screenSet.screens.count), "directory": .string(configuration.screensDirectory)]
     )
-    return buildApplication(configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics)
+    var application = buildApplication(configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics)
+    if configuration.tracing.enabled {
+        do {
+            application.tracing = try makeTracing(configuration.tracing, logger: logger)
+        } catch {
+            throw .tracing(String(describing: error))
+        }
+        logger.info(
+            "tracing on", metadata: ["endpoint": .string(configuration.tracing.endpoint), "sampling": "\(configuration.tracing.sampling)"])
+    }
+    return application
+}
+
+/// Spans exported over OTLP/HTTP (protobuf) by swift-otel, from the settings and the standard
+/// `OTEL_*` variables, which override them: a batch exporter whose service flushes at shutdown.
+/// Only traces: logs and metrics have their own outputs.
+public func makeTracing(_ settings: ServerConfiguration.TracingSettings, logger: Logger) throws -> Application.Tracing {
+    var configuration = OTel.Configuration.default
+    configuration.serviceName = settings.serviceName
+    configuration.logs.enabled = false
+    configuration.metrics.enabled = false
+    configuration.traces.enabled = true
+    configuration.traces.exporter = .otlp
+    configuration.traces.otlpExporter.protocol = .httpProtobuf
+    configuration.traces.otlpExporter.endpoint =
+        settings.endpoint.hasSuffix("/v1/traces")
+        ? settings.endpoint : settings.endpoint.trimmingSuffix("/") + "/v1/traces"
+    configuration.traces.sampler = .parentBasedTraceIDRatio(ratio: settings.sampling) ?? .parentBasedAlwaysOn
+    configuration.diagnosticLogger = .custom(logger)
+    let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
+    return Application.Tracing(requests: RequestTracing(tracer: tracer), exporter: service)
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        var text = self
+        while text.hasSuffix(suffix) { text.removeLast(suffix.count) }
+        return text
+    }
 }
 
 /// Assembles the application around an already loaded screen set (tests, embedding).

@@ -90,7 +90,7 @@ struct UpstreamSocketTests {
         let correlation = Correlation(
             requestID: "r", headers: ["traceparent": "00-00000000000000000000000000000000-00f067aa0ba902b7-01", "tracestate": "a=1"])
         #expect(correlation.traceParent == nil && correlation.traceState == nil)
-        #expect(correlation.headers.map(\.0) == ["X-Request-Id"])
+        #expect(correlation.headers(for: nil).map(\.0) == ["X-Request-Id"])
         #expect(Correlation(requestID: "r", headers: ["traceparent": Self.traceParent]).traceID == "4bf92f3577b34da6a3ce929d0e0e4736")
         let load = ScreenSetLoader.load(
             files: [

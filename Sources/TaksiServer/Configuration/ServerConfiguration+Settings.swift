@@ -197,6 +197,28 @@ extension ServerConfiguration {
             }
             configuration.appLinks.androidCertificateFingerprints = fingerprints
         },
+        .boolean(
+            "tracing", "TAKSI_TRACING", flag: nil, default: "`false`",
+            "a span per request and per upstream and action call, exported over OTLP/HTTP; see [Tracing](operations.md#tracing)",
+            \.tracing.enabled),
+        .text(
+            "tracing_endpoint", "TAKSI_TRACING_ENDPOINT", default: "`http://localhost:4318`",
+            "the OTLP/HTTP collector's base URL (spans go to `/v1/traces`); `OTEL_EXPORTER_OTLP_ENDPOINT` overrides it",
+            \.tracing.endpoint, empty: "tracing_endpoint is a URL, like http://otel-collector:4318"),
+        Setting(
+            key: "tracing_sampling", environment: "TAKSI_TRACING_SAMPLING", flags: nil, defaultText: "`1`",
+            meaning: "the share of traces started here that are recorded, 0 to 1 (a `traceparent` from the app decides for its trace)",
+            takesList: false
+        ) { configuration, value, source throws(ConfigurationError) in
+            guard let share = Double(value), (0...1).contains(share) else {
+                throw ConfigurationError(source: source, message: "tracing_sampling must be a number from 0 to 1, like 0.1")
+            }
+            configuration.tracing.sampling = share
+        },
+        .text(
+            "tracing_service_name", "TAKSI_TRACING_SERVICE_NAME", default: "`taksi-server`",
+            "the service name spans carry; `OTEL_SERVICE_NAME` overrides it", \.tracing.serviceName,
+            empty: "tracing_service_name may not be empty"),
     ]
 
     /// The setting with this key.

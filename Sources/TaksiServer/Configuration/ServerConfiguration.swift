@@ -56,6 +56,22 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var upstreams: [String: String] = [:]
     /// The apps that open this server's universal links and App Links: see ``AppLinks``.
     public var appLinks = AppLinks()
+    /// Spans of requests and their upstream calls, exported over OTLP/HTTP: see ``TracingSettings``.
+    public var tracing = TracingSettings()
+
+    /// Where and how spans are exported (the standard `OTEL_*` variables override these).
+    public struct TracingSettings: Sendable, Equatable {
+        /// Off by default: then a request does no tracing work at all.
+        public var enabled = false
+        /// The OTLP/HTTP collector's base URL; spans go to `<endpoint>/v1/traces`.
+        public var endpoint = "http://localhost:4318"
+        /// The share of traces started here that are recorded, 0 to 1; a request that arrives
+        /// with a `traceparent` follows its sampled flag.
+        public var sampling = 1.0
+        public var serviceName = "taksi-server"
+
+        public init() {}
+    }
 
     /// How log lines are written: for people (`text`) or for log collectors (`json`, one object a line).
     public enum LogFormat: String, Sendable, CaseIterable {

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
+import Tracing
 
 /// `POST /screens/<path>/actions/<name>`: a screen's action (``ScreenAction``) run for the
 /// request's variant, answered in the client's data shape.
@@ -59,12 +60,26 @@ struct ActionEndpoint: Sendable {
         if let call = action.call {
             guard let resolver else { throw .upstreamsUnavailable }
             let submit = try Self.submit(call, inputs: values, path: pathValues)
-            // The request's id and trace context go too, as on every upstream call.
-            var headers = call.request.forwardedValues(from: request.headers) + correlation.headers
+            var headers = call.request.forwardedValues(from: request.headers)
             if let key { headers.append(("Idempotency-Key", key)) }
             let logger = self.logger
             respond = { [headers] in
-                let result = await resolver.client.submit(submit, headers: headers)
+                // The request's id and trace context go too, as on every upstream call; the call is
+                // a client span of its own when tracing is on.
+                let span = correlation.callSpan("\(call.method.rawValue) \(call.request.upstream)")
+                span?.attributes["taksi.upstream"] = call.request.upstream
+                span?.attributes["taksi.action"] = action.name
+                span?.attributes["url.template"] = call.request.pathTemplate
+                let result = await resolver.client.submit(submit, headers: headers + correlation.headers(for: span))
+                if let span {
+                    switch result {
+                    case .success(let answer): span.attributes["http.response.status_code"] = answer.status
+                    case .failure(let failure):
+                        span.recordError(failure)
+                        span.setStatus(SpanStatus(code: .error, message: failure.description))
+                    }
+                    span.end()
+                }
                 let outcome: ScreenAction.Result
                 switch result {
                 case .success(let answer): outcome = .answered(status: answer.status, body: answer.body)

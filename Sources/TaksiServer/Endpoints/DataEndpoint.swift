@@ -33,10 +33,10 @@ struct DataEndpoint: Sendable {
         var requestHeaders: HTTPHeaders
         /// Whether the data depends on the moment (a relative time): never kept, and short-lived in caches.
         var dependsOnTime = false
-        /// The request's id, for the log lines rendering writes.
-        var id = RequestIDReference.inProcess
+        /// The request, for its id and span: what the calls carry and the log lines name.
+        var request: HTTPRequest
 
-        var correlation: Correlation { Correlation(requestID: id.text, headers: requestHeaders) }
+        var correlation: Correlation { request.correlation }
     }
 
     /// A data response rendered: its body, its headers, and whether a source was degraded (then
@@ -55,9 +55,8 @@ struct DataEndpoint: Sendable {
         }
     }
 
-    func respond(
-        at path: String, target: RequestTarget, headers: HTTPHeaders, id: RequestIDReference = .inProcess
-    ) throws(APIError) -> Reply {
+    func respond(at path: String, target: RequestTarget, request http: HTTPRequest) throws(APIError) -> Reply {
+        let headers = http.headers
         let selection = try selector.answering(at: path, target: target, headers: headers)
         let variant = selection.variant
         variant.counted.data.increment()
@@ -88,7 +87,7 @@ struct DataEndpoint: Sendable {
             Request(
                 screen: screen, catalog: catalog, headers: variant.headers,
                 values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls, requestHeaders: headers,
-                dependsOnTime: variant.dataDependsOnTime, id: id
+                dependsOnTime: variant.dataDependsOnTime, request: http
             )
         }
         guard !calls.isEmpty else {

@@ -5,6 +5,7 @@ public import NIOHTTP1
 public import Prometheus
 import TaksiSchema
 import TaksiScreens
+import Tracing
 
 /// A request as the responder sees it: the head, and the id echoed as `X-Request-Id`.
 public struct HTTPRequest: Sendable {
@@ -15,9 +16,12 @@ public struct HTTPRequest: Sendable {
     public var body: ByteBuffer?
     /// Its id, as the response's `X-Request-Id` says it.
     public var id = RequestIDReference.inProcess
+    /// Its span, when tracing is on, and the tracer its calls' spans come from.
+    var span: (any Span)?
+    var tracing: RequestTracing?
 
     /// Its id and trace context, for the calls it makes and the lines it logs.
-    var correlation: Correlation { Correlation(requestID: id.text, headers: headers) }
+    var correlation: Correlation { Correlation(requestID: id.text, headers: headers, span: span, tracing: tracing) }
 
     public init(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:], body: ByteBuffer? = nil) {
         self.method = method
@@ -65,6 +69,8 @@ public struct Responder: Sendable {
     let links: LinksEndpoint
     /// The live preview's pages and event stream; nil when it is off (its routes answer 404).
     let preview: Preview?
+    /// Spans of requests and their calls; nil when tracing is off.
+    let tracing: RequestTracing?
 
     /// - Parameters:
     ///   - resolver: looks up upstream values and calls actions' upstreams; nil when the server
@@ -74,10 +80,13 @@ public struct Responder: Sendable {
     ///   - previewEvents: turns the preview (`/preview`) on, its event stream fed by these.
     ///   - idempotency: answers of submits kept by `Idempotency-Key`; nil runs every submit.
     ///   - draining: set when shutdown begins, so `/readyz` answers 503.
+    ///   - tracing: makes a span of each request and of each call it makes; nil for none.
     public init(
         store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
-        memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, draining: Draining = Draining()
+        memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, draining: Draining = Draining(),
+        tracing: RequestTracing? = nil
     ) {
+        self.tracing = tracing
         let selector = VariantSelector(store: store, logger: logger)
         self.store = store
         self.skeletons = SkeletonEndpoint(selector: selector, memo: memo)
@@ -153,7 +162,7 @@ public struct Responder: Sendable {
         if request.method == .OPTIONS { return .ready(OperationsEndpoint.options) }
         switch route {
         case .skeleton(let path): return .ready(try skeletons.respond(at: path, target: target, headers: request.headers))
-        case .data(let path): return try data.respond(at: path, target: target, headers: request.headers, id: request.id)
+        case .data(let path): return try data.respond(at: path, target: target, request: request)
         case .health: return .ready(OperationsEndpoint.health)
         case .ready: return .ready(operations.ready())
         case .metrics: return .ready(try operations.metrics(target))

@@ -1,9 +1,12 @@
 public import Logging
 public import NIOHTTP1
+public import Tracing
 
-/// What ties a request to the work it causes elsewhere: its `X-Request-Id` and the W3C trace
-/// context the client sent (`traceparent`, `tracestate`). Sent on every upstream and action call
-/// (never part of a cache key or of `Vary`), and named by every log line written for the request.
+/// What ties a request to the work it causes elsewhere: its `X-Request-Id` and its W3C trace
+/// context. Every upstream and action call carries both (never as part of a cache key or of
+/// `Vary`), and every log line written for the request names them. With tracing on, each call is
+/// a client span, a child of the request's span, and carries that span's `traceparent`; with it
+/// off, the client's own `traceparent` and `tracestate` are passed on as they came.
 /// Read only when something is called or logged: a request answered from memory never builds it.
 /// A source cannot list these headers to forward (``HTTPSource/alwaysSentHeaders``).
 public struct Correlation: Sendable {
@@ -11,8 +14,11 @@ public struct Correlation: Sendable {
     public var requestID: String
     /// The client's `traceparent`, when it is a valid one (version 00, non-zero ids).
     public var traceParent: String?
-    /// The client's `tracestate`, sent on only with a valid `traceparent`.
+    /// The client's `tracestate`, passed on only with a valid `traceparent`.
     public var traceState: String?
+    /// The request's span and the tracer, when tracing is on.
+    var span: (any Span)?
+    var tracing: RequestTracing?
 
     public init(requestID: String, headers: HTTPHeaders) {
         self.requestID = requestID
@@ -22,14 +28,30 @@ public struct Correlation: Sendable {
         }
     }
 
-    /// The 32 hex digits of the trace's id, for log lines.
-    public var traceID: String? {
-        traceParent.map { String($0.dropFirst(3).prefix(32)) }
+    init(requestID: String, headers: HTTPHeaders, span: (any Span)?, tracing: RequestTracing?) {
+        self.init(requestID: requestID, headers: headers)
+        self.span = span
+        self.tracing = tracing
     }
 
-    /// The headers an upstream call carries.
-    public var headers: [(String, String)] {
+    /// The 32 hex digits of the trace's id, for log lines: the request span's trace, or the
+    /// client's when tracing is off.
+    public var traceID: String? {
+        let parent = span.flatMap { span in tracing?.headers(of: span).first { $0.0 == "traceparent" }?.1 } ?? traceParent
+        return parent.map { String($0.dropFirst(3).prefix(32)) }
+    }
+
+    /// A client span for one call, a child of the request's; nil when tracing is off.
+    func callSpan(_ name: String) -> (any Span)? {
+        guard let span, let tracing else { return nil }
+        return tracing.callSpan(name, parent: span)
+    }
+
+    /// The headers a call carries: the request's id, and the call span's trace context (or, with
+    /// tracing off, the client's).
+    public func headers(for call: (any Span)?) -> [(String, String)] {
         var headers = [("X-Request-Id", requestID)]
+        if let call, let tracing { return headers + tracing.headers(of: call) }
         if let traceParent { headers.append(("traceparent", traceParent)) }
         if let traceState { headers.append(("tracestate", traceState)) }
         return headers

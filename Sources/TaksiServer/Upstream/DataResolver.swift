@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
+import Tracing
 
 /// Looks up the upstream values of a data request: every call at once, through the cache, each
 /// logged and counted. A call that fails is one lookup's outcome (``DataEndpoint`` degrades only
@@ -87,12 +88,27 @@ public struct DataResolver: Sendable {
         let metrics = self.metrics
         let lookup = await cache.value(for: key, policy: policy) {
             let start = NIODeadline.now()
-            let result = await client.fetch(call, headers: forwarded + correlation.headers)
+            // A client span per call made (a request that joins another's call has none of its own).
+            let span = correlation.callSpan("GET \(call.definition.upstream)")
+            span?.attributes["taksi.upstream"] = call.definition.upstream
+            span?.attributes["taksi.source"] = call.source
+            span?.attributes["url.template"] = call.definition.pathTemplate
+            let result = await client.fetch(call, headers: forwarded + correlation.headers(for: span))
             let outcome: String =
                 switch result {
                 case .success(let value): value.answered == nil ? "ok" : "answered"
                 case .failure(let failure): failure.code
                 }
+            if let span {
+                span.attributes["taksi.upstream.result"] = outcome
+                if case .success(let value) = result, let status = value.answered { span.attributes["http.response.status_code"] = status }
+                if case .failure(let failure) = result {
+                    if case .status(let status) = failure { span.attributes["http.response.status_code"] = Int(status) }
+                    span.recordError(failure)
+                    span.setStatus(SpanStatus(code: .error, message: failure.description))
+                }
+                span.end()
+            }
             Counter(label: "taksi_upstream_requests_total", dimensions: dimensions + [("result", outcome)], factory: metrics).increment()
             Timer(label: "taksi_upstream_duration_seconds", dimensions: dimensions, factory: metrics)
                 .recordNanoseconds((NIODeadline.now() - start).nanoseconds)
@@ -107,6 +123,7 @@ public struct DataResolver: Sendable {
             case .failed: "failed"
             }
         Counter(label: "taksi_upstream_cache_total", dimensions: [("result", cacheResult)], factory: metrics).increment()
+        correlation.span?.attributes["taksi.cache.\(call.source)"] = cacheResult
         // The URL's query may hold a user's input, the headers their credentials: neither is logged.
         let where_: Logger.Metadata = correlation.logMetadata.merging([
             "screen": .string(screen.name), "source": .string(call.source), "upstream": .string(call.definition.upstream),

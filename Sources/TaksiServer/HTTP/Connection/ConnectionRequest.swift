@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// A request as a connection holds it, from its head to its answer.
 struct ConnectionRequest {
@@ -15,6 +16,8 @@ struct ConnectionRequest {
     var body: ByteBuffer?
     /// The head asks for a protocol upgrade, after which NIO's decoder parses nothing more.
     var offersUpgrade = false
+    /// Its span, from when it is answered to when its response is written; nil with tracing off.
+    var span: (any Span)?
 
     /// What a request head alone decides.
     struct Verdict {

@@ -1,6 +1,7 @@
 import Foundation
 public import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// Serves HTTP/1.1 on one connection: asks ``HTTPConnectionStateMachine`` what to do with each
 /// event of the channel and does it: reads, answers through the ``Responder`` (on the event loop,
@@ -191,7 +192,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// Answers waiting requests in order while the client keeps reading; then reads on if a read
     /// is owed, and starts the idle clock when nothing is left to do.
     private func answerWaiting(context: ChannelHandlerContext) {
-        while let request = machine.nextToAnswer(isWritable: context.channel.isWritable) {
+        while var request = machine.nextToAnswer(isWritable: context.channel.isWritable) {
+            if let tracing = responder.tracing {
+                request.span = tracing.requestSpan(method: request.head.method, target: request.head.uri, headers: request.head.headers)
+            }
             switch reply(to: request) {
             case .ready(let response):
                 write(response, for: request, context: context)
@@ -209,6 +213,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         if let rejection = request.rejection { return .ready(HTTPResponse(error: rejection)) }
         var http = HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers, body: request.body)
         http.id = ids.reference(request.id)
+        http.span = request.span
+        http.tracing = responder.tracing
         return responder.respond(to: http)
     }
 
@@ -365,6 +371,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             method: request.head.method.rawValue, uri: request.head.uri, status: response.status.code, bytes: bytes,
             duration: duration, variant: response.variant
         ) { buffer in ids.write(request.id, to: &buffer) }
+        if let span = request.span, let tracing = responder.tracing {
+            tracing.end(span, route: response.route, status: response.status.code, bytes: bytes, variant: response.variant)
+        }
     }
 
     /// The `Date` and `X-Request-Id` header lines every response carries (`Date: ...\r\nX-Request-Id: ...`,
@@ -374,6 +383,13 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         buffer.writeString(date.current())
         buffer.writeStaticString("\r\nX-Request-Id: ")
         ids.write(request.id, to: &buffer)
+        // With tracing on, the trace the request is part of, so an app can name it in a report.
+        if let span = request.span, let tracing = responder.tracing,
+            let parent = tracing.headers(of: span).first(where: { $0.0 == "traceparent" })
+        {
+            buffer.writeStaticString("\r\ntraceparent: ")
+            buffer.writeString(parent.1)
+        }
     }
 }
 

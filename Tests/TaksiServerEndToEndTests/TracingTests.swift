@@ -1,0 +1,143 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import TaksiSchema
+import TaksiServer
+import TaksiTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Traces as an operator follows them: spans exported over OTLP/HTTP to a real receiver
+/// (`scripts/otlp-receiver.py`, decoding with the official OpenTelemetry protobuf definitions),
+/// the trace carried to the upstream, and log lines naming it.
+@Suite("Tracing")
+struct TracingTests {
+    /// The receiver, on a free port, and the spans it printed.
+    final class Receiver: @unchecked Sendable {
+        let process = Process()
+        let output = Pipe()
+        let port: Int
+
+        init() throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", repositoryRoot.appendingPathComponent("scripts/otlp-receiver.py").path]
+            process.standardOutput = output
+            try process.run()
+            // Only the receiver writes to the pipe, so reading it to its end ends when it exits.
+            try output.fileHandleForWriting.close()
+            // The first line is "port N".
+            var received = Data()
+            while !received.contains(10) {
+                let more = output.fileHandleForReading.availableData
+                if more.isEmpty { break }
+                received += more
+            }
+            let line = String(decoding: received.prefix { $0 != 10 }, as: UTF8.self)
+            port = try #require(Int(line.dropFirst("port ".count)), "the receiver printed \(line)")
+        }
+
+        /// Stops it and returns every span it received.
+        func spans() throws -> [JSONValue] {
+            // SIGKILL: a child inherits the signals this process ignores (the service lifecycle's).
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            return try text.split(separator: "\n").map { try JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
+        }
+    }
+
+    static let clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    static let clientParent = "00f067aa0ba902b7"
+
+    @Test(
+        "a data request whose upstream fails: its span, the upstream call's span as its child with the error, the same trace at the upstream and in the log line",
+        .enabled(if: pythonHas("opentelemetry.proto"), "needs python3 -m pip install opentelemetry-proto (.ci/run installs it)")
+    )
+    func failingUpstream() async throws {
+        let receiver = try Receiver()
+        let upstream = try await TestUpstream()
+        upstream.on("/good", .json(#"{"text": "good"}"#))
+        upstream.on("/bad", .status(500))
+        upstream.on("/backup", .status(500))
+        let log = LogRecorder()
+        var application = try upstreamApplication(files: SharedScreens.upstreams, upstream: upstream, logger: log.logger).application
+        var settings = ServerConfiguration.TracingSettings()
+        settings.enabled = true
+        settings.endpoint = "http://127.0.0.1:\(receiver.port)"
+        let tracing = try makeTracing(settings, logger: Logger(label: "otel"))
+        application.tracing = tracing
+        let exporter = ServiceGroup(services: [tracing.exporter], gracefulShutdownSignals: [], logger: Logger(label: "otel"))
+        let running = Task { try await exporter.run() }
+
+        try await withRunningServer(application) { port in
+            let connection = try RawConnection(port: port)
+            connection.send(
+                "GET /screens/pair/data HTTP/1.1\r\nHost: a\r\nX-Request-Id: pair-1\r\ntraceparent: 00-\(Self.clientTrace)-\(Self.clientParent)-01\r\n\r\n"
+            )
+            let response = try #require(await connection.receiveOffPool(1).first)
+            #expect(response.status == 200)
+            #expect(response.header("X-Taksi-Degraded") == "backup, bad")
+            // The response names the trace, with the server's span as the parent an app would report.
+            #expect(response.header("traceparent")?.hasPrefix("00-\(Self.clientTrace)-") == true, "\(response.headers)")
+        }
+        await exporter.triggerGracefulShutdown()
+        try await running.value
+        let spans = try receiver.spans()
+        try await upstream.stop()
+
+        let server = try #require(spans.first { $0["kind"] == "server" }, "\(spans)")
+        #expect(server["trace_id"] == .string(Self.clientTrace))
+        #expect(server["parent_span_id"] == .string(Self.clientParent))
+        #expect(server["name"] == "GET data")
+        #expect(server["service"] == "taksi-server")
+        #expect(server["attributes"]?["http.route"] == "data")
+        #expect(server["attributes"]?["http.response.status_code"] == 200)
+        #expect(server["attributes"]?["taksi.variant"] == "pair|*|default")
+        #expect(server["attributes"]?["taksi.cache.bad"] == "failed")
+
+        let calls = spans.filter { $0["kind"] == "client" }
+        #expect(calls.count == 3, "\(calls)")
+        for call in calls {
+            #expect(call["trace_id"] == .string(Self.clientTrace))
+            #expect(call["parent_span_id"] == server["span_id"])
+            #expect(call["name"] == "GET api")
+        }
+        let bad = try #require(calls.first { $0["attributes"]?["taksi.source"] == "bad" })
+        #expect(bad["status"] == "error")
+        #expect(bad["attributes"]?["url.template"] == "/bad")
+        #expect(bad["attributes"]?["http.response.status_code"] == 500)
+        #expect(calls.first { $0["attributes"]?["taksi.source"] == "good" }?["status"] == "unset")
+
+        // The upstream got the call span's context and the request's id.
+        let sent = try #require(upstream.requests.first { $0.uri == "/bad" })
+        let header = { (name: String) in sent.headers.first { $0.0.lowercased() == name }?.1 }
+        #expect(header("traceparent") == "00-\(Self.clientTrace)-\(bad["span_id"]?.stringValue ?? "")-01")
+        #expect(header("x-request-id") == "pair-1")
+
+        // The log line of the failure names the request and the trace.
+        let line = try #require(log.lines(atLeast: .error).first { $0.metadata["source"] == "bad" })
+        #expect(line.metadata["request_id"] == "pair-1")
+        #expect(line.metadata["trace_id"] == Self.clientTrace)
+    }
+
+    @Test("with tracing off, a response names no trace and the client's trace context is passed on as it came")
+    func off() async throws {
+        let upstream = try await TestUpstream()
+        upstream.on("/me", .json(#"{"name": "Ada"}"#))
+        let application = try upstreamApplication(files: SharedScreens.upstreams, upstream: upstream).application
+        #expect(application.tracing == nil)
+        try await withRunningServer(application) { port in
+            let connection = try RawConnection(port: port)
+            connection.send(
+                "GET /screens/me/data HTTP/1.1\r\nHost: a\r\ntraceparent: 00-\(Self.clientTrace)-\(Self.clientParent)-01\r\n\r\n")
+            let response = try #require(await connection.receiveOffPool(1).first)
+            #expect(response.header("traceparent") == nil)
+        }
+        let sent = try #require(upstream.requests.first { $0.uri == "/me" })
+        #expect(sent.headers.first { $0.0.lowercased() == "traceparent" }?.1 == "00-\(Self.clientTrace)-\(Self.clientParent)-01")
+        try await upstream.stop()
+    }
+}

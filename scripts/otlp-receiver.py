@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""A stand-in OpenTelemetry collector for tests: receives OTLP/HTTP trace exports and prints
+each span as one JSON line, decoded with the official OpenTelemetry protobuf definitions
+(pip install opentelemetry-proto).
+
+    python3 scripts/otlp-receiver.py      # prints "port N" first, then one line per span
+
+POST /v1/traces with an ExportTraceServiceRequest (application/x-protobuf, gzip or not) is
+answered 200 with an empty ExportTraceServiceResponse; anything else 404.
+"""
+import gzip
+import http.server
+import json
+import sys
+
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+KINDS = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
+STATUS = {0: "unset", 1: "ok", 2: "error"}
+
+
+def value(any_value):
+    kind = any_value.WhichOneof("value")
+    return getattr(any_value, kind) if kind in ("string_value", "bool_value", "int_value", "double_value") else str(any_value)
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        if self.path != "/v1/traces":
+            self.send_error(404)
+            return
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if self.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        request = trace_service_pb2.ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        for resource_spans in request.resource_spans:
+            resource = {a.key: value(a.value) for a in resource_spans.resource.attributes}
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    print(json.dumps({
+                        "service": resource.get("service.name"),
+                        "trace_id": span.trace_id.hex(),
+                        "span_id": span.span_id.hex(),
+                        "parent_span_id": span.parent_span_id.hex(),
+                        "name": span.name,
+                        "kind": KINDS.get(span.kind, str(span.kind)),
+                        "status": STATUS.get(span.status.code, str(span.status.code)),
+                        "attributes": {a.key: value(a.value) for a in span.attributes},
+                        "events": [event.name for event in span.events],
+                    }), flush=True)
+        response = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", str(len(response)))
+        self.end_headers()
+        self.wfile.write(response)
+
+    def log_message(self, *arguments):
+        pass
+
+
+server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+print(f"port {server.server_address[1]}", flush=True)
+try:
+    server.serve_forever()
+except KeyboardInterrupt:
+    sys.exit(0)
