@@ -5,7 +5,6 @@ public import NIOHTTP1
 public import Prometheus
 import TaksiSchema
 import TaksiScreens
-import Tracing
 
 /// A request as the responder sees it: the head, and the id echoed as `X-Request-Id`.
 public struct HTTPRequest: Sendable {
@@ -17,11 +16,10 @@ public struct HTTPRequest: Sendable {
     /// Its id, as the response's `X-Request-Id` says it.
     public var id = RequestIDReference.inProcess
     /// Its span, when tracing is on, and the tracer its calls' spans come from.
-    var span: (any Span)?
-    var tracing: RequestTracing?
+    var trace: RequestTrace?
 
     /// Its id and trace context, for the calls it makes and the lines it logs.
-    var correlation: Correlation { Correlation(requestID: id.text, headers: headers, span: span, tracing: tracing) }
+    var correlation: Correlation { Correlation(requestID: id.text, headers: headers, span: trace?.span, tracing: trace?.tracing) }
 
     public init(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:], body: ByteBuffer? = nil) {
         self.method = method

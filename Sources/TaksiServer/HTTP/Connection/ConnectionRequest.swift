@@ -1,6 +1,5 @@
 import NIOCore
 import NIOHTTP1
-import Tracing
 
 /// A request as a connection holds it, from its head to its answer.
 struct ConnectionRequest {
@@ -17,7 +16,7 @@ struct ConnectionRequest {
     /// The head asks for a protocol upgrade, after which NIO's decoder parses nothing more.
     var offersUpgrade = false
     /// Its span, from when it is answered to when its response is written; nil with tracing off.
-    var span: (any Span)?
+    var trace: RequestTrace?
 
     /// What a request head alone decides.
     struct Verdict {

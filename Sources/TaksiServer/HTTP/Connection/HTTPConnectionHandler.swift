@@ -1,7 +1,6 @@
 import Foundation
 public import NIOCore
 import NIOHTTP1
-import Tracing
 
 /// Serves HTTP/1.1 on one connection: asks ``HTTPConnectionStateMachine`` what to do with each
 /// event of the channel and does it: reads, answers through the ``Responder`` (on the event loop,
@@ -194,7 +193,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func answerWaiting(context: ChannelHandlerContext) {
         while var request = machine.nextToAnswer(isWritable: context.channel.isWritable) {
             if let tracing = responder.tracing {
-                request.span = tracing.requestSpan(method: request.head.method, target: request.head.uri, headers: request.head.headers)
+                let span = tracing.requestSpan(method: request.head.method, target: request.head.uri, headers: request.head.headers)
+                request.trace = RequestTrace(span: span, tracing: tracing)
             }
             switch reply(to: request) {
             case .ready(let response):
@@ -213,8 +213,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         if let rejection = request.rejection { return .ready(HTTPResponse(error: rejection)) }
         var http = HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers, body: request.body)
         http.id = ids.reference(request.id)
-        http.span = request.span
-        http.tracing = responder.tracing
+        http.trace = request.trace
         return responder.respond(to: http)
     }
 
@@ -371,8 +370,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             method: request.head.method.rawValue, uri: request.head.uri, status: response.status.code, bytes: bytes,
             duration: duration, variant: response.variant
         ) { buffer in ids.write(request.id, to: &buffer) }
-        if let span = request.span, let tracing = responder.tracing {
-            tracing.end(span, route: response.route, status: response.status.code, bytes: bytes, variant: response.variant)
+        if let trace = request.trace {
+            trace.tracing.end(trace.span, route: response.route, status: response.status.code, bytes: bytes, variant: response.variant)
         }
     }
 
@@ -383,9 +382,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         buffer.writeString(date.current())
         buffer.writeStaticString("\r\nX-Request-Id: ")
         ids.write(request.id, to: &buffer)
-        // With tracing on, the trace the request is part of, so an app can name it in a report.
-        if let span = request.span, let tracing = responder.tracing,
-            let parent = tracing.headers(of: span).first(where: { $0.0 == "traceparent" })
+        // With tracing on, the trace the request is part of (when it is recorded), so an app can
+        // name it in a report.
+        if let trace = request.trace, trace.span.isRecording,
+            let parent = trace.tracing.headers(of: trace.span).first(where: { $0.0 == "traceparent" })
         {
             buffer.writeStaticString("\r\ntraceparent: ")
             buffer.writeString(parent.1)
