@@ -53,13 +53,27 @@ extension ScreenCompiler {
             return nil
         }
 
-        // The skeleton holds literals as written and typed placeholders where data will come.
-        var skeletonContent: [String: JSONValue] = [:]
+        let (skeletonContent, dynamicFields, requiresData) = split(fields, of: schema, content: contentNode, identifier: identifier)
+        let component = Component(
+            name: typeName, identifier: identifier, requiresData: requiresData, content: .object(skeletonContent)
+        )
+        let entry =
+            requiresData
+            ? DataPlan.Entry(
+                identifier: identifier, componentName: typeName, staticContent: skeletonContent, fields: dynamicFields
+            ) : nil
+        return (component, entry)
+    }
+
+    /// A component's compiled fields split between the skeleton (literals as written, typed
+    /// placeholders where data will come, a placeholder where a field is built per URL from the
+    /// path) and the data (its dynamic fields), and whether any data comes for it.
+    private mutating func split(
+        _ fields: [String: ContentExpression], of schema: ComponentSchema, content contentNode: JSONNode, identifier: String
+    ) -> (skeleton: [String: JSONValue], dynamic: [String: ContentExpression], requiresData: Bool) {
+        var skeletonContent: [String: JSONValue] = schema.acceptsAnyContent ? contentNode.value.objectValue ?? [:] : [:]
         var dynamicFields: [String: ContentExpression] = [:]
         var requiresData = false
-        if schema.acceptsAnyContent {
-            skeletonContent = contentNode.value.objectValue ?? [:]
-        }
         for (fieldName, expression) in fields {
             let field = schema.field(named: fieldName)
             if field?.isDynamic == true { dynamicFields[fieldName] = expression }
@@ -80,15 +94,7 @@ extension ScreenCompiler {
                 skeletonContent[fieldName] = Self.placeholder(for: expression, type: field.type)
             }
         }
-        let component = Component(
-            name: typeName, identifier: identifier, requiresData: requiresData, content: .object(skeletonContent)
-        )
-        let entry =
-            requiresData
-            ? DataPlan.Entry(
-                identifier: identifier, componentName: typeName, staticContent: skeletonContent, fields: dynamicFields
-            ) : nil
-        return (component, entry)
+        return (skeletonContent, dynamicFields, requiresData)
     }
 
     static func placeholder(for expression: ContentExpression, type: FieldType) -> JSONValue {

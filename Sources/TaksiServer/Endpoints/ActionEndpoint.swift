@@ -45,14 +45,14 @@ struct ActionEndpoint: Sendable {
         let submitted = try Self.inputs(of: request)
         let catalog = selection.screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: request.headers)).catalog
         let (values, errors) = action.validate(submitted)
+        let correlation = request.correlation
         if !errors.isEmpty {
             return .ready(
                 answer(
                     action, of: variant, to: .invalid(errors), inputs: submitted.values, path: pathValues, catalog: catalog,
-                    correlation: request.correlation))
+                    correlation: correlation))
         }
         let key = try Self.idempotencyKey(request.headers)
-        let correlation = request.correlation
         let done: @Sendable () -> HTTPResponse = {
             self.answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog, correlation: correlation)
         }
@@ -62,40 +62,9 @@ struct ActionEndpoint: Sendable {
             let submit = try Self.submit(call, inputs: values, path: pathValues)
             var headers = call.request.forwardedValues(from: request.headers)
             if let key { headers.append(("Idempotency-Key", key)) }
-            let logger = self.logger
             respond = { [headers] in
-                // The request's id and trace context go too, as on every upstream call; the call is
-                // a client span of its own when tracing is on.
-                let span = correlation.callSpan("\(call.method.rawValue) \(call.request.upstream)")
-                span?.attributes["taksi.upstream"] = call.request.upstream
-                span?.attributes["taksi.action"] = action.name
-                span?.attributes["url.template"] = call.request.pathTemplate
-                let result = await resolver.client.submit(submit, headers: headers + correlation.headers(for: span))
-                if let span {
-                    switch result {
-                    case .success(let answer): span.attributes["http.response.status_code"] = answer.status
-                    case .failure(let failure):
-                        span.recordError(failure)
-                        span.setStatus(SpanStatus(code: .error, message: failure.description))
-                    }
-                    span.end()
-                }
-                let outcome: ScreenAction.Result
-                switch result {
-                case .success(let answer): outcome = .answered(status: answer.status, body: answer.body)
-                case .failure(.timeout): outcome = .timedOut
-                case .failure: outcome = .failed
-                }
-                if case .failure(let failure) = result {
-                    logger.error(
-                        "action call failed",
-                        metadata: correlation.logMetadata.merging([
-                            "screen": .string(variant.compiled.name), "action": .string(action.name),
-                            "upstream": .string(call.request.upstream),
-                            "cause": .string(failure.description),
-                        ]) { $1 }
-                    )
-                }
+                let outcome = await self.send(
+                    submit, of: action, on: variant.compiled, headers: headers, client: resolver.client, correlation: correlation)
                 return self.answer(
                     action, of: variant, to: outcome, inputs: values, path: pathValues, catalog: catalog, correlation: correlation)
             }
@@ -127,6 +96,44 @@ struct ActionEndpoint: Sendable {
                 message:
                     "Idempotency-Key \"\(key)\" was sent with another request to this action; send a new key for each submit, and the same key only to retry it unchanged"
             )
+        }
+    }
+
+    /// Sends an action's call and says what came of it: with the request's id and trace context,
+    /// as every upstream call carries them, as a client span of its own when tracing is on, and
+    /// logged when it failed.
+    private func send(
+        _ submit: UpstreamClient.Submit, of action: ScreenAction, on screen: CompiledScreen, headers: [(String, String)],
+        client: UpstreamClient, correlation: Correlation
+    ) async -> ScreenAction.Result {
+        let upstream = submit.upstream
+        let span = correlation.callSpan("\(submit.method.rawValue) \(upstream)")
+        span?.attributes["taksi.upstream"] = upstream
+        span?.attributes["taksi.action"] = action.name
+        span?.attributes["url.template"] = action.call?.request.pathTemplate
+        let result = await client.submit(submit, headers: headers + correlation.headers(for: span))
+        if let span {
+            switch result {
+            case .success(let answer): span.attributes["http.response.status_code"] = answer.status
+            case .failure(let failure):
+                span.recordError(failure)
+                span.setStatus(SpanStatus(code: .error, message: failure.description))
+            }
+            span.end()
+        }
+        switch result {
+        case .success(let answer):
+            return .answered(status: answer.status, body: answer.body)
+        case .failure(let failure):
+            logger.error(
+                "action call failed",
+                metadata: correlation.logMetadata.merging([
+                    "screen": .string(screen.name), "action": .string(action.name), "upstream": .string(upstream),
+                    "cause": .string(failure.description),
+                ]) { $1 }
+            )
+            if case .timeout = failure { return .timedOut }
+            return .failed
         }
     }
 

@@ -29,11 +29,10 @@ struct DataEndpoint: Sendable {
         /// Values of the fixture and request sources.
         var values: [String: JSONValue]
         var calls: [UpstreamCall]
-        /// The request headers, for the allow-listed ones each call forwards.
-        var requestHeaders: HTTPHeaders
         /// Whether the data depends on the moment (a relative time): never kept, and short-lived in caches.
         var dependsOnTime = false
-        /// The request, for its id and span: what the calls carry and the log lines name.
+        /// The request: its headers (the allow-listed ones each call forwards), its id and span
+        /// (what the calls carry and the log lines name).
         var request: HTTPRequest
 
         var correlation: Correlation { request.correlation }
@@ -86,7 +85,7 @@ struct DataEndpoint: Sendable {
         func request() -> Request {
             Request(
                 screen: screen, catalog: catalog, headers: variant.headers,
-                values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls, requestHeaders: headers,
+                values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls,
                 dependsOnTime: variant.dataDependsOnTime, request: http
             )
         }
