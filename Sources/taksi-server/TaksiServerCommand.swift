@@ -93,19 +93,11 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let level = configuration.logLevel
-        switch configuration.logFormat {
-        case .text:
-            LoggingSystem.bootstrap { label in
-                var handler = TextLogHandler(label: label)
-                handler.logLevel = level
-                return handler
-            }
-        case .json:
-            LoggingSystem.bootstrap { label in
-                var handler = JSONLogHandler(label: label)
-                handler.logLevel = level
-                return handler
-            }
+        let format = configuration.logFormat
+        LoggingSystem.bootstrap { label in
+            var handler = LineLogHandler(label: label, format: format)
+            handler.logLevel = level
+            return handler
         }
         let logger = Logger(label: "taksi-server")
         let application: Application

@@ -3,20 +3,31 @@ public import Logging
 import NIOConcurrencyHelpers
 import TaksiSchema
 
-/// Writes each log record as one JSON object on one line, for log collectors:
+/// Writes each log record as one line, in the application log's format, with the timestamp the
+/// access log uses too (UTC, milliseconds), so the lines of both logs sort and join on one clock.
+///
+/// `text`, laid out as swift-log's `StreamLogHandler` lays it out:
+///
+/// ```
+/// 2026-11-21T02:37:38.120Z error taksi-server: cause=answered HTTP 500 request_id=9f3c-1 screen=feed source=news [TaksiServer] upstream failed; its components are degraded
+/// ```
+///
+/// `json`, one object per line, for log collectors:
 ///
 /// ```json
 /// {"label":"taksi-server","level":"info","message":"request","metadata":{"request_id":"9f3c-1","status":"200"},"source":"TaksiServer","timestamp":"2026-11-21T02:37:38.120Z"}
 /// ```
-public struct JSONLogHandler: LogHandler {
+public struct LineLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
     private let label: String
+    private let format: ServerConfiguration.LogFormat
     private let output: FileHandle
 
-    /// - Parameter output: standard error by default, like the text format.
-    public init(label: String, output: FileHandle = .standardError) {
+    /// - Parameter output: standard error by default.
+    public init(label: String, format: ServerConfiguration.LogFormat, output: FileHandle = .standardError) {
         self.label = label
+        self.format = format
         self.output = output
     }
 
@@ -28,12 +39,21 @@ public struct JSONLogHandler: LogHandler {
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        var record: [String: JSONValue] = [
-            "timestamp": .string(Self.timestamp()), "level": .string(event.level.rawValue), "label": .string(label),
-            "message": .string(event.message.description), "source": .string(event.source),
-        ]
-        if !merged.isEmpty { record["metadata"] = .object(merged.mapValues(Self.json)) }
-        let line = JSONWriter.bytes(.object(record)) + [10]
+        let line: [UInt8]
+        switch format {
+        case .text:
+            var text = "\(Self.timestamp()) \(event.level) \(label):"
+            for (key, value) in merged.sorted(by: { $0.key < $1.key }) { text += " \(key)=\(value)" }
+            text += " [\(event.source)] \(event.message)\n"
+            line = Array(text.utf8)
+        case .json:
+            var record: [String: JSONValue] = [
+                "timestamp": .string(Self.timestamp()), "level": .string(event.level.rawValue), "label": .string(label),
+                "message": .string(event.message.description), "source": .string(event.source),
+            ]
+            if !merged.isEmpty { record["metadata"] = .object(merged.mapValues(Self.json)) }
+            line = JSONWriter.bytes(.object(record)) + [10]
+        }
         // One write per line under a lock, so lines from different threads never interleave.
         Self.lock.withLock { output.write(Data(line)) }
     }
