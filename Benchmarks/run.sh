@@ -18,6 +18,7 @@
 # generator, and sharing them taxes both servers alike (each row's CPU time is the server's own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}
@@ -27,7 +28,6 @@ SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 TWO_CPUS=${TWO_CPUS:-0,1}
 
-need() { command -v "$1" >/dev/null 2>&1; }
 if ! need wrk || ! need nginx || ! need curl; then
     echo "installing wrk, nginx and curl with apt-get" >&2
     SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
@@ -51,8 +51,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_for() { for _ in $(seq 1 500); do curl -sf -o /dev/null "$1" && return 0; sleep 0.02; done; echo "no answer from $1" >&2; exit 1; }
 
 # taksi-server over the example screens (their upstreams answered offline through config.json)
 # plus a 2 KB screen with fixture-only data: one instance with the shipped defaults, one with the
@@ -184,7 +182,6 @@ SCENARIOS=(
 )
 
 # A process's CPU time in clock ticks, its children's included (nginx's workers).
-cpu_ticks() { for pid in "$1" $(pgrep -P "$1" || true); do awk '{ print $14 + $15 }' "/proc/$pid/stat"; done | awk '{ s += $1 } END { print s }'; }
 
 run_wrk() { # url header script pid [cpus threads] -> "requests_per_second p99_ms cpu_microseconds_per_request"
     local before after output
@@ -199,8 +196,6 @@ run_wrk() { # url header script pid [cpus threads] -> "requests_per_second p99_m
         END { printf "%s %.3f %.2f\n", rps, p99, (requests > 0) ? ticks / hz * 1e6 / requests : 0 }' <<<"$output"
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-median_of() { tr ' ' '\n' <<<"$1" | grep . | median; }
 
 echo "Benchmark: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(uname -sr)" >&2
 echo "servers on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU, $CONNECTIONS connections, ${DURATION}s x $ROUNDS rounds" >&2

@@ -9,6 +9,7 @@
 # the server's resident set once ready. Prints the medians and how each grows per screen.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 
 SIZES=${SIZES:-"100 1000 10000"}
 RUNS=${RUNS:-3}
@@ -23,8 +24,6 @@ fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"; [ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 printf '| screens | files (MB) | start-up ms | RSS MB | ms per screen | KB RSS per screen |\n|---:|---:|---:|---:|---:|---:|\n'
 for size in $SIZES; do

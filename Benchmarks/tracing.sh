@@ -11,6 +11,7 @@
 # Needs wrk, curl and python3 with opentelemetry-proto (pip install opentelemetry-proto).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 
 DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-3}
@@ -29,8 +30,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_for() { for _ in $(seq 1 500); do curl -sf -o /dev/null "$1" && return 0; sleep 0.02; done; echo "no answer from $1" >&2; exit 1; }
 
 python3 scripts/otlp-receiver.py >"$WORK/spans.jsonl" &
 PIDS+=($!)
@@ -50,7 +49,6 @@ for setting in "${SETTINGS[@]}"; do
     wait_for "http://127.0.0.1:$port/healthz"
 done
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 run_wrk() { # url pid -> "requests_per_second cpu_microseconds_per_request"
     local before after output requests
     before=$(cpu_ticks "$2")
@@ -59,7 +57,6 @@ run_wrk() { # url pid -> "requests_per_second cpu_microseconds_per_request"
     requests=$(awk '/requests in/ { print $1 }' <<<"$output")
     python3 -c "print(round($requests / $DURATION), round(($after - $before) / 100 * 1e6 / $requests, 2))"
 }
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 SCENARIOS=("skeleton|/screens/landing" "data, request value|/screens/home/data?name=Ada")
 declare -A RPS CPU
@@ -81,7 +78,7 @@ for scenario in "${SCENARIOS[@]}"; do
     for setting in "${SETTINGS[@]}"; do
         name=${setting%%|*}
         printf '| %s | %s | %s | %s |\n' "$sname" "$name" \
-            "$(tr ' ' '\n' <<<"${CPU["$sname|$name"]}" | grep . | median)" "$(tr ' ' '\n' <<<"${RPS["$sname|$name"]}" | grep . | median)"
+            "$(median_of "${CPU["$sname|$name"]}")" "$(median_of "${RPS["$sname|$name"]}")"
     done
 done
 echo "spans received: $(($(wc -l <"$WORK/spans.jsonl") - 1))"
