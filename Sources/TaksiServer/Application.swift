@@ -235,11 +235,13 @@ public func buildApplication(
             prometheus = registry
             var factory = PrometheusMetricsFactory(registry: registry)
             // Finer buckets than the default (5 ms and up): most answers take well under a millisecond.
-            factory.durationHistogramBuckets["taksi_http_request_duration_seconds"] = [
+            let requestBuckets: [Duration] = [
                 .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
                 .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
                 .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
             ]
+            factory.durationHistogramBuckets["taksi_http_request_duration_seconds"] = requestBuckets
+            factory.durationHistogramBuckets["taksi_screen_request_duration_seconds"] = requestBuckets
             return factory
         }()
     let cache = cache ?? UpstreamCache()

@@ -42,6 +42,9 @@ struct OperationsTests {
             #expect(sample(text, #"taksi_http_requests_total{route="error",status="404"}"#) == 1)
             #expect(sample(text, #"taksi_http_requests_total{route="data",status="200"}"#) == 1)
             #expect(sample(text, #"taksi_http_request_duration_seconds_count{route="skeleton"}"#) == 2)
+            // The same latency by screen, for the responses that serve one (not the 404).
+            #expect(sample(text, #"taksi_screen_request_duration_seconds_count{route="skeleton",screen="login"}"#) == 2)
+            #expect(sample(text, #"taksi_screen_request_duration_seconds_count{route="data",screen="bikes/stations"}"#) == 1)
             #expect((sample(text, #"taksi_http_response_bytes_total{route="skeleton"}"#) ?? 0) > 900)
             #expect(sample(text, "taksi_open_connections") == 1)
             #expect(sample(text, "taksi_screens_loaded") == 6)
@@ -108,7 +111,8 @@ struct OperationsTests {
             }
         }
         for name in [
-            "taksi_http_requests_total", "taksi_http_request_duration_seconds", "taksi_variant_data_total", "taksi_data_memo_lookups_total",
+            "taksi_http_requests_total", "taksi_http_request_duration_seconds", "taksi_screen_request_duration_seconds",
+            "taksi_variant_data_total", "taksi_data_memo_lookups_total",
             "taksi_upstream_cache_total", "taksi_data_degraded_total", "taksi_action_requests_total", "taksi_screen_sets_kept",
             "taksi_access_log_dropped_lines_total",
         ] {

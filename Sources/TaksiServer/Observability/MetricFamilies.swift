@@ -11,6 +11,9 @@ public enum MetricFamilies {
     public static let all: [Family] = [
         Family(name: "taksi_http_requests_total", help: "Requests answered, by route and status."),
         Family(name: "taksi_http_request_duration_seconds", help: "Time from a request's head to its response written, by route."),
+        Family(
+            name: "taksi_screen_request_duration_seconds",
+            help: "Time from a request's head to its response written, by route and screen (skeletons, data and actions served)."),
         Family(name: "taksi_http_response_bytes_total", help: "Bytes of responses written, heads included, by route."),
         Family(name: "taksi_open_connections", help: "Client connections open now."),
         Family(name: "taksi_variant_skeletons_total", help: "Skeletons served, by screen and variant (experiment exposure)."),

@@ -2,14 +2,15 @@ public import CoreMetrics
 import NIOConcurrencyHelpers
 public import NIOCore
 
-/// The HTTP metrics: requests by route and status, latency by route, bytes written by route, and
-/// open connections. Metric objects are made once per route and status and kept, so a request
-/// costs a dictionary lookup and a few atomic updates.
+/// The HTTP metrics: requests by route and status, latency by route and by screen, bytes written
+/// by route, and open connections. Metric objects are made once per route, status and variant and
+/// kept, so a request costs a dictionary lookup or two and a few atomic updates.
 ///
 /// | metric | type | labels |
 /// |---|---|---|
 /// | `taksi_http_requests_total` | counter | `route`, `status` |
 /// | `taksi_http_request_duration_seconds` | histogram | `route` |
+/// | `taksi_screen_request_duration_seconds` | histogram | `route`, `screen` |
 /// | `taksi_http_response_bytes_total` | counter | `route` |
 /// | `taksi_open_connections` | gauge | |
 public final class ServerMetrics: RequestObserver {
@@ -19,9 +20,20 @@ public final class ServerMetrics: RequestObserver {
         var requests: [UInt: Counter]
     }
 
+    /// A route and the variant it served (whose screen labels the latency).
+    private struct ScreenRoute: Hashable {
+        var route: String
+        var variant: String
+    }
+
+    private struct State {
+        var routes: [String: RouteMetrics] = [:]
+        var screens: [ScreenRoute: Timer] = [:]
+    }
+
     private let factory: any MetricsFactory
     // A lock, not an actor: observations are made synchronously on the event loops.
-    private let routes = NIOLockedValueBox<[String: RouteMetrics]>([:])
+    private let state = NIOLockedValueBox(State())
     /// Open client connections.
     public let openConnections: Gauge
 
@@ -30,10 +42,10 @@ public final class ServerMetrics: RequestObserver {
         self.openConnections = Gauge(label: "taksi_open_connections", factory: factory)
     }
 
-    public func responded(route: String, status: UInt, bytes: Int, duration: TimeAmount) {
-        let (requests, timer, written) = routes.withLockedValue { routes in
+    public func responded(route: String, status: UInt, bytes: Int, duration: TimeAmount, variant: String?) {
+        let (requests, timer, written, byScreen) = state.withLockedValue { state -> (Counter, Timer, Counter, Timer?) in
             var metrics =
-                routes[route]
+                state.routes[route]
                 ?? RouteMetrics(
                     duration: Timer(label: "taksi_http_request_duration_seconds", dimensions: [("route", route)], factory: factory),
                     bytes: Counter(label: "taksi_http_response_bytes_total", dimensions: [("route", route)], factory: factory),
@@ -45,14 +57,27 @@ public final class ServerMetrics: RequestObserver {
                     label: "taksi_http_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory)
             if metrics.requests[status] == nil {
                 metrics.requests[status] = counter
-                routes[route] = metrics
-            } else if routes[route] == nil {
-                routes[route] = metrics
+                state.routes[route] = metrics
+            } else if state.routes[route] == nil {
+                state.routes[route] = metrics
             }
-            return (counter, metrics.duration, metrics.bytes)
+            return (counter, metrics.duration, metrics.bytes, variant.map { screenTimer(route: route, variant: $0, in: &state) })
         }
         requests.increment()
         timer.recordNanoseconds(duration.nanoseconds)
+        byScreen?.recordNanoseconds(duration.nanoseconds)
         written.increment(by: bytes)
+    }
+
+    /// The latency histogram of a route's responses for the screen of `variant` (`home|*|default`
+    /// is `home`'s): one per screen, shared by its variants.
+    private func screenTimer(route: String, variant: String, in state: inout State) -> Timer {
+        let key = ScreenRoute(route: route, variant: variant)
+        if let timer = state.screens[key] { return timer }
+        let screen = String(variant.prefix { $0 != "|" })
+        let timer = Timer(
+            label: "taksi_screen_request_duration_seconds", dimensions: [("route", route), ("screen", screen)], factory: factory)
+        state.screens[key] = timer
+        return timer
     }
 }

@@ -365,7 +365,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// Reports a written response to the observer and the access log.
     private func finished(_ request: ConnectionRequest, response: HTTPResponse, bytes: Int) {
         let duration = NIODeadline.now() - request.started
-        observer?.responded(route: response.route, status: response.status.code, bytes: bytes, duration: duration)
+        observer?.responded(
+            route: response.route, status: response.status.code, bytes: bytes, duration: duration, variant: response.variant)
         accessLog?.record(
             method: request.head.method.rawValue, uri: request.head.uri, status: response.status.code, bytes: bytes,
             duration: duration, variant: response.variant
@@ -395,5 +396,6 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
 /// Told about every response written, for metrics.
 public protocol RequestObserver: Sendable {
-    func responded(route: String, status: UInt, bytes: Int, duration: TimeAmount)
+    /// - Parameter variant: the screen variant served (`home|*|default`), if the response is one's.
+    func responded(route: String, status: UInt, bytes: Int, duration: TimeAmount, variant: String?)
 }
