@@ -208,6 +208,7 @@ public func makeTracing(_ settings: ServerConfiguration.TracingSettings, logger:
         settings.endpoint.hasSuffix("/v1/traces")
         ? settings.endpoint : settings.endpoint.trimmingSuffix("/") + "/v1/traces"
     configuration.traces.sampler = .parentBasedTraceIDRatio(ratio: settings.sampling) ?? .parentBasedAlwaysOn
+    configuration.traces.otlpExporter.headers = settings.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     configuration.diagnosticLogger = .custom(logger)
     let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
     return Application.Tracing(requests: RequestTracing(tracer: tracer), exporter: service)

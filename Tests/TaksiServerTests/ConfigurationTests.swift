@@ -63,7 +63,7 @@ struct ConfigurationTests {
             throws: ConfigurationError(
                 source: typo,
                 message:
-                    #"unknown setting "prot"; the settings are host, port, screens, threads, log_level, watch, watch_interval, skeleton_max_age, skeleton_stale_while_revalidate, max_connections, idle_timeout, header_timeout, body_timeout, write_timeout, max_body_bytes, max_pipelined_requests, max_requests_per_connection, drain_timeout, access_log, log_format, access_log_format, access_log_output, preview, data_memo_max_bytes, idempotency_window, idempotency_max_bytes, upstreams, apple_app_ids, android_package, android_cert_fingerprints, tracing, tracing_endpoint, tracing_sampling, tracing_service_name (did you mean "port"?)"#
+                    #"unknown setting "prot"; the settings are host, port, screens, threads, log_level, watch, watch_interval, skeleton_max_age, skeleton_stale_while_revalidate, max_connections, idle_timeout, header_timeout, body_timeout, write_timeout, max_body_bytes, max_pipelined_requests, max_requests_per_connection, drain_timeout, access_log, log_format, access_log_format, access_log_output, preview, data_memo_max_bytes, idempotency_window, idempotency_max_bytes, upstreams, apple_app_ids, android_package, android_cert_fingerprints, tracing, tracing_endpoint, tracing_sampling, tracing_service_name, tracing_headers (did you mean "port"?)"#
             )
         ) {
             try ServerConfiguration.resolve(file: typo, environment: [:])
@@ -74,6 +74,38 @@ struct ConfigurationTests {
         let broken = try temporaryFile("{\"port\": 80,}")
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.resolve(file: broken, environment: [:]) }
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.resolve(file: "/nonexistent/config.json", environment: [:]) }
+    }
+
+    @Test(
+        "tracing_headers: an object in the file, name=value pairs percent-encoded in the environment (which overrides it), refused with the fix"
+    )
+    func tracingHeaders() throws {
+        let file = try temporaryFile(#"{"tracing_headers": {"x-api-key": "a,b=c%d", "X-Tenant": "shop"}}"#)
+        let fromFile = try ServerConfiguration.resolve(file: file, environment: [:])
+        #expect(fromFile.tracing.headers == ["x-api-key": "a,b=c%d", "X-Tenant": "shop"])
+        let overridden = try ServerConfiguration.resolve(
+            file: file, environment: ["TAKSI_TRACING_HEADERS": "authorization=Basic%20dXNlcjpw%3D%3D, x-team = eats"])
+        #expect(overridden.tracing.headers == ["authorization": "Basic dXNlcjpw==", "x-team": "eats"])
+        #expect(try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_TRACING_HEADERS": ""]).tracing.headers == [:])
+
+        #expect(
+            throws: ConfigurationError(
+                source: "TAKSI_TRACING_HEADERS",
+                message:
+                    #"tracing_headers is name=value pairs separated by commas, like api-key=secret,x-tenant=shop; "api key" is not a header name"#
+            )
+        ) { try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_TRACING_HEADERS": "api key=1"]) }
+        #expect(throws: ConfigurationError.self, "a pair without =") {
+            try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_TRACING_HEADERS": "api-key"])
+        }
+        #expect(throws: ConfigurationError.self, "a line break in a value") {
+            try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_TRACING_HEADERS": "api-key=a%0D%0Ab"])
+        }
+        let wrongType = try temporaryFile(#"{"tracing_headers": {"x-api-key": 1}}"#)
+        #expect(
+            throws: ConfigurationError(
+                source: "\(wrongType): \"tracing_headers\"", message: "tracing_headers is an object of header names and string values")
+        ) { try ServerConfiguration.resolve(file: wrongType, environment: [:]) }
     }
 
     @Test("the repository's config.json is valid and points at the example screens")

@@ -219,6 +219,14 @@ extension ServerConfiguration {
             "tracing_service_name", "TAKSI_TRACING_SERVICE_NAME", default: "`taksi-server`",
             "the service name spans carry; `OTEL_SERVICE_NAME` overrides it", \.tracing.serviceName,
             empty: "tracing_service_name may not be empty"),
+        Setting(
+            key: "tracing_headers", environment: "TAKSI_TRACING_HEADERS", flags: nil, defaultText: "none",
+            meaning:
+                "headers sent with each export (a collector's credentials): `name=value` pairs separated by commas, values percent-encoded, as `OTEL_EXPORTER_OTLP_HEADERS` (which overrides them) writes them; an object in the file",
+            takesList: false
+        ) { configuration, value, source throws(ConfigurationError) in
+            configuration.tracing.headers = try TracingSettings.headers(value, source: source)
+        },
     ]
 
     /// The setting with this key.

@@ -69,8 +69,49 @@ public struct ServerConfiguration: Sendable, Equatable {
         /// with a `traceparent` follows its sampled flag.
         public var sampling = 1.0
         public var serviceName = "taksi-server"
+        /// Headers sent with each export, by name (a collector's API key); never logged.
+        public var headers: [String: String] = [:]
 
         public init() {}
+
+        /// The headers of `text`: `name=value` pairs separated by commas, each value
+        /// percent-encoded where it holds a comma, an equals sign or a percent sign (the format of
+        /// `OTEL_EXPORTER_OTLP_HEADERS`). Empty text is no headers.
+        static func headers(_ text: String, source: String) throws(ConfigurationError) -> [String: String] {
+            var headers: [String: String] = [:]
+            for pair in text.split(separator: ",") where !pair.allSatisfy(\.isWhitespace) {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = parts[0].trimmingCharacters(in: .whitespaces)
+                let written = parts.count == 2 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+                guard parts.count == 2, HTTPSource.isHeaderName(name) else {
+                    throw ConfigurationError(
+                        source: source,
+                        message:
+                            "tracing_headers is name=value pairs separated by commas, like api-key=secret,x-tenant=shop; \"\(pair.prefix { $0 != "=" })\" is not a header name"
+                    )
+                }
+                guard let value = written.removingPercentEncoding,
+                    !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                else {
+                    throw ConfigurationError(
+                        source: source,
+                        message:
+                            "the value of \(name) in tracing_headers is not valid: percent-encode a comma as %2C, an equals sign as %3D and a percent sign as %25; no control characters (line breaks)"
+                    )
+                }
+                headers[name] = value
+            }
+            return headers
+        }
+
+        /// `headers` as `headers(_:source:)` reads them, each value percent-encoded where it must be.
+        static func text(of headers: [String: String]) -> String {
+            var allowed = CharacterSet.urlQueryAllowed
+            allowed.remove(charactersIn: ",=%")
+            return headers.sorted { $0.key < $1.key }
+                .map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.value)" }
+                .joined(separator: ",")
+        }
     }
 
     /// How log lines are written: for people (`text`) or for log collectors (`json`, one object a line).
@@ -125,6 +166,12 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
             let text: String
             switch value {
+            case .object(let entries) where member.key == "tracing_headers":
+                guard let values = entries.mapValues(\.stringValue) as? [String: String] else {
+                    throw ConfigurationError(
+                        source: "\(path): \"tracing_headers\"", message: "tracing_headers is an object of header names and string values")
+                }
+                text = TracingSettings.text(of: values)
             case .array(let elements) where Self.setting(member.key)?.takesList == true:
                 guard let strings = elements.map(\.stringValue) as? [String] else {
                     throw ConfigurationError(source: "\(path): \"\(member.key)\"", message: "\(member.key) must be a list of strings")
