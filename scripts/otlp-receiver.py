@@ -5,6 +5,9 @@ each span as one JSON line, decoded with the official OpenTelemetry protobuf def
 
     python3 scripts/otlp-receiver.py      # prints "port N" first, then one line per span
 
+Each line has the span's ids, name, kind, status, attributes, event names and links, and the
+headers of the export request that brought it (export_headers, names lowercased).
+
 POST /v1/traces with an ExportTraceServiceRequest (application/x-protobuf, gzip or not) is
 answered 200 with an empty ExportTraceServiceResponse; anything else 404.
 """
@@ -48,6 +51,8 @@ class Receiver(http.server.BaseHTTPRequestHandler):
                         "status": STATUS.get(span.status.code, str(span.status.code)),
                         "attributes": {a.key: value(a.value) for a in span.attributes},
                         "events": [event.name for event in span.events],
+                        "links": [{"trace_id": link.trace_id.hex(), "span_id": link.span_id.hex()} for link in span.links],
+                        "export_headers": {name.lower(): value for name, value in self.headers.items()},
                     }), flush=True)
         response = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
         self.send_response(200)

@@ -2,9 +2,10 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import TaksiSchema
-import TaksiServer
 import TaksiTestSupport
 import Testing
+
+import TaksiServer
 
 #if canImport(Glibc)
 import Glibc
@@ -63,16 +64,9 @@ struct TracingTests {
         upstream.on("/bad", .status(500))
         upstream.on("/backup", .status(500))
         let log = LogRecorder()
-        var application = try upstreamApplication(files: SharedScreens.upstreams, upstream: upstream, logger: log.logger).application
-        var settings = ServerConfiguration.TracingSettings()
-        settings.enabled = true
-        settings.endpoint = "http://127.0.0.1:\(receiver.port)"
-        let tracing = try makeTracing(settings, logger: Logger(label: "otel"))
-        application.tracing = tracing
-        let exporter = ServiceGroup(services: [tracing.exporter], gracefulShutdownSignals: [], logger: Logger(label: "otel"))
-        let running = Task { try await exporter.run() }
+        let traced = try Traced(receiver: receiver, upstream: upstream, logger: log.logger)
 
-        try await withRunningServer(application) { port in
+        try await withRunningServer(traced.application) { port in
             let connection = try RawConnection(port: port)
             connection.send(
                 "GET /screens/pair/data HTTP/1.1\r\nHost: a\r\nX-Request-Id: pair-1\r\ntraceparent: 00-\(Self.clientTrace)-\(Self.clientParent)-01\r\n\r\n"
@@ -83,8 +77,7 @@ struct TracingTests {
             // The response names the trace, with the server's span as the parent an app would report.
             #expect(response.header("traceparent")?.hasPrefix("00-\(Self.clientTrace)-") == true, "\(response.headers)")
         }
-        await exporter.triggerGracefulShutdown()
-        try await running.value
+        try await traced.flush()
         let spans = try receiver.spans()
         try await upstream.stop()
 
@@ -121,6 +114,128 @@ struct TracingTests {
         let line = try #require(log.lines(atLeast: .error).first { $0.metadata["source"] == "bad" })
         #expect(line.metadata["request_id"] == "pair-1")
         #expect(line.metadata["trace_id"] == Self.clientTrace)
+    }
+
+    /// An application over the upstream test screens, tracing to `receiver`, and its exporter running.
+    struct Traced {
+        let application: Application
+        let exporter: ServiceGroup
+        let running: Task<Void, any Error>
+
+        init(
+            receiver: Receiver, upstream: TestUpstream, cache: UpstreamCache? = nil, headers: [String: String] = [:],
+            logger: Logger = Logger(label: "test")
+        ) throws {
+            var application = try upstreamApplication(files: SharedScreens.upstreams, upstream: upstream, cache: cache, logger: logger)
+                .application
+            var settings = ServerConfiguration.TracingSettings()
+            settings.enabled = true
+            settings.endpoint = "http://127.0.0.1:\(receiver.port)"
+            settings.headers = headers
+            let tracing = try makeTracing(settings, logger: Logger(label: "otel"))
+            application.tracing = tracing
+            self.application = application
+            let exporter = ServiceGroup(services: [tracing.exporter], gracefulShutdownSignals: [], logger: Logger(label: "otel"))
+            self.exporter = exporter
+            running = Task { try await exporter.run() }
+        }
+
+        /// Flushes what was recorded to the receiver.
+        func flush() async throws {
+            await exporter.triggerGracefulShutdown()
+            try await running.value
+        }
+    }
+
+    /// A W3C `traceparent` of trace `number` (sampled), from a made-up client span.
+    static func traceParent(_ number: Int) -> String { "00-\(trace(number))-\(clientParent)-01" }
+    static func trace(_ number: Int) -> String { String(repeating: "0", count: 31) + String(number) }
+
+    @Test(
+        "a request that joins another's upstream call has a span of its wait, linked to the call, which counts it; a kept response is a memo hit; exports carry the configured headers",
+        .enabled(if: pythonHas("opentelemetry.proto"), "needs python3 -m pip install opentelemetry-proto (.ci/run installs it)")
+    )
+    func joinedCall() async throws {
+        let receiver = try Receiver()
+        let upstream = try await TestUpstream()
+        // Every value the feed binds, in the shape it binds it: not degraded, so kept.
+        upstream.on(
+            "/feed/Oslo", .held(SharedScreens.feedBody.replacingOccurrences(of: #""object": {"a": 1}"#, with: #""object": "text""#)))
+        let cache = UpstreamCache()
+        let traced = try Traced(receiver: receiver, upstream: upstream, cache: cache, headers: ["x-api-key": "s3cret, really"])
+        try await withRunningServer(traced.application) { port in
+            let request = { (trace: Int) in
+                "GET /screens/feed/data?city=Oslo HTTP/1.1\r\nHost: a\r\ntraceparent: \(Self.traceParent(trace))\r\n\r\n"
+            }
+            let first = try RawConnection(port: port)
+            first.send(request(1))
+            await upstream.waitForRequests(1)
+            let second = try RawConnection(port: port)
+            second.send(request(2))
+            // The second request waits for the first one's call, held at the upstream, then both are answered.
+            let key = upstream.baseURL + "/feed/Oslo?lang=en&v=2"
+            while cache.call(for: key)?.joiners != 1 { await Task.yield() }
+            upstream.release()
+            #expect(await first.receiveOffPool(1).first?.status == 200)
+            #expect(await second.receiveOffPool(1).first?.status == 200)
+            // A third is answered from the response kept for the same inputs.
+            first.send(request(3))
+            #expect(await first.receiveOffPool(1).first?.status == 200)
+        }
+        try await traced.flush()
+        let spans = try receiver.spans()
+        try await upstream.stop()
+        #expect(upstream.count("/feed/Oslo") == 1)
+
+        let calls = spans.filter { $0["kind"] == "client" }
+        #expect(calls.count == 2, "\(calls)")
+        let made = try #require(calls.first { $0["trace_id"] == .string(Self.trace(1)) })
+        #expect(made["attributes"]?["taksi.cache"] == "miss")
+        #expect(made["attributes"]?["taksi.upstream.joiners"] == 1)
+        #expect(made["links"] == [])
+        let joined = try #require(calls.first { $0["trace_id"] == .string(Self.trace(2)) })
+        #expect(joined["name"] == "GET api")
+        #expect(joined["attributes"]?["taksi.cache"] == "joined")
+        #expect(joined["attributes"]?["url.template"] == "/feed/{city}")
+        #expect(joined["links"] == [["trace_id": .string(Self.trace(1)), "span_id": made["span_id"] ?? .null]])
+        let joinedRequest = try #require(spans.first { $0["kind"] == "server" && $0["trace_id"] == .string(Self.trace(2)) })
+        #expect(joined["parent_span_id"] == joinedRequest["span_id"])
+        #expect(joinedRequest["attributes"]?["taksi.cache.api"] == "joined")
+
+        let kept = try #require(spans.first { $0["kind"] == "server" && $0["trace_id"] == .string(Self.trace(3)) })
+        #expect(kept["attributes"]?["taksi.memo"] == "hit")
+        #expect(kept["attributes"]?["taksi.screen"] == "feed")
+        #expect(kept["attributes"]?["taksi.cache.api"] == "hit")
+        for span in spans { #expect(span["export_headers"]?["x-api-key"] == "s3cret, really") }
+    }
+
+    @Test(
+        "a call sent again after its connection dropped says so on its span",
+        .enabled(if: pythonHas("opentelemetry.proto"), "needs python3 -m pip install opentelemetry-proto (.ci/run installs it)")
+    )
+    func retriedCall() async throws {
+        let receiver = try Receiver()
+        let upstream = try await TestUpstream()
+        upstream.on("/once", .dropConnection(times: 1, then: .json(#"{"text": "second try"}"#)))
+        upstream.on("/twice", .dropConnection(times: 2, then: .json(#"{"text": "third try"}"#)))
+        let traced = try Traced(receiver: receiver, upstream: upstream)
+        try await withRunningServer(traced.application) { port in
+            let connection = try RawConnection(port: port)
+            connection.send("GET /screens/retry/data HTTP/1.1\r\nHost: a\r\ntraceparent: \(Self.traceParent(4))\r\n\r\n")
+            #expect(await connection.receiveOffPool(1).first?.header("X-Taksi-Degraded") == "twice")
+        }
+        try await traced.flush()
+        let spans = try receiver.spans()
+        try await upstream.stop()
+
+        let once = try #require(spans.first { $0["attributes"]?["taksi.source"] == "once" })
+        #expect(once["attributes"]?["http.request.resend_count"] == 1)
+        #expect(once["events"] == ["retry"])
+        #expect(once["status"] == "unset")
+        let twice = try #require(spans.first { $0["attributes"]?["taksi.source"] == "twice" })
+        #expect(twice["attributes"]?["http.request.resend_count"] == 1)
+        #expect(twice["status"] == "error")
+        #expect(twice["attributes"]?["taksi.upstream.result"] == "connection")
     }
 
     @Test("with tracing off, a response names no trace and the client's trace context is passed on as it came")

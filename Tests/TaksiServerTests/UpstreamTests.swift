@@ -347,7 +347,7 @@ struct UpstreamTests {
         let policy = UpstreamCache.Policy(ttl: 600, staleWhileRevalidate: 0, staleIfError: 0)
         func lookup(_ key: String, bytes: Int = 10) async -> UpstreamCache.Lookup {
             clock.advance(by: 1)
-            return await cache.value(for: key, policy: policy) { .success(UpstreamValue(value: .string(key), bytes: bytes)) }
+            return await cache.value(for: key, policy: policy) { _ in .success(UpstreamValue(value: .string(key), bytes: bytes)) }
         }
         func value(_ key: String, bytes: Int = 10) -> UpstreamValue { UpstreamValue(value: .string(key), bytes: bytes) }
         #expect(await lookup("a") == .fetched(value("a")))
@@ -361,5 +361,38 @@ struct UpstreamTests {
         #expect(await lookup("huge", bytes: 500) == .fetched(value("huge", bytes: 500)))
         #expect(await lookup("d", bytes: 95) == .fetched(value("d", bytes: 95)))
         #expect(cache.size == (1, 95), "bytes bound too")
+    }
+
+    @Test("a lookup that waits for another's call learns which call, and the call counts it; a refresh knows it is one")
+    func joins() async {
+        let clock = ManualClock()
+        let cache = UpstreamCache(now: { clock.now })
+        let policy = UpstreamCache.Policy(ttl: 10, staleWhileRevalidate: 20, staleIfError: 0)
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let value = { @Sendable (text: String) in UpstreamValue(value: .string(text), bytes: 1) }
+        let first = Task {
+            await cache.lookUp("k", policy: policy) { call in
+                for await _ in gate { break }
+                return .success(value(call.isRefresh ? "refresh" : "first"))
+            }
+        }
+        while cache.call(for: "k") == nil { await Task.yield() }
+        let second = Task { await cache.lookUp("k", policy: policy) { _ in .success(value("a second call")) } }
+        // Once the second lookup waits for the first one's call, that call may answer.
+        while cache.call(for: "k")?.joiners != 1 { await Task.yield() }
+        open.yield()
+        let made = await first.value
+        let joined = await second.value
+        #expect(made.lookup == .fetched(value("first")) && made.call == nil)
+        #expect(joined.lookup == .fetched(value("first")))
+        #expect(joined.call?.joiners == 1 && joined.call?.isRefresh == false)
+        #expect(cache.call(for: "k") == nil)
+
+        // Stale: served at once, renewed by a call that knows it refreshes.
+        clock.advance(by: 15)
+        let stale = await cache.lookUp("k", policy: policy) { call in .success(value(call.isRefresh ? "refresh" : "miss")) }
+        #expect(stale.lookup == .stale(value("first")) && stale.call == nil)
+        await cache.settle()
+        #expect(cache.freshValue(for: "k", ttl: 10)?.value == "refresh")
     }
 }

@@ -111,7 +111,7 @@ struct ActionEndpoint: Sendable {
         span?.attributes["taksi.upstream"] = upstream
         span?.attributes["taksi.action"] = action.name
         span?.attributes["url.template"] = action.call?.request.pathTemplate
-        let result = await client.submit(submit, headers: headers + correlation.headers(for: span))
+        let result = await client.submit(submit, headers: headers + correlation.headers(for: span), span: span)
         if let span {
             switch result {
             case .success(let answer): span.attributes["http.response.status_code"] = answer.status

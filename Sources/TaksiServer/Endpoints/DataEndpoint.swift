@@ -90,11 +90,12 @@ struct DataEndpoint: Sendable {
             )
         }
         guard !calls.isEmpty else {
-            return .ready(memoized(key, headers: headers, keep: !variant.dataDependsOnTime) { render(request(), lookups: []) })
+            return .ready(memoized(key, for: http, keep: !variant.dataDependsOnTime) { render(request(), lookups: []) })
         }
         guard let resolver else { throw .upstreamsUnavailable }
         if let fresh = resolver.freshValues(of: calls, requestHeaders: headers) {
-            return .ready(memoized(key, fresh: fresh, headers: headers, request: request()))
+            for found in fresh { http.note("taksi.cache.\(found.call.source)", "hit") }
+            return .ready(memoized(key, fresh: fresh, request: request()))
         }
         let request = request()
         return .pending {
@@ -103,7 +104,7 @@ struct DataEndpoint: Sendable {
             // Every value fetched and kept fresh: rendered from the cache entries, by generation,
             // so the answer is kept for the next request with the same inputs, as on the loop.
             if let fresh = resolver.freshValues(of: calls, requestHeaders: headers, counting: false) {
-                return memoized(key, fresh: fresh, headers: headers, request: request)
+                return memoized(key, fresh: fresh, request: request)
             }
             return Self.validated(render(request, lookups: lookups), request: headers)
         }
@@ -111,9 +112,9 @@ struct DataEndpoint: Sendable {
 
     /// The response rendered from fresh upstream values, kept under their cache entries' generations.
     private func memoized(
-        _ key: DataMemo.Key, fresh: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)], headers: HTTPHeaders, request: Request
+        _ key: DataMemo.Key, fresh: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)], request: Request
     ) -> HTTPResponse {
-        memoized(key.with(upstream: fresh.map { ($0.key, $0.fresh.generation) }), headers: headers, keep: !request.dependsOnTime) {
+        memoized(key.with(upstream: fresh.map { ($0.key, $0.fresh.generation) }), for: request.request, keep: !request.dependsOnTime) {
             render(request, lookups: fresh.map { ($0.call, .hit($0.fresh.found)) })
         }
     }
@@ -186,10 +187,15 @@ struct DataEndpoint: Sendable {
     /// The response kept for these inputs (``DataMemo``), or the one `render` makes, kept unless
     /// it is degraded; with no memo, `render`'s as it is.
     /// - Parameter keep: false for data that depends on the moment, which is rendered every time.
-    private func memoized(_ key: DataMemo.Key, headers: HTTPHeaders, keep: Bool, render: () -> Rendered) -> HTTPResponse {
+    private func memoized(_ key: DataMemo.Key, for http: HTTPRequest, keep: Bool, render: () -> Rendered) -> HTTPResponse {
+        let headers = http.headers
         guard keep, let memo, memo.isEnabled else { return Self.validated(render(), request: headers) }
         let text = key.text
-        if let kept = memo.entry(for: text) { return kept.response(to: headers) }
+        if let kept = memo.entry(for: text) {
+            http.note("taksi.memo", "hit")
+            return kept.response(to: headers)
+        }
+        http.note("taksi.memo", "miss")
         let rendered = render()
         guard !rendered.degraded else { return rendered.response }
         return memo.keep(

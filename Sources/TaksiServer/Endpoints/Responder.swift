@@ -21,6 +21,13 @@ public struct HTTPRequest: Sendable {
     /// Its id and trace context, for the calls it makes and the lines it logs.
     var correlation: Correlation { Correlation(requestID: id.text, headers: headers, span: trace?.span, tracing: trace?.tracing) }
 
+    /// Notes an attribute of its span (`taksi.memo`: `hit`), when the span is recorded.
+    /// - Parameter attribute: made only when it is noted (``String`` interpolation is lazy here).
+    func note(_ attribute: @autoclosure () -> String, _ value: String) {
+        guard let span = trace?.span, span.isRecording else { return }
+        span.attributes[attribute()] = value
+    }
+
     public init(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:], body: ByteBuffer? = nil) {
         self.method = method
         self.uri = uri
@@ -159,7 +166,7 @@ public struct Responder: Sendable {
         }
         if request.method == .OPTIONS { return .ready(OperationsEndpoint.options) }
         switch route {
-        case .skeleton(let path): return .ready(try skeletons.respond(at: path, target: target, headers: request.headers))
+        case .skeleton(let path): return .ready(try skeletons.respond(at: path, target: target, request: request))
         case .data(let path): return try data.respond(at: path, target: target, request: request)
         case .health: return .ready(OperationsEndpoint.health)
         case .ready: return .ready(operations.ready())

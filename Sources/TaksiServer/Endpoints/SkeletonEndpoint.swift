@@ -11,7 +11,8 @@ struct SkeletonEndpoint: Sendable {
     /// Keeps the skeletons made per URL; nil makes every one.
     let memo: DataMemo?
 
-    func respond(at path: String, target: RequestTarget, headers: HTTPHeaders) throws(APIError) -> HTTPResponse {
+    func respond(at path: String, target: RequestTarget, request: HTTPRequest) throws(APIError) -> HTTPResponse {
+        let headers = request.headers
         // The skeleton is the same for every value of a path parameter (unless a static field is
         // built from it), but a value that does not fit is refused here already, not only when
         // the app asks for the data.
@@ -20,16 +21,21 @@ struct SkeletonEndpoint: Sendable {
         let variant = try selector.select(in: screen, target: target, headers: headers)
         variant.counted.skeleton.increment()
         guard !variant.compiled.pathFields.isEmpty else { return variant.skeleton.response(to: headers) }
-        return try skeleton(of: variant, path: pathValues, catalog: snapshot.screenSet.catalog, headers: headers)
+        return try skeleton(of: variant, path: pathValues, catalog: snapshot.screenSet.catalog, request: request)
     }
 
     /// The skeleton of one URL: kept for its path values, or made now.
     private func skeleton(
-        of variant: ServedScreenSet.Variant, path values: [String: JSONValue], catalog: ComponentCatalog, headers: HTTPHeaders
+        of variant: ServedScreenSet.Variant, path values: [String: JSONValue], catalog: ComponentCatalog, request: HTTPRequest
     ) throws(APIError) -> HTTPResponse {
+        let headers = request.headers
         let key = variant.memoKeyPrefix + "\u{5}" + JSONWriter.string(.object(values))
         let memo = self.memo.flatMap { $0.isEnabled ? $0 : nil }
-        if let kept = memo?.entry(for: key) { return kept.response(to: headers) }
+        if let kept = memo?.entry(for: key) {
+            request.note("taksi.memo", "hit")
+            return kept.response(to: headers)
+        }
+        if memo != nil { request.note("taksi.memo", "miss") }
         let skeleton: Skeleton
         switch variant.compiled.skeleton(path: values, catalog: catalog) {
         case .success(let made): skeleton = made

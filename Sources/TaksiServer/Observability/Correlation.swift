@@ -41,10 +41,14 @@ public struct Correlation: Sendable {
         return parent.map { String($0.dropFirst(3).prefix(32)) }
     }
 
+    /// Whether the request's span is recorded (tracing is on, and the trace sampled).
+    var isRecording: Bool { span?.isRecording ?? false }
+
     /// A client span for one call, a child of the request's; nil when tracing is off.
-    func callSpan(_ name: String) -> (any Span)? {
+    /// - Parameter started: when the call began, if not now.
+    func callSpan(_ name: String, at started: DefaultTracerClock.Instant? = nil) -> (any Span)? {
         guard let span, let tracing else { return nil }
-        return tracing.callSpan(name, parent: span)
+        return tracing.callSpan(name, parent: span, at: started ?? DefaultTracerClock.now)
     }
 
     /// The headers a call carries: the request's id, and the call span's trace context (or, with

@@ -29,7 +29,9 @@ public enum MetricFamilies {
         Family(name: "taksi_upstream_requests_total", help: "Calls to upstream APIs, by upstream, source and result."),
         Family(name: "taksi_upstream_duration_seconds", help: "Time an upstream call took, by upstream and source."),
         Family(name: "taksi_data_degraded_total", help: "Data responses with a degraded source, by screen and source."),
-        Family(name: "taksi_upstream_cache_total", help: "Upstream cache lookups, by result (hit, miss, stale, stale_on_error, failed)."),
+        Family(
+            name: "taksi_upstream_cache_total",
+            help: "Upstream cache lookups, by result (hit, miss, joined, stale, stale_on_error, failed)."),
         Family(name: "taksi_data_memo_lookups_total", help: "Data requests answered from a kept response (hit) or rendered (miss)."),
         Family(name: "taksi_data_memo_dropped_total", help: "Kept responses dropped because an upstream entry they used changed."),
         Family(name: "taksi_data_memo_bytes", help: "Bytes of kept responses, as charged against data_memo_max_bytes."),

@@ -39,21 +39,24 @@ public struct RequestTracing: Sendable {
     }
 
     /// Ends a request's span with what the response was (OpenTelemetry's HTTP server
-    /// conventions, plus the screen variant served): a 5xx is an error.
+    /// conventions, plus the screen and variant served): a 5xx is an error.
     func end(_ span: any Span, route: String, status: UInt, bytes: Int, variant: String?) {
         guard span.isRecording else { return span.end() }
         span.operationName = "\(span.operationName) \(route)"
         span.attributes["http.route"] = route
         span.attributes["http.response.status_code"] = Int(status)
         span.attributes["http.response.size"] = bytes  // head and body, as written
-        if let variant { span.attributes["taksi.variant"] = variant }
+        if let variant {
+            span.attributes["taksi.screen"] = String(variant.prefix { $0 != "|" })
+            span.attributes["taksi.variant"] = variant
+        }
         if status >= 500 { span.setStatus(SpanStatus(code: .error)) }
         span.end()
     }
 
-    /// A client span for a call the request makes, its child.
-    func callSpan(_ name: String, parent: any Span) -> any Span {
-        tracer.startSpan(name, context: parent.context, ofKind: .client)
+    /// A client span for a call the request makes, its child, begun at `started`.
+    func callSpan(_ name: String, parent: any Span, at started: DefaultTracerClock.Instant) -> any Span {
+        tracer.startSpan(name, context: parent.context, ofKind: .client, at: started)
     }
 
     /// The W3C headers a call made under `span` carries (`traceparent`, `tracestate`).

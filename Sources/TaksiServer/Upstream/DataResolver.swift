@@ -86,44 +86,45 @@ public struct DataResolver: Sendable {
         let dimensions = [("upstream", call.definition.upstream), ("source", call.source)]
         let client = self.client
         let metrics = self.metrics
-        let lookup = await cache.value(for: key, policy: policy) {
+        // When the request is traced, when it began waiting: a request that joins another's call
+        // gets a span for its wait, from then.
+        let started = correlation.isRecording ? DefaultTracerClock.now : nil
+        let joined = await cache.lookUp(key, policy: policy) { made in
             let start = NIODeadline.now()
-            // A client span per call made (a request that joins another's call has none of its own).
             let span = correlation.callSpan("GET \(call.definition.upstream)")
-            span?.attributes["taksi.upstream"] = call.definition.upstream
-            span?.attributes["taksi.source"] = call.source
-            span?.attributes["url.template"] = call.definition.pathTemplate
-            let result = await client.fetch(call, headers: forwarded + correlation.headers(for: span))
-            let outcome: String =
-                switch result {
-                case .success(let value): value.answered == nil ? "ok" : "answered"
-                case .failure(let failure): failure.code
-                }
-            if let span {
-                span.attributes["taksi.upstream.result"] = outcome
-                if case .success(let value) = result, let status = value.answered { span.attributes["http.response.status_code"] = status }
-                if case .failure(let failure) = result {
-                    if case .status(let status) = failure { span.attributes["http.response.status_code"] = Int(status) }
-                    span.recordError(failure)
-                    span.setStatus(SpanStatus(code: .error, message: failure.description))
-                }
-                span.end()
+            if let span, span.isRecording {
+                made.context = span.context
+                span.attributes["taksi.cache"] = made.isRefresh ? "refresh" : "miss"
             }
-            Counter(label: "taksi_upstream_requests_total", dimensions: dimensions + [("result", outcome)], factory: metrics).increment()
+            span?.describe(call)
+            let result = await client.fetch(call, headers: forwarded + correlation.headers(for: span), span: span)
+            let outcome = Outcome(result.map(\.answered))
+            if let span, made.joiners > 0, span.isRecording { span.attributes["taksi.upstream.joiners"] = made.joiners }
+            span?.end(with: outcome)
+            Counter(label: "taksi_upstream_requests_total", dimensions: dimensions + [("result", outcome.label)], factory: metrics)
+                .increment()
             Timer(label: "taksi_upstream_duration_seconds", dimensions: dimensions, factory: metrics)
                 .recordNanoseconds((NIODeadline.now() - start).nanoseconds)
             return result
         }
+        let lookup = joined.lookup
+        if let made = joined.call, let started, let span = correlation.callSpan("GET \(call.definition.upstream)", at: started) {
+            // It made no call of its own: its span is its wait, linked to the call it waited for.
+            span.attributes["taksi.cache"] = "joined"
+            if let context = made.context { span.addLink(SpanLink(context: context, attributes: [:])) }
+            span.describe(call)
+            span.end(with: Outcome(lookup))
+        }
         let cacheResult: String =
             switch lookup {
             case .hit: "hit"
-            case .fetched: "miss"
+            case .fetched: joined.call == nil ? "miss" : "joined"
             case .stale: "stale"
             case .staleOnError: "stale_on_error"
             case .failed: "failed"
             }
         Counter(label: "taksi_upstream_cache_total", dimensions: [("result", cacheResult)], factory: metrics).increment()
-        correlation.span?.attributes["taksi.cache.\(call.source)"] = cacheResult
+        if correlation.isRecording { correlation.span?.attributes["taksi.cache.\(call.source)"] = cacheResult }
         // The URL's query may hold a user's input, the headers their credentials: neither is logged.
         let where_: Logger.Metadata = correlation.logMetadata.merging([
             "screen": .string(screen.name), "source": .string(call.source), "upstream": .string(call.definition.upstream),
@@ -143,6 +144,55 @@ public struct DataResolver: Sendable {
             break
         }
         return lookup
+    }
+}
+
+/// How an upstream call ended: a 2xx, a status its source answers, or a failure.
+private struct Outcome {
+    var result: Result<Int?, UpstreamFailure>
+
+    init(_ result: Result<Int?, UpstreamFailure>) { self.result = result }
+
+    /// The outcome of the call a lookup waited for.
+    init(_ lookup: UpstreamCache.Lookup) {
+        switch lookup {
+        case .failed(let failure), .staleOnError(_, let failure): result = .failure(failure)
+        case .hit(let found), .fetched(let found), .stale(let found): result = .success(found.answered)
+        }
+    }
+
+    /// Its `result` label in `taksi_upstream_requests_total`: `ok`, `answered` or the failure's code.
+    var label: String {
+        switch result {
+        case .success(let answered): answered == nil ? "ok" : "answered"
+        case .failure(let failure): failure.code
+        }
+    }
+}
+
+extension Span {
+    /// The attributes of an upstream call's span: the upstream, the source, the path as written.
+    fileprivate func describe(_ call: UpstreamCall) {
+        guard isRecording else { return }
+        attributes["taksi.upstream"] = call.definition.upstream
+        attributes["taksi.source"] = call.source
+        attributes["url.template"] = call.definition.pathTemplate
+    }
+
+    /// Ends an upstream call's span with its outcome: a status the source answers, or the
+    /// failure, recorded as the span's error.
+    fileprivate func end(with outcome: Outcome) {
+        guard isRecording else { return end() }
+        attributes["taksi.upstream.result"] = outcome.label
+        switch outcome.result {
+        case .success(let answered):
+            if let answered { attributes["http.response.status_code"] = answered }
+        case .failure(let failure):
+            if case .status(let status) = failure { attributes["http.response.status_code"] = Int(status) }
+            recordError(failure)
+            setStatus(SpanStatus(code: .error, message: failure.description))
+        }
+        end()
     }
 }
 

@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 public import NIOCore
 public import TaksiSchema
+public import Tracing
 
 /// A parsed upstream response and what it weighs.
 public struct UpstreamValue: Sendable, Equatable {
@@ -79,7 +80,36 @@ public final class UpstreamCache: Sendable {
         public var value: JSONValue { found.value }
     }
 
-    public typealias Fetch = @Sendable () async -> Result<UpstreamValue, UpstreamFailure>
+    public typealias Fetch = @Sendable (Call) async -> Result<UpstreamValue, UpstreamFailure>
+
+    /// One call to an upstream, as the request that makes it and the requests that join it see it.
+    public final class Call: Sendable {
+        /// Whether it refreshes a stale value already served (stale-while-revalidate), rather than
+        /// one a request waits for.
+        public let isRefresh: Bool
+        private let state = NIOLockedValueBox<(context: ServiceContext?, joiners: Int)>((nil, 0))
+
+        init(isRefresh: Bool) { self.isRefresh = isRefresh }
+
+        /// The context of the call's span, noted by the request that makes it, so a request that
+        /// joins it can link to it (nil with tracing off).
+        public var context: ServiceContext? {
+            get { state.withLockedValue { $0.context } }
+            set { state.withLockedValue { $0.context = newValue } }
+        }
+
+        /// The lookups that joined it so far, waiting for its answer instead of calling again.
+        public var joiners: Int { state.withLockedValue { $0.joiners } }
+
+        fileprivate func join() { state.withLockedValue { $0.joiners += 1 } }
+    }
+
+    /// A lookup, and the call it joined when another request had started it (single flight).
+    public struct Joined: Sendable {
+        public var lookup: Lookup
+        /// The call this lookup waited for without making it; nil when it made its own or none.
+        public var call: Call?
+    }
 
     private struct Entry {
         var value: UpstreamValue
@@ -94,7 +124,12 @@ public final class UpstreamCache: Sendable {
         var generations: UInt64 = 0
         /// Calls in progress, foreground and refreshes alike; tracked so none is fire-and-forget
         /// (shutdown awaits them: ``UpstreamCache/settle()``).
-        var inFlight: [String: Task<Result<UpstreamValue, UpstreamFailure>, Never>] = [:]
+        var inFlight: [String: InFlight] = [:]
+    }
+
+    private struct InFlight {
+        var call: Call
+        var task: Task<Result<UpstreamValue, UpstreamFailure>, Never>
     }
 
     private let maxEntries: Int
@@ -134,9 +169,14 @@ public final class UpstreamCache: Sendable {
 
     /// The value for `key`: cached, shared with a call in flight, or fetched now.
     public func value(for key: String, policy: Policy, fetch: @escaping Fetch) async -> Lookup {
+        await lookUp(key, policy: policy, fetch: fetch).lookup
+    }
+
+    /// The value for `key`, and the call it joined if it waited for one another request started.
+    public func lookUp(_ key: String, policy: Policy, fetch: @escaping Fetch) async -> Joined {
         enum Step {
             case answer(Lookup)
-            case wait(Task<Result<UpstreamValue, UpstreamFailure>, Never>)
+            case wait(InFlight, joined: Bool)
         }
         let time = now()
         let step: Step = state.withLockedValue { state in
@@ -147,34 +187,45 @@ public final class UpstreamCache: Sendable {
                 let ttl = entry.value.ttl ?? policy.ttl
                 if age < ttl { return .answer(.hit(entry.value)) }
                 if age < ttl + policy.staleWhileRevalidate {
-                    if state.inFlight[key] == nil { _ = start(key, fetch, in: &state) }
+                    if state.inFlight[key] == nil { _ = start(key, fetch, refresh: true, in: &state) }
                     return .answer(.stale(entry.value))
                 }
             }
-            return .wait(state.inFlight[key] ?? start(key, fetch, in: &state))
+            if let running = state.inFlight[key] {
+                running.call.join()
+                return .wait(running, joined: true)
+            }
+            return .wait(start(key, fetch, refresh: false, in: &state), joined: false)
         }
-        let call: Task<Result<UpstreamValue, UpstreamFailure>, Never>
+        let call: InFlight
+        let joined: Bool
         switch step {
-        case .answer(let lookup): return lookup
-        case .wait(let task): call = task
+        case .answer(let lookup): return Joined(lookup: lookup)
+        case .wait(let running, let didJoin): (call, joined) = (running, didJoin)
         }
-        switch await call.value {
+        let lookup: Lookup
+        switch await call.task.value {
         case .success(let fetched):
-            return .fetched(fetched)
+            lookup = .fetched(fetched)
         case .failure(let failure):
             let time = now()
             let stale = state.withLockedValue { state in
                 state.entries[key].flatMap { time - $0.fetchedAt < ($0.value.ttl ?? policy.ttl) + policy.staleIfError ? $0.value : nil }
             }
-            if let stale { return .staleOnError(stale, failure) }
-            return .failed(failure)
+            lookup = stale.map { .staleOnError($0, failure) } ?? .failed(failure)
         }
+        return Joined(lookup: lookup, call: joined ? call.call : nil)
+    }
+
+    /// The call in flight for `key`, if there is one.
+    public func call(for key: String) -> Call? {
+        state.withLockedValue { $0.inFlight[key]?.call }
     }
 
     /// Waits for every call in flight, refreshes included (tests, shutdown).
     public func settle() async {
         while let call = state.withLockedValue({ $0.inFlight.values.first }) {
-            _ = await call.value
+            _ = await call.task.value
         }
     }
 
@@ -183,16 +234,17 @@ public final class UpstreamCache: Sendable {
         state.withLockedValue { ($0.entries.count, $0.bytes) }
     }
 
-    private func start(
-        _ key: String, _ fetch: @escaping Fetch, in state: inout State
-    ) -> Task<Result<UpstreamValue, UpstreamFailure>, Never> {
-        let call = Task {
-            let result = await fetch()
-            self.finish(key, result)
-            return result
-        }
-        state.inFlight[key] = call
-        return call
+    private func start(_ key: String, _ fetch: @escaping Fetch, refresh: Bool, in state: inout State) -> InFlight {
+        let call = Call(isRefresh: refresh)
+        let running = InFlight(
+            call: call,
+            task: Task {
+                let result = await fetch(call)
+                self.finish(key, result)
+                return result
+            })
+        state.inFlight[key] = running
+        return running
     }
 
     private func finish(_ key: String, _ result: Result<UpstreamValue, UpstreamFailure>) {

@@ -6,6 +6,7 @@ import NIOHTTP1
 import NIOPosix
 import TaksiSchema
 public import TaksiScreens
+public import Tracing
 
 /// Why an upstream call gave no value. Logged with the source; never sent to the client.
 public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -99,7 +100,10 @@ public struct UpstreamClient: Sendable {
     /// Redirects (301, 302, 303, 307, 308) are followed up to ``maxRedirects`` times within the
     /// upstream's origin (scheme, host and port); a redirect elsewhere fails the call, so neither
     /// forwarded headers nor the answer ever cross to a host the configuration does not name.
-    public func fetch(_ call: UpstreamCall, headers: [(String, String)]) async -> Result<UpstreamValue, UpstreamFailure> {
+    /// - Parameter span: the call's span, when tracing is on: it is told of each retry and redirect.
+    public func fetch(
+        _ call: UpstreamCall, headers: [(String, String)], span: (any Span)? = nil
+    ) async -> Result<UpstreamValue, UpstreamFailure> {
         guard let base = bases[call.definition.upstream] else { return .failure(.notConfigured(call.definition.upstream)) }
         if base.hasPrefix("file:") {
             let result = readFile(directory: String(base.dropFirst("file:".count)), call: call)
@@ -112,7 +116,7 @@ public struct UpstreamClient: Sendable {
         let maxBytes = call.definition.maxBytes
         return await exchange(
             .GET, url: base + call.target, headers: headers, body: nil, on: http, timeout: call.definition.timeout,
-            mayRetry: Self.isConnectionFailure
+            mayRetry: Self.isConnectionFailure, span: span
         ) { response, url, redirects in
             let status = response.status.code
             if Self.redirectStatuses.contains(status) {
@@ -164,7 +168,7 @@ public struct UpstreamClient: Sendable {
     /// A connection that fails before a response is retried once for GET, PUT and DELETE, which
     /// may be repeated safely; POST and PATCH go on a new connection each (see `submitHTTPClient`)
     /// and are retried only when it could not be opened, so nothing was sent.
-    func submit(_ submit: Submit, headers: [(String, String)]) async -> Result<Answer, UpstreamFailure> {
+    func submit(_ submit: Submit, headers: [(String, String)], span: (any Span)? = nil) async -> Result<Answer, UpstreamFailure> {
         guard let base = bases[submit.upstream] else { return .failure(.notConfigured(submit.upstream)) }
         if base.hasPrefix("file:") {
             return FileUpstream(directory: String(base.dropFirst("file:".count))).answer(submit)
@@ -173,7 +177,7 @@ public struct UpstreamClient: Sendable {
         return await exchange(
             HTTPMethod(rawValue: submit.method.rawValue), url: base + submit.target, headers: headers, body: submit.body,
             on: repeatable ? http : submitHTTP, timeout: submit.timeout,
-            mayRetry: repeatable ? Self.isConnectionFailure : Self.isConnectFailure
+            mayRetry: repeatable ? Self.isConnectionFailure : Self.isConnectFailure, span: span
         ) { response, _, _ in
             let status = Int(response.status.code)
             if Self.redirectStatuses.contains(response.status.code) {
@@ -206,9 +210,11 @@ public struct UpstreamClient: Sendable {
     /// that fails is tried once more when `mayRetry` says so. AsyncHTTPClient's deadline stops
     /// counting once the response head arrives, so the whole exchange is also raced against a
     /// timer of our own; the loser is cancelled (which closes the connection).
+    /// Each request sent again (a retry or a redirect) is an event of `span`, which counts them in
+    /// `http.request.resend_count` (OpenTelemetry's HTTP client conventions).
     private func exchange<Value: Sendable>(
         _ method: HTTPMethod, url: String, headers: [(String, String)], body: [UInt8]?, on http: HTTPClient, timeout: Duration,
-        mayRetry: @escaping @Sendable (any Error) -> Bool,
+        mayRetry: @escaping @Sendable (any Error) -> Bool, span: (any Span)?,
         read: @escaping @Sendable (HTTPClientResponse, _ url: String, _ redirects: Int) async throws -> Step<Value>
     ) async -> Result<Value, UpstreamFailure> {
         await Self.bounded(by: timeout) {
@@ -216,6 +222,14 @@ public struct UpstreamClient: Sendable {
             var url = url
             var attempt = 0
             var redirects = 0
+            var resends = 0
+            /// Notes on the span that the request is sent again, and why.
+            func resend(_ event: SpanEvent) {
+                resends += 1
+                guard let span, span.isRecording else { return }
+                span.addEvent(event)
+                span.attributes["http.request.resend_count"] = resends
+            }
             while true {
                 attempt += 1
                 var request = Self.request(url: url, headers: headers)
@@ -232,12 +246,16 @@ public struct UpstreamClient: Sendable {
                         url = next
                         redirects += 1
                         attempt = 0
+                        resend(SpanEvent(name: "redirect"))
                     }
                 } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
                     return .failure(.timeout(timeout))
                 } catch {
                     if NIODeadline.now() >= deadline || Task.isCancelled { return .failure(.timeout(timeout)) }
-                    if attempt == 1, mayRetry(error) { continue }
+                    if attempt == 1, mayRetry(error) {
+                        resend(SpanEvent(name: "retry", attributes: ["exception.message": .string(String(describing: error))]))
+                        continue
+                    }
                     return .failure(.connection(String(describing: error)))
                 }
             }
