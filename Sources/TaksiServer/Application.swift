@@ -1,4 +1,5 @@
 public import CoreMetrics
+import Foundation
 public import Logging
 public import NIOCore
 import NIOPosix
@@ -207,11 +208,18 @@ public func makeTracing(_ settings: ServerConfiguration.TracingSettings, logger:
     configuration.traces.otlpExporter.endpoint =
         settings.endpoint.hasSuffix("/v1/traces")
         ? settings.endpoint : settings.endpoint.trimmingSuffix("/") + "/v1/traces"
-    configuration.traces.sampler = .parentBasedTraceIDRatio(ratio: settings.sampling) ?? .parentBasedAlwaysOn
+    // The server decides which requests are recorded (``RequestTracing/init(tracer:sampling:)``),
+    // so a request sampled out costs next to nothing, and the tracer records what it is given;
+    // unless OTEL_TRACES_SAMPLER names a sampler, which then decides for every request.
+    // (swift-otel reads the process's environment, so this does too.)
+    let samplerNamed = ProcessInfo.processInfo.environment["OTEL_TRACES_SAMPLER"] != nil
+    configuration.traces.sampler =
+        samplerNamed ? .parentBasedTraceIDRatio(ratio: settings.sampling) ?? .parentBasedAlwaysOn : .parentBasedAlwaysOn
     configuration.traces.otlpExporter.headers = settings.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     configuration.diagnosticLogger = .custom(logger)
     let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
-    return Application.Tracing(requests: RequestTracing(tracer: tracer), exporter: service)
+    return Application.Tracing(
+        requests: RequestTracing(tracer: tracer, sampling: samplerNamed ? nil : settings.sampling), exporter: service)
 }
 
 extension String {

@@ -5,7 +5,7 @@ import TaksiSchema
 import TaksiTestSupport
 import Testing
 
-import TaksiServer
+@testable import TaksiServer
 
 #if canImport(Glibc)
 import Glibc
@@ -124,7 +124,7 @@ struct TracingTests {
 
         init(
             receiver: Receiver, upstream: TestUpstream, cache: UpstreamCache? = nil, headers: [String: String] = [:],
-            logger: Logger = Logger(label: "test")
+            sampling: Double = 1, logger: Logger = Logger(label: "test")
         ) throws {
             var application = try upstreamApplication(files: SharedScreens.upstreams, upstream: upstream, cache: cache, logger: logger)
                 .application
@@ -132,6 +132,7 @@ struct TracingTests {
             settings.enabled = true
             settings.endpoint = "http://127.0.0.1:\(receiver.port)"
             settings.headers = headers
+            settings.sampling = sampling
             let tracing = try makeTracing(settings, logger: Logger(label: "otel"))
             application.tracing = tracing
             self.application = application
@@ -236,6 +237,57 @@ struct TracingTests {
         #expect(twice["attributes"]?["http.request.resend_count"] == 1)
         #expect(twice["status"] == "error")
         #expect(twice["attributes"]?["taksi.upstream.result"] == "connection")
+    }
+
+    @Test(
+        "sampled out, a request makes no span: with sampling 0 only a trace the app records is, and an app's unrecorded trace is passed on as it came",
+        .enabled(if: pythonHas("opentelemetry.proto"), "needs python3 -m pip install opentelemetry-proto (.ci/run installs it)")
+    )
+    func sampledOut() async throws {
+        let receiver = try Receiver()
+        let upstream = try await TestUpstream()
+        upstream.on("/me", .json(#"{"name": "Ada"}"#))
+        let traced = try Traced(receiver: receiver, upstream: upstream, sampling: 0)
+        let notRecorded = "00-\(Self.trace(6))-\(Self.clientParent)-00"
+        try await withRunningServer(traced.application) { port in
+            let connection = try RawConnection(port: port)
+            // Each as another user (the source forwards Authorization), so each calls the upstream.
+            let request = { (user: Int, header: String) in
+                "GET /screens/me/data HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(user)\r\n\(header)\r\n"
+            }
+            connection.send(
+                request(1, "") + request(2, "traceparent: \(Self.traceParent(5))\r\n") + request(3, "traceparent: \(notRecorded)\r\n"))
+            let responses = await connection.receiveOffPool(3)
+            #expect(responses.map(\.status) == [200, 200, 200])
+            #expect(responses.map { $0.header("traceparent") != nil } == [false, true, false])
+        }
+        try await traced.flush()
+        let spans = try receiver.spans()
+        try await upstream.stop()
+        // Only the trace the app records, the request and its call.
+        #expect(Set(spans.compactMap { $0["trace_id"]?.stringValue }) == [Self.trace(5)], "\(spans)")
+        #expect(spans.count == 2)
+        let sent = { (user: Int) in
+            upstream.requests.first { $0.headers.contains { $0 == ("Authorization", "Bearer \(user)") } }
+                .map { $0.headers.first { $0.0.lowercased() == "traceparent" }?.1 }
+        }
+        #expect(upstream.requests.count == 3)
+        #expect(sent(1) == .some(nil), "no trace, none started")
+        #expect(sent(2)??.hasPrefix("00-\(Self.trace(5))-") == true)
+        #expect(sent(3) == notRecorded)
+    }
+
+    @Test("the server's sampler records its share of the traces it starts, and reads the sampled flag of an app's")
+    func sampler() {
+        for ratio in [0.0, 0.1, 0.5, 1.0] {
+            let sampler = RootSampler(ratio: ratio)
+            let recorded = (0..<100_000).filter { _ in sampler.records() }.count
+            // 10 standard deviations either side at most: never off by chance.
+            #expect(abs(Double(recorded) / 100_000 - ratio) <= 0.016, "\(ratio): \(recorded)")
+        }
+        let parent = "00-\(Self.clientTrace)-\(Self.clientParent)-"
+        #expect(["01", "03", "0b", "ff"].allSatisfy { Correlation.isSampled(parent + $0) })
+        #expect(!["00", "02", "0a", "fe"].contains { Correlation.isSampled(parent + $0) })
     }
 
     @Test("with tracing off, a response names no trace and the client's trace context is passed on as it came")

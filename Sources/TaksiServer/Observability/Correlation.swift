@@ -68,6 +68,13 @@ public struct Correlation: Sendable {
         return metadata
     }
 
+    /// Whether a valid `traceparent`'s flags say its trace is recorded (the sampled bit).
+    static func isSampled(_ parent: String) -> Bool {
+        // The flags' low bit is the low bit of their last hex digit's value: `1`, `3`, ... `b`, `d`, `f`.
+        guard let last = parent.utf8.last else { return false }
+        return last <= UInt8(ascii: "9") ? last & 1 == 1 : last & 1 == 0
+    }
+
     /// `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`, lowercase, ids not all zero
     /// (W3C Trace Context, level 1).
     static func isTraceParent(_ text: String) -> Bool {

@@ -1,5 +1,6 @@
-public import Instrumentation
-public import NIOHTTP1
+import Atomics
+import Instrumentation
+import NIOHTTP1
 public import Tracing
 
 /// A traced request's span and the tracer it came from: one reference, so a request carries a
@@ -20,13 +21,34 @@ final class RequestTrace: Sendable {
 /// when tracing is off, so a request then does no tracing work at all.
 public struct RequestTracing: Sendable {
     let tracer: any Tracer
+    /// Which traces are recorded, decided before a span is made; nil leaves every decision to the
+    /// tracer's own sampler.
+    let sampler: RootSampler?
 
-    public init(tracer: any Tracer) {
+    /// - Parameters:
+    ///   - tracer: makes and exports the spans.
+    ///   - sampling: the share of traces started here that are recorded, 0 to 1, when this
+    ///     decides it (the tracer then records every span it is asked for): a request that is not
+    ///     recorded makes no span at all, and a request whose `traceparent` says its trace is not
+    ///     recorded makes none either. Nil leaves the decision to the tracer, which makes a span
+    ///     (and its ids) for every request.
+    public init(tracer: any Tracer, sampling: Double? = nil) {
         self.tracer = tracer
+        self.sampler = sampling.map(RootSampler.init(ratio:))
     }
 
-    /// The span of a request, continuing the client's trace when its headers carry one.
-    func requestSpan(method: HTTPMethod, target: String, headers: HTTPHeaders) -> any Span {
+    /// The span of a request, continuing the client's trace when its headers carry one; nil
+    /// when the request is not recorded (then it is handled as with tracing off: the client's
+    /// trace context is passed on as it came).
+    func requestSpan(method: HTTPMethod, target: String, headers: HTTPHeaders) -> (any Span)? {
+        if let sampler {
+            if let parent = headers.first(name: "traceparent"), Correlation.isTraceParent(parent) {
+                // The app's trace decides (a parent-based sampler's rule).
+                guard Correlation.isSampled(parent) else { return nil }
+            } else if !sampler.records() {
+                return nil
+            }
+        }
         var context = ServiceContext.topLevel
         tracer.extract(headers, into: &context, using: HeadersExtractor())
         // Named by its method until its route is known (``end(_:route:status:bytes:variant:)``).
@@ -72,5 +94,32 @@ public struct RequestTracing: Sendable {
 
     private struct HeadersInjector: Injector {
         func inject(_ value: String, forKey key: String, into carrier: inout [(String, String)]) { carrier.append((key, value)) }
+    }
+}
+
+/// Decides which traces started here are recorded, `ratio` of them, before anything is made for
+/// a span: a sampled-out request costs an atomic add and a few multiplications, not the ids (three
+/// `getrandom` calls) and span a tracer's sampler needs to decide.
+final class RootSampler: Sendable {
+    let ratio: Double
+    /// A request is recorded when its draw is below this.
+    private let threshold: UInt64
+    private let state: ManagedAtomic<UInt64>
+
+    init(ratio: Double) {
+        self.ratio = min(max(ratio, 0), 1)
+        self.threshold = self.ratio < 1 ? UInt64(Double(UInt64.max) * self.ratio) : .max
+        self.state = ManagedAtomic(UInt64.random(in: .min ... .max))
+    }
+
+    /// Whether the next trace is recorded: SplitMix64 over a shared counter, so every event loop
+    /// draws from one sequence without a lock.
+    func records() -> Bool {
+        if ratio >= 1 { return true }
+        if ratio <= 0 { return false }
+        var z = state.wrappingIncrementThenLoad(by: 0x9E37_79B9_7F4A_7C15, ordering: .relaxed)
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return (z ^ (z >> 31)) < threshold
     }
 }

@@ -192,8 +192,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// is owed, and starts the idle clock when nothing is left to do.
     private func answerWaiting(context: ChannelHandlerContext) {
         while var request = machine.nextToAnswer(isWritable: context.channel.isWritable) {
-            if let tracing = responder.tracing {
+            if let tracing = responder.tracing,
                 let span = tracing.requestSpan(method: request.head.method, target: request.head.uri, headers: request.head.headers)
+            {
                 request.trace = RequestTrace(span: span, tracing: tracing)
             }
             switch reply(to: request) {
