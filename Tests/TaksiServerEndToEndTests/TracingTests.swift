@@ -175,7 +175,7 @@ struct TracingTests {
             second.send(request(2))
             // The second request waits for the first one's call, held at the upstream, then both are answered.
             let key = upstream.baseURL + "/feed/Oslo?lang=en&v=2"
-            while cache.call(for: key)?.joiners != 1 { await Task.yield() }
+            #expect(await eventually { cache.call(for: key)?.joiners == 1 }, "the second request never joined the call")
             upstream.release()
             #expect(await first.receiveOffPool(1).first?.status == 200)
             #expect(await second.receiveOffPool(1).first?.status == 200)

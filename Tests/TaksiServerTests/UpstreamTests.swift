@@ -376,10 +376,10 @@ struct UpstreamTests {
                 return .success(value(call.isRefresh ? "refresh" : "first"))
             }
         }
-        while cache.call(for: "k") == nil { await Task.yield() }
+        #expect(await eventually { cache.call(for: "k") != nil })
         let second = Task { await cache.lookUp("k", policy: policy) { _ in .success(value("a second call")) } }
         // Once the second lookup waits for the first one's call, that call may answer.
-        while cache.call(for: "k")?.joiners != 1 { await Task.yield() }
+        #expect(await eventually { cache.call(for: "k")?.joiners == 1 })
         open.yield()
         let made = await first.value
         let joined = await second.value

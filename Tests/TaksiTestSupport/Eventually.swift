@@ -1,0 +1,12 @@
+/// Waits, yielding to other tasks, until `condition` holds: for a state another task reaches
+/// without telling anyone (a request that has joined a call in flight). Returns false only if a
+/// minute goes by first, a hang guard, so a test fails instead of hanging; a slow machine only
+/// takes longer.
+package func eventually(_ condition: () -> Bool) async -> Bool {
+    let guardTime = ContinuousClock.now + .seconds(60)
+    while !condition() {
+        if ContinuousClock.now > guardTime { return false }
+        await Task.yield()
+    }
+    return true
+}
