@@ -1,11 +1,12 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import TaksiSchema
 import TaksiScreens
-import TaksiServer
+@testable import TaksiServer
 import TaksiTestSupport
 import Testing
 
@@ -361,6 +362,65 @@ struct UpstreamTests {
         #expect(await lookup("huge", bytes: 500) == .fetched(value("huge", bytes: 500)))
         #expect(await lookup("d", bytes: 95) == .fetched(value("d", bytes: 95)))
         #expect(cache.size == (1, 95), "bytes bound too")
+    }
+
+    @Test("every eviction is told to the observer once, in order of least recent use, through a call as deep as the first")
+    func evictionsStayCheap() async {
+        let clock = ManualClock()
+        let cache = UpstreamCache(maxEntries: 8, maxBytes: 1 << 20, now: { clock.now })
+        let policy = UpstreamCache.Policy(ttl: 600, staleWhileRevalidate: 0, staleIfError: 0)
+        let told = NIOLockedValueBox<(keys: [String], depths: [Int])>(([], []))
+        cache.onChange { key in
+            let depth = Thread.callStackReturnAddresses.count
+            told.withLockedValue {
+                $0.keys.append(key)
+                $0.depths.append(depth)
+            }
+        }
+        // Each eviction once wrapped the observer in one more forwarding thunk: the 2,000th went
+        // through 2,000 of them (and, at a few hundred thousand, overflowed the stack).
+        let rounds = 2_000
+        for round in 0..<(rounds + 8) {
+            clock.advance(by: 1)
+            // Keeps key 0 in use, so it is never the least recently used.
+            _ = cache.freshValue(for: "key-0", ttl: 600)
+            _ = await cache.value(for: "key-\(round)", policy: policy) { _ in .success(UpstreamValue(value: .null, bytes: 1)) }
+        }
+        let (keys, depths) = told.withLockedValue { $0 }
+        #expect(keys == (1...rounds).map { "key-\($0)" }, "the least recently used first, key 0 never")
+        #expect(cache.size.entries == 8)
+        #expect(depths.count == rounds && depths.allSatisfy { $0 == depths[0] }, "depths from \(depths.first ?? 0) to \(depths.max() ?? 0)")
+    }
+
+    @Test("a recency dictionary agrees with a plain model under random use, stores and removals")
+    func recencyDictionary() {
+        var dictionary = RecencyDictionary<Int, Int>()
+        var model: [(key: Int, value: Int)] = []  // least recent first
+        var random = SystemRandomNumberGenerator()
+        for step in 0..<20_000 {
+            let key = Int.random(in: 0..<64, using: &random)
+            let found = model.firstIndex { $0.key == key }
+            switch Int.random(in: 0..<5, using: &random) {
+            case 0:
+                #expect(dictionary.use(key) == found.map { model[$0].value })
+                if let found { model.append(model.remove(at: found)) }
+            case 1:
+                #expect(dictionary.peek(key) == found.map { model[$0].value })
+            case 2:
+                #expect(dictionary.removeValue(forKey: key) == found.map { model[$0].value })
+                if let found { model.remove(at: found) }
+            case 3:
+                let removed = dictionary.removeLeastRecent()
+                #expect(removed?.key == model.first?.key && removed?.value == model.first?.value)
+                if !model.isEmpty { model.removeFirst() }
+            default:
+                #expect(dictionary.updateValue(step, forKey: key) == found.map { model[$0].value })
+                if let found { model.remove(at: found) }
+                model.append((key, step))
+            }
+            #expect(dictionary.count == model.count)
+        }
+        #expect(dictionary.keysByRecency == model.map(\.key))
     }
 
     @Test("a lookup that waits for another's call learns which call, and the call counts it; a refresh knows it is one")

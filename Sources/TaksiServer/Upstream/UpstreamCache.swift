@@ -114,12 +114,12 @@ public final class UpstreamCache: Sendable {
     private struct Entry {
         var value: UpstreamValue
         var fetchedAt: Double
-        var lastUsed: Double
         var generation: UInt64
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]
+        /// In the order they were last used, so the least recently used goes first at no search.
+        var entries = RecencyDictionary<String, Entry>()
         var bytes = 0
         var generations: UInt64 = 0
         /// Calls in progress, foreground and refreshes alike; tracked so none is fire-and-forget
@@ -136,7 +136,15 @@ public final class UpstreamCache: Sendable {
     private let maxBytes: Int
     private let now: @Sendable () -> Double
     private let state = NIOLockedValueBox(State())
-    private let changeObserver: NIOLockedValueBox<(@Sendable (String) -> Void)?> = NIOLockedValueBox(nil)
+    private let changeObserver = NIOLockedValueBox<ChangeObserver?>(nil)
+
+    /// The observer in a struct: a closure kept as the box's value itself is converted to the
+    /// box's generic form and back around each `inout` access, and every read through
+    /// `withLockedValue` stored it back wrapped in one more thunk, so the N-th eviction called
+    /// through N of them (and the wrappers were never freed).
+    private struct ChangeObserver {
+        let changed: @Sendable (String) -> Void
+    }
 
     /// - Parameters:
     ///   - maxEntries: responses kept at most.
@@ -153,16 +161,14 @@ public final class UpstreamCache: Sendable {
 
     /// Called with a key whenever its stored value is replaced or evicted (outside the lock).
     public func onChange(_ observer: @escaping @Sendable (String) -> Void) {
-        changeObserver.withLockedValue { $0 = observer }
+        changeObserver.withLockedValue { $0 = ChangeObserver(changed: observer) }
     }
 
     /// The value for `key` if it is cached and younger than `ttl`, without waiting for anything.
     public func freshValue(for key: String, ttl: Double) -> Fresh? {
         let time = now()
         return state.withLockedValue { state in
-            guard var entry = state.entries[key], time - entry.fetchedAt < entry.value.ttl ?? ttl else { return nil }
-            entry.lastUsed = time
-            state.entries[key] = entry
+            guard let entry = state.entries.use(key), time - entry.fetchedAt < entry.value.ttl ?? ttl else { return nil }
             return Fresh(found: entry.value, generation: entry.generation)
         }
     }
@@ -180,9 +186,7 @@ public final class UpstreamCache: Sendable {
         }
         let time = now()
         let step: Step = state.withLockedValue { state in
-            if var entry = state.entries[key] {
-                entry.lastUsed = time
-                state.entries[key] = entry
+            if let entry = state.entries.use(key) {
                 let age = time - entry.fetchedAt
                 let ttl = entry.value.ttl ?? policy.ttl
                 if age < ttl { return .answer(.hit(entry.value)) }
@@ -210,7 +214,7 @@ public final class UpstreamCache: Sendable {
         case .failure(let failure):
             let time = now()
             let stale = state.withLockedValue { state in
-                state.entries[key].flatMap { time - $0.fetchedAt < ($0.value.ttl ?? policy.ttl) + policy.staleIfError ? $0.value : nil }
+                state.entries.peek(key).flatMap { time - $0.fetchedAt < ($0.value.ttl ?? policy.ttl) + policy.staleIfError ? $0.value : nil }
             }
             lookup = stale.map { .staleOnError($0, failure) } ?? .failed(failure)
         }
@@ -259,17 +263,15 @@ public final class UpstreamCache: Sendable {
             }
             guard fetched.bytes <= maxBytes else { return changed }
             state.generations += 1
-            state.entries[key] = Entry(value: fetched, fetchedAt: time, lastUsed: time, generation: state.generations)
+            state.entries.updateValue(Entry(value: fetched, fetchedAt: time, generation: state.generations), forKey: key)
             state.bytes += fetched.bytes
-            while state.entries.count > maxEntries || state.bytes > maxBytes {
-                guard let oldest = state.entries.min(by: { $0.value.lastUsed < $1.value.lastUsed }) else { break }
-                state.entries[oldest.key] = nil
+            while state.entries.count > maxEntries || state.bytes > maxBytes, let oldest = state.entries.removeLeastRecent() {
                 state.bytes -= oldest.value.value.bytes
                 changed.append(oldest.key)
             }
             return changed
         }
         guard !changed.isEmpty, let observer = changeObserver.withLockedValue({ $0 }) else { return }
-        for key in changed { observer(key) }
+        for key in changed { observer.changed(key) }
     }
 }
