@@ -184,7 +184,7 @@ public func buildApplication(
     var application = buildApplication(configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics)
     if configuration.tracing.enabled {
         do {
-            application.tracing = try makeTracing(configuration.tracing, logger: logger)
+            application.tracing = try makeTracing(configuration.tracing, logger: logger, metrics: application.metrics)
         } catch {
             throw .tracing(String(describing: error))
         }
@@ -197,7 +197,13 @@ public func buildApplication(
 /// Spans exported over OTLP/HTTP (protobuf) by swift-otel, from the settings and the standard
 /// `OTEL_*` variables, which override them: a batch exporter whose service flushes at shutdown.
 /// Only traces: logs and metrics have their own outputs.
-public func makeTracing(_ settings: ServerConfiguration.TracingSettings, logger: Logger) throws -> Application.Tracing {
+/// - Parameters:
+///   - logger: swift-otel's diagnostic logger (export failures); no request header reaches it.
+///   - metrics: where refused trace context headers are counted
+///     (`taksi_trace_context_refused_total`); nil counts nothing.
+public func makeTracing(
+    _ settings: ServerConfiguration.TracingSettings, logger: Logger, metrics: (any MetricsFactory)? = nil
+) throws -> Application.Tracing {
     var configuration = OTel.Configuration.default
     configuration.serviceName = settings.serviceName
     configuration.logs.enabled = false
@@ -219,7 +225,7 @@ public func makeTracing(_ settings: ServerConfiguration.TracingSettings, logger:
     configuration.diagnosticLogger = .custom(logger)
     let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
     return Application.Tracing(
-        requests: RequestTracing(tracer: tracer, sampling: samplerNamed ? nil : settings.sampling), exporter: service)
+        requests: RequestTracing(tracer: tracer, sampling: samplerNamed ? nil : settings.sampling, metrics: metrics), exporter: service)
 }
 
 extension String {

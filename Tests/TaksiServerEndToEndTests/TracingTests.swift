@@ -290,6 +290,88 @@ struct TracingTests {
         #expect(!["00", "02", "0a", "fe"].contains { Correlation.isSampled(parent + $0) })
     }
 
+    /// Trace context headers a client may send that are not valid (the first nine refuse the
+    /// `traceparent`, the next five the `tracestate`), and one valid list that needs normalising;
+    /// each with a part that must never reach a log line.
+    static let traceContextCases: [(header: String, marker: String)] = [
+        ("traceparent: 00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01", "4BF92F3577B34DA6"),
+        ("traceparent: ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "ff-4bf92f3577b34da6"),
+        ("traceparent: 01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future", "01-future"),
+        ("traceparent: 00-00000000000000000000000000000000-00f067aa0ba902b7-01", "-00000000000000000000000000000000-"),
+        ("traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "-0000000000000000-"),
+        ("traceparent: 00-" + String(repeating: "a1b2", count: 2_500), "a1b2a1b2a1b2a1b2"),
+        ("traceparent: 00-4bf92f3577b34da6a3ce929d0e0e47\u{e9}6-00f067aa0ba902b7-01", "0e0e47\u{e9}6"),
+        (
+            "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\ntraceparent: 00-11f92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "11f92f3577b34da6"
+        ),
+        ("traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0x", "0e0e4736-00f067aa0ba902b7-0x"),
+        ("traceparent: \(traceParent(1))\r\ntracestate: SECRET-STATE===", "SECRET-STATE"),
+        ("traceparent: \(traceParent(1))\r\ntracestate: vendor=caf\u{e9}-state", "caf\u{e9}-state"),
+        ("traceparent: \(traceParent(1))\r\ntracestate: big=" + String(repeating: "q9", count: 6_000), "q9q9q9q9q9q9q9q9"),
+        ("traceparent: \(traceParent(1))\r\ntracestate: dup=first-dup,dup=second-dup", "second-dup"),
+        (
+            "traceparent: \(traceParent(1))\r\ntracestate: " + (0..<33).map { "k\($0)=member-\($0)" }.joined(separator: ","),
+            "member-32"
+        ),
+        ("traceparent: \(traceParent(1))\r\ntracestate:  a=kept-one ,, b=kept-two\r\ntracestate: c=kept-three", "kept-three"),
+    ]
+
+    @Test("no request header's value reaches a log line, whatever its trace context, with tracing on and off, in text and JSON logs")
+    func noHeaderValueLogged() async throws {
+        let upstream = try await TestUpstream()
+        upstream.on("/me", .json(#"{"name": "Ada"}"#))
+        upstream.on("/good", .json(#"{"text": "good"}"#))
+        upstream.on("/backup", .json(#"{"text": "backup"}"#))
+        upstream.on("/bad", .status(500))
+        for tracing in [false, true] {
+            for format in ServerConfiguration.LogFormat.allCases {
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-log-\(UUID().uuidString)")
+                #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+                defer { try? FileManager.default.removeItem(at: file) }
+                let output = try FileHandle(forWritingTo: file)
+                var logger = Logger(label: "taksi-server") { LineLogHandler(label: $0, format: format, output: output) }
+                logger.logLevel = .trace
+                var application = try upstreamApplication(files: SharedScreens.upstreams, upstream: upstream, logger: logger).application
+                if tracing {
+                    var settings = ServerConfiguration.TracingSettings()
+                    settings.enabled = true
+                    // Its exporter is not run: nothing is sent, and spans are still made.
+                    settings.endpoint = "http://127.0.0.1:9"
+                    application.tracing = try makeTracing(settings, logger: logger, metrics: application.metrics)
+                }
+                let cases = Self.traceContextCases
+                var metrics = ""
+                try await withRunningServer(application) { port in
+                    let connection = try RawConnection(port: port)
+                    for (number, context) in cases.enumerated() {
+                        // A failing source, so that the request writes a log line of its own too.
+                        connection.send(
+                            "GET /screens/\(number % 2 == 0 ? "me" : "pair")/data HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer SECRET-TOKEN\r\nCookie: session=SECRET-COOKIE\r\n\(context.header)\r\n\r\n"
+                        )
+                    }
+                    connection.send("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
+                    let responses = await connection.receiveOffPool(cases.count + 1)
+                    #expect(responses.count == cases.count + 1)
+                    #expect(responses.dropLast().allSatisfy { $0.status == 200 }, "\(responses.map(\.status))")
+                    metrics = responses.last?.body ?? ""
+                }
+                try output.close()
+                let log = try String(contentsOf: file, encoding: .utf8)
+                #expect(!log.isEmpty, "the failing source is logged")
+                #expect(!log.contains("SECRET"), "tracing \(tracing), \(format): \(log.prefix(2_000))")
+                for context in cases { #expect(!log.contains(context.marker), "tracing \(tracing), \(format): \(context.marker)") }
+                let refused = { (header: String) in
+                    metrics.split(separator: "\n").first { $0.hasPrefix("taksi_trace_context_refused_total{header=\"\(header)\"}") }?
+                        .split(separator: " ").last.flatMap { Int($0) }
+                }
+                #expect(refused("traceparent") == (tracing ? 9 : nil))
+                #expect(refused("tracestate") == (tracing ? 5 : nil))
+            }
+        }
+        try await upstream.stop()
+    }
+
     @Test("with tracing off, a response names no trace and the client's trace context is passed on as it came")
     func off() async throws {
         let upstream = try await TestUpstream()

@@ -14,7 +14,8 @@ public struct Correlation: Sendable {
     public var requestID: String
     /// The client's `traceparent`, when it is a valid one (version 00, non-zero ids).
     public var traceParent: String?
-    /// The client's `tracestate`, passed on only with a valid `traceparent`.
+    /// The client's `tracestate`, passed on only with a valid `traceparent` and when valid itself
+    /// (repeated headers joined, at most 512 bytes; ``TraceContextHeaders``).
     public var traceState: String?
     /// The request's span and the tracer, when tracing is on.
     var span: (any Span)?
@@ -22,10 +23,9 @@ public struct Correlation: Sendable {
 
     public init(requestID: String, headers: HTTPHeaders) {
         self.requestID = requestID
-        if let parent = headers.first(name: "traceparent"), Self.isTraceParent(parent) {
-            traceParent = parent
-            traceState = headers.first(name: "tracestate").flatMap { $0.utf8.count <= 512 ? $0 : nil }
-        }
+        let context = TraceContextHeaders(headers)
+        traceParent = context.traceParent
+        traceState = context.traceState
     }
 
     init(requestID: String, headers: HTTPHeaders, span: (any Span)?, tracing: RequestTracing?) {
@@ -73,17 +73,5 @@ public struct Correlation: Sendable {
         // The flags' low bit is the low bit of their last hex digit's value: `1`, `3`, ... `b`, `d`, `f`.
         guard let last = parent.utf8.last else { return false }
         return last <= UInt8(ascii: "9") ? last & 1 == 1 : last & 1 == 0
-    }
-
-    /// `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`, lowercase, ids not all zero
-    /// (W3C Trace Context, level 1).
-    static func isTraceParent(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 55, bytes[2] == UInt8(ascii: "-"), bytes[35] == UInt8(ascii: "-"), bytes[52] == UInt8(ascii: "-"),
-            bytes[0] == UInt8(ascii: "0"), bytes[1] == UInt8(ascii: "0")
-        else { return false }
-        let hex = { (range: Range<Int>) in bytes[range].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } }
-        let zero = { (range: Range<Int>) in bytes[range].allSatisfy { $0 == UInt8(ascii: "0") } }
-        return hex(3..<35) && hex(36..<52) && hex(53..<55) && !zero(3..<35) && !zero(36..<52)
     }
 }

@@ -37,6 +37,9 @@ public enum MetricFamilies {
         Family(name: "taksi_data_memo_bytes", help: "Bytes of kept responses, as charged against data_memo_max_bytes."),
         Family(name: "taksi_data_memo_entries", help: "Responses kept (data, and skeletons made per URL)."),
         Family(name: "taksi_action_requests_total", help: "Action submits, by screen, action and outcome."),
+        Family(
+            name: "taksi_trace_context_refused_total",
+            help: "Requests whose traceparent or tracestate was malformed and left out, by header (tracing on)."),
         Family(name: "taksi_access_log_dropped_lines_total", help: "Access log lines dropped because the writer was behind or failed."),
     ]
 

@@ -1,4 +1,5 @@
 import Atomics
+public import CoreMetrics
 import Instrumentation
 import NIOHTTP1
 public import Tracing
@@ -25,6 +26,29 @@ public struct RequestTracing: Sendable {
     /// tracer's own sampler.
     let sampler: RootSampler?
 
+    /// Counts the trace context headers refused, by header (nil: not counted).
+    let refusals: Refusals?
+
+    /// `taksi_trace_context_refused_total{header}`: requests whose `traceparent` or `tracestate`
+    /// was malformed and left out (never logged: its value is the client's).
+    struct Refusals: Sendable {
+        let traceParent: Counter
+        let traceState: Counter
+
+        init(metrics: any MetricsFactory) {
+            let label = "taksi_trace_context_refused_total"
+            traceParent = Counter(label: label, dimensions: [("header", "traceparent")], factory: metrics)
+            traceState = Counter(label: label, dimensions: [("header", "tracestate")], factory: metrics)
+        }
+
+        func count(_ refusal: TraceContextHeaders.Refusal) {
+            switch refusal {
+            case .traceParent: traceParent.increment()
+            case .traceState: traceState.increment()
+            }
+        }
+    }
+
     /// - Parameters:
     ///   - tracer: makes and exports the spans.
     ///   - sampling: the share of traces started here that are recorded, 0 to 1, when this
@@ -32,17 +56,21 @@ public struct RequestTracing: Sendable {
     ///     recorded makes no span at all, and a request whose `traceparent` says its trace is not
     ///     recorded makes none either. Nil leaves the decision to the tracer, which makes a span
     ///     (and its ids) for every request.
-    public init(tracer: any Tracer, sampling: Double? = nil) {
+    ///   - metrics: where refused trace context headers are counted; nil counts nothing.
+    public init(tracer: any Tracer, sampling: Double? = nil, metrics: (any MetricsFactory)? = nil) {
         self.tracer = tracer
         self.sampler = sampling.map(RootSampler.init(ratio:))
+        self.refusals = metrics.map(Refusals.init(metrics:))
     }
 
     /// The span of a request, continuing the client's trace when its headers carry one; nil
     /// when the request is not recorded (then it is handled as with tracing off: the client's
     /// trace context is passed on as it came).
     func requestSpan(method: HTTPMethod, target: String, headers: HTTPHeaders) -> (any Span)? {
+        let client = TraceContextHeaders(headers)
+        if let refused = client.refused { refusals?.count(refused) }
         if let sampler {
-            if let parent = headers.first(name: "traceparent"), Correlation.isTraceParent(parent) {
+            if let parent = client.traceParent {
                 // The app's trace decides (a parent-based sampler's rule).
                 guard Correlation.isSampled(parent) else { return nil }
             } else if !sampler.records() {
@@ -50,7 +78,9 @@ public struct RequestTracing: Sendable {
             }
         }
         var context = ServiceContext.topLevel
-        tracer.extract(headers, into: &context, using: HeadersExtractor())
+        // Only context checked here reaches the tracer, never the request's headers: swift-otel
+        // logs its whole carrier (an app's Authorization and Cookie with it) when it cannot read it.
+        if client.traceParent != nil { tracer.extract(client, into: &context, using: ClientContextExtractor()) }
         // Named by its method until its route is known (``end(_:route:status:bytes:variant:)``).
         let span = tracer.startSpan(method.rawValue, context: context, ofKind: .server)
         // A span sampled out records nothing: its attributes are not even made.
@@ -88,8 +118,14 @@ public struct RequestTracing: Sendable {
         return headers
     }
 
-    private struct HeadersExtractor: Extractor {
-        func extract(key: String, from carrier: HTTPHeaders) -> String? { carrier.first(name: key) }
+    private struct ClientContextExtractor: Extractor {
+        func extract(key: String, from carrier: TraceContextHeaders) -> String? {
+            switch key {
+            case "traceparent": carrier.traceParent
+            case "tracestate": carrier.traceState
+            default: nil
+            }
+        }
     }
 
     private struct HeadersInjector: Injector {
