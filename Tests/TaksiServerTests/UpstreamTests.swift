@@ -6,9 +6,10 @@ import NIOHTTP1
 import NIOPosix
 import TaksiSchema
 import TaksiScreens
-@testable import TaksiServer
 import TaksiTestSupport
 import Testing
+
+@testable import TaksiServer
 
 /// `http` sources against a real upstream on a free port: mapping, caching, failure isolation.
 @Suite("Upstream sources")

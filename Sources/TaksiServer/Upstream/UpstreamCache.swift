@@ -214,7 +214,9 @@ public final class UpstreamCache: Sendable {
         case .failure(let failure):
             let time = now()
             let stale = state.withLockedValue { state in
-                state.entries.peek(key).flatMap { time - $0.fetchedAt < ($0.value.ttl ?? policy.ttl) + policy.staleIfError ? $0.value : nil }
+                state.entries.peek(key).flatMap {
+                    time - $0.fetchedAt < ($0.value.ttl ?? policy.ttl) + policy.staleIfError ? $0.value : nil
+                }
             }
             lookup = stale.map { .staleOnError($0, failure) } ?? .failed(failure)
         }
