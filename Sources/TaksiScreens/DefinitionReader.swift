@@ -15,6 +15,17 @@ struct DefinitionReader {
     /// The path of every node and key in the file, by byte offset, once a fragment is used (the
     /// paths the compiler sees are then those of the expanded screen).
     private var paths: [Int: JSONPath]?
+    /// The problems inside fragments reported so far: a fragment placed many times (or inside one
+    /// placed many times) with a mistake in it has one mistake, reported once, through its first use.
+    private var reportedInFragments: Set<FragmentProblem> = []
+
+    /// A problem inside a fragment as its author fixes it: what, and where in the fragment's file.
+    private struct FragmentProblem: Hashable {
+        var code: Diagnostic.Code
+        var message: String
+        var place: Diagnostic.Frame
+        var path: JSONPath?
+    }
 
     /// A fragment's file, copied into the screen at one use.
     struct Origin {
@@ -67,6 +78,10 @@ struct DefinitionReader {
         let (fileOffset, trace, innermostPath) = unwind(offset)
         var written = trace.isEmpty ? paths?[fileOffset] : innermostPath
         if let tail { written = written?.appending(tail) }
+        if let place = trace.last {
+            let problem = FragmentProblem(code: code, message: message, place: place, path: written)
+            guard reportedInFragments.insert(problem).inserted else { return }
+        }
         var diagnostic = Diagnostic(
             severity: severity, code: code, file: file.path, location: file.location(ofOffset: fileOffset), path: written, message: message
         )
@@ -131,8 +146,17 @@ struct DefinitionReader {
         return relocate(node)
     }
 
-    /// The fragments that nodes of this file's expansion came from, each once.
-    var fragmentsUsed: Set<String> { Set(origins.map(\.fragment)) }
+    /// The fragments this file's expansion uses, each once: those its nodes came from, and those
+    /// a use named that could not be expanded (too deep, say), which are used all the same.
+    var fragmentsUsed: Set<String> { Set(origins.map(\.fragment)).union(fragmentsNamed) }
+
+    /// Fragments named by uses that were not expanded.
+    private var fragmentsNamed: Set<String> = []
+
+    /// Notes that a use names fragment `name`, expanded or not.
+    mutating func noteUse(ofFragment name: String) {
+        fragmentsNamed.insert(name)
+    }
 
     /// The path of every node (and every member's key) under `root`, by offset; the shallowest
     /// when two start at one offset.

@@ -366,6 +366,55 @@ struct FragmentTests {
         }
     }
 
+    @Test(
+        "a chain deeper than the limit, each level placing the next several times, is one error, found without walking every path",
+        arguments: [2, 4])
+    func deepWideChain(width: Int) throws {
+        // 17 levels: level0 places level1 `width` times, ..., level15 places level16, the 17th, too deep.
+        var files = screen(#"[{"$fragment": "level0"}]"#)
+        for level in 0...15 {
+            files["fragments/level\(level).yaml"] =
+                "components:\n" + String(repeating: "  - {$fragment: level\(level + 1)}\n", count: width)
+        }
+        files["fragments/level16.yaml"] = "components:\n  - {name: spacer_component, content: {}}\n"
+        let diagnostics = load(files).diagnostics
+        let errors = diagnostics.filter { $0.severity == .error }
+        #expect(errors.count == 1, "\(errors.count) errors, the first \(errors.first.map { "\($0)" } ?? "")")
+        #expect(
+            !diagnostics.contains { $0.code == .unusedFragment && $0.file.contains("level") }, "the fragment too deep is used, not unused")
+        let error = try #require(errors.first)
+        #expect(error.code == .fragmentCycle)
+        #expect(error.message.hasPrefix("fragments are nested more than \(16) deep (level0 → level1 → "), "\(error)")
+        #expect(error.trace.count == 16 && error.file == "Screens/home.json")
+    }
+
+    @Test("uses that expand to nothing are work too: past the limit of uses the screen is refused once")
+    func manyEmptyUses() throws {
+        // 4^9 uses of fragments that add no component and almost no bytes (2 each).
+        var files = screen(#"[{"$fragment": "level9"}]"#)
+        files["fragments/level0.yaml"] = "components: []\n"
+        for level in 1...9 {
+            files["fragments/level\(level).yaml"] = "components:\n" + String(repeating: "  - {$fragment: level\(level - 1)}\n", count: 4)
+        }
+        let error = try #require(onlyError(load(files)))
+        #expect(error.code == .fragmentTooLarge)
+        #expect(error.message.contains("uses fragments more than \(ScreenSetLoader.maximumFragmentUses) times"), "\(error)")
+    }
+
+    @Test("a mistake inside a fragment placed many times is reported once, through its first use")
+    func mistakeReportedOnce() throws {
+        var files = screen(#"[{"$fragment": "twice"}, {"$fragment": "twice"}]"#)
+        files["fragments/twice.yaml"] = "components:\n" + String(repeating: "  - {$fragment: broken}\n", count: 3)
+        files["fragments/broken.yaml"] =
+            "components:\n  - {$fragment: missing}\n  - {name: label_component, content: {value: x, size: 3}}\n"
+        let errors = load(files).diagnostics.filter { $0.severity == .error }
+        #expect(errors.count == 2, "\(errors)")
+        #expect(errors.first?.code == .unknownFragment)
+        #expect(errors.last?.message.contains(#"unknown field "size""#) == true, "\(errors)")
+        // Each through the first use of twice, and twice's first use of broken.
+        #expect(errors.allSatisfy { $0.trace.map(\.fragment) == ["twice", "broken"] && $0.trace.first?.location.line == 2 })
+    }
+
     @Test("fragments that multiply are bounded: the use that passes the limit is an error with its chain, before any memory is spent")
     func exponentialExpansion() throws {
         // The reported set: each level uses the one before four times; 13 levels would make 4^12 components.
@@ -383,7 +432,7 @@ struct FragmentTests {
         // Values multiply the same way, through parameters placed several times.
         files = screen(#"[{"name": "label_component", "content": {"value": "x", "kind": {"$fragment": "value12"}}}]"#)
         files["fragments/value0.yaml"] =
-            "parameters:\n  v: {type: string, default: \"\(String(repeating: "a", count: 100))\"}\ncontent: [{$param: v}]\n"
+            "parameters:\n  v: {type: string, default: \"\(String(repeating: "a", count: 1_000))\"}\ncontent: [{$param: v}]\n"
         for level in 1...12 {
             files["fragments/value\(level).yaml"] =
                 "content: [" + Array(repeating: "{$fragment: value\(level - 1)}", count: 4).joined(separator: ", ") + "]\n"

@@ -17,8 +17,10 @@ struct FragmentExpander {
     private(set) var sources: SourceTable
     /// Bytes of JSON the expansion has produced so far (see ``ScreenSetLoader/maximumExpandedBytes``).
     private var expandedBytes = 0
+    /// Fragment uses met so far, expanded or refused (see ``ScreenSetLoader/maximumFragmentUses``).
+    private var uses = 0
     /// The expansion passed a limit (reported once, at the use that passed it): it stops there.
-    private var expansionTooLarge = false
+    private var stopped = false
 
     /// One use of a fragment being expanded.
     struct FragmentUse {
@@ -67,7 +69,7 @@ struct FragmentExpander {
     /// Counts `bytes` more of expanded JSON; past ``ScreenSetLoader/maximumExpandedBytes`` it reports
     /// the use at `node` (with its chain of fragments) once, and says no.
     private mutating func grow(by bytes: Int, at node: JSONNode, in use: FragmentUse?) -> Bool {
-        guard !expansionTooLarge else { return false }
+        guard !stopped else { return false }
         expandedBytes += bytes
         guard expandedBytes > ScreenSetLoader.maximumExpandedBytes else { return true }
         stopExpansion(
@@ -80,7 +82,7 @@ struct FragmentExpander {
     /// Reports the use that passed a limit of the expansion, with its chain of fragments, and
     /// stops the expansion there (nothing more is reported about it).
     private mutating func stopExpansion(at node: JSONNode, in use: FragmentUse?, _ problem: String, fix: String) {
-        expansionTooLarge = true
+        stopped = true
         reader.report(
             .fragmentTooLarge, at: node, path: .root,
             "with its fragments expanded, screen \(screenName) \(problem)"
@@ -114,7 +116,7 @@ struct FragmentExpander {
     private mutating func expandList(_ elements: [JSONNode], in use: FragmentUse?) -> [JSONNode] {
         var expanded: [JSONNode] = []
         for element in elements {
-            guard !expansionTooLarge else { break }
+            guard !stopped else { break }
             guard element[Fragment.useKey] != nil else {
                 if let component = expand(element, in: use, scope: []) { expanded.append(component) }
                 continue
@@ -122,7 +124,7 @@ struct FragmentExpander {
             guard let (inner, body) = beginUse(element, in: use, scope: [], expecting: .components) else { continue }
             guard grow(by: 2, at: element[Fragment.useKey] ?? element, in: inner) else { break }
             let added = expandList(body.elements ?? [], in: inner)
-            if expanded.count + added.count > ScreenSetLoader.maximumExpandedComponents, !expansionTooLarge {
+            if expanded.count + added.count > ScreenSetLoader.maximumExpandedComponents, !stopped {
                 stopExpansion(
                     at: element[Fragment.useKey] ?? element, in: use,
                     "has more than \(ScreenSetLoader.maximumExpandedComponents) components from here",
@@ -201,6 +203,16 @@ struct FragmentExpander {
     private mutating func beginUse(
         _ node: JSONNode, in outer: FragmentUse?, scope: Set<String>, expecting kind: Fragment.Kind
     ) -> (FragmentUse, JSONNode)? {
+        guard !stopped else { return nil }
+        // Counted whether or not it can be expanded: a use refused everywhere it is copied to
+        // would otherwise cost nothing while its copies multiply.
+        uses += 1
+        guard uses <= ScreenSetLoader.maximumFragmentUses else {
+            stopExpansion(
+                at: node[Fragment.useKey] ?? node, in: outer, "uses fragments more than \(ScreenSetLoader.maximumFragmentUses) times",
+                fix: "show repeated items in a collection")
+            return nil
+        }
         guard
             let members = reader.object(
                 node, at: .root, what: "a fragment use", allowed: [Fragment.useKey, Fragment.argumentsKey], required: [Fragment.useKey]),
@@ -242,6 +254,7 @@ struct FragmentExpander {
             )
             return nil
         }
+        reader.noteUse(ofFragment: name)
         switch (kind, fragment.kind) {
         case (.components, .content):
             reader.report(
@@ -270,6 +283,8 @@ struct FragmentExpander {
             reader.report(
                 .fragmentCycle, at: nameNode, path: .root,
                 "fragments are nested more than \(Fragment.maximumDepth) deep (\(chain.joined(separator: " → "))); flatten them")
+            // Every other way down the same chain is as deep: the first says it.
+            stopped = true
             return nil
         }
         return (fragment, chain)

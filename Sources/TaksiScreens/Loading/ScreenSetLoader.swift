@@ -28,6 +28,10 @@ public enum ScreenSetLoader {
     public static let maximumExpandedBytes = maximumFileSize
     /// The most components a screen may have with its fragments expanded.
     public static let maximumExpandedComponents = 2_000
+    /// The fragment uses one screen's expansion may meet, each copy of a use counted, expanded or
+    /// refused: a chain whose every level places the next several times is refused here even when
+    /// its uses add nothing (each too deep, say), instead of being walked down every path.
+    public static let maximumFragmentUses = 20_000
     /// The folder of custom component schemas.
     public static let componentsFolder = "components"
     /// The folder of fixture files.
