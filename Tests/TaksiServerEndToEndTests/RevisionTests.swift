@@ -123,6 +123,71 @@ struct RevisionTests {
         }
     }
 
+    @Test(
+        "a submit for a skeleton cached before a reload runs the current definition: a removed action is gone, a tightened input is checked"
+    )
+    func actionsFollowTheCurrentSet() async throws {
+        let upstream = try await TestUpstream()
+        upstream.on("/notes", .json(#"{"id": 1}"#))
+        let note = """
+            name: note
+            entry: true
+            components:
+              - {name: label_component, identifier: status, content: {value: " "}}
+              - {name: label_component, identifier: headline, content: {value: Notes}}
+            actions:
+              send:
+                inputs: {text: {type: string, required: true, max_length: 10, message: Too long.}}
+                call: {upstream: api, path: /notes, body: {text: {$bind: inputs.text}}}
+                answers:
+                  success: {data: [{identifier: status, content: {value: Sent}}]}
+                  invalid: {data: [{identifier: status, content: {value: {$bind: errors.text, default: Check it}}}]}
+            """
+        let (application, directory) = try Self.makeApplication(files: ["note.yaml": note], upstreams: ["api": upstream.baseURL])
+        let file = directory.appendingPathComponent("note.yaml")
+        try await withRunningServer(application) { port in
+            let skeleton = try Self.get(port, "/screens/note")
+            let held = try #require(skeleton.header("X-Taksi-Skeleton"))
+            func send(_ text: String) throws -> RawResponse {
+                let connection = try RawConnection(port: port)
+                let body = "text=\(text)"
+                connection.send(
+                    "POST /screens/note/actions/send HTTP/1.1\r\nHost: a\r\nX-Taksi-Skeleton: \(held)\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                )
+                return try #require(connection.receive(1).first)
+            }
+            #expect(try send("0123456789").status == 200)
+            #expect(upstream.count("/notes") == 1)
+
+            // A reload that changes the screen's shape (the held skeleton is now an earlier set's)
+            // and tightens the input.
+            let reshaped = note.replacingOccurrences(of: "max_length: 10", with: "max_length: 3").replacingOccurrences(
+                of: "  - {name: label_component, identifier: headline",
+                with:
+                    "  - {name: label_component, identifier: hint, content: {value: {$template: \"{q.x}\"}}}\n  - {name: label_component, identifier: headline"
+            ).replacingOccurrences(of: "components:", with: "sources: {q: {type: request, parameters: {x: {default: Write}}}}\ncomponents:")
+            try Data(reshaped.utf8).write(to: file, options: .atomic)
+            #expect(application.watcher.reload())
+            #expect(try Self.get(port, "/screens/note").header("X-Taksi-Skeleton") != held, "the held skeleton is an earlier set's")
+            let tightened = try send("0123456789")
+            #expect(tightened.status == 422, "the current check: \(tightened.body)")
+            #expect(tightened.json?["interface_data"]?.arrayValue?.first?["content"]?["value"] == "Too long.")
+            try Self.expectDecodes(tightened.json, against: skeleton.json)
+            #expect(try send("abc").status == 200)
+            #expect(upstream.count("/notes") == 2)
+
+            // The action removed: gone for the held skeleton too, and its upstream not called.
+            try Data(reshaped.components(separatedBy: "actions:")[0].utf8).write(to: file, options: .atomic)
+            #expect(application.watcher.reload())
+            let removed = try send("abc")
+            #expect(removed.status == 404)
+            #expect(removed.json?["error"]?["code"] == "action_not_found")
+            #expect(removed.json?["error"]?["message"]?.stringValue?.contains("a reload removed it") == true, "\(removed.body)")
+            #expect(upstream.count("/notes") == 2)
+        }
+        try await upstream.stop()
+    }
+
     @Test("a rolling deploy: a skeleton from the old replica, data from the new one is 412, and after a refetch it matches")
     func rollingDeploy() async throws {
         let (old, _) = try Self.makeApplication()

@@ -38,9 +38,31 @@ struct ActionEndpoint: Sendable {
         return (action, selection)
     }
 
+    /// The definition a submit runs: the current set's, whatever skeleton the app holds. A submit
+    /// for a skeleton of an earlier set (kept after a reload) is checked and called as the screen
+    /// is now, so a reload that removes an action or tightens an input applies at once; the
+    /// earlier variant only shapes the answer's patch, which must fit the skeleton the app shows.
+    /// - Throws: `action_not_found` when the current set no longer has the screen or the action.
+    func currentDefinition(
+        of shown: ScreenAction, at path: String, headers: HTTPHeaders, target: RequestTarget, for selection: VariantSelector.Selection
+    ) throws(APIError) -> (action: ScreenAction, pathValues: [String: JSONValue]) {
+        let now = selector.store.snapshot
+        guard selection.screens !== now else { return (shown, selection.pathValues) }
+        let removed = APIError(
+            .actionNotFound,
+            message:
+                "screen \(selection.variant.compiled.name) no longer has action \"\(shown.name)\": a reload removed it; load the screen again to show what it offers now"
+        )
+        guard let (screen, pathValues) = try? now.screen(at: path) else { throw removed }
+        let variant = try selector.select(in: screen, target: target, headers: headers)
+        guard let action = variant.compiled.actions.first(where: { $0.name == shown.name }) else { throw removed }
+        return (action, pathValues)
+    }
+
     func respond(_ name: String, at path: String, request: HTTPRequest, target: RequestTarget) throws(APIError) -> Reply {
-        let (action, selection) = try lookUp(name, at: path, headers: request.headers, target: target)
-        let (variant, pathValues) = (selection.variant, selection.pathValues)
+        let (shown, selection) = try lookUp(name, at: path, headers: request.headers, target: target)
+        let (action, pathValues) = try currentDefinition(of: shown, at: path, headers: request.headers, target: target, for: selection)
+        let variant = selection.variant
         try DataEndpoint.checkForwarded(action.call?.request.forwardedHeaders ?? [], in: request.headers)
         let submitted = try Self.inputs(of: request)
         let catalog = selection.screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: request.headers)).catalog
@@ -49,12 +71,12 @@ struct ActionEndpoint: Sendable {
         if !errors.isEmpty {
             return .ready(
                 answer(
-                    action, of: variant, to: .invalid(errors), inputs: submitted.values, path: pathValues, catalog: catalog,
+                    shown, of: variant, to: .invalid(errors), inputs: submitted.values, path: pathValues, catalog: catalog,
                     correlation: correlation))
         }
         let key = try Self.idempotencyKey(request.headers)
         let done: @Sendable () -> HTTPResponse = {
-            self.answer(action, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog, correlation: correlation)
+            self.answer(shown, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog, correlation: correlation)
         }
         let respond: @Sendable () async -> HTTPResponse
         if let call = action.call {
@@ -66,7 +88,7 @@ struct ActionEndpoint: Sendable {
                 let outcome = await self.send(
                     submit, of: action, on: variant.compiled, headers: headers, client: resolver.client, correlation: correlation)
                 return self.answer(
-                    action, of: variant, to: outcome, inputs: values, path: pathValues, catalog: catalog, correlation: correlation)
+                    shown, of: variant, to: outcome, inputs: values, path: pathValues, catalog: catalog, correlation: correlation)
             }
         } else {
             respond = done

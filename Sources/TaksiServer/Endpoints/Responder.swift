@@ -120,7 +120,8 @@ public struct Responder: Sendable {
             if method == .OPTIONS, uri == "*" { return nil }
             let (target, route) = try self.route(of: method, uri: uri)
             guard case .action(let path, let name) = route, method == .POST else { return nil }
-            _ = try actions.lookUp(name, at: path, headers: headers, target: target)
+            let (shown, selection) = try actions.lookUp(name, at: path, headers: headers, target: target)
+            _ = try actions.currentDefinition(of: shown, at: path, headers: headers, target: target, for: selection)
             return nil
         } catch {
             return error
