@@ -51,12 +51,15 @@ let package = Package(
             name: "TaksiScreens", dependencies: ["TaksiSchema", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
+        // What the C heap holds, to count what a kept screen set really costs (glibc's mallinfo2).
+        .target(name: "CTaksiHeap"),
         // The running service: HTTP server, router, screen store, data resolution, configuration.
         .target(
             name: "TaksiServer",
             dependencies: [
                 "TaksiSchema",
                 "TaksiScreens",
+                "CTaksiHeap",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

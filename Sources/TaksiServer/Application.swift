@@ -172,7 +172,9 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
 public func buildApplication(
     configuration: ServerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil
 ) throws(ApplicationError) -> Application {
-    let load = ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
+    let (load, loadedBytes) = HeapUsage.measuring {
+        ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
+    }
     guard let screenSet = load.screenSet else { throw .invalidScreens(load.diagnostics) }
     for warning in load.diagnostics where warning.severity == .warning {
         logger.warning("\(warning)")
@@ -181,7 +183,8 @@ public func buildApplication(
         "screens loaded",
         metadata: ["count": .stringConvertible(screenSet.screens.count), "directory": .string(configuration.screensDirectory)]
     )
-    var application = buildApplication(configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics)
+    var application = buildApplication(
+        configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics, screenSetBytes: loadedBytes)
     if configuration.tracing.enabled {
         do {
             application.tracing = try makeTracing(configuration.tracing, logger: logger, metrics: application.metrics)
@@ -237,10 +240,13 @@ extension String {
 }
 
 /// Assembles the application around an already loaded screen set (tests, embedding).
-/// - Parameter cache: the upstream response cache; tests pass one with a clock they control.
+/// - Parameters:
+///   - cache: the upstream response cache; tests pass one with a clock they control.
+///   - screenSetBytes: how much the heap grew while `screenSet` was loaded, when measured: with
+///     what preparing it adds, what it costs once it is kept after a reload.
 public func buildApplication(
     configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger, metrics: (any MetricsFactory)? = nil,
-    cache: UpstreamCache? = nil
+    cache: UpstreamCache? = nil, screenSetBytes: Int? = nil
 ) -> Application {
     var prometheus: PrometheusCollectorRegistry?
     let metrics: any MetricsFactory =
@@ -267,7 +273,7 @@ public func buildApplication(
             skeletonMaxAge: configuration.skeletonMaxAge, skeletonStaleWhileRevalidate: configuration.skeletonStaleWhileRevalidate,
             appLinks: configuration.appLinks
         ),
-        metrics: metrics
+        metrics: metrics, loadedBytes: screenSetBytes
     )
     var previewEvents: PreviewEvents?
     if configuration.preview {

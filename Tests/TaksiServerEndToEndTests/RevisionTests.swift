@@ -188,6 +188,65 @@ struct RevisionTests {
         try await upstream.stop()
     }
 
+    @Test("a kept set is counted as what it costs: the count follows the server's resident memory within 20% over six reloads")
+    func keptSetsCountWhatTheyCost() async throws {
+        // 300 screens placing one fragment, so one atomic write reshapes them all.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-kept-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("fragments"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for number in 0..<300 {
+            let screen = """
+                {"name": "screen-\(number)", "entry": true,
+                 "sources": {"feed": {"type": "fixture", "value": {"headline": "Headline \(number)", "items": ["a", "b", "c", "d", "e"]}}},
+                 "components": [
+                   {"name": "label_component", "identifier": "title", "content": {"value": "Screen \(number)", "kind": "title"}},
+                   {"name": "collection_component", "identifier": "items", "content": {"component_name": "label_component",
+                    "values": {"$each": "feed.items", "template": {"value": {"$bind": "item"}}}}},
+                   {"$fragment": "extra", "with": {"feed": "feed"}}]}
+                """
+            try Data(screen.utf8).write(to: directory.appendingPathComponent("screen-\(number).json"))
+        }
+        let fragment = directory.appendingPathComponent("fragments/extra.yaml")
+        func reshape(_ labels: Int) throws {
+            let components = (0...labels).map {
+                "  - {name: label_component, identifier: extra\($0), content: {value: {$bind: feed.headline}}}"
+            }
+            try Data(("parameters: {feed: {type: data}}\ncomponents:\n" + components.joined(separator: "\n") + "\n").utf8)
+                .write(to: fragment, options: .atomic)
+        }
+        try reshape(0)
+        let (process, logs, port) = try startServerProcess([
+            "serve", "--screens", directory.path, "--port", "0", "--log-format", "json", "--no-preview", "--watch-interval", "0.1",
+        ])
+        defer { process.terminate() }
+        func residentBytes() throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+            let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+            return try #require(Int(line.split(separator: " ").dropFirst().first ?? "")) * 1024
+        }
+        func keptBytes() throws -> Int {
+            let connection = try RawConnection(port: port)
+            connection.send("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
+            let metrics = try #require(connection.receive(1).first).body
+            let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("taksi_screen_sets_kept_bytes ") })
+            return try #require(Double(line.split(separator: " ").last ?? "")).map { Int($0) } ?? 0
+        }
+        func reload(_ labels: Int) throws {
+            try reshape(labels)
+            while let line = logs.next(), !line.contains("\"screens reloaded\"") {}
+        }
+        // The first reload also sets up what every later one reuses (the watcher's and the
+        // allocator's own): counted from there.
+        try reload(1)
+        let (keptBefore, residentBefore) = (try keptBytes(), try residentBytes())
+        #expect(keptBefore > 0)
+        for labels in 2...7 { try reload(labels) }
+        let kept = try keptBytes() - keptBefore
+        let resident = try residentBytes() - residentBefore
+        #expect(kept > 0 && resident > 0)
+        #expect(abs(Double(kept - resident)) <= 0.2 * Double(resident), "counted \(kept) bytes, resident memory grew \(resident)")
+    }
+
     @Test("a rolling deploy: a skeleton from the old replica, data from the new one is 412, and after a refetch it matches")
     func rollingDeploy() async throws {
         let (old, _) = try Self.makeApplication()
@@ -273,6 +332,22 @@ struct RevisionTests {
         small.replace(with: sets[1])
         #expect(small.earlierSets.isEmpty, "over the byte bound")
         #expect(await data(smallResponder, dropped).status == .preconditionFailed)
+
+        // A set whose every revision a newer one has is never answered from: it is not kept.
+        let copyEdit = try #require(Self.edits.first { !$0.changesShape })
+        let copied = try #require(
+            ScreenSetLoader.load(files: ["home.json": Array(Self.original.replacingOccurrences(of: copyEdit.from, with: copyEdit.to).utf8)])
+                .screenSet)
+        let (edited, editedResponder) = store()
+        let held = await revision(editedResponder)
+        edited.replace(with: copied)
+        #expect(edited.earlierSets.isEmpty, "a copy edit changes no revision")
+        #expect(await data(editedResponder, held).status == .ok)
+        edited.replace(with: sets[1])
+        #expect(edited.earlierSets.count == 1)
+        edited.replace(with: sets[0])
+        #expect(edited.earlierSets.count == 1, "reverted: the set before the edit is covered by the current one")
+        #expect(await data(editedResponder, held).status == .ok)
     }
 
     @Test("a reload that changes a variant's shape says what appeared, disappeared or changed type")

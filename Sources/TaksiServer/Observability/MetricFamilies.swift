@@ -22,7 +22,8 @@ public enum MetricFamilies {
         Family(name: "taksi_screen_variants_loaded", help: "Variants of the screens in the set served now."),
         Family(name: "taksi_screen_reloads_total", help: "Reloads of the screens directory, by result (ok, failed)."),
         Family(name: "taksi_screen_sets_kept", help: "Earlier screen sets kept for skeletons cached before a reload."),
-        Family(name: "taksi_screen_sets_kept_bytes", help: "Approximate bytes of the earlier screen sets kept."),
+        Family(
+            name: "taksi_screen_sets_kept_bytes", help: "Bytes of the earlier screen sets kept, as the heap grew to load and prepare each."),
         Family(
             name: "taksi_skeleton_revisions_total",
             help: "Data and action requests by the skeleton they named (earlier: from a kept set, outdated: 412, absent)."),

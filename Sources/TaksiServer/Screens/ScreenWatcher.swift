@@ -50,7 +50,7 @@ public struct ScreenWatcher: Service {
     /// - Returns: whether the new set is being served.
     @discardableResult
     public func reload() -> Bool {
-        let load = ScreenSetLoader.load(directory: directory, upstreams: upstreams)
+        let (load, loadedBytes) = HeapUsage.measuring { ScreenSetLoader.load(directory: directory, upstreams: upstreams) }
         guard let screenSet = load.screenSet else {
             Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "failed")], factory: metrics).increment()
             store.recordFailedReload(load.diagnostics)
@@ -68,7 +68,7 @@ public struct ScreenWatcher: Service {
         }
         if screenSet.version == store.status.version, store.status.pendingErrors.isEmpty { return true }
         let before = store.snapshot
-        store.replace(with: screenSet)
+        store.replace(with: screenSet, loadedBytes: loadedBytes)
         for change in ServedScreenSet.shapeChanges(from: before, to: store.snapshot) {
             logger.notice(
                 "a variant's data changed shape; skeletons cached before are answered from the earlier set while it is kept",

@@ -148,6 +148,14 @@ public final class ServedScreenSet: Sendable {
     /// About what the precomputed responses take in memory: their bodies (identity and gzip) and
     /// heads. For the bound on the earlier sets a store keeps (see ``ScreenStore``).
     let approximateBytes: Int
+    /// Every screen's variants' revisions: what skeletons this set can answer data and submits for.
+    let revisions: Set<ScreenRevision>
+
+    /// A revision of a screen's skeleton (``SkeletonRevision``), by the screen's name.
+    struct ScreenRevision: Hashable {
+        let screen: String
+        let digest: String
+    }
 
     /// The screen a request path names (`home`, `bikes/stations/velib`, still percent-encoded),
     /// with its path parameters' typed values: a literal name first, then the one pattern.
@@ -226,6 +234,8 @@ public final class ServedScreenSet: Sendable {
         }
         self.screens = screens
         self.approximateBytes = approximateBytes
+        self.revisions = Set(
+            screens.flatMap { name, screen in screen.served.values.map { ScreenRevision(screen: name, digest: $0.revision.digest) } })
         self.openAPI = OpenAPIDescription.response(for: screenSet)
         // The index changes with every reload and is for people and tools, not for caches.
         var indexResponse = HTTPResponse(
