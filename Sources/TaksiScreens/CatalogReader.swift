@@ -29,8 +29,26 @@ struct CatalogReader {
                     schema?.fields = readDeclarations(fields, of: readSchema, versions: &versions, reader: &reader)
                 }
             }
+            if let schema, !reader.diagnostics.containsErrors { reportClashes(in: schema, node: node, reader: &reader) }
         }
         return (reader.diagnostics.containsErrors ? nil : schema, reader.diagnostics)
+    }
+
+    /// Fields whose Swift properties would clash in the code `codegen swift` writes, each at the
+    /// name of its last declaration.
+    private static func reportClashes(in schema: ComponentSchema, node: JSONNode, reader: inout DefinitionReader) {
+        for clash in SwiftCodegen.fieldClashes(in: schema) {
+            var path = JSONPath.root
+            var current = node
+            for name in clash.field {
+                guard let elements = current["fields"]?.elements,
+                    let index = elements.lastIndex(where: { $0["name"]?.stringValue == name })
+                else { break }
+                path = path.appending("fields").appending(index)
+                current = elements[index]
+            }
+            reader.report(.invalidName, at: current["name"] ?? current, path: path.appending("name"), clash.message)
+        }
     }
 
     /// A field declared once per version range: each declaration's versions, which must not
@@ -167,6 +185,7 @@ struct CatalogReader {
     ) -> (Set<String>, [Diagnostic]) {
         var reader = DefinitionReader(file: file)
         var identifiers: Set<String> = []
+        var typeNames: [String: String] = [:]
         let path = JSONPath.root
         guard let members = reader.object(node, at: path, what: "the actions file", allowed: ["custom_actions"]),
             let list = members.first(where: { $0.key == "custom_actions" })?.value
@@ -195,6 +214,12 @@ struct CatalogReader {
                 )
             } else if !identifiers.insert(identifier).inserted {
                 reader.report(.invalidName, at: element, path: elementPath, "custom action \"\(identifier)\" is declared twice")
+            } else if let other = SwiftCodegen.typeClash(ofAction: identifier, with: &typeNames) {
+                reader.report(
+                    .invalidName, at: element, path: elementPath.appending("identifier"),
+                    "custom actions \"\(other)\" and \"\(identifier)\" would both be the Swift class \(SwiftCodegen.actionTypeName(of: identifier))"
+                        + " (or differ only by case, one file on macOS and Windows) in the code codegen swift writes; rename one"
+                )
             } else {
                 if let availability = readAvailability(element, at: elementPath, what: "custom action \(identifier)", reader: &reader) {
                     versions.actions[identifier] = availability

@@ -55,9 +55,10 @@ public enum SwiftCodegen {
         return name.hasSuffix("Action") ? name : name + "Action"
     }
 
-    /// Words of a wire name: split on anything but letters and digits.
+    /// Words of a wire name: split on anything but letters (any script's, which Swift takes in
+    /// identifiers) and ASCII digits.
     private static func words(_ name: String) -> [String] {
-        name.split { !($0.isLetter || $0.isNumber) || !$0.isASCII }.map(String.init)
+        name.split { !($0.isLetter || ($0.isASCII && $0.isNumber)) }.map(String.init)
     }
 
     /// Initialisms Swift writes in capitals (`iconURL`).
@@ -69,10 +70,11 @@ public enum SwiftCodegen {
         return joined.first?.isNumber == true || joined.isEmpty ? "_" + joined : joined
     }
 
-    /// `icon_url` → `iconURL`, `full_name` → `fullName`; keywords in backticks.
+    /// `icon_url` → `iconURL`, `full_name` → `fullName`; keywords, and a name of no letters or
+    /// digits (`_`), in backticks.
     static func propertyName(_ name: String) -> String {
         let parts = words(name)
-        guard let first = parts.first else { return "_" }
+        guard let first = parts.first else { return "`_`" }
         let rest = parts.dropFirst().map {
             initialisms.contains($0.lowercased()) ? $0.uppercased() : $0.prefix(1).uppercased() + $0.dropFirst()
         }
@@ -81,19 +83,121 @@ public enum SwiftCodegen {
         return keywords.contains(joined) ? "`\(joined)`" : joined
     }
 
+    /// A property name as a key path or a member reference writes it, without backticks.
+    private static func bare(_ name: String) -> String { name.filter { $0 != "`" } }
+
     private static let keywords: Set<String> = [
         "associatedtype", "class", "deinit", "enum", "extension", "func", "import", "init", "inout", "internal", "let", "operator",
         "private", "protocol", "public", "static", "struct", "subscript", "typealias", "var", "break", "case", "continue", "default",
         "defer", "do", "else", "fallthrough", "for", "guard", "if", "in", "repeat", "return", "switch", "where", "while", "as", "catch",
         "false", "is", "nil", "rethrows", "super", "self", "Self", "throw", "throws", "true", "try", "Type", "Protocol", "any", "some",
+        "Any", "await", "fileprivate", "open",
     ]
+
+    /// Type names a nested type must not take: Swift's own (`Foo.Type`), and those the generated
+    /// code declares in the same place.
+    private static let reservedTypeNames: Set<String> = ["Type", "Protocol", "Self", "Any", "CodingKeys"]
+
+    /// The nested type each field of one struct needs (an enum, an object's struct, an array's
+    /// item type), named after the field (`kind` → `Kind`, an array `tags` → `TagsItem`) and made
+    /// unique there: a name Swift reserves, one the generated code declares there (`Content`,
+    /// `DynamicData`) or one another field's type took gets `Value` appended.
+    private static func nestedTypeNames(_ fields: [FieldSchema], reserved: Set<String>) -> [String: String] {
+        func nested(_ type: FieldType, base: String) -> String? {
+            switch type {
+            case .enumeration, .object(_?): base
+            case .array(let items?): nested(items, base: base + "Item")
+            default: nil
+            }
+        }
+        var taken = reservedTypeNames.union(reserved)
+        var names: [String: String] = [:]
+        for field in fields {
+            guard var name = nested(field.type, base: upperCamel(field.name)) else { continue }
+            while !taken.insert(name).inserted { name += "Value" }
+            names[field.name] = name
+        }
+        return names
+    }
+
+    // MARK: - Names that would clash
+
+    /// A place where the Swift that `codegen swift` writes would give two fields of one struct
+    /// one property, or a field a property the generated code uses itself: `validate` refuses it.
+    public struct FieldClash: Sendable, Equatable {
+        /// The field's name and those of the object fields it is in, outermost first.
+        public var field: [String]
+        /// What clashes, and the fix.
+        public var message: String
+    }
+
+    /// The fields of `schema` whose Swift properties would clash, each reported at the later field.
+    public static func fieldClashes(in schema: ComponentSchema) -> [FieldClash] {
+        let dynamicFields = schema.fields.filter(\.isDynamic)
+        var clashes = clashes(
+            schema.fields.filter { !$0.isDynamic }, within: [], reserved: dynamicFields.isEmpty ? [] : ["dynamicData"],
+            component: schema.name)
+        clashes += self.clashes(dynamicFields, within: [], reserved: [], component: schema.name)
+        return clashes
+    }
+
+    private static func clashes(_ fields: [FieldSchema], within outer: [String], reserved: Set<String>, component: String) -> [FieldClash] {
+        var clashes: [FieldClash] = []
+        var seen: [String: String] = [:]
+        for field in fields {
+            let property = bare(propertyName(field.name))
+            if reserved.contains(property) {
+                clashes.append(
+                    FieldClash(
+                        field: outer + [field.name],
+                        message:
+                            "field \"\(field.name)\" of component \(component) would be the Swift property \(property), which the code codegen swift writes uses for the dynamic fields; rename the field"
+                    ))
+            } else if let other = seen[property] {
+                clashes.append(
+                    FieldClash(
+                        field: outer + [field.name],
+                        message:
+                            "fields \"\(other)\" and \"\(field.name)\" of component \(component) would both be the Swift property \(property); rename one (codegen swift writes one property per field)"
+                    ))
+            } else {
+                seen[property] = field.name
+            }
+            var type = field.type
+            while case .array(let items?) = type { type = items }
+            if case .object(let nested?) = type {
+                clashes += self.clashes(nested, within: outer + [field.name], reserved: [], component: component)
+            }
+        }
+        return clashes
+    }
+
+    /// The type and file name a component's or action's code would share with another's, in
+    /// any case: nil when `name` has its own. `codegen swift` writes one type and file for each.
+    /// - Parameter taken: the type names so far, lowercased, with the name that took each.
+    public static func typeClash(ofComponent name: String, with taken: inout [String: String]) -> String? {
+        clash(typeName(of: name), of: name, with: &taken)
+    }
+
+    /// ``typeClash(ofComponent:with:)`` for a custom action's class.
+    public static func typeClash(ofAction identifier: String, with taken: inout [String: String]) -> String? {
+        clash(actionTypeName(of: identifier), of: identifier, with: &taken)
+    }
+
+    private static func clash(_ type: String, of name: String, with taken: inout [String: String]) -> String? {
+        guard let other = taken[type.lowercased()] else {
+            taken[type.lowercased()] = name
+            return nil
+        }
+        return other
+    }
 
     /// Enum cases for values, unique: `fast_food` → `fastFood`.
     private static func caseNames(_ values: [String]) -> [String] {
         var used: Set<String> = []
         return values.map { value in
             var name = propertyName(value)
-            if name == "_" { name = "value" }
+            if bare(name) == "_" { name = "value" }
             var candidate = name
             var index = 2
             while !used.insert(candidate).inserted {
@@ -111,8 +215,9 @@ public enum SwiftCodegen {
         return text.split(separator: "\n", omittingEmptySubsequences: false).map { "\(indent)/// \($0)\n" }.joined()
     }
 
-    /// The Swift type of a field and the nested declarations it needs (enums, structs).
-    private static func swiftType(_ type: FieldType, name: String, indent: String) -> (type: String, declarations: String) {
+    /// The Swift type of a field and the nested declarations it needs (enums, structs), named
+    /// `typeName` (from ``nestedTypeNames(_:reserved:)``).
+    private static func swiftType(_ type: FieldType, typeName: String?, indent: String) -> (type: String, declarations: String) {
         switch type {
         case .string: return ("String", "")
         case .number: return ("Double", "")
@@ -121,18 +226,17 @@ public enum SwiftCodegen {
         case .url: return ("URL", "")
         case .action: return ("any Action", "")
         case .enumeration(let values):
-            let typeName = upperCamel(name)
+            let typeName = typeName ?? "Value"
             var code = "\(indent)enum \(typeName): String, Decodable {\n"
             for (value, caseName) in zip(values, caseNames(values)) {
-                let bare = caseName.filter { $0 != "`" }
-                code += bare == value ? "\(indent)    case \(caseName)\n" : "\(indent)    case \(caseName) = \(literal(value))\n"
+                code += bare(caseName) == value ? "\(indent)    case \(caseName)\n" : "\(indent)    case \(caseName) = \(literal(value))\n"
             }
             return (typeName, code + "\(indent)}\n")
         case .object(let fields?):
-            let typeName = upperCamel(name)
+            let typeName = typeName ?? "Value"
             return (typeName, structDeclaration(typeName, fields: fields, indent: indent))
         case .array(let items?):
-            let (itemType, declarations) = swiftType(items, name: name + "_item", indent: indent)
+            let (itemType, declarations) = swiftType(items, typeName: typeName, indent: indent)
             return (itemType == "any Action" ? "[AnyAction]" : "[\(itemType)]", declarations)
         case .object(nil), .array(nil), .componentContents:
             return ("TaksiUntyped", "")
@@ -164,9 +268,7 @@ public enum SwiftCodegen {
         var code = "\(indent)\(isPrivate ? "private " : "")enum CodingKeys: String, CodingKey {\n"
         for field in fields {
             let name = propertyName(field.name)
-            code +=
-                name.filter { $0 != "`" } == field.name
-                ? "\(indent)    case \(name)\n" : "\(indent)    case \(name) = \(literal(field.name))\n"
+            code += bare(name) == field.name ? "\(indent)    case \(name)\n" : "\(indent)    case \(name) = \(literal(field.name))\n"
         }
         return code + "\(indent)}\n"
     }
@@ -178,8 +280,9 @@ public enum SwiftCodegen {
         var nested = ""
         var properties = ""
         var needsCustomDecoding = false
+        let typeNames = nestedTypeNames(fields, reserved: [name])
         for field in fields {
-            let (type, declarations) = swiftType(field.type, name: field.name, indent: indent + "    ")
+            let (type, declarations) = swiftType(field.type, typeName: typeNames[field.name], indent: indent + "    ")
             nested += declarations.isEmpty ? "" : declarations + "\n"
             properties += docComment(field.summary, indent: indent + "    ")
             if field.type == .action {
@@ -190,37 +293,40 @@ public enum SwiftCodegen {
             }
         }
         var code = "\(indent)struct \(name): \(conformance) {\n" + nested
-        if fields.contains(where: { propertyName($0.name).filter { $0 != "`" } != $0.name }) || needsCustomDecoding {
+        if fields.contains(where: { bare(propertyName($0.name)) != $0.name }) || needsCustomDecoding {
             code += codingKeys(fields, indent: indent + "    ") + "\n"
         }
         code += properties
         if needsCustomDecoding {
-            code += "\n" + initializer(fields, indent: indent + "    ", required: false)
+            code += "\n" + initializer(fields, typeNames: typeNames, indent: indent + "    ", required: false)
         }
         return code + "\(indent)}\n"
     }
 
     /// `init(from:)` reading each field from a keyed container (actions through `AnyAction`).
-    private static func initializer(_ fields: [FieldSchema], indent: String, required: Bool, dynamic: Bool = false) -> String {
+    /// Each property is written `self.name` and each key `.name` as declared (backticks kept), so
+    /// a field named `self` or `Type` reads as the property, not as Swift's own.
+    private static func initializer(
+        _ fields: [FieldSchema], typeNames: [String: String], indent: String, required: Bool, dynamic: Bool = false
+    ) -> String {
         var code = "\(indent)\(required ? "required " : "")init(from decoder: any Decoder) throws {\n"
         if !fields.isEmpty {
             code += "\(indent)    let container = try decoder.container(keyedBy: CodingKeys.self)\n"
         }
         for field in fields {
             let name = propertyName(field.name)
-            let key = name.filter { $0 != "`" }
-            let (type, _) = swiftType(field.type, name: field.name, indent: "")
+            let (type, _) = swiftType(field.type, typeName: typeNames[field.name], indent: "")
             if field.type == .action {
                 code +=
                     field.isRequired
-                    ? "\(indent)    \(name) = try container.decode(AnyAction.self, forKey: .\(key)).action\n"
-                    : "\(indent)    \(name) = try container.decodeIfPresent(AnyAction.self, forKey: .\(key))?.action\n"
+                    ? "\(indent)    self.\(name) = try container.decode(AnyAction.self, forKey: .\(name)).action\n"
+                    : "\(indent)    self.\(name) = try container.decodeIfPresent(AnyAction.self, forKey: .\(name))?.action\n"
             } else {
                 code +=
-                    "\(indent)    \(name) = try container.\(field.isRequired ? "decode" : "decodeIfPresent")(\(type).self, forKey: .\(key))\n"
+                    "\(indent)    self.\(name) = try container.\(field.isRequired ? "decode" : "decodeIfPresent")(\(type).self, forKey: .\(name))\n"
             }
         }
-        if dynamic { code += "\(indent)    dynamicData = try DynamicData(from: decoder)\n" }
+        if dynamic { code += "\(indent)    self.dynamicData = try DynamicData(from: decoder)\n" }
         return code + "\(indent)}\n"
     }
 
@@ -237,8 +343,9 @@ public enum SwiftCodegen {
         code += "final class \(type): DecodableBaseComponent<\(type).Content, \(view)>\(isDynamic ? ", DynamicComponent" : "") {\n"
         code += "    final class Content: \(isDynamic ? "DynamicComponentContent" : "ComponentContent"), Decodable {\n"
         var nested = ""
+        let typeNames = nestedTypeNames(staticFields, reserved: ["Content", "DynamicData"])
         for field in staticFields {
-            let (_, declarations) = swiftType(field.type, name: field.name, indent: "        ")
+            let (_, declarations) = swiftType(field.type, typeName: typeNames[field.name], indent: "        ")
             if !declarations.isEmpty { nested += declarations + "\n" }
         }
         code += nested
@@ -250,7 +357,7 @@ public enum SwiftCodegen {
             code += codingKeys(staticFields, indent: "        ") + "\n"
         }
         for field in staticFields {
-            let (fieldType, _) = swiftType(field.type, name: field.name, indent: "")
+            let (fieldType, _) = swiftType(field.type, typeName: typeNames[field.name], indent: "")
             code += docComment(field.summary, indent: "        ")
             let swiftType =
                 field.type == .action ? (field.isRequired ? "any Action" : "(any Action)?") : fieldType + (field.isRequired ? "" : "?")
@@ -258,7 +365,7 @@ public enum SwiftCodegen {
         }
         if isDynamic { code += "        var dynamicData: DynamicData\n" }
         if !staticFields.isEmpty || isDynamic { code += "\n" }
-        code += initializer(staticFields, indent: "        ", required: true, dynamic: isDynamic)
+        code += initializer(staticFields, typeNames: typeNames, indent: "        ", required: true, dynamic: isDynamic)
         if isDynamic {
             code += "\n        func update(using dynamicData: DynamicData) {\n            self.dynamicData = dynamicData\n        }\n"
         }

@@ -121,6 +121,8 @@ struct ScreenSetBuilder {
     /// `components/<type>.json`: one custom component schema each.
     func readCustomComponents() -> CustomComponents {
         var components = CustomComponents()
+        // Lowercased, as codegen swift names its classes and files: the component that took each.
+        var typeNames: [String: String] = [:]
         for relative in files.paths where relative.hasPrefix(ScreenSetLoader.componentsFolder + "/") {
             guard let (file, node) = files.parse(relative) else { continue }
             let expectedName = relative.split(separator: "/").last.map { name in String(name.prefix { $0 != "." }) }
@@ -132,6 +134,20 @@ struct ScreenSetBuilder {
                     Diagnostic(
                         code: .invalidName, file: file.path, message: "component \"\(schema.name)\" is also declared in \(other); keep one")
                 )
+                continue
+            }
+            if let other = SwiftCodegen.typeClash(ofComponent: schema.name, with: &typeNames) {
+                let type = SwiftCodegen.typeName(of: schema.name)
+                let otherType = SwiftCodegen.typeName(of: other)
+                files.diagnostics.append(
+                    Diagnostic(
+                        code: .invalidName, file: file.path, location: file.location(ofOffset: (node["name"] ?? node).offset),
+                        path: JSONPath.root.appending("name"),
+                        message: (type == otherType
+                            ? "components \"\(other)\" (\(components.files[other] ?? "")) and \"\(schema.name)\" would both be the Swift class \(type)"
+                            : "component \"\(schema.name)\" would be the Swift class \(type), and \"\(other)\" (\(components.files[other] ?? "")) \(otherType): files whose names differ only by case, one file on macOS and Windows,")
+                            + " in the code codegen swift writes; rename one"
+                    ))
                 continue
             }
             components.files[schema.name] = file.path

@@ -27,8 +27,8 @@ final class NetworkComponent: DecodableBaseComponent<NetworkComponent.Content, N
 
         required init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            action = try container.decodeIfPresent(AnyAction.self, forKey: .action)?.action
-            dynamicData = try DynamicData(from: decoder)
+            self.action = try container.decodeIfPresent(AnyAction.self, forKey: .action)?.action
+            self.dynamicData = try DynamicData(from: decoder)
         }
 
         func update(using dynamicData: DynamicData) {

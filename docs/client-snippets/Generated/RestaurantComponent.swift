@@ -44,9 +44,9 @@ final class RestaurantComponent: DecodableBaseComponent<RestaurantComponent.Cont
 
         required init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            kind = try container.decode(Kind.self, forKey: .kind)
-            action = try container.decodeIfPresent(AnyAction.self, forKey: .action)?.action
-            dynamicData = try DynamicData(from: decoder)
+            self.kind = try container.decode(Kind.self, forKey: .kind)
+            self.action = try container.decodeIfPresent(AnyAction.self, forKey: .action)?.action
+            self.dynamicData = try DynamicData(from: decoder)
         }
 
         func update(using dynamicData: DynamicData) {

@@ -27,7 +27,7 @@ final class StationComponent: DecodableBaseComponent<StationComponent.Content, S
         var dynamicData: DynamicData
 
         required init(from decoder: any Decoder) throws {
-            dynamicData = try DynamicData(from: decoder)
+            self.dynamicData = try DynamicData(from: decoder)
         }
 
         func update(using dynamicData: DynamicData) {
