@@ -1,9 +1,10 @@
 import Foundation
 import TaksiSchema
 import TaksiScreens
-import TaksiServer
 import TaksiTestSupport
 import Testing
+
+@testable import TaksiServer
 
 /// `taksi-server deploy kubernetes` on a project of its own (the starter `init` writes, with a
 /// production configuration): valid against the Kubernetes schemas, and deployable: the files its
@@ -157,9 +158,39 @@ struct DeploymentTests {
         #expect(broken.contains("no manifest made: fix the screens first"), "\(broken)")
         try Data(text.utf8).write(to: home)
 
+        // A link out of the screens directory: its target (any file of this machine) is not shipped.
+        let outside = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-outside-\(UUID().uuidString).json")
+        try Data(#"{"secret": "of this machine"}"#.utf8).write(to: outside)
+        defer { try? FileManager.default.removeItem(at: outside) }
+        let link = project.appendingPathComponent("Screens/fixtures/outside.json")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: outside.path)
+        let linked = failure(config: "production.json")
+        #expect(linked.contains("fixtures/outside.json: a link to a file outside"), "\(linked)")
+        try FileManager.default.removeItem(at: link)
+        // A link inside it, as the kubelet's layout has, is followed.
+        try FileManager.default.createSymbolicLink(
+            atPath: link.path, withDestinationPath: project.appendingPathComponent("Screens/home.yaml").path)
+        #expect(failure(config: "production.json") == "made")
+        try FileManager.default.removeItem(at: link)
+
         let big = String(repeating: "x", count: 1_100_000)
         try Data(#"{"padding": "\#(big)"}"#.utf8).write(to: project.appendingPathComponent("Screens/fixtures/big.json"))
         #expect(failure(config: "production.json").contains("a ConfigMap holds at most 1 MiB"))
+    }
+
+    @Test("ConfigMap keys stay within 253 characters when long paths are cut to the same key")
+    func longKeys() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-keys-\(UUID().uuidString)")
+        let folder = directory.appendingPathComponent(String(repeating: "f", count: 200))
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for name in ["json", "yaml", "yml"] {
+            try Data("{}".utf8).write(to: folder.appendingPathComponent(String(repeating: "n", count: 60) + "." + name))
+        }
+        let files = try KubernetesManifest.mountedFiles(of: directory.path)
+        #expect(files.count == 3)
+        #expect(Set(files.map(\.key)).count == 3, "\(files.map(\.key))")
+        #expect(files.allSatisfy { $0.key.count <= 253 }, "\(files.map(\.key.count))")
     }
 
     @Test(

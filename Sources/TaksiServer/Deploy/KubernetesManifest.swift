@@ -178,7 +178,16 @@ public struct KubernetesManifest: Sendable {
         }
         var files: [MountedFile] = []
         var keys: Set<String> = ["config.json"]
+        let root = realPath(directory) ?? directory
         for file in found {
+            // A link is followed only inside the directory (the kubelet's own layout links into
+            // `..data/`): what lies outside is no screen file, and could be any file of this machine.
+            if let real = realPath(file.path), real != root, !real.hasPrefix(root.hasSuffix("/") ? root : root + "/") {
+                throw Failure(
+                    message:
+                        "\(file.path): a link to a file outside \(directory), which the ConfigMap does not ship; copy the file into the directory"
+                )
+            }
             guard let data = FileManager.default.contents(atPath: file.path) else {
                 throw Failure(message: "\(file.path): cannot be read")
             }
@@ -187,10 +196,12 @@ public struct KubernetesManifest: Sendable {
                     message: "\(file.path): not UTF-8 text; the screens directory holds screen, fragment, string and schema files only")
             }
             let path = "Screens/" + file.relativePath
-            var key = configMapKey(for: path)
+            let base = configMapKey(for: path)
+            var key = base
             var suffix = 2
             while keys.contains(key) {
-                key = configMapKey(for: path) + "-\(suffix)"
+                // Within the 253 characters a key may have, suffix included.
+                key = String(base.prefix(maximumKeyLength - "-\(suffix)".count)) + "-\(suffix)"
                 suffix += 1
             }
             keys.insert(key)
@@ -207,7 +218,17 @@ public struct KubernetesManifest: Sendable {
             let allowed = scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "-_.".unicodeScalars.contains(scalar))
             key.unicodeScalars.append(allowed ? scalar : "-")
         }
-        return String(key.prefix(253))
+        return String(key.prefix(maximumKeyLength))
+    }
+
+    /// The longest ConfigMap key Kubernetes accepts.
+    static let maximumKeyLength = 253
+
+    /// `path` with every link resolved (realpath(3)); nil when it cannot be.
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     // MARK: - Objects
