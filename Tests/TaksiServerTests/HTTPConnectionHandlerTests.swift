@@ -219,4 +219,47 @@ struct HTTPConnectionHandlerTests {
         _ = try await channel.finish(acceptAlreadyClosed: true)
         try await fixture.upstream.stop()
     }
+
+    @Test("pipelined submits read as a socket delivers them, a read at a time, stop at the second body")
+    func pipelinedBodiesBounded() async throws {
+        let fixture = try await ActionTests.Fixture()
+        fixture.upstream.on("/signups/pro", .held(#"{"id": "u1"}"#))
+        let limits = ConnectionLimits()
+        let channel = NIOAsyncTestingChannel()
+        let reads = ReadCounter()
+        let responder = fixture.application.responder
+        try await channel.testingEventLoop.executeInContext {
+            let timeouts = RequestTimeoutHandler(limits: limits, sweeper: ConnectionSweeper())
+            try channel.pipeline.syncOperations.addHandlers([
+                reads, timeouts, HTTPConnectionHandler.makeDecoder(limits: limits),
+                HTTPConnectionHandler(responder: responder, limits: limits, timeouts: timeouts, accessLog: nil, observer: nil),
+            ])
+        }
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1))
+
+        // A submit whose upstream is held, then 14 more with 60 KB bodies, pipelined.
+        let form = "Content-Type: application/x-www-form-urlencoded\r\n"
+        let first = "POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\n\(form)Content-Length: 13\r\n\r\nemail=a%40b.c"
+        let large = "email=" + String(repeating: "a", count: 60_000)
+        let next = "POST /screens/signup/pro/actions/ping HTTP/1.1\r\nHost: a\r\n\(form)Content-Length: \(large.utf8.count)\r\n\r\n\(large)"
+        let bytes = Array((first + String(repeating: next, count: 14)).utf8)
+        // As the server's sockets read: 4 KiB at a time, each read only when the handler asks for one.
+        var consumed = 0
+        while consumed < bytes.count {
+            let chunk = bytes[consumed..<min(consumed + 4096, bytes.count)]
+            try await channel.writeInbound(ByteBuffer(bytes: chunk))
+            consumed += chunk.count
+            let before = reads.count
+            channel.pipeline.read()
+            try await channel.testingEventLoop.executeInContext {}
+            if reads.count == before { break }
+        }
+        #expect(consumed < bytes.count, "read everything the client pipelined")
+        #expect(
+            consumed <= first.utf8.count + next.utf8.count + 4096,
+            "read \(consumed) bytes: more than two bodies and one read (\(first.utf8.count + next.utf8.count + 4096))")
+        fixture.upstream.release()
+        _ = try await channel.finish(acceptAlreadyClosed: true)
+        try await fixture.upstream.stop()
+    }
 }

@@ -114,6 +114,33 @@ struct HTTPConnectionStateMachineTests {
         #expect(owed2)
     }
 
+    @Test("a head read with the end of the second body does not let reading go on; its body has no clock until it does")
+    func thirdBody() {
+        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
+        func post() -> ConnectionRequest {
+            request(.POST, "/screens/login/actions/submit", headers: ["Host": "a", "Content-Length": "2"])
+        }
+        machine.receivedHead(post())
+        _ = machine.receivedBody(ByteBuffer(string: "ab"))
+        _ = machine.receivedEnd()
+        _ = machine.nextToAnswer(isWritable: true)
+        machine.receivedHead(post())
+        let readsSecond = machine.readRequested(isWritable: true)
+        #expect(readsSecond, "the second body is read to its end")
+        #expect(!machine.holdsBody(isWritable: true))
+        _ = machine.receivedBody(ByteBuffer(string: "cd"))
+        _ = machine.receivedEnd()
+        // The same read brought the third head.
+        machine.receivedHead(post())
+        let readsThird = machine.readRequested(isWritable: true)
+        #expect(!readsThird, "two bodies are kept: nothing more is read")
+        #expect(machine.holdsBody(isWritable: true))
+        _ = machine.writing()
+        let owed = machine.owedRead(isWritable: true)
+        #expect(owed, "the first answered: the third body is read")
+        #expect(!machine.holdsBody(isWritable: true))
+    }
+
     @Test("a GET's body is counted, not kept; one past maxBodyBytes is refused")
     func bodyLimit() {
         var machine = HTTPConnectionStateMachine(limits: .with { $0.maxBodyBytes = 5 })

@@ -85,7 +85,13 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             reject(rejection, context: context)
             return
         }
-        if verdict.hasBody { timeouts.bodyStarted() } else { timeouts.requestStarted() }
+        // A body the server does not read yet (bodies before it wait for their answers) has no
+        // clock until reading goes on: the wait is the server's, not the client's.
+        if verdict.hasBody, !machine.holdsBody(isWritable: context.channel.isWritable) {
+            timeouts.bodyStarted()
+        } else {
+            timeouts.requestStarted()
+        }
     }
 
     /// Answers the request being read (or a placeholder for bytes that never made one) with
@@ -205,7 +211,11 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                 return
             }
         }
-        if machine.owedRead(isWritable: context.channel.isWritable) { context.read() }
+        if machine.owedRead(isWritable: context.channel.isWritable) {
+            // A body held back gets its clock now that it is read.
+            if machine.isReceiving { timeouts.bodyStarted() }
+            context.read()
+        }
         if machine.isIdle { timeouts.connectionIdle() }
     }
 

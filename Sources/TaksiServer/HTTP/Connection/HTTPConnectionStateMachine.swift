@@ -161,13 +161,26 @@ struct HTTPConnectionStateMachine {
     }
 
     /// More requests may be read: the client takes its responses, fewer than
-    /// ``ConnectionLimits/maxPipelinedRequests`` wait, and none of them holds a body (a request
-    /// being received is read to its end, so at most two bodies are kept: one waiting, one read).
+    /// ``ConnectionLimits/maxPipelinedRequests`` wait, and none of them holds a body, but for one
+    /// whose successor is being received: that one is read to its end. So at most two bodies are
+    /// kept (one waiting or answered, one read) and what one read brought of a third: a head that
+    /// arrived in the same read as the end of the second body does not let reading go on, as it
+    /// once did, read after read, to the end of everything a client pipelined.
     private func mayReadMore(isWritable: Bool) -> Bool {
         let count = waiting.count + (answering == nil ? 0 : 1)
         guard isWritable, count < maxPipelinedRequests else { return false }
-        return receiving != nil || (answering?.body == nil && !waiting.contains { $0.body != nil })
+        let bodies = (answering?.body == nil ? 0 : 1) + waiting.count { $0.body != nil }
+        return bodies == 0 || (bodies == 1 && receiving != nil)
     }
+
+    /// A request is being received whose body the server does not read now (reads are held):
+    /// its body clock should not run, since the wait is the server's.
+    func holdsBody(isWritable: Bool) -> Bool {
+        receiving != nil && !mayReadMore(isWritable: isWritable)
+    }
+
+    /// A request's body is being received (its head arrived, its end has not).
+    var isReceiving: Bool { receiving != nil }
 
     // MARK: Answering
 
