@@ -111,6 +111,36 @@ struct ValueFormatTests {
             try date.format("24/11/2026").get()
         }
     }
+
+    @Test(
+        "dates that do not exist are refused, not rolled over into others",
+        arguments: [
+            ("2026-02-30", #""2026-02-30" is not a date that exists: 2026-02 has 28 days"#),
+            ("2028-02-30", #""2028-02-30" is not a date that exists: 2028-02 has 29 days"#),
+            ("2026-13-01", #""2026-13-01" is not a date that exists: there is no month 13"#),
+            ("2026-04-31T10:00:00Z", #""2026-04-31T10:00:00Z" is not a date that exists: 2026-04 has 30 days"#),
+            ("2026-11-24T25:00:00Z", #""2026-11-24T25:00:00Z" is not a date that exists: there is no hour 25"#),
+            ("2026-11-24T10:61:00Z", #""2026-11-24T10:61:00Z" is not a date that exists: there is no minute 61"#),
+            ("2026-11-24T10:00:60Z", #""2026-11-24T10:00:60Z" is not a date that exists: there is no second 60"#),
+        ])
+    func impossibleDates(text: String, message: String) throws {
+        for spec in ["date", "datetime", "relative"] {
+            let format = try ValueFormat.parse(spec, locale: "en").get()
+            #expect(throws: ValueFormat.FormatError(message: message)) { try format.format(.string(text)).get() }
+        }
+    }
+
+    @Test("seconds since 1970 past the year 9999 are refused (milliseconds, most likely); the years 1 to 9999 are written")
+    func epochRange() throws {
+        let date = try ValueFormat.parse("date", locale: "en").get()
+        #expect(
+            throws: ValueFormat.FormatError(
+                message: "184000000000000 seconds since 1970 is past the year 9999 (or before the year 1); send seconds, not milliseconds")
+        ) { try date.format(184_000_000_000_000).get() }
+        #expect(try date.format(253_402_300_799).get() == "Dec 31, 9999")
+        #expect(try date.format(1_795_000_000).get() == "Nov 18, 2026")
+        #expect(try date.format("2028-02-29").get() == "Feb 29, 2028")
+    }
 }
 
 /// Formats in screens: compiled per locale, in `$template` and in a message's values, with

@@ -167,10 +167,25 @@ public struct ValueFormat: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Seconds since 1970 of the first and last moments of the years 1 to 9999, the dates a
+    /// format writes: outside them a number is no date anyone means (a value in milliseconds, say).
+    static let datesInSeconds = -62_135_596_800.0...253_402_300_799.0
+
     private static func date(_ value: JSONValue) -> Result<Date, FormatError> {
         switch value {
-        case .number(let seconds): return .success(Date(timeIntervalSince1970: seconds))
+        case .number(let seconds):
+            guard datesInSeconds.contains(seconds) else {
+                return .failure(
+                    FormatError(
+                        "\(JSONWriter.string(value)) seconds since 1970 is past the year 9999 (or before the year 1); send seconds, not milliseconds"
+                    ))
+            }
+            return .success(Date(timeIntervalSince1970: seconds))
         case .string(let text):
+            // Foundation reads 2026-02-30 as 2 March and hour 25 as the next day: refused first.
+            if let impossible = impossibleFields(in: text) {
+                return .failure(FormatError("\"\(text)\" is not a date that exists: \(impossible)"))
+            }
             if let date = try? Date(text, strategy: .iso8601) { return .success(date) }
             if text.utf8.count == 10, let date = try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day()) {
                 return .success(date)
@@ -181,6 +196,35 @@ public struct ValueFormat: Sendable, Hashable, CustomStringConvertible {
                 FormatError(
                     "it is \(ScreenCompiler.article(value.typeName)) \(value.typeName), not a date (ISO 8601 text or seconds since 1970)"))
         }
+    }
+
+    /// What does not exist in an ISO 8601 date or date-time (`2026-02-30`, `T25:00`), when its
+    /// fields are where ISO 8601 puts them; nil when they exist (or are not there to check: the
+    /// parser refuses that text anyway).
+    static func impossibleFields(in text: String) -> String? {
+        let bytes = Array(text.utf8)
+        func number(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= bytes.count, bytes[range].allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            return bytes[range].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        }
+        guard bytes.count >= 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), let year = number(0..<4),
+            let month = number(5..<7), let day = number(8..<10)
+        else { return nil }
+        guard (1...12).contains(month) else { return "there is no month \(month)" }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        guard (1...days).contains(day) else { return "\(String(format: "%04d-%02d", year, month)) has \(days) days" }
+        guard bytes.count > 10, bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t") || bytes[10] == UInt8(ascii: " ") else {
+            return nil
+        }
+        if let hour = number(11..<13), hour > 23 { return "there is no hour \(hour)" }
+        if bytes.count > 13, bytes[13] == UInt8(ascii: ":"), let minute = number(14..<16), minute > 59 {
+            return "there is no minute \(minute)"
+        }
+        if bytes.count > 16, bytes[16] == UInt8(ascii: ":"), let second = number(17..<19), second > 59 {
+            return "there is no second \(second)"
+        }
+        return nil
     }
 
     /// Why a format cannot be read, or a value cannot be written in it.
