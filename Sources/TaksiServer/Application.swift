@@ -63,13 +63,19 @@ public struct Application: Sendable {
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
     public func run() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
-        var services: [any Service] = (tracing.map { [$0.exporter] } ?? []) + [HTTPService(application: self, group: group)]
+        var services: [any Service] =
+            (tracing.map { [SpanExporterService(exporter: $0.exporter, logger: logger)] } ?? []) + [
+                HTTPService(application: self, group: group)
+            ]
         if configuration.watch { services.append(watcher) }
-        let serviceGroup = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
-            )
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
         )
+        // Shutdown ends within drain_timeout of the signal (and a second for what drained requests
+        // leave): the drain, then the span exporter's flush in what time remains, which is cancelled
+        // past it, so a collector that does not answer cannot hold a pod past its grace period.
+        groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(Int64(configuration.drainTimeout * 1000) + 1000)
+        let serviceGroup = ServiceGroup(configuration: groupConfiguration)
         do {
             try await serviceGroup.run()
         } catch {
@@ -114,6 +120,25 @@ public struct Application: Sendable {
             }
         }
         return server
+    }
+}
+
+/// The span exporter as a service of the group, whose flush at shutdown may be cut short (see
+/// ``Application/run()``): cancelled then, it says so and ends like a finished service instead of
+/// failing the process.
+struct SpanExporterService: Service {
+    let exporter: any Service
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await exporter.run()
+        } catch  where Task.isCancelled {
+            logger.warning(
+                "spans recorded before shutdown were not all exported: the collector did not take them within drain_timeout",
+                metadata: ["cause": .string(String(describing: error))]
+            )
+        }
     }
 }
 

@@ -293,6 +293,58 @@ struct OperationsTests {
         #expect(lines.contains { $0["message"] == "server stopped" })
         try await upstream.stop()
     }
+
+    @Test("a span collector that takes connections and never answers cannot hold shutdown past drain_timeout: exit 0, and a warning")
+    func exporterFlushBounded() throws {
+        // A collector that accepts (the kernel completes the handshake) and never answers.
+        let collector = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(collector) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(collector, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(bound == 0 && listen(collector, 16) == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(collector, $0, &length) }
+        }
+        let collectorPort = Int(UInt16(bigEndian: address.sin_port))
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-flush-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(#"{"name": "home", "entry": true, "components": [{"name": "label_component", "content": {"value": "Hi"}}]}"#.utf8)
+            .write(to: directory.appendingPathComponent("home.json"))
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") && !$0.key.hasPrefix("OTEL_") }
+        environment["TAKSI_TRACING"] = "true"
+        environment["TAKSI_TRACING_ENDPOINT"] = "http://127.0.0.1:\(collectorPort)"
+        environment["TAKSI_DRAIN_TIMEOUT"] = "1"
+        // Left to itself, the exporter would wait ten minutes for the collector.
+        environment["OTEL_EXPORTER_OTLP_TIMEOUT"] = "600000"
+        environment["OTEL_BSP_EXPORT_TIMEOUT"] = "600000"
+        let (process, reader, port) = try startServerProcess(
+            ["serve", "--screens", directory.path, "--port", "0", "--log-format", "json", "--no-watch", "--no-preview"],
+            environment: environment)
+        let connection = try RawConnection(port: port)
+        connection.send("GET /screens/home HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(connection.receive(1).first?.status == 200)
+        kill(process.processIdentifier, SIGTERM)
+        // A hang guard, far past what the bounded shutdown takes: the process is killed, and fails the test.
+        let guardTask = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: guardTask)
+        var messages: [String] = []
+        while let line = reader.next() {
+            if let message = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?["message"]?.stringValue {
+                messages.append(message)
+            }
+        }
+        process.waitUntilExit()
+        guardTask.cancel()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(process.terminationReason)")
+        #expect(messages.contains { $0.hasPrefix("spans recorded before shutdown were not all exported") }, "\(messages)")
+    }
 }
 
 /// Starts the built `taksi-server` with `arguments` (which must include `--log-format json` and
