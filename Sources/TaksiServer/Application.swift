@@ -40,6 +40,9 @@ public struct Application: Sendable {
     /// service group, so it stops last and flushes what the drained requests recorded); nil when
     /// tracing is off.
     public var tracing: Tracing? = nil
+    /// The screens directory as it was just before the served set was loaded from it (see
+    /// ``ScreenWatcher/loadedFingerprint``); nil when the set came from elsewhere.
+    var screensFingerprint: [String: String]? = nil
 
     /// Tracing's two halves: what makes spans, and what exports them.
     public struct Tracing: Sendable {
@@ -89,7 +92,8 @@ public struct Application: Sendable {
     public var watcher: ScreenWatcher {
         ScreenWatcher(
             directory: configuration.screensDirectory, interval: .milliseconds(Int64(configuration.watchInterval * 1000)),
-            upstreams: Set(configuration.upstreams.keys), store: store, metrics: metrics, logger: logger
+            upstreams: Set(configuration.upstreams.keys), store: store, metrics: metrics, logger: logger,
+            loadedFingerprint: screensFingerprint
         )
     }
 
@@ -197,6 +201,8 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
 public func buildApplication(
     configuration: ServerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil
 ) throws(ApplicationError) -> Application {
+    // Taken before the files are read: an edit made while they load is a change the watcher sees.
+    let fingerprint = ScreenWatcher.fingerprint(of: configuration.screensDirectory)
     let (load, loadedBytes) = HeapUsage.measuring {
         ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
     }
@@ -210,6 +216,7 @@ public func buildApplication(
     )
     var application = buildApplication(
         configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics, screenSetBytes: loadedBytes)
+    application.screensFingerprint = fingerprint
     if configuration.tracing.enabled {
         do {
             application.tracing = try makeTracing(configuration.tracing, logger: logger, metrics: application.metrics)

@@ -295,7 +295,7 @@ struct OperationsTests {
     }
 
     @Test("a span collector that takes connections and never answers cannot hold shutdown past drain_timeout: exit 0, and a warning")
-    func exporterFlushBounded() throws {
+    func exporterFlushBounded() async throws {
         // A collector that accepts (the kernel completes the handshake) and never answers.
         let collector = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(collector) }
@@ -329,18 +329,25 @@ struct OperationsTests {
             environment: environment)
         let connection = try RawConnection(port: port)
         connection.send("GET /screens/home HTTP/1.1\r\nHost: a\r\n\r\n")
-        #expect(connection.receive(1).first?.status == 200)
+        #expect(await connection.receiveOffPool(1).first?.status == 200)
         kill(process.processIdentifier, SIGTERM)
         // A hang guard, far past what the bounded shutdown takes: the process is killed, and fails the test.
         let guardTask = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: guardTask)
-        var messages: [String] = []
-        while let line = reader.next() {
-            if let message = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?["message"]?.stringValue {
-                messages.append(message)
-            }
+        // Read off the cooperative pool, to the end of the log: the process's exit.
+        let messages = await withCheckedContinuation { continuation in
+            let box = UncheckedBox((reader, process))
+            Thread {
+                var messages: [String] = []
+                while let line = box.value.0.next() {
+                    if let message = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?["message"]?.stringValue {
+                        messages.append(message)
+                    }
+                }
+                box.value.1.waitUntilExit()
+                continuation.resume(returning: messages)
+            }.start()
         }
-        process.waitUntilExit()
         guardTask.cancel()
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(process.terminationReason)")
         #expect(messages.contains { $0.hasPrefix("spans recorded before shutdown were not all exported") }, "\(messages)")

@@ -148,15 +148,16 @@ struct RevisionTests {
         try await withRunningServer(application) { port in
             let skeleton = try Self.get(port, "/screens/note")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
-            func send(_ text: String) throws -> RawResponse {
+            // Off the cooperative pool: the answer waits on the upstream call, which needs it.
+            func send(_ text: String) async throws -> RawResponse {
                 let connection = try RawConnection(port: port)
                 let body = "text=\(text)"
                 connection.send(
                     "POST /screens/note/actions/send HTTP/1.1\r\nHost: a\r\nX-Taksi-Skeleton: \(held)\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                 )
-                return try #require(connection.receive(1).first)
+                return try #require(await connection.receiveOffPool(1).first)
             }
-            #expect(try send("0123456789").status == 200)
+            #expect(try await send("0123456789").status == 200)
             #expect(upstream.count("/notes") == 1)
 
             // A reload that changes the screen's shape (the held skeleton is now an earlier set's)
@@ -169,17 +170,17 @@ struct RevisionTests {
             try Data(reshaped.utf8).write(to: file, options: .atomic)
             #expect(application.watcher.reload())
             #expect(try Self.get(port, "/screens/note").header("X-Taksi-Skeleton") != held, "the held skeleton is an earlier set's")
-            let tightened = try send("0123456789")
+            let tightened = try await send("0123456789")
             #expect(tightened.status == 422, "the current check: \(tightened.body)")
             #expect(tightened.json?["interface_data"]?.arrayValue?.first?["content"]?["value"] == "Too long.")
             try Self.expectDecodes(tightened.json, against: skeleton.json)
-            #expect(try send("abc").status == 200)
+            #expect(try await send("abc").status == 200)
             #expect(upstream.count("/notes") == 2)
 
             // The action removed: gone for the held skeleton too, and its upstream not called.
             try Data(reshaped.components(separatedBy: "actions:")[0].utf8).write(to: file, options: .atomic)
             #expect(application.watcher.reload())
-            let removed = try send("abc")
+            let removed = try await send("abc")
             #expect(removed.status == 404)
             #expect(removed.json?["error"]?["code"] == "action_not_found")
             #expect(removed.json?["error"]?["message"]?.stringValue?.contains("a reload removed it") == true, "\(removed.body)")
@@ -219,29 +220,44 @@ struct RevisionTests {
             "serve", "--screens", directory.path, "--port", "0", "--log-format", "json", "--no-preview", "--watch-interval", "0.1",
         ])
         defer { process.terminate() }
+        // A hang guard, far past what seven reloads take: the process is killed, its log ends, and
+        // the waits below return.
+        let guardTask = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 300, execute: guardTask)
+        defer { guardTask.cancel() }
         func residentBytes() throws -> Int {
             let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
             let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
             return try #require(Int(line.split(separator: " ").dropFirst().first ?? "")) * 1024
         }
-        func keptBytes() throws -> Int {
+        func keptBytes() async throws -> Int {
             let connection = try RawConnection(port: port)
             connection.send("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
-            let metrics = try #require(connection.receive(1).first).body
+            let metrics = try #require(await connection.receiveOffPool(1).first).body
             let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("taksi_screen_sets_kept_bytes ") })
             return try #require(Double(line.split(separator: " ").last ?? "")).map { Int($0) } ?? 0
         }
-        func reload(_ labels: Int) throws {
+        /// Reshapes the screens and waits, off the cooperative pool, for the server to say it reloaded.
+        func reload(_ labels: Int) async throws {
             try reshape(labels)
-            while let line = logs.next(), !line.contains("\"screens reloaded\"") {}
+            let reloaded = await withCheckedContinuation { continuation in
+                let reader = UncheckedBox(logs)
+                Thread {
+                    while let line = reader.value.next() {
+                        if line.contains("\"screens reloaded\"") { return continuation.resume(returning: true) }
+                    }
+                    continuation.resume(returning: false)
+                }.start()
+            }
+            try #require(reloaded, "the server ended before it reloaded")
         }
         // The first reload also sets up what every later one reuses (the watcher's and the
         // allocator's own): counted from there.
-        try reload(1)
-        let (keptBefore, residentBefore) = (try keptBytes(), try residentBytes())
+        try await reload(1)
+        let (keptBefore, residentBefore) = (try await keptBytes(), try residentBytes())
         #expect(keptBefore > 0)
-        for labels in 2...7 { try reload(labels) }
-        let kept = try keptBytes() - keptBefore
+        for labels in 2...7 { try await reload(labels) }
+        let kept = try await keptBytes() - keptBefore
         let resident = try residentBytes() - residentBefore
         #expect(kept > 0 && resident > 0)
         #expect(abs(Double(kept - resident)) <= 0.2 * Double(resident), "counted \(kept) bytes, resident memory grew \(resident)")

@@ -164,6 +164,21 @@ struct ReloadTests {
         #expect(versions.count >= 1)
     }
 
+    @Test("an edit made while the server loaded its screens is loaded when the watcher starts, not missed until the next edit")
+    func editDuringStartup() async throws {
+        let (application, directory) = try makeApplication()
+        #expect(application.screensFingerprint != nil)
+        let login = directory.appendingPathComponent("login.json")
+        let original = try String(contentsOf: login, encoding: .utf8)
+        let loaded = application.store.status.version
+        // Written after the files were read and before the watcher looks (a ConfigMap swapped as
+        // the pod came up): the watcher once took this state as what was served.
+        try write(original.replacingOccurrences(of: #""value": "Log in""#, with: #""value": "Sign in""#), to: login)
+        let watching = Task { try await application.watcher.run() }
+        defer { watching.cancel() }
+        #expect(await eventually { application.store.status.version != loaded }, "the edit was never loaded")
+    }
+
     @Test("the watcher's fingerprint changes when a file is rewritten, added or removed, and ignores hidden files")
     func fingerprint() throws {
         let (_, directory) = try makeApplication()

@@ -18,12 +18,19 @@ public struct ScreenWatcher: Service {
     let metrics: any MetricsFactory
     let upstreams: Set<String>?
     let logger: Logger
+    /// The directory as it was just before the served set was read from it: the first check
+    /// compares with it, so an edit made while the server started (a ConfigMap swapped as the pod
+    /// came up) is loaded, not missed until the next one. Nil: as it is when the watcher starts.
+    let loadedFingerprint: [String: String]?
 
-    /// - Parameter upstreams: configured upstream names, so a reload naming another fails.
+    /// - Parameters:
+    ///   - upstreams: configured upstream names, so a reload naming another fails.
+    ///   - loadedFingerprint: ``fingerprint(of:)`` taken before the served set was loaded.
     public init(
         directory: String, interval: Duration, upstreams: Set<String>? = nil, store: ScreenStore, metrics: any MetricsFactory,
-        logger: Logger
+        logger: Logger, loadedFingerprint: [String: String]? = nil
     ) {
+        self.loadedFingerprint = loadedFingerprint
         self.upstreams = upstreams
         self.directory = directory
         self.interval = interval
@@ -35,7 +42,7 @@ public struct ScreenWatcher: Service {
     public func run() async throws {
         // Graceful shutdown cancels the wait between checks; a reload in progress finishes first.
         try? await cancelWhenGracefulShutdown {
-            var fingerprint = Self.fingerprint(of: directory)
+            var fingerprint = loadedFingerprint ?? Self.fingerprint(of: directory)
             while true {
                 try await Task.sleep(for: interval)
                 let current = Self.fingerprint(of: directory)
