@@ -22,26 +22,10 @@ KEYS=${KEYS:-100000}
 SEGMENT=${SEGMENT:-2}
 CONNECTIONS=${CONNECTIONS:-16}
 
-if ! need wrk || ! need nginx || ! need curl; then
-    echo "installing wrk, nginx and curl with apt-get" >&2
-    SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq wrk nginx-light curl >/dev/null
-fi
-if [ -n "${TAKSI_BIN:-}" ]; then
-    BIN=$TAKSI_BIN
-else
-    swift build -c release --product taksi-server >&2
-    BIN="$(swift build -c release --show-bin-path)/taksi-server"
-fi
+need_load_tools
+release_binary
 
-WORK=$(mktemp -d)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+make_work_dir
 
 # The upstream: nginx answers every /items/<id> with one small JSON object.
 UPSTREAM_PORT=$(free_port)

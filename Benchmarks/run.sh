@@ -28,28 +28,11 @@ SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 TWO_CPUS=${TWO_CPUS:-0,1}
 
-if ! need wrk || ! need nginx || ! need curl; then
-    echo "installing wrk, nginx and curl with apt-get" >&2
-    SUDO=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq wrk nginx-light curl >/dev/null
-fi
+need_load_tools
 
-if [ -n "${TAKSI_BIN:-}" ]; then
-    BIN=$TAKSI_BIN # a binary built elsewhere (another scratch path, another commit), measured as it is
-else
-    swift build -c release --product taksi-server >&2
-    BIN="$(swift build -c release --show-bin-path)/taksi-server"
-fi
+release_binary
 
-WORK=$(mktemp -d)
-# nginx's workers under a master process run as nobody when started by root: they must read www/.
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+make_work_dir
 
 
 # taksi-server over the example screens (their upstreams answered offline through config.json)

@@ -15,12 +15,7 @@ SIZES=${SIZES:-"100 1000 10000"}
 RUNS=${RUNS:-3}
 command -v curl >/dev/null || { SUDO=$([ "$(id -u)" = 0 ] || echo sudo); $SUDO apt-get install -y -qq curl >/dev/null; }
 
-if [ -n "${TAKSI_BIN:-}" ]; then
-    BIN=$TAKSI_BIN
-else
-    swift build -c release --product taksi-server >&2
-    BIN="$(swift build -c release --show-bin-path)/taksi-server"
-fi
+release_binary
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"; [ -n "${PID:-}" ] && kill "$PID" 2>/dev/null || true' EXIT
 

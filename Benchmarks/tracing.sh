@@ -15,12 +15,7 @@ source Benchmarks/common.sh
 
 DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-3}
-if [ -n "${TAKSI_BIN:-}" ]; then
-    BIN=$TAKSI_BIN
-else
-    swift build -c release --product taksi-server >&2
-    BIN="$(swift build -c release --show-bin-path)/taksi-server"
-fi
+release_binary
 
 WORK=$(mktemp -d)
 PIDS=()

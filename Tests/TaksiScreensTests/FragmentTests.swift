@@ -49,6 +49,16 @@ struct FragmentTests {
         return files
     }
 
+    /// Fragments `level0` to `level<top>`: `level0` is `leaf`, each other places the one below it
+    /// `width` times.
+    func chain(_ files: inout [String: String], top: Int, width: Int = 4, leaf: String) {
+        files["fragments/level0.yaml"] = leaf
+        for level in 1...top {
+            files["fragments/level\(level).yaml"] =
+                "components:\n" + String(repeating: "  - {$fragment: level\(level - 1)}\n", count: width)
+        }
+    }
+
     /// The skeleton and data of `home`, as the client receives them.
     func payloads(_ files: [String: String]) throws -> String {
         let result = load(files)
@@ -370,13 +380,9 @@ struct FragmentTests {
         "a chain deeper than the limit, each level placing the next several times, is one error, found without walking every path",
         arguments: [2, 4])
     func deepWideChain(width: Int) throws {
-        // 17 levels: level0 places level1 `width` times, ..., level15 places level16, the 17th, too deep.
-        var files = screen(#"[{"$fragment": "level0"}]"#)
-        for level in 0...15 {
-            files["fragments/level\(level).yaml"] =
-                "components:\n" + String(repeating: "  - {$fragment: level\(level + 1)}\n", count: width)
-        }
-        files["fragments/level16.yaml"] = "components:\n  - {name: spacer_component, content: {}}\n"
+        // 17 levels: level16 places level15 `width` times, ..., level1 places level0, the 17th, too deep.
+        var files = screen(#"[{"$fragment": "level16"}]"#)
+        chain(&files, top: 16, width: width, leaf: "components:\n  - {name: spacer_component, content: {}}\n")
         let diagnostics = load(files).diagnostics
         let errors = diagnostics.filter { $0.severity == .error }
         #expect(errors.count == 1, "\(errors.count) errors, the first \(errors.first.map { "\($0)" } ?? "")")
@@ -384,7 +390,7 @@ struct FragmentTests {
             !diagnostics.contains { $0.code == .unusedFragment && $0.file.contains("level") }, "the fragment too deep is used, not unused")
         let error = try #require(errors.first)
         #expect(error.code == .fragmentCycle)
-        #expect(error.message.hasPrefix("fragments are nested more than \(16) deep (level0 → level1 → "), "\(error)")
+        #expect(error.message.hasPrefix("fragments are nested more than \(16) deep (level16 → level15 → "), "\(error)")
         #expect(error.trace.count == 16 && error.file == "Screens/home.json")
     }
 
@@ -392,10 +398,7 @@ struct FragmentTests {
     func manyEmptyUses() throws {
         // 4^9 uses of fragments that add no component and almost no bytes (2 each).
         var files = screen(#"[{"$fragment": "level9"}]"#)
-        files["fragments/level0.yaml"] = "components: []\n"
-        for level in 1...9 {
-            files["fragments/level\(level).yaml"] = "components:\n" + String(repeating: "  - {$fragment: level\(level - 1)}\n", count: 4)
-        }
+        chain(&files, top: 9, leaf: "components: []\n")
         let error = try #require(onlyError(load(files)))
         #expect(error.code == .fragmentTooLarge)
         #expect(error.message.contains("uses fragments more than \(ScreenSetLoader.maximumFragmentUses) times"), "\(error)")
@@ -419,10 +422,7 @@ struct FragmentTests {
     func exponentialExpansion() throws {
         // The reported set: each level uses the one before four times; 13 levels would make 4^12 components.
         var files = screen(#"[{"$fragment": "level12"}]"#)
-        files["fragments/level0.yaml"] = "components:\n  - {name: spacer_component, content: {}}\n"
-        for level in 1...12 {
-            files["fragments/level\(level).yaml"] = "components:\n" + String(repeating: "  - {$fragment: level\(level - 1)}\n", count: 4)
-        }
+        chain(&files, top: 12, leaf: "components:\n  - {name: spacer_component, content: {}}\n")
         let components = try #require(onlyError(load(files)))
         #expect(components.code == .fragmentTooLarge)
         #expect(components.file == "Screens/home.json")
@@ -443,10 +443,7 @@ struct FragmentTests {
 
         // Below the limits, the same shape is fine.
         files = screen(#"[{"$fragment": "level3"}]"#)
-        files["fragments/level0.yaml"] = "components:\n  - {name: spacer_component, content: {}}\n"
-        for level in 1...3 {
-            files["fragments/level\(level).yaml"] = "components:\n" + String(repeating: "  - {$fragment: level\(level - 1)}\n", count: 4)
-        }
+        chain(&files, top: 3, leaf: "components:\n  - {name: spacer_component, content: {}}\n")
         let fine = load(files)
         #expect(fine.screenSet?["home"]?.skeleton.components.count == 64, "\(fine.diagnostics.report)")
     }

@@ -176,8 +176,9 @@ struct HTTPConnectionHandlerTests {
         #expect(application.previewEvents?.subscriberCount == 0)
     }
 
-    @Test("nothing more is read while a request with a body waits for its answer, so pipelined submits cannot pile up bodies")
-    func queuedBodies() async throws {
+    /// A connection's pipeline on an async testing channel (its answers made off the loop, as
+    /// actions' are), over the action fixtures with `signup/pro`'s upstream held; and its reads.
+    static func heldSubmits() async throws -> (ActionTests.Fixture, NIOAsyncTestingChannel, ReadCounter) {
         let fixture = try await ActionTests.Fixture()
         fixture.upstream.on("/signups/pro", .held(#"{"id": "u1"}"#))
         let limits = ConnectionLimits()
@@ -192,6 +193,12 @@ struct HTTPConnectionHandlerTests {
             ])
         }
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1))
+        return (fixture, channel, reads)
+    }
+
+    @Test("nothing more is read while a request with a body waits for its answer, so pipelined submits cannot pile up bodies")
+    func queuedBodies() async throws {
+        let (fixture, channel, reads) = try await Self.heldSubmits()
 
         // A submit that waits on its upstream, and a second one behind it with a large body.
         let form = "Content-Type: application/x-www-form-urlencoded\r\n"
@@ -222,20 +229,7 @@ struct HTTPConnectionHandlerTests {
 
     @Test("pipelined submits read as a socket delivers them, a read at a time, stop at the second body")
     func pipelinedBodiesBounded() async throws {
-        let fixture = try await ActionTests.Fixture()
-        fixture.upstream.on("/signups/pro", .held(#"{"id": "u1"}"#))
-        let limits = ConnectionLimits()
-        let channel = NIOAsyncTestingChannel()
-        let reads = ReadCounter()
-        let responder = fixture.application.responder
-        try await channel.testingEventLoop.executeInContext {
-            let timeouts = RequestTimeoutHandler(limits: limits, sweeper: ConnectionSweeper())
-            try channel.pipeline.syncOperations.addHandlers([
-                reads, timeouts, HTTPConnectionHandler.makeDecoder(limits: limits),
-                HTTPConnectionHandler(responder: responder, limits: limits, timeouts: timeouts, accessLog: nil, observer: nil),
-            ])
-        }
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1))
+        let (fixture, channel, reads) = try await Self.heldSubmits()
 
         // A submit whose upstream is held, then 14 more with 60 KB bodies, pipelined.
         let form = "Content-Type: application/x-www-form-urlencoded\r\n"
