@@ -11,6 +11,10 @@ import Testing
 
 @testable import TaksiServer
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `http` sources against a real upstream on a free port: mapping, caching, failure isolation.
 @Suite("Upstream sources")
 struct UpstreamTests {
@@ -422,6 +426,32 @@ struct UpstreamTests {
             #expect(dictionary.count == model.count)
         }
         #expect(dictionary.keysByRecency == model.map(\.key))
+    }
+
+    @Test("a refused connection is logged in the system's words, not NIO's")
+    func refusedConnectionLogged() async throws {
+        // A socket bound and not listening: connecting to its port is refused, and no other test
+        // can take the port while it is held.
+        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(held) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length) == 0 && getsockname(held, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let load = ScreenSetLoader.load(files: SharedScreens.upstreams.mapValues { Array($0.utf8) }, upstreams: ["api"])
+        var configuration = ServerConfiguration.forTests()
+        configuration.upstreams = ["api": "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"]
+        let log = LogRecorder()
+        let application = buildApplication(configuration: configuration, screenSet: try #require(load.screenSet), logger: log.logger)
+        let response = await application.responder.response(method: .GET, uri: "/screens/me/data")
+        #expect(response.headers["X-Taksi-Degraded"] == ["me"])
+        let line = try #require(log.lines(atLeast: .error).first { $0.message.contains("upstream failed") })
+        let cause = line.metadata["cause"] ?? ""
+        #expect(cause.hasPrefix("connection failed: Connection refused (errno ") && !cause.contains("reset"), "\(cause)")
     }
 
     @Test("a lookup that waits for another's call learns which call, and the call counts it; a refresh knows it is one")

@@ -253,13 +253,25 @@ public struct UpstreamClient: Sendable {
                 } catch {
                     if NIODeadline.now() >= deadline || Task.isCancelled { return .failure(.timeout(timeout)) }
                     if attempt == 1, mayRetry(error) {
-                        resend(SpanEvent(name: "retry", attributes: ["exception.message": .string(String(describing: error))]))
+                        resend(SpanEvent(name: "retry", attributes: ["exception.message": .string(Self.describe(error))]))
                         continue
                     }
-                    return .failure(.connection(String(describing: error)))
+                    return .failure(.connection(Self.describe(error)))
                 }
             }
         }
+    }
+
+    /// A connection's failure as an operator reads it: a socket error in the system's words
+    /// (`Connection refused (errno 111)`, where NIO's own text reads "connection reset (error set):
+    /// Connection refused) (errno: 111)"), each address tried for a host, anything else as it says.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? IOError { return "\(String(cString: strerror(error.errnoCode))) (errno \(error.errnoCode))" }
+        if let error = error as? NIOConnectionError {
+            guard !error.connectionErrors.isEmpty else { return "\(error.host) did not resolve to an address" }
+            return error.connectionErrors.map { "\(describe($0.error)) at \($0.target)" }.joined(separator: "; ")
+        }
+        return String(describing: error)
     }
 
     /// `operation`'s result, or a timeout after `limit`.
