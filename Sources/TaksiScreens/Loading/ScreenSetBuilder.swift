@@ -148,7 +148,7 @@ struct ScreenSetBuilder {
                             : "component \"\(schema.name)\" would be the Swift class \(type), and \"\(other)\" (\(components.files[other] ?? "")) \(otherType): files whose names differ only by case, one file on macOS and Windows,")
                             + " in the code codegen swift writes; rename one"
                     ))
-                continue
+                // Still declared: the screens that use it are not told it is unknown.
             }
             components.files[schema.name] = file.path
             components.locations[schema.name] = file.location(ofOffset: (node["name"] ?? node).offset)
