@@ -150,7 +150,7 @@ struct DefinitionReader {
     /// a use named that could not be expanded (too deep, say), which are used all the same.
     var fragmentsUsed: Set<String> { Set(origins.map(\.fragment)).union(fragmentsNamed) }
 
-    /// Fragments named by uses that were not expanded.
+    /// Fragments named by uses, expanded or not.
     private var fragmentsNamed: Set<String> = []
 
     /// Notes that a use names fragment `name`, expanded or not.
