@@ -297,20 +297,8 @@ struct OperationsTests {
     @Test("a span collector that takes connections and never answers cannot hold shutdown past drain_timeout: exit 0, and a warning")
     func exporterFlushBounded() async throws {
         // A collector that accepts (the kernel completes the handshake) and never answers.
-        let collector = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(collector) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(collector, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        #expect(bound == 0 && listen(collector, 16) == 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(collector, $0, &length) }
-        }
-        let collectorPort = Int(UInt16(bigEndian: address.sin_port))
+        let collector = try BoundSocket(listening: true)
+        defer { withExtendedLifetime(collector) {} }
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-flush-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -319,7 +307,7 @@ struct OperationsTests {
             .write(to: directory.appendingPathComponent("home.json"))
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") && !$0.key.hasPrefix("OTEL_") }
         environment["TAKSI_TRACING"] = "true"
-        environment["TAKSI_TRACING_ENDPOINT"] = "http://127.0.0.1:\(collectorPort)"
+        environment["TAKSI_TRACING_ENDPOINT"] = "http://127.0.0.1:\(collector.port)"
         environment["TAKSI_DRAIN_TIMEOUT"] = "1"
         // Left to itself, the exporter would wait ten minutes for the collector.
         environment["OTEL_EXPORTER_OTLP_TIMEOUT"] = "600000"

@@ -432,19 +432,11 @@ struct UpstreamTests {
     func refusedConnectionLogged() async throws {
         // A socket bound and not listening: connecting to its port is refused, and no other test
         // can take the port while it is held.
-        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(held) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length) == 0 && getsockname(held, $0, &length) == 0 }
-        }
-        try #require(bound)
+        let held = try BoundSocket(listening: false)
+        defer { withExtendedLifetime(held) {} }
         let load = ScreenSetLoader.load(files: SharedScreens.upstreams.mapValues { Array($0.utf8) }, upstreams: ["api"])
         var configuration = ServerConfiguration.forTests()
-        configuration.upstreams = ["api": "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"]
+        configuration.upstreams = ["api": "http://127.0.0.1:\(held.port)"]
         let log = LogRecorder()
         let application = buildApplication(configuration: configuration, screenSet: try #require(load.screenSet), logger: log.logger)
         let response = await application.responder.response(method: .GET, uri: "/screens/me/data")
