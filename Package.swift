@@ -42,6 +42,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // OTLP over HTTP only: the gRPC exporter would add gRPC and HTTP/2 to every build.
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
+        // The fleet's shared store (optional): PostgreSQL, and TLS to it.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // The wire contract. Foundation only, so an iOS app can depend on it too.
@@ -86,10 +89,28 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The fleet's shared store on PostgreSQL (``FleetStore`` in TaksiServer is the seam): what
+        // replicas share when `store` is set. A target of its own, so the server's library does
+        // not build a database driver for a team that embeds it without one.
+        .target(
+            name: "TaksiPostgres",
+            dependencies: [
+                "TaksiServer",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "taksi-server",
             dependencies: [
                 "TaksiServer",
+                "TaksiPostgres",
                 "TaksiScreens",
                 "TaksiSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -155,6 +176,7 @@ let package = Package(
             name: "TaksiServerEndToEndTests",
             dependencies: [
                 "TaksiServer",
+                "TaksiPostgres",
                 "TaksiTestSupport",
                 "taksi-server",
                 "taksi-validate",

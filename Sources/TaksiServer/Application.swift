@@ -34,6 +34,11 @@ public struct Application: Sendable {
     public let previewEvents: PreviewEvents?
     /// Answers of action submits kept by `Idempotency-Key`, for retries.
     public let idempotency: IdempotencyStore
+    /// The fleet's shared store (``ServerConfiguration/StoreSettings``), run as a service of the
+    /// group; nil when the replica keeps everything in its own memory.
+    public var fleetStore: (any FleetStore)? = nil
+    /// Keyed submits answered once for the whole fleet; set with ``fleetStore``.
+    public var fleetSubmits: FleetSubmits? = nil
     /// Set when shutdown begins; `/readyz` then answers 503.
     public let draining = Draining()
     /// Spans of requests and their calls, and the service that exports them (run first in the
@@ -59,17 +64,18 @@ public struct Application: Sendable {
     public var responder: Responder {
         Responder(
             store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents,
-            idempotency: idempotency, draining: draining, tracing: tracing?.requests
+            idempotency: idempotency, fleet: fleetSubmits, draining: draining, tracing: tracing?.requests
         )
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
     public func run() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
+        // Shut down in reverse order: the HTTP server drains first, then the store's connections
+        // close (drained submits still record their answers), then the spans are flushed.
         var services: [any Service] =
-            (tracing.map { [SpanExporterService(exporter: $0.exporter, logger: logger)] } ?? []) + [
-                HTTPService(application: self, group: group)
-            ]
+            (tracing.map { [SpanExporterService(exporter: $0.exporter, logger: logger)] } ?? [])
+            + (fleetStore.map { [FleetStoreService(store: $0)] } ?? []) + [HTTPService(application: self, group: group)]
         if configuration.watch { services.append(watcher) }
         var groupConfiguration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
@@ -146,6 +152,13 @@ struct SpanExporterService: Service {
     }
 }
 
+/// The fleet's store as a service of the group: its connections and housekeeping.
+struct FleetStoreService: Service {
+    let store: any FleetStore
+
+    func run() async throws { try await store.run() }
+}
+
 /// The HTTP server as a service of the service group: serves until graceful shutdown, then drains.
 struct HTTPService: Service {
     let application: Application
@@ -173,6 +186,7 @@ struct HTTPService: Service {
         // submits whose clients went away (their answers are kept for the retry).
         await application.resolver.cache.settle()
         await application.idempotency.settle()
+        await application.fleetSubmits?.settle()
     }
 }
 
@@ -198,8 +212,10 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
 /// - Throws: ``ApplicationError/invalidScreens(_:)`` with every diagnostic when the set has errors.
 /// - Parameter metrics: where metrics are recorded; by default a Prometheus registry of the
 ///   application's own, exposed at `GET /metrics`.
+/// - Parameter store: the fleet's shared store, made from ``ServerConfiguration/store`` by the
+///   caller (the `taksi-server` command makes a PostgreSQL one); nil keeps submits in memory.
 public func buildApplication(
-    configuration: ServerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil
+    configuration: ServerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil, store: (any FleetStore)? = nil
 ) throws(ApplicationError) -> Application {
     // Taken before the files are read: an edit made while they load is a change the watcher sees.
     let fingerprint = ScreenWatcher.fingerprint(of: configuration.screensDirectory)
@@ -217,6 +233,7 @@ public func buildApplication(
     var application = buildApplication(
         configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics, screenSetBytes: loadedBytes)
     application.screensFingerprint = fingerprint
+    if let store { application.share(store) }
     if configuration.tracing.enabled {
         do {
             application.tracing = try makeTracing(configuration.tracing, logger: logger, metrics: application.metrics)
@@ -261,6 +278,15 @@ public func makeTracing(
     let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
     return Application.Tracing(
         requests: RequestTracing(tracer: tracer, sampling: samplerNamed ? nil : settings.sampling, metrics: metrics), exporter: service)
+}
+
+extension Application {
+    /// Makes `store` the fleet's: keyed submits are claimed and answered there.
+    public mutating func share(_ store: any FleetStore) {
+        fleetStore = store
+        fleetSubmits = FleetSubmits(
+            store: store, window: .milliseconds(Int64(configuration.idempotencyWindow * 1000)), logger: logger, metrics: metrics)
+    }
 }
 
 extension String {

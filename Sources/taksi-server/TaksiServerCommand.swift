@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TaksiPostgres
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
@@ -102,7 +103,13 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "taksi-server")
         let application: Application
         do {
-            application = try buildApplication(configuration: configuration, logger: logger)
+            let store = try configuration.store.connection.map { connection in
+                logger.info("fleet store", metadata: ["store": .string(connection.description)])
+                return try PostgresFleetStore(
+                    settings: configuration.store, window: .milliseconds(Int64(configuration.idempotencyWindow * 1000)),
+                    logger: logger)
+            }
+            application = try buildApplication(configuration: configuration, logger: logger, store: store)
         } catch {
             printError("taksi-server: \(error)")
             throw ExitCode.failure

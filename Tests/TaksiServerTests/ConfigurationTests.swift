@@ -63,7 +63,7 @@ struct ConfigurationTests {
             throws: ConfigurationError(
                 source: typo,
                 message:
-                    #"unknown setting "prot"; the settings are host, port, screens, threads, log_level, watch, watch_interval, skeleton_max_age, skeleton_stale_while_revalidate, max_connections, idle_timeout, header_timeout, body_timeout, write_timeout, max_body_bytes, max_pipelined_requests, max_requests_per_connection, drain_timeout, access_log, log_format, access_log_format, access_log_output, preview, data_memo_max_bytes, idempotency_window, idempotency_max_bytes, upstreams, apple_app_ids, android_package, android_cert_fingerprints, tracing, tracing_endpoint, tracing_sampling, tracing_service_name, tracing_headers (did you mean "port"?)"#
+                    #"unknown setting "prot"; the settings are host, port, screens, threads, log_level, watch, watch_interval, skeleton_max_age, skeleton_stale_while_revalidate, max_connections, idle_timeout, header_timeout, body_timeout, write_timeout, max_body_bytes, max_pipelined_requests, max_requests_per_connection, drain_timeout, access_log, log_format, access_log_format, access_log_output, preview, data_memo_max_bytes, idempotency_window, idempotency_max_bytes, store, store_pool_size, store_timeout, upstreams, apple_app_ids, android_package, android_cert_fingerprints, tracing, tracing_endpoint, tracing_sampling, tracing_service_name, tracing_headers (did you mean "port"?)"#
             )
         ) {
             try ServerConfiguration.resolve(file: typo, environment: [:])
@@ -106,6 +106,49 @@ struct ConfigurationTests {
             throws: ConfigurationError(
                 source: "\(wrongType): \"tracing_headers\"", message: "tracing_headers is an object of header names and string values")
         ) { try ServerConfiguration.resolve(file: wrongType, environment: [:]) }
+    }
+
+    @Test("the store's URL is read whole (password percent-decoded, libpq's sslmode), shown without its password, refused with the fix")
+    func storeURL() throws {
+        var configuration = ServerConfiguration()
+        #expect(configuration.store.connection == nil, "off by default")
+        try configuration.apply(
+            environment: ["TAKSI_STORE": "postgresql://taksi:p%40ss%3Aword@db.internal:6543/taksi_prod?sslmode=verify-full"])
+        let connection = try #require(configuration.store.connection)
+        #expect(connection.host == "db.internal")
+        #expect(connection.port == 6543)
+        #expect(connection.user == "taksi")
+        #expect(connection.password == "p@ss:word")
+        #expect(connection.database == "taksi_prod")
+        #expect(connection.tls == .verifyFull)
+        #expect(connection.description == "postgres://taksi:***@db.internal:6543/taksi_prod?sslmode=verify-full")
+        try configuration.apply(key: "store", value: "postgres://u:x@[::1]/d", source: "test")
+        #expect(configuration.store.connection?.host == "::1")
+        #expect(configuration.store.connection?.port == 5432)
+        #expect(configuration.store.connection?.tls == .prefer)
+        try configuration.apply(key: "store", value: "", source: "test")
+        #expect(configuration.store.connection == nil)
+
+        let refusals: [(String, String)] = [
+            ("mysql://u:hunter2@h/d", "store is not a PostgreSQL connection URL; write postgres://"),
+            ("postgres://u:hunter2@/d", "store names no host"),
+            ("postgres://h/d", "store names no user"),
+            ("postgres://u:hunter2@h", "store names no database"),
+            ("postgres://u:hunter2@h/d?sslmode=always", "store's sslmode must be one of disable, prefer, require, verify-ca, verify-full"),
+            ("postgres://u:hunter2@h/d?password=hunter2", "store's URL takes only sslmode as a parameter"),
+        ]
+        for (url, message) in refusals {
+            #expect(throws: ConfigurationError.self) { try configuration.apply(key: "store", value: url, source: "TAKSI_STORE") }
+            do {
+                try configuration.apply(key: "store", value: url, source: "TAKSI_STORE")
+            } catch {
+                #expect(error.source == "TAKSI_STORE")
+                #expect(error.message.hasPrefix(message), "\(url): \(error.message)")
+                #expect(!error.description.contains("hunter2"), "an error never repeats the password")
+            }
+        }
+        #expect(throws: ConfigurationError.self) { try configuration.apply(key: "store_pool_size", value: "0", source: "test") }
+        #expect(throws: ConfigurationError.self) { try configuration.apply(key: "store_timeout", value: "0.01", source: "test") }
     }
 
     @Test("the repository's config.json is valid and points at the example screens")

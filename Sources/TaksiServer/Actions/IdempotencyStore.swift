@@ -1,6 +1,6 @@
 import NIOConcurrencyHelpers
 public import NIOCore
-package import NIOHTTP1
+public import NIOHTTP1
 
 /// Answers of action submits kept by their `Idempotency-Key`, so a retried submit (a phone on a
 /// bad network that never saw the first answer) gets the first answer again, without a second
@@ -11,8 +11,8 @@ package import NIOHTTP1
 /// An answer of 500 or more (the upstream failed or did not answer in time) is not kept once it is
 /// given: whether the upstream acted is not known, so a retry runs again (the key travels to the
 /// upstream, which can tell a retry); replaying a timeout for a day would make retrying useless.
-/// Kept per process: behind a load balancer, a retry that reaches another replica is submitted
-/// again, which is why the key is also forwarded to the upstream, for it to deduplicate as well.
+/// Kept per process: with the fleet's store configured, ``FleetSubmits`` answers keyed submits
+/// for every replica instead.
 public final class IdempotencyStore: Sendable {
     public struct Limits: Sendable {
         /// Seconds an answer is replayed for.
@@ -27,12 +27,12 @@ public final class IdempotencyStore: Sendable {
     }
 
     /// A kept answer.
-    package struct Answer: Sendable {
-        package var status: HTTPResponseStatus
-        package var headers: [(String, String)]
-        package var body: [UInt8]
+    public struct Answer: Sendable {
+        public var status: HTTPResponseStatus
+        public var headers: [(String, String)]
+        public var body: [UInt8]
 
-        package init(status: HTTPResponseStatus, headers: [(String, String)], body: [UInt8]) {
+        public init(status: HTTPResponseStatus, headers: [(String, String)], body: [UInt8]) {
             self.status = status
             self.headers = headers
             self.body = body

@@ -151,6 +151,21 @@ extension ServerConfiguration {
             "idempotency_max_bytes", "TAKSI_IDEMPOTENCY_MAX_BYTES", default: "`16777216`",
             "bytes of action answers (and the requests they answer) kept for retries, oldest out first; `0` keeps none",
             \.idempotencyMaxBytes, 0...Int.max, expected: "idempotency_max_bytes must be a whole number of bytes, 0 or more"),
+        Setting(
+            key: "store", environment: "TAKSI_STORE", flags: nil, defaultText: "none",
+            meaning:
+                "the fleet's shared store, a PostgreSQL URL (`postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=require`): keyed submits answered once for every replica; see [Running a fleet](fleet.md). Give it from a secret, in the environment",
+            takesList: false
+        ) { configuration, value, source throws(ConfigurationError) in
+            configuration.store.connection = value.isEmpty ? nil : try StoreSettings.Connection.parse(value, source: source)
+        },
+        .integer(
+            "store_pool_size", "TAKSI_STORE_POOL_SIZE", default: "`10`", "connections to the store this replica opens at most",
+            \.store.poolSize, 1...1000, expected: "store_pool_size must be a number from 1 to 1000"),
+        .seconds(
+            "store_timeout", "TAKSI_STORE_TIMEOUT", default: "`2`",
+            "seconds a statement to the store may take, waiting for a connection included, before it counts as failed (0.05 to 60)",
+            \.store.timeout, 0.05...60),
         // Read as an object by the file and as one variable per upstream by the environment.
         Setting(
             key: "upstreams", environment: "TAKSI_UPSTREAM_<NAME>", flags: nil, defaultText: "none",

@@ -58,6 +58,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var appLinks = AppLinks()
     /// Spans of requests and their upstream calls, exported over OTLP/HTTP: see ``TracingSettings``.
     public var tracing = TracingSettings()
+    /// The fleet's shared store (PostgreSQL); off by default: see ``StoreSettings``.
+    public var store = StoreSettings()
 
     /// Where and how spans are exported (the standard `OTEL_*` variables override these).
     public struct TracingSettings: Sendable, Equatable {

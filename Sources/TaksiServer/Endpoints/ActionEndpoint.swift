@@ -13,8 +13,11 @@ struct ActionEndpoint: Sendable {
     let logger: Logger
     /// Calls the actions' upstreams; nil when the server calls no upstreams.
     let resolver: DataResolver?
-    /// Answers of submits kept by `Idempotency-Key`; nil runs every submit.
+    /// Answers of submits kept by `Idempotency-Key` in this process; nil runs every submit.
     let idempotency: IdempotencyStore?
+    /// Keyed submits answered once for the whole fleet, through its store; when set, used
+    /// instead of `idempotency` for submits that call an upstream.
+    let fleet: FleetSubmits?
 
     /// The media types an action's body may have, for `Accept-Post` and 415's message.
     static let actionMediaTypes = "application/json, application/x-www-form-urlencoded"
@@ -93,14 +96,22 @@ struct ActionEndpoint: Sendable {
         } else {
             respond = done
         }
-        guard let key, let idempotency, idempotency.isEnabled else {
+        guard let key else { return action.call == nil ? .ready(done()) : .pending(respond) }
+        // The same key from another request (body, identity, screen) is a client bug, not a retry.
+        let fingerprint = FleetSubmits.fingerprint(
+            contentType: request.headers.first(name: "Content-Type"),
+            forwarded: action.call?.request.forwardedValues(from: request.headers) ?? [],
+            body: request.body.map { String(buffer: $0) } ?? "")
+        if let fleet, let call = action.call {
+            return .pending {
+                await fleet.answer(
+                    key: FleetSubmits.key(path: path, action: name, clientKey: key), clientKey: key, fingerprint: Array(fingerprint.utf8),
+                    timeout: call.request.timeout, correlation: correlation, run: respond)
+            }
+        }
+        guard let idempotency, idempotency.isEnabled else {
             return action.call == nil ? .ready(done()) : .pending(respond)
         }
-        // The same key from another request (body, identity, screen) is a client bug, not a retry.
-        let forwarded = (action.call?.request.forwardedValues(from: request.headers) ?? []).map { "\($0.0): \($0.1)" }
-        let fingerprint =
-            ([request.headers.first(name: "Content-Type") ?? "-"] + forwarded + [request.body.map { String(buffer: $0) } ?? ""])
-            .joined(separator: "\n")
         switch idempotency.claim(
             key: "\(variant.compiled.variantID)\n\(path)\n\(name)\n\(key)", request: fingerprint, work: { await respond().kept })
         {
@@ -113,12 +124,17 @@ struct ActionEndpoint: Sendable {
                 return response
             }
         case .mismatch:
-            throw APIError(
-                .idempotencyKeyReused,
-                message:
-                    "Idempotency-Key \"\(key)\" was sent with another request to this action; send a new key for each submit, and the same key only to retry it unchanged"
-            )
+            throw Self.keyReused(key)
         }
+    }
+
+    /// `Idempotency-Key` `key` came with another request than the first with it.
+    static func keyReused(_ key: String) -> APIError {
+        APIError(
+            .idempotencyKeyReused,
+            message:
+                "Idempotency-Key \"\(key)\" was sent with another request to this action; send a new key for each submit, and the same key only to retry it unchanged"
+        )
     }
 
     /// Sends an action's call and says what came of it: with the request's id and trace context,

@@ -84,19 +84,21 @@ public struct Responder: Sendable {
     ///   - memo: data responses kept for their inputs; nil renders every one.
     ///   - previewEvents: turns the preview (`/preview`) on, its event stream fed by these.
     ///   - idempotency: answers of submits kept by `Idempotency-Key`; nil runs every submit.
+    ///   - fleet: keyed submits answered once for the whole fleet (the store's); nil keeps them
+    ///     in `idempotency`.
     ///   - draining: set when shutdown begins, so `/readyz` answers 503.
     ///   - tracing: makes a span of each request and of each call it makes; nil for none.
     public init(
         store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
-        memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, draining: Draining = Draining(),
-        tracing: RequestTracing? = nil
+        memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, fleet: FleetSubmits? = nil,
+        draining: Draining = Draining(), tracing: RequestTracing? = nil
     ) {
         self.tracing = tracing
         let selector = VariantSelector(store: store, logger: logger)
         self.store = store
         self.skeletons = SkeletonEndpoint(selector: selector, memo: memo)
         self.data = DataEndpoint(selector: selector, logger: logger, resolver: resolver, memo: memo)
-        self.actions = ActionEndpoint(selector: selector, logger: logger, resolver: resolver, idempotency: idempotency)
+        self.actions = ActionEndpoint(selector: selector, logger: logger, resolver: resolver, idempotency: idempotency, fleet: fleet)
         self.operations = OperationsEndpoint(store: store, metrics: metrics, draining: draining)
         self.links = LinksEndpoint(store: store)
         self.preview = previewEvents.map(Preview.init(events:))

@@ -68,6 +68,8 @@ public struct APIError: Error, Sendable, Equatable {
         public static let screenNotFound = Code("screen_not_found", .notFound)
         public static let screenVersionNotFound = Code("screen_version_not_found", .notFound)
         public static let skeletonOutdated = Code("skeleton_outdated", .preconditionFailed)
+        public static let storeUnavailable = Code("store_unavailable", .serviceUnavailable)
+        public static let submitInProgress = Code("submit_in_progress", .conflict)
         public static let unsupportedMediaType = Code("unsupported_media_type", .unsupportedMediaType)
         public static let upstreamsUnavailable = Code("upstreams_unavailable", .serviceUnavailable)
         public static let uriTooLong = Code("uri_too_long", .uriTooLong)

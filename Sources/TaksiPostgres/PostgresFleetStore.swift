@@ -1,0 +1,333 @@
+public import Foundation
+public import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+import PostgresNIO
+import ServiceLifecycle
+public import TaksiServer
+
+/// The fleet's store on PostgreSQL: keyed submits claimed and answered in table `taksi_submits`
+/// (see docs/fleet.md). Its tables are made and changed by versioned migrations, each run once,
+/// by whichever replica gets there first, under an advisory lock (``migrations``).
+///
+/// Every statement is bounded by the configured timeout, waiting for a pooled connection
+/// included: a store that is down or slow fails the call within it, never holds it.
+public final class PostgresFleetStore: FleetStore {
+    let client: PostgresClient
+    let logger: Logger
+    let timeout: Duration
+    /// How long an answer is kept, for the housekeeping that deletes older ones.
+    let window: Duration
+    private let schema: SchemaGate
+
+    /// - Parameters:
+    ///   - settings: where the store is, its pool size and statement timeout.
+    ///   - window: how long submits' answers are kept (`idempotency_window`).
+    ///   - logger: the pool's own messages (never a password or a statement's values).
+    public init(settings: ServerConfiguration.StoreSettings, window: Duration, logger: Logger) throws(StoreError) {
+        guard let connection = settings.connection else { throw StoreError("no store is configured") }
+        var configuration = PostgresClient.Configuration(
+            host: connection.host, port: connection.port, username: connection.user, password: connection.password,
+            database: connection.database, tls: Self.tls(connection.tls))
+        configuration.options.maximumConnections = settings.poolSize
+        configuration.options.minimumConnections = 0
+        configuration.options.connectTimeout = .milliseconds(Int64(settings.timeout * 1000))
+        // The pool's own messages (each failed connection attempt, at info) only when debugging:
+        // a store that is down is said by the statements that fail, once each.
+        var background = logger
+        if background.logLevel > .debug { background.logLevel = .warning }
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: background)
+        self.logger = logger
+        self.timeout = .milliseconds(Int64(settings.timeout * 1000))
+        self.window = window
+        self.schema = SchemaGate()
+    }
+
+    private static func tls(_ mode: ServerConfiguration.StoreSettings.Connection.TLSMode) -> PostgresClient.Configuration.TLS {
+        var unchecked = TLSConfiguration.makeClientConfiguration()
+        unchecked.certificateVerification = .none
+        switch mode {
+        case .disable: return .disable
+        case .prefer: return .prefer(unchecked)
+        case .require: return .require(unchecked)
+        case .verifyCA:
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .noHostnameVerification
+            return .require(configuration)
+        case .verifyFull: return .require(.makeClientConfiguration())
+        }
+    }
+
+    // MARK: Running
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.client.run() }
+                group.addTask { await self.housekeeping() }
+            }
+        }
+    }
+
+    /// Deletes answers older than the window, once a minute (every replica does: a delete that
+    /// finds nothing costs an index scan).
+    private func housekeeping() async {
+        while !Task.isCancelled {
+            do {
+                let deleted = try await pruneSubmits()
+                if deleted > 0 { logger.debug("store: expired submit answers deleted", metadata: ["count": "\(deleted)"]) }
+            } catch  where !Task.isCancelled {
+                logger.warning("store: expired submit answers not deleted", metadata: ["cause": .string(Self.describe(error))])
+            } catch {}
+            try? await Task.sleep(for: .seconds(60))
+        }
+    }
+
+    /// Deletes answers older than the window and claims whose lease ran out that long ago.
+    @discardableResult
+    func pruneSubmits() async throws -> Int {
+        try await statement { client in
+            let seconds = Self.seconds(self.window)
+            let rows = try await client.query(
+                """
+                WITH deleted AS (
+                    DELETE FROM taksi_submits
+                    WHERE created_at < now() - make_interval(secs => \(seconds))
+                      AND (status IS NOT NULL OR lease_until < now())
+                    RETURNING 1)
+                SELECT count(*)::bigint FROM deleted
+                """)
+            var count = 0
+            for try await (deleted) in rows.decode(Int64.self) { count = Int(deleted) }
+            return count
+        }
+    }
+
+    // MARK: Submits
+
+    public func claimSubmit(key: String, fingerprint: [UInt8], lease: Duration, window: Duration) async throws -> SubmitClaim {
+        let token = UUID()
+        let print = ByteBuffer(bytes: fingerprint)
+        let leaseSeconds = Self.seconds(lease)
+        let windowSeconds = Self.seconds(window)
+        return try await statement { client in
+            // One statement decides: a new key is inserted; an answer older than the window, or a
+            // claim whose lease ran out with the same request, is taken over; anything else
+            // stays, and the row as it is says what to do.
+            let rows = try await client.query(
+                """
+                WITH claim AS (
+                    INSERT INTO taksi_submits AS s (key, fingerprint, claim, lease_until, created_at)
+                    VALUES (\(key), sha256(\(print)), \(token), now() + make_interval(secs => \(leaseSeconds)), now())
+                    ON CONFLICT (key) DO UPDATE
+                        SET fingerprint = excluded.fingerprint, claim = excluded.claim, lease_until = excluded.lease_until,
+                            created_at = excluded.created_at, status = NULL, headers = NULL, body = NULL
+                        WHERE s.created_at < now() - make_interval(secs => \(windowSeconds))
+                           OR (s.status IS NULL AND s.lease_until < now() AND s.fingerprint = excluded.fingerprint)
+                    RETURNING claim)
+                SELECT (SELECT claim FROM claim) IS NOT NULL, s.fingerprint = sha256(\(print)), s.status, s.headers, s.body
+                FROM (SELECT 1) AS one LEFT JOIN taksi_submits AS s ON s.key = \(key)
+                """)
+            for try await (won, same, status, headers, body) in rows.decode((Bool, Bool?, Int?, String?, ByteBuffer?).self) {
+                if won { return .claimed(token: token) }
+                guard let same else { break }
+                guard same else { return .mismatch }
+                guard let status, let headers else { return .running }
+                return .answered(
+                    IdempotencyStore.Answer(
+                        status: HTTPResponseStatus(statusCode: status), headers: Self.decodeHeaders(headers),
+                        body: body.map { Array($0.readableBytesView) } ?? []))
+            }
+            // Not seen by this statement's snapshot: a claim committed while the insert waited on it
+            // (or a row pruned since). Running, for now; the caller asks again.
+            return .running
+        }
+    }
+
+    public func finishSubmit(key: String, token: UUID, answer: IdempotencyStore.Answer?) async throws -> Bool {
+        try await statement { client in
+            let rows: PostgresRowSequence
+            if let answer {
+                let body = ByteBuffer(bytes: answer.body)
+                rows = try await client.query(
+                    """
+                    UPDATE taksi_submits SET status = \(Int(answer.status.code)), headers = \(Self.encodeHeaders(answer.headers)),
+                        body = \(body), claim = NULL, lease_until = NULL
+                    WHERE key = \(key) AND claim = \(token)
+                    RETURNING 1
+                    """)
+            } else {
+                rows = try await client.query("DELETE FROM taksi_submits WHERE key = \(key) AND claim = \(token) RETURNING 1")
+            }
+            var found = false
+            for try await _ in rows { found = true }
+            return found
+        }
+    }
+
+    // MARK: Statements
+
+    /// Runs `body` once the schema is current, within the timeout; errors become ``StoreError``s
+    /// that say what failed without a statement's values.
+    private func statement<Result: Sendable>(_ body: @escaping @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
+        do {
+            return try await withDeadline(timeout) { [self] in
+                try await schema.ensure { try await self.migrate() }
+                return try await body(client)
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(Self.describe(error))
+        }
+    }
+
+    /// `body`'s result, or ``StoreError`` when it takes longer than `limit`: then `body` is
+    /// cancelled (a connection it waits for is no longer wanted), and the caller is answered at
+    /// once, not when `body` notices (waiting for the migrations, say, does not end on
+    /// cancellation).
+    private func withDeadline<Result: Sendable>(
+        _ limit: Duration, _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result {
+        let outcome = NIOLockedValueBox<CheckedContinuation<Result, any Error>?>(nil)
+        let finish = { @Sendable (result: Swift.Result<Result, any Error>) in
+            outcome.withLockedValue { continuation in
+                continuation?.resume(with: result)
+                continuation = nil
+            }
+        }
+        let seconds = Self.seconds(limit)
+        var tasks: [Task<Void, Never>] = []
+        let result = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
+                outcome.withLockedValue { $0 = continuation }
+                let work = Task {
+                    do { finish(.success(try await body())) } catch { finish(.failure(error)) }
+                }
+                let timer = Task {
+                    try? await Task.sleep(for: limit)
+                    finish(.failure(StoreError("no answer within store_timeout (\(seconds) s)")))
+                    work.cancel()
+                }
+                tasks = [work, timer]
+            }
+        } onCancel: {
+            finish(.failure(CancellationError()))
+        }
+        tasks.forEach { $0.cancel() }
+        return result
+    }
+
+    /// What went wrong, in words that name no password and no statement's values.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return String(describing: error) }
+        if let message = error.serverInfo?[.message] {
+            return "the database refused: \(message)" + (error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
+        }
+        if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+        return "\(error.code)"
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Headers as a JSON array of pairs (names repeat, order matters).
+    static func encodeHeaders(_ headers: [(String, String)]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: headers.map { [$0.0, $0.1] })) ?? Data("[]".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func decodeHeaders(_ text: String) -> [(String, String)] {
+        guard let pairs = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String]] else { return [] }
+        return pairs.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+    }
+
+    // MARK: Migrations
+
+    /// The store's schema, one step per version, in order; a step is never changed once
+    /// released, only followed by another.
+    static let migrations: [(version: Int, name: String, sql: String)] = [
+        (
+            1, "submits",
+            """
+            CREATE TABLE taksi_submits (
+                key text PRIMARY KEY,
+                fingerprint bytea NOT NULL,
+                claim uuid,
+                lease_until timestamptz,
+                status integer,
+                headers text,
+                body bytea,
+                created_at timestamptz NOT NULL
+            );
+            CREATE INDEX taksi_submits_created_at ON taksi_submits (created_at)
+            """
+        )
+    ]
+
+    /// The advisory lock migrations hold: one replica migrates, the others wait and find it done.
+    static let migrationLock: Int64 = 0x7461_6B73_6900_0001
+
+    /// Brings the schema to the newest version this build knows, in one transaction under the lock.
+    func migrate() async throws {
+        try await client.withConnection { connection in
+            try await connection.query("BEGIN", logger: self.logger)
+            do {
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: self.logger)
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS taksi_migrations (
+                        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                    """, logger: self.logger)
+                var applied = 0
+                for try await version in try await connection.query(
+                    "SELECT coalesce(max(version), 0) FROM taksi_migrations", logger: self.logger
+                ).decode(Int.self) { applied = version }
+                for migration in Self.migrations where migration.version > applied {
+                    for part in migration.sql.components(separatedBy: ";\n") {
+                        try await connection.query(PostgresQuery(unsafeSQL: part), logger: self.logger)
+                    }
+                    try await connection.query(
+                        "INSERT INTO taksi_migrations (version, name) VALUES (\(migration.version), \(migration.name))", logger: self.logger
+                    )
+                    self.logger.info("store: migrated", metadata: ["version": "\(migration.version)", "name": .string(migration.name)])
+                }
+                try await connection.query("COMMIT", logger: self.logger)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                throw error
+            }
+        }
+    }
+}
+
+/// Runs the migrations once per process, before the first statement; again after a failure
+/// (the store was down at start).
+final class SchemaGate: Sendable {
+    private let state = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+
+    func ensure(_ migrate: @escaping @Sendable () async throws -> Void) async throws {
+        let task = state.withLockedValue { state in
+            if let task = state { return task }
+            let task = Task { try await migrate() }
+            state = task
+            return task
+        }
+        do {
+            try await task.value
+        } catch {
+            state.withLockedValue { if $0 == task { $0 = nil } }
+            throw error
+        }
+    }
+}
+
+/// The store failed: what happened, in words safe to log.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,38 @@
+public import Foundation
+
+/// What the replicas of a fleet share, kept in an existing engine (PostgreSQL: target
+/// `TaksiPostgres`), so a guarantee holds across processes and not only in one's memory. The
+/// server's code asks it questions ("claim this key") without knowing which engine answers.
+///
+/// Every call may throw when the store cannot be reached or does not answer within its timeout;
+/// callers then refuse what needs the store (a keyed submit gets `503`) and go on with the rest.
+public protocol FleetStore: Sendable {
+    /// Keeps the store's connections and housekeeping (pruning expired answers) going until
+    /// cancelled or graceful shutdown; the application runs it as a service of its group.
+    func run() async throws
+
+    /// Claims the keyed submit `key` for this replica, in one atomic statement: the first claim
+    /// wins, and so does a claim over an answer older than `window` or over a claim whose lease
+    /// ran out (its replica died mid-submit) with the same `fingerprint`.
+    /// - Parameters:
+    ///   - fingerprint: what the submit sent (body, forwarded identity); a retry must match it.
+    ///   - lease: how long the claim holds the key without an answer.
+    ///   - window: how long an answer is replayed.
+    func claimSubmit(key: String, fingerprint: [UInt8], lease: Duration, window: Duration) async throws -> SubmitClaim
+
+    /// Records the answer of the submit claimed with `token` (nil forgets the claim: an answer
+    /// that is not kept, 500 or more). False when the claim was no longer this replica's.
+    func finishSubmit(key: String, token: UUID, answer: IdempotencyStore.Answer?) async throws -> Bool
+}
+
+/// What the store says of a keyed submit.
+public enum SubmitClaim: Sendable {
+    /// This replica holds the key: call the upstream, then record the answer with this token.
+    case claimed(token: UUID)
+    /// Answered before with the same request: replay this.
+    case answered(IdempotencyStore.Answer)
+    /// Claimed by a replica (perhaps this one) that is still running it.
+    case running
+    /// Used before with another request (another body, another identity).
+    case mismatch
+}
