@@ -37,7 +37,7 @@ public final class PostgresFleetStore: FleetStore {
         // The pool's own messages (each failed connection attempt, at info) only when debugging:
         // a store that is down is said by the statements that fail, once each.
         var background = logger
-        if background.logLevel > .debug { background.logLevel = .warning }
+        if background.logLevel > .debug { background.logLevel = max(background.logLevel, .warning) }
         self.client = PostgresClient(configuration: configuration, backgroundLogger: background)
         self.logger = logger
         self.timeout = .milliseconds(Int64(settings.timeout * 1000))
@@ -96,7 +96,8 @@ public final class PostgresFleetStore: FleetStore {
                     DELETE FROM taksi_submits
                     WHERE created_at < now() - make_interval(secs => \(seconds))
                       AND (status IS NOT NULL OR lease_until < now())
-                    RETURNING 1)
+                    RETURNING 1),
+                gone AS (DELETE FROM taksi_replicas WHERE seen < now() - interval '1 day')
                 SELECT count(*)::bigint FROM deleted
                 """)
             var count = 0
@@ -167,18 +168,188 @@ public final class PostgresFleetStore: FleetStore {
         }
     }
 
+    // MARK: Published screens
+
+    public func publish(_ bundle: ScreenBundle, screens: Int, by: String) async throws -> (release: Release, isNew: Bool) {
+        let encoded = bundle.encoded
+        guard encoded.count <= ScreenBundle.maximumBytes else {
+            throw StoreError(
+                "the screen set is \(encoded.count) bytes as a bundle, more than the limit of \(ScreenBundle.maximumBytes); move data to an upstream"
+            )
+        }
+        let content = ByteBuffer(bytes: encoded)
+        let size = encoded.count
+        // A bundle of some megabytes takes longer than one small statement: a longer deadline.
+        return try await statement(timeout: max(timeout, .seconds(30))) { client in
+            try await client.withTransaction(logger: self.logger) { connection in
+                // Publishes and rollbacks one at a time: the later is current.
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.releaseLock))", logger: self.logger)
+                var name = ""
+                for try await id in try await connection.query(
+                    """
+                    INSERT INTO taksi_bundles AS b (id, content, bytes, screens)
+                    VALUES (encode(sha256(\(content)), 'hex'), \(content), \(size), \(screens))
+                    ON CONFLICT (id) DO UPDATE SET id = b.id
+                    RETURNING id
+                    """, logger: self.logger
+                ).decode(String.self) { name = id }
+                if let current = try await Self.current(on: connection, logger: self.logger), current.bundle == name {
+                    return (current, false)
+                }
+                return (try await Self.release(name, kind: "publish", by: by, on: connection, logger: self.logger), true)
+            }
+        }
+    }
+
+    public func currentRelease() async throws -> Release? {
+        try await statement { client in
+            try await client.withConnection { try await Self.current(on: $0, logger: self.logger) }
+        }
+    }
+
+    public func bundle(named name: String) async throws -> (name: String, bundle: ScreenBundle)? {
+        let found: (String, ByteBuffer)? = try await statement(timeout: max(timeout, .seconds(30))) { client in
+            let rows = try await client.query(
+                "SELECT id, content FROM taksi_bundles WHERE id LIKE \(Self.prefixPattern(name)) ORDER BY id LIMIT 2")
+            var found: [(String, ByteBuffer)] = []
+            for try await row in rows.decode((String, ByteBuffer).self) { found.append(row) }
+            guard found.count < 2 else { throw StoreError("more than one bundle's name starts with \(name); give more of it") }
+            return found.first
+        }
+        guard let (id, content) = found else { return nil }
+        return (id, try ScreenBundle(decoding: Array(content.readableBytesView)))
+    }
+
+    public func history(limit: Int) async throws -> [Release] {
+        try await statement { client in
+            let rows = try await client.query(
+                """
+                SELECT r.number, r.bundle, r.kind, r.released_at, r.released_by, b.screens, b.bytes
+                FROM taksi_releases AS r JOIN taksi_bundles AS b ON b.id = r.bundle
+                ORDER BY r.number DESC LIMIT \(limit)
+                """)
+            var releases: [Release] = []
+            for try await row in rows.decode((Int, String, String, Date, String, Int, Int).self) { releases.append(Self.release(row)) }
+            return releases
+        }
+    }
+
+    public func rollback(to name: String?, by: String) async throws -> Release {
+        try await statement { client in
+            try await client.withTransaction(logger: self.logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.releaseLock))", logger: self.logger)
+                guard let current = try await Self.current(on: connection, logger: self.logger) else {
+                    throw StoreError("nothing was published yet; publish a screen set first")
+                }
+                var target: String?
+                if let name {
+                    var found: [String] = []
+                    for try await id in try await connection.query(
+                        "SELECT id FROM taksi_bundles WHERE id LIKE \(Self.prefixPattern(name)) ORDER BY id LIMIT 2", logger: self.logger
+                    ).decode(String.self) { found.append(id) }
+                    guard found.count < 2 else { throw StoreError("more than one bundle's name starts with \(name); give more of it") }
+                    guard let id = found.first else {
+                        throw StoreError("no published bundle is named \(name); `taksi-server history` lists them")
+                    }
+                    target = id
+                } else {
+                    for try await id in try await connection.query(
+                        """
+                        SELECT bundle FROM taksi_releases WHERE bundle <> \(current.bundle) ORDER BY number DESC LIMIT 1
+                        """, logger: self.logger
+                    ).decode(String.self) { target = id }
+                    guard target != nil else { throw StoreError("only one bundle was ever published; there is nothing to roll back to") }
+                }
+                guard let target, target != current.bundle else {
+                    throw StoreError("bundle \(current.bundle.prefix(12)) is already current")
+                }
+                return try await Self.release(target, kind: "rollback", by: by, on: connection, logger: self.logger)
+            }
+        }
+    }
+
+    public func report(_ report: ReplicaReport) async throws {
+        try await statement { client in
+            try await client.query(
+                """
+                INSERT INTO taksi_replicas (replica, bundle, since, refused_bundle, refusal, seen)
+                VALUES (\(report.replica), \(report.bundle), \(report.since), \(report.refusedBundle), \(report.refusal), now())
+                ON CONFLICT (replica) DO UPDATE SET bundle = excluded.bundle, since = excluded.since,
+                    refused_bundle = excluded.refused_bundle, refusal = excluded.refusal, seen = now()
+                """)
+        }
+    }
+
+    public func replicas(seenWithin alive: Duration) async throws -> [ReplicaReport] {
+        let seconds = Self.seconds(alive)
+        return try await statement { client in
+            let rows = try await client.query(
+                """
+                SELECT replica, bundle, since, refused_bundle, refusal, seen FROM taksi_replicas
+                WHERE seen > now() - make_interval(secs => \(seconds)) ORDER BY replica
+                """)
+            var reports: [ReplicaReport] = []
+            for try await (replica, bundle, since, refusedBundle, refusal, seen) in rows.decode(
+                (String, String?, Date?, String?, String?, Date).self)
+            {
+                reports.append(
+                    ReplicaReport(
+                        replica: replica, bundle: bundle, since: since, refusedBundle: refusedBundle, refusal: refusal, seen: seen))
+            }
+            return reports
+        }
+    }
+
+    /// Publishes and rollbacks hold this lock for their transaction.
+    static let releaseLock: Int64 = 0x7461_6B73_6900_0002
+
+    /// A `LIKE` pattern for names starting with `prefix` (which holds only what names hold).
+    static func prefixPattern(_ prefix: String) -> String {
+        String(prefix.lowercased().filter { $0.isHexDigit }) + "%"
+    }
+
+    private static func current(on connection: PostgresConnection, logger: Logger) async throws -> Release? {
+        let rows = try await connection.query(
+            """
+            SELECT r.number, r.bundle, r.kind, r.released_at, r.released_by, b.screens, b.bytes
+            FROM taksi_releases AS r JOIN taksi_bundles AS b ON b.id = r.bundle
+            ORDER BY r.number DESC LIMIT 1
+            """, logger: logger)
+        for try await row in rows.decode((Int, String, String, Date, String, Int, Int).self) { return release(row) }
+        return nil
+    }
+
+    /// Records a release of `bundle` and wakes the replicas listening.
+    private static func release(
+        _ bundle: String, kind: String, by: String, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Release {
+        try await connection.query(
+            "INSERT INTO taksi_releases (bundle, kind, released_by) VALUES (\(bundle), \(kind), \(by))", logger: logger)
+        try await connection.query("SELECT pg_notify('taksi_releases', \(bundle))", logger: logger)
+        guard let release = try await current(on: connection, logger: logger) else { throw StoreError("the release was not recorded") }
+        return release
+    }
+
+    private static func release(_ row: (Int, String, String, Date, String, Int, Int)) -> Release {
+        Release(number: row.0, bundle: row.1, kind: row.2, at: row.3, by: row.4, screens: row.5, bytes: row.6)
+    }
+
     // MARK: Statements
 
     /// Runs `body` once the schema is current, within the timeout; errors become ``StoreError``s
     /// that say what failed without a statement's values.
-    private func statement<Result: Sendable>(_ body: @escaping @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
+    private func statement<Result: Sendable>(
+        timeout: Duration? = nil, _ body: @escaping @Sendable (PostgresClient) async throws -> Result
+    ) async throws -> Result {
         do {
-            return try await withDeadline(timeout) { [self] in
+            return try await withDeadline(timeout ?? self.timeout) { [self] in
                 try await schema.ensure { try await self.migrate() }
                 return try await body(client)
             }
         } catch let error as StoreError {
             throw error
+        } catch let error as PostgresTransactionError where error.closureError is StoreError {
+            throw error.closureError as! StoreError
         } catch {
             throw StoreError(Self.describe(error))
         }
@@ -222,6 +393,9 @@ public final class PostgresFleetStore: FleetStore {
 
     /// What went wrong, in words that name no password and no statement's values.
     static func describe(_ error: any Error) -> String {
+        if let error = error as? PostgresTransactionError {
+            if let cause = error.closureError ?? error.beginError ?? error.commitError { return describe(cause) }
+        }
         guard let error = error as? PSQLError else { return String(describing: error) }
         if let message = error.serverInfo?[.message] {
             return "the database refused: \(message)" + (error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
@@ -265,7 +439,34 @@ public final class PostgresFleetStore: FleetStore {
             );
             CREATE INDEX taksi_submits_created_at ON taksi_submits (created_at)
             """
-        )
+        ),
+        (
+            2, "published screens",
+            """
+            CREATE TABLE taksi_bundles (
+                id text PRIMARY KEY,
+                content bytea NOT NULL,
+                bytes integer NOT NULL,
+                screens integer NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE TABLE taksi_releases (
+                number bigserial PRIMARY KEY,
+                bundle text NOT NULL REFERENCES taksi_bundles (id),
+                kind text NOT NULL,
+                released_at timestamptz NOT NULL DEFAULT now(),
+                released_by text NOT NULL
+            );
+            CREATE TABLE taksi_replicas (
+                replica text PRIMARY KEY,
+                bundle text,
+                since timestamptz,
+                refused_bundle text,
+                refusal text,
+                seen timestamptz NOT NULL
+            )
+            """
+        ),
     ]
 
     /// The advisory lock migrations hold: one replica migrates, the others wait and find it done.

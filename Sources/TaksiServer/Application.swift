@@ -39,6 +39,8 @@ public struct Application: Sendable {
     public var fleetStore: (any FleetStore)? = nil
     /// Keyed submits answered once for the whole fleet; set with ``fleetStore``.
     public var fleetSubmits: FleetSubmits? = nil
+    /// What this replica serves of the published screens, when they come from the store.
+    public var published: PublishedScreens.State? = nil
     /// Set when shutdown begins; `/readyz` then answers 503.
     public let draining = Draining()
     /// Spans of requests and their calls, and the service that exports them (run first in the
@@ -76,7 +78,14 @@ public struct Application: Sendable {
         var services: [any Service] =
             (tracing.map { [SpanExporterService(exporter: $0.exporter, logger: logger)] } ?? [])
             + (fleetStore.map { [FleetStoreService(store: $0)] } ?? []) + [HTTPService(application: self, group: group)]
-        if configuration.watch { services.append(watcher) }
+        if let fleetStore, let published, configuration.screensSource == .store {
+            services.append(
+                PublishedScreens(
+                    store: fleetStore, screens: store, upstreams: Set(configuration.upstreams.keys), interval: PublishedScreens.interval,
+                    state: published, logger: logger, metrics: metrics))
+        } else if configuration.watch {
+            services.append(watcher)
+        }
         var groupConfiguration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
         )
@@ -212,27 +221,38 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
 /// - Throws: ``ApplicationError/invalidScreens(_:)`` with every diagnostic when the set has errors.
 /// - Parameter metrics: where metrics are recorded; by default a Prometheus registry of the
 ///   application's own, exposed at `GET /metrics`.
-/// - Parameter store: the fleet's shared store, made from ``ServerConfiguration/store`` by the
-///   caller (the `taksi-server` command makes a PostgreSQL one); nil keeps submits in memory.
+/// - Parameters:
+///   - store: the fleet's shared store, made from ``ServerConfiguration/store`` by the caller (the
+///     `taksi-server` command makes a PostgreSQL one); nil keeps submits in memory.
+///   - published: the store's current bundle, already loaded, when the screens come from the
+///     store (``ServerConfiguration/ScreensSource/store``); the directory is not read then.
 public func buildApplication(
-    configuration: ServerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil, store: (any FleetStore)? = nil
+    configuration: ServerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil, store: (any FleetStore)? = nil,
+    published: (name: String, screenSet: ScreenSet, bytes: Int?)? = nil
 ) throws(ApplicationError) -> Application {
-    // Taken before the files are read: an edit made while they load is a change the watcher sees.
-    let fingerprint = ScreenWatcher.fingerprint(of: configuration.screensDirectory)
-    let (load, loadedBytes) = HeapUsage.measuring {
-        ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
+    var application: Application
+    if let published {
+        application = buildApplication(
+            configuration: configuration, screenSet: published.screenSet, logger: logger, metrics: metrics, screenSetBytes: published.bytes)
+        application.published = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: published.name)
+    } else {
+        // Taken before the files are read: an edit made while they load is a change the watcher sees.
+        let fingerprint = ScreenWatcher.fingerprint(of: configuration.screensDirectory)
+        let (load, loadedBytes) = HeapUsage.measuring {
+            ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
+        }
+        guard let screenSet = load.screenSet else { throw .invalidScreens(load.diagnostics) }
+        for warning in load.diagnostics where warning.severity == .warning {
+            logger.warning("\(warning)")
+        }
+        logger.info(
+            "screens loaded",
+            metadata: ["count": .stringConvertible(screenSet.screens.count), "directory": .string(configuration.screensDirectory)]
+        )
+        application = buildApplication(
+            configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics, screenSetBytes: loadedBytes)
+        application.screensFingerprint = fingerprint
     }
-    guard let screenSet = load.screenSet else { throw .invalidScreens(load.diagnostics) }
-    for warning in load.diagnostics where warning.severity == .warning {
-        logger.warning("\(warning)")
-    }
-    logger.info(
-        "screens loaded",
-        metadata: ["count": .stringConvertible(screenSet.screens.count), "directory": .string(configuration.screensDirectory)]
-    )
-    var application = buildApplication(
-        configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics, screenSetBytes: loadedBytes)
-    application.screensFingerprint = fingerprint
     if let store { application.share(store) }
     if configuration.tracing.enabled {
         do {

@@ -12,7 +12,10 @@ struct TaksiServerCommand: AsyncParsableCommand {
         commandName: "taksi-server",
         abstract: "Serves Taksi server-driven UI screens: skeletons and data patches over HTTP.",
         version: TaksiServerVersion.current,
-        subcommands: [Serve.self, Validate.self, Compat.self, Manifest.self, Codegen.self, Schema.self, Init.self, Deploy.self],
+        subcommands: [
+            Serve.self, Validate.self, Compat.self, Manifest.self, Codegen.self, Schema.self, Init.self, Deploy.self, Publish.self,
+            Rollback.self, History.self, Rollout.self,
+        ],
         defaultSubcommand: Serve.self
     )
 }
@@ -101,15 +104,29 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "taksi-server")
+        if configuration.screensSource == .store, configuration.store.connection == nil {
+            printError(
+                "taksi-server: configuration error: screens_source is store, and no store is configured; set TAKSI_STORE to the fleet's PostgreSQL URL"
+            )
+            throw ExitCode(2)
+        }
         let application: Application
         do {
+            let window = Duration.milliseconds(Int64(configuration.idempotencyWindow * 1000))
             let store = try configuration.store.connection.map { connection in
                 logger.info("fleet store", metadata: ["store": .string(connection.description)])
-                return try PostgresFleetStore(
-                    settings: configuration.store, window: .milliseconds(Int64(configuration.idempotencyWindow * 1000)),
-                    logger: logger)
+                return try PostgresFleetStore(settings: configuration.store, window: window, logger: logger)
             }
-            application = try buildApplication(configuration: configuration, logger: logger, store: store)
+            var published: (name: String, screenSet: ScreenSet, bytes: Int?)?
+            if configuration.screensSource == .store {
+                let upstreams = Set(configuration.upstreams.keys)
+                published = try await withStore(configuration) { store in
+                    await Self.currentBundle(of: store, upstreams: upstreams, logger: logger)
+                }
+            }
+            application = try buildApplication(configuration: configuration, logger: logger, store: store, published: published)
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
             printError("taksi-server: \(error)")
             throw ExitCode.failure
@@ -122,6 +139,51 @@ struct Serve: AsyncParsableCommand {
         } catch let error as AccessLog.OpenError {
             printError("taksi-server: \(error)")
             throw ExitCode.failure
+        }
+    }
+}
+
+extension Serve {
+    /// The store's current bundle, loaded: what a replica serving from the store starts with.
+    /// Waits (not listening, so not ready) while the store cannot be reached, nothing is
+    /// published, or the current bundle does not load here, saying so in the store and the log.
+    static func currentBundle(
+        of store: PostgresFleetStore, upstreams: Set<String>, logger: Logger
+    ) async -> (name: String, screenSet: ScreenSet, bytes: Int?) {
+        var said = ""
+        func say(_ message: String, _ metadata: Logger.Metadata = [:], error: Bool = false) {
+            guard message != said else { return }
+            said = message
+            if error { logger.error("\(message)", metadata: metadata) } else { logger.warning("\(message)", metadata: metadata) }
+        }
+        let state = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: nil)
+        while true {
+            do {
+                if let release = try await store.currentRelease(), let (name, bundle) = try await store.bundle(named: release.bundle) {
+                    switch PublishedScreens.load(bundle, named: name, upstreams: upstreams) {
+                    case .success(let (screenSet, bytes)):
+                        logger.info(
+                            "published screens loaded",
+                            metadata: ["bundle": .string(String(name.prefix(12))), "screens": .stringConvertible(screenSet.screens.count)])
+                        return (name, screenSet, bytes)
+                    case .failure(let refusal):
+                        var report = state.report
+                        report.refusedBundle = name
+                        report.refusal = refusal.description
+                        try? await store.report(report)
+                        say(
+                            "the current published bundle does not load here; not serving until one does",
+                            ["bundle": .string(String(name.prefix(12))), "cause": .string(refusal.description)], error: true)
+                    }
+                } else {
+                    try? await store.report(state.report)
+                    say("nothing is published yet; waiting for taksi-server publish")
+                }
+            } catch {
+                say("store: cannot be reached; waiting for it to load the published screens", ["cause": .string(String(describing: error))])
+            }
+            // Until SIGTERM, whose default action ends the process: nothing is served yet.
+            try? await Task.sleep(for: .seconds(1))
         }
     }
 }
@@ -577,6 +639,6 @@ struct Schema: ParsableCommand {
     }
 }
 
-private func printError(_ message: String) {
+func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }

@@ -47,14 +47,26 @@ public enum ScreenSetLoader {
     /// - Parameter upstreams: the configured upstream names; when given, an `http` source naming
     ///   another is an error. Nil skips the check (validating without a configuration).
     public static func load(directory: String, upstreams: Set<String>? = nil) -> ScreenSetLoad {
+        let read = read(directory: directory)
+        guard let files = read.files else { return ScreenSetLoad(screenSet: nil, diagnostics: read.diagnostics) }
+        var load = load(files: files, root: read.root, upstreams: upstreams)
+        load.diagnostics = read.diagnostics + load.diagnostics
+        if load.diagnostics.containsErrors { load.screenSet = nil }
+        return load
+    }
+
+    /// The definition files of `directory` (what ``load(directory:upstreams:)`` loads, and what
+    /// `publish` stores), keyed by their path relative to it; nil files when the directory
+    /// cannot be read. Diagnostics name files too large or unreadable, which are left out.
+    public static func read(directory: String) -> (files: [String: [UInt8]]?, root: String, diagnostics: [Diagnostic]) {
         let root = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         var files: [String: [UInt8]] = [:]
         var diagnostics: [Diagnostic] = []
         // Links are followed (a Kubernetes ConfigMap is a tree of symbolic links); see ScreenDirectory.
         guard let found = ScreenDirectory.files(in: root) else {
-            return ScreenSetLoad(
-                screenSet: nil,
-                diagnostics: [
+            return (
+                nil, root,
+                [
                     Diagnostic(
                         code: .unreadableFile, file: root,
                         message:
@@ -84,10 +96,7 @@ public enum ScreenSetLoader {
             }
             files[relative] = Array(data)
         }
-        var load = load(files: files, root: root, upstreams: upstreams)
-        load.diagnostics = diagnostics + load.diagnostics
-        if load.diagnostics.containsErrors { load.screenSet = nil }
-        return load
+        return (files, root, diagnostics)
     }
 
     /// Loads a screen set from files in memory, keyed by their path relative to the screens

@@ -159,6 +159,17 @@ extension ServerConfiguration {
         ) { configuration, value, source throws(ConfigurationError) in
             configuration.store.connection = value.isEmpty ? nil : try StoreSettings.Connection.parse(value, source: source)
         },
+        Setting(
+            key: "screens_source", environment: "TAKSI_SCREENS_SOURCE", flags: nil, defaultText: "`directory`",
+            meaning:
+                "`directory` (the screens directory, reloaded on change), or `store`: the screen set published to the store with `taksi-server publish`, followed within a second of each publish or rollback; see [Running a fleet](fleet.md)",
+            takesList: false
+        ) { configuration, value, source throws(ConfigurationError) in
+            guard let choice = ScreensSource(rawValue: value.lowercased()) else {
+                throw ConfigurationError(source: source, message: "screens_source must be directory or store, found \"\(value)\"")
+            }
+            configuration.screensSource = choice
+        },
         .integer(
             "store_pool_size", "TAKSI_STORE_POOL_SIZE", default: "`10`", "connections to the store this replica opens at most",
             \.store.poolSize, 1...1000, expected: "store_pool_size must be a number from 1 to 1000"),

@@ -60,6 +60,17 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var tracing = TracingSettings()
     /// The fleet's shared store (PostgreSQL); off by default: see ``StoreSettings``.
     public var store = StoreSettings()
+    /// Where the served screens come from: the screens directory, or the bundles published to
+    /// the store (``PublishedScreens``).
+    public var screensSource: ScreensSource = .directory
+
+    /// Where the served screens come from.
+    public enum ScreensSource: String, Sendable, CaseIterable {
+        /// The screens directory, reloaded when it changes.
+        case directory
+        /// The store's current bundle (`taksi-server publish`), followed as it moves.
+        case store
+    }
 
     /// Where and how spans are exported (the standard `OTEL_*` variables override these).
     public struct TracingSettings: Sendable, Equatable {

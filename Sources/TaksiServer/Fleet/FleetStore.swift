@@ -23,6 +23,34 @@ public protocol FleetStore: Sendable {
     /// Records the answer of the submit claimed with `token` (nil forgets the claim: an answer
     /// that is not kept, 500 or more). False when the claim was no longer this replica's.
     func finishSubmit(key: String, token: UUID, answer: IdempotencyStore.Answer?) async throws -> Bool
+
+    // MARK: Published screens
+
+    /// Stores `bundle` (once: it is named by its content) and makes it the current one, unless it
+    /// already is (then `isNew` is false and no release is recorded). Racing publishes are
+    /// serialized: the later one is current.
+    /// - Throws: when the bundle is over ``ScreenBundle/maximumBytes``, or the store fails.
+    func publish(_ bundle: ScreenBundle, screens: Int, by: String) async throws -> (release: Release, isNew: Bool)
+
+    /// The latest release: the bundle every replica should serve; nil before the first publish.
+    func currentRelease() async throws -> Release?
+
+    /// A stored bundle by its name (the whole name, or a prefix only it has).
+    func bundle(named name: String) async throws -> (name: String, bundle: ScreenBundle)?
+
+    /// The latest releases, newest first.
+    func history(limit: Int) async throws -> [Release]
+
+    /// Makes an earlier bundle current again: `name` (or a prefix only it has), else the one
+    /// current before the current one.
+    /// - Throws: when there is no such bundle, or nothing to roll back to.
+    func rollback(to name: String?, by: String) async throws -> Release
+
+    /// Records what this replica serves, and that it is alive.
+    func report(_ report: ReplicaReport) async throws
+
+    /// Every replica that reported within `alive`, newest report first.
+    func replicas(seenWithin alive: Duration) async throws -> [ReplicaReport]
 }
 
 /// What the store says of a keyed submit.

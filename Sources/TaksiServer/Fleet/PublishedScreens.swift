@@ -1,0 +1,148 @@
+public import CoreMetrics
+import Foundation
+public import Logging
+import NIOConcurrencyHelpers
+public import ServiceLifecycle
+public import TaksiScreens
+
+/// Follows the fleet's current bundle (`taksi-server publish`) when the screens come from the
+/// store (`screens_source` `store`): looks at the store every ``interval``, loads a new current
+/// bundle and swaps it in as a reload of the directory would, and records in the store what
+/// this replica serves and that it is alive. A bundle that does not load here (a later format, a
+/// check this version makes that the publisher's did not) is refused and recorded, once; the
+/// replica keeps serving what it had. A store that cannot be reached changes nothing served.
+public struct PublishedScreens: Service {
+    let store: any FleetStore
+    let screens: ScreenStore
+    let upstreams: Set<String>
+    let interval: Duration
+    let logger: Logger
+    let metrics: any MetricsFactory
+    let state: State
+
+    /// What this replica serves and refused, shared by the copies of the service.
+    public final class State: Sendable {
+        struct Values {
+            var report: ReplicaReport
+            /// Whether the last look at the store failed (logged once per outage).
+            var storeFailing = false
+        }
+
+        let values: NIOLockedValueBox<Values>
+
+        /// - Parameters:
+        ///   - replica: this replica's name in the store.
+        ///   - serving: the bundle loaded at start.
+        public init(replica: String, serving bundle: String?) {
+            values = NIOLockedValueBox(
+                Values(
+                    report: ReplicaReport(
+                        replica: replica, bundle: bundle, since: bundle.map { _ in Date() }, refusedBundle: nil, refusal: nil,
+                        seen: Date())))
+        }
+
+        /// What this replica reports.
+        public var report: ReplicaReport { values.withLockedValue { $0.report } }
+    }
+
+    public init(
+        store: any FleetStore, screens: ScreenStore, upstreams: Set<String>, interval: Duration, state: State, logger: Logger,
+        metrics: any MetricsFactory
+    ) {
+        self.store = store
+        self.screens = screens
+        self.upstreams = upstreams
+        self.interval = interval
+        self.state = state
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// How often the store is asked for the current bundle: a publish reaches every replica
+    /// within about this long.
+    public static let interval = Duration.seconds(1)
+
+    /// This replica's name in the store: the host's (a pod's name) and the process's.
+    public static var replicaName: String {
+        let host = ProcessInfo.processInfo.environment["HOSTNAME"] ?? ProcessInfo.processInfo.hostName
+        return "\(host)/\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    public func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while true {
+                await follow()
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// One look at the store: loads the current bundle when it is new here, then reports.
+    public func follow() async {
+        do {
+            if let release = try await store.currentRelease() {
+                let report = state.report
+                if release.bundle != report.bundle, release.bundle != report.refusedBundle {
+                    try await load(release.bundle)
+                }
+            }
+            try await store.report(state.report)
+            if state.values.withLockedValue({ $0.storeFailing }) {
+                state.values.withLockedValue { $0.storeFailing = false }
+                logger.notice("store: reachable again; following the published screens")
+            }
+        } catch {
+            let first = state.values.withLockedValue { values in
+                defer { values.storeFailing = true }
+                return !values.storeFailing
+            }
+            if first {
+                logger.warning(
+                    "store: cannot look for published screens; still serving what this replica has",
+                    metadata: ["cause": .string(String(describing: error))])
+            }
+        }
+    }
+
+    private func load(_ name: String) async throws {
+        guard let (name, bundle) = try await store.bundle(named: name) else { return }
+        switch Self.load(bundle, named: name, upstreams: upstreams) {
+        case .success(let (screenSet, bytes)):
+            screens.replace(with: screenSet, loadedBytes: bytes)
+            state.values.withLockedValue { values in
+                values.report.bundle = name
+                values.report.since = Date()
+            }
+            Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "ok")], factory: metrics).increment()
+            logger.info(
+                "published screens loaded",
+                metadata: ["bundle": .string(String(name.prefix(12))), "screens": .stringConvertible(screenSet.screens.count)])
+        case .failure(let refusal):
+            state.values.withLockedValue { values in
+                values.report.refusedBundle = name
+                values.report.refusal = refusal.description
+            }
+            Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "failed")], factory: metrics).increment()
+            logger.error(
+                "published screens refused; still serving the last good set",
+                metadata: ["bundle": .string(String(name.prefix(12))), "cause": .string(refusal.description)])
+        }
+    }
+
+    /// The screen set of a bundle, as this build loads it, with what loading it cost; or why not.
+    public static func load(
+        _ bundle: ScreenBundle, named name: String, upstreams: Set<String>
+    ) -> Result<(ScreenSet, Int?), BundleError> {
+        let (load, bytes) = HeapUsage.measuring {
+            ScreenSetLoader.load(files: bundle.files, root: "bundle \(name.prefix(12))", upstreams: upstreams)
+        }
+        guard let screenSet = load.screenSet else {
+            let errors = load.diagnostics.filter { $0.severity == .error }
+            return .failure(
+                BundleError(
+                    "\(errors.count) error\(errors.count == 1 ? "" : "s") loading it here: "
+                        + errors.prefix(5).map(\.description).joined(separator: "; ")))
+        }
+        return .success((screenSet, bytes))
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Logging
+import MetricsTestKit
+import TaksiPostgres
+import TaksiScreens
+import TaksiServer
+import TaksiTestSupport
+import Testing
+
+/// Screens published to the fleet's store (a real PostgreSQL, a throwaway cluster per test):
+/// bundles named by their content, releases, rollbacks, replicas following the current bundle and
+/// refusing what they cannot load, and the commands as users run them.
+@Suite("Published screens", .enabled(if: PostgresServer.isAvailable, "needs PostgreSQL (apt-get install postgresql)"))
+struct PublishedScreensTests {
+    static func screens(title: String) -> [String: [UInt8]] {
+        [
+            "home.yaml": Array(
+                "name: home\nentry: true\ncomponents:\n  - {name: label_component, identifier: title, content: {value: \(title)}}\n".utf8),
+            "about.yaml": Array("name: about\nentry: true\ncomponents: []\n".utf8),
+        ]
+    }
+
+    /// A store on `database`, running until the test ends.
+    static func withStore(_ database: PostgresServer, _ body: (PostgresFleetStore) async throws -> Void) async throws {
+        var configuration = ServerConfiguration()
+        try configuration.apply(key: "store", value: database.url, source: "test")
+        let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: Logger(label: "test"))
+        let running = Task { try await store.run() }
+        defer { running.cancel() }
+        try await body(store)
+    }
+
+    static func skeleton(_ application: Application, _ path: String) async -> String {
+        await TestClient.router(application.responder).respond(uri: path).text
+    }
+
+    @Test("publish stores a bundle once, named by its content; replicas follow each release and rollback; history lists them")
+    func publishFollowRollback() async throws {
+        let database = try PostgresServer()
+        defer { database.remove() }
+        try await Self.withStore(database) { store in
+            #expect(try await store.currentRelease() == nil)
+            let first = try await store.publish(ScreenBundle(files: Self.screens(title: "Welcome")), screens: 2, by: "test")
+            #expect(first.isNew)
+            #expect(first.release.number == 1)
+            #expect(first.release.bundle.count == 64, "a SHA-256 of the bundle, in hex")
+            let again = try await store.publish(ScreenBundle(files: Self.screens(title: "Welcome")), screens: 2, by: "test")
+            #expect(!again.isNew, "the same files are the same bundle: nothing to release")
+
+            // A replica starts from the current bundle and follows.
+            let (name, bundle) = try #require(try await store.bundle(named: String(first.release.bundle.prefix(8))))
+            #expect(name == first.release.bundle)
+            guard case .success(let (screenSet, bytes)) = PublishedScreens.load(bundle, named: name, upstreams: []) else {
+                Issue.record("the bundle did not load")
+                return
+            }
+            var configuration = ServerConfiguration.forTests()
+            configuration.screensSource = .store
+            let log = LogRecorder()
+            let application = try buildApplication(
+                configuration: configuration, logger: log.logger, metrics: TestMetrics(), store: store,
+                published: (name, screenSet, bytes))
+            let state = try #require(application.published)
+            let follower = PublishedScreens(
+                store: store, screens: application.store, upstreams: [], interval: .seconds(1), state: state, logger: log.logger,
+                metrics: TestMetrics())
+            #expect(await Self.skeleton(application, "/screens/home").contains("Welcome"))
+
+            let second = try await store.publish(ScreenBundle(files: Self.screens(title: "Hello")), screens: 2, by: "test")
+            #expect(second.release.number == 2)
+            await follower.follow()
+            #expect(await Self.skeleton(application, "/screens/home").contains("Hello"))
+            let reported = try await store.replicas(seenWithin: .seconds(60))
+            #expect(reported.map(\.bundle) == [second.release.bundle])
+            #expect(reported.first?.replica == PublishedScreens.replicaName)
+
+            let back = try await store.rollback(to: nil, by: "test")
+            #expect(back.bundle == first.release.bundle)
+            #expect(back.kind == "rollback")
+            await follower.follow()
+            #expect(await Self.skeleton(application, "/screens/home").contains("Welcome"))
+            #expect(try await store.history(limit: 10).map(\.kind) == ["rollback", "publish", "publish"])
+            #expect(try await store.history(limit: 10).map(\.number) == [3, 2, 1])
+
+            // Forward again by name; unknown names and nothing to move to are refused with why.
+            #expect(try await store.rollback(to: String(second.release.bundle.prefix(10)), by: "test").bundle == second.release.bundle)
+            await #expect(throws: StoreError.self) { try await store.rollback(to: "ffffffffffff", by: "test") }
+            await #expect(throws: StoreError.self) { try await store.rollback(to: second.release.bundle, by: "test") }
+        }
+    }
+
+    @Test("a bundle this replica cannot load is refused, recorded once, and the last good set stays served")
+    func refusedBundle() async throws {
+        let database = try PostgresServer()
+        defer { database.remove() }
+        try await Self.withStore(database) { store in
+            let good = try await store.publish(ScreenBundle(files: Self.screens(title: "Good")), screens: 2, by: "test")
+            let (name, bundle) = try #require(try await store.bundle(named: good.release.bundle))
+            guard case .success(let (screenSet, bytes)) = PublishedScreens.load(bundle, named: name, upstreams: []) else {
+                Issue.record("the bundle did not load")
+                return
+            }
+            let log = LogRecorder()
+            let application = try buildApplication(
+                configuration: .forTests(), logger: log.logger, metrics: TestMetrics(), published: (name, screenSet, bytes))
+            let state = try #require(application.published)
+            let follower = PublishedScreens(
+                store: store, screens: application.store, upstreams: [], interval: .seconds(1), state: state, logger: log.logger,
+                metrics: TestMetrics())
+
+            // Valid where it was published (with an upstream this replica does not have).
+            var files = Self.screens(title: "Bad")
+            files["home.yaml"] = Array(
+                "name: home\nentry: true\nsources: {api: {type: http, upstream: shop, path: /x}}\ncomponents:\n  - {name: label_component, identifier: t, content: {value: {$bind: api.name}}}\n"
+                    .utf8)
+            let bad = try await store.publish(ScreenBundle(files: files), screens: 2, by: "test")
+            await follower.follow()
+            await follower.follow()
+            #expect(await Self.skeleton(application, "/screens/home").contains("Good"))
+            let report = try #require(try await store.replicas(seenWithin: .seconds(60)).first)
+            #expect(report.bundle == good.release.bundle)
+            #expect(report.refusedBundle == bad.release.bundle)
+            #expect(report.refusal?.contains("upstream \"shop\" is not configured") == true)
+            #expect(log.recorded.filter { $0.message.hasPrefix("published screens refused") }.count == 1, "said once, not at every look")
+
+            // A later format (a newer server published it) is refused with why.
+            #expect(throws: BundleError.self) { try ScreenBundle(decoding: Array(#"{"format": 2, "files": {}}"#.utf8)) }
+        }
+    }
+
+    @Test("racing publishes are serialized (the later is current); a bundle over the size bound is refused and stores nothing")
+    func racesAndBounds() async throws {
+        let database = try PostgresServer()
+        defer { database.remove() }
+        try await Self.withStore(database) { store in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        _ = try await store.publish(ScreenBundle(files: Self.screens(title: "T\(index)")), screens: 2, by: "test")
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let history = try await store.history(limit: 20)
+            #expect(history.map(\.number) == Array((1...8).reversed()))
+            #expect(Set(history.map(\.bundle)).count == 8)
+            #expect(try await store.currentRelease()?.number == 8)
+
+            let huge = ScreenBundle(files: ["big.json": [UInt8](repeating: 0x61, count: ScreenBundle.maximumBytes)])
+            await #expect(throws: StoreError.self) { _ = try await store.publish(huge, screens: 1, by: "test") }
+            #expect(try await store.history(limit: 20).count == 8)
+        }
+    }
+
+    @Test("the commands as users run them: publish refuses an invalid set, publishes a valid one; history, rollback, rollout status")
+    func commands() throws {
+        let database = try PostgresServer()
+        defer { database.remove() }
+        let cli = CommandLineTests()
+        let environment = ["TAKSI_STORE": database.url]
+        let invalid = try cli.brokenScreens()
+        let refused = try cli.run(["publish", invalid], environment: environment)
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("error"))
+        let empty = try cli.run(["history"], environment: environment)
+        #expect(empty.output == "Nothing was published yet (taksi-server publish)\n", "nothing was stored: \(empty)")
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-publish-\(UUID().uuidString)")
+        for (path, bytes) in Self.screens(title: "One") {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data(bytes).write(to: directory.appendingPathComponent(path))
+        }
+        let published = try cli.run(["publish", directory.path], environment: environment)
+        #expect(published.status == 0, "\(published)")
+        #expect(published.output.hasPrefix("Published bundle "))
+        #expect(published.output.contains("(2 screens,") && published.output.contains("as release 1"))
+        try Data(Self.screens(title: "Two")["home.yaml"]!).write(to: directory.appendingPathComponent("home.yaml"))
+        #expect(try cli.run(["publish", directory.path], environment: environment).output.contains("as release 2"))
+
+        // No replica runs: --wait has nothing to wait for; rollout status says so.
+        let waited = try cli.run(["publish", directory.path, "--wait"], environment: environment)
+        #expect(waited.output.contains("already current"))
+        #expect(waited.output.contains("No replica is live"))
+        let status = try cli.run(["rollout", "status"], environment: environment)
+        #expect(status.status == 0)
+        #expect(status.output.contains("current: release 2"))
+
+        let rolledBack = try cli.run(["rollback"], environment: environment)
+        #expect(rolledBack.status == 0, "\(rolledBack)")
+        #expect(rolledBack.output.contains("as release 3"))
+        let history = try cli.run(["history"], environment: environment)
+        #expect(history.output.split(separator: "\n").count == 5, "\(history.output)")
+        #expect(history.output.contains("rollback"))
+        let unknown = try cli.run(["rollback", "abcdef"], environment: environment)
+        #expect(unknown.status == 1)
+        #expect(unknown.error.contains("no published bundle is named abcdef"))
+        let noStore = try cli.run(["history"])
+        #expect(noStore.status == 2)
+        #expect(noStore.error.contains("no store is configured"))
+        #expect(
+            ![refused, published, status, rolledBack, history, unknown].contains {
+                ($0.output + $0.error).contains(PostgresServer.password)
+            })
+    }
+}
