@@ -170,7 +170,9 @@ public final class PostgresFleetStore: FleetStore {
 
     // MARK: Published screens
 
-    public func publish(_ bundle: ScreenBundle, screens: Int, by: String) async throws -> (release: Release, isNew: Bool) {
+    public func publish(
+        _ bundle: ScreenBundle, screens: Int, revisions: [String], by: String
+    ) async throws -> (release: Release, isNew: Bool) {
         let encoded = bundle.encoded
         guard encoded.count <= ScreenBundle.maximumBytes else {
             throw StoreError(
@@ -193,11 +195,28 @@ public final class PostgresFleetStore: FleetStore {
                     RETURNING id
                     """, logger: self.logger
                 ).decode(String.self) { name = id }
+                try await connection.query(
+                    """
+                    INSERT INTO taksi_revisions (revision, bundle) SELECT unnest(\(revisions)::text[]), \(name)
+                    ON CONFLICT DO NOTHING
+                    """, logger: self.logger)
                 if let current = try await Self.current(on: connection, logger: self.logger), current.bundle == name {
                     return (current, false)
                 }
                 return (try await Self.release(name, kind: "publish", by: by, on: connection, logger: self.logger), true)
             }
+        }
+    }
+
+    public func bundle(holdingRevision revision: String) async throws -> String? {
+        try await statement { client in
+            let rows = try await client.query(
+                """
+                SELECT r.bundle FROM taksi_revisions AS r JOIN taksi_releases AS l ON l.bundle = r.bundle
+                WHERE r.revision = \(revision) GROUP BY r.bundle ORDER BY max(l.number) DESC LIMIT 1
+                """)
+            for try await name in rows.decode(String.self) { return name }
+            return nil
         }
     }
 
@@ -464,6 +483,16 @@ public final class PostgresFleetStore: FleetStore {
                 refused_bundle text,
                 refusal text,
                 seen timestamptz NOT NULL
+            )
+            """
+        ),
+        (
+            3, "revisions of bundles",
+            """
+            CREATE TABLE taksi_revisions (
+                revision text NOT NULL,
+                bundle text NOT NULL REFERENCES taksi_bundles (id),
+                PRIMARY KEY (revision, bundle)
             )
             """
         ),

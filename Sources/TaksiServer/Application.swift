@@ -41,6 +41,8 @@ public struct Application: Sendable {
     public var fleetSubmits: FleetSubmits? = nil
     /// What this replica serves of the published screens, when they come from the store.
     public var published: PublishedScreens.State? = nil
+    /// Published bundles loaded on demand for earlier revisions, when the screens come from the store.
+    public var keptBundles: KeptBundles? = nil
     /// Set when shutdown begins; `/readyz` then answers 503.
     public let draining = Draining()
     /// Spans of requests and their calls, and the service that exports them (run first in the
@@ -66,7 +68,7 @@ public struct Application: Sendable {
     public var responder: Responder {
         Responder(
             store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents,
-            idempotency: idempotency, fleet: fleetSubmits, draining: draining, tracing: tracing?.requests
+            idempotency: idempotency, fleet: fleetSubmits, kept: keptBundles, draining: draining, tracing: tracing?.requests
         )
     }
 
@@ -253,7 +255,13 @@ public func buildApplication(
             configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics, screenSetBytes: loadedBytes)
         application.screensFingerprint = fingerprint
     }
-    if let store { application.share(store) }
+    if let store {
+        application.share(store)
+        if published != nil {
+            application.keptBundles = KeptBundles(
+                store: store, screens: application.store, upstreams: Set(configuration.upstreams.keys), logger: logger)
+        }
+    }
     if configuration.tracing.enabled {
         do {
             application.tracing = try makeTracing(configuration.tracing, logger: logger, metrics: application.metrics)

@@ -80,7 +80,8 @@ struct Publish: AsyncParsableCommand {
         let bundle = ScreenBundle(files: files)
         let (wait, timeout) = (wait, timeout)
         try await withStore(configuration) { store in
-            let (release, isNew) = try await store.publish(bundle, screens: screenSet.screens.count, by: releasedBy)
+            let (release, isNew) = try await store.publish(
+                bundle, screens: screenSet.screens.count, revisions: PublishedScreens.revisions(of: screenSet), by: releasedBy)
             if isNew {
                 print(
                     "Published bundle \(short(release.bundle)) (\(release.screens) screens, \(release.bytes) bytes) as release \(release.number)"

@@ -40,11 +40,11 @@ struct PublishedScreensTests {
         defer { database.remove() }
         try await Self.withStore(database) { store in
             #expect(try await store.currentRelease() == nil)
-            let first = try await store.publish(ScreenBundle(files: Self.screens(title: "Welcome")), screens: 2, by: "test")
+            let first = try await store.publish(ScreenBundle(files: Self.screens(title: "Welcome")), screens: 2, revisions: [], by: "test")
             #expect(first.isNew)
             #expect(first.release.number == 1)
             #expect(first.release.bundle.count == 64, "a SHA-256 of the bundle, in hex")
-            let again = try await store.publish(ScreenBundle(files: Self.screens(title: "Welcome")), screens: 2, by: "test")
+            let again = try await store.publish(ScreenBundle(files: Self.screens(title: "Welcome")), screens: 2, revisions: [], by: "test")
             #expect(!again.isNew, "the same files are the same bundle: nothing to release")
 
             // A replica starts from the current bundle and follows.
@@ -66,7 +66,7 @@ struct PublishedScreensTests {
                 metrics: TestMetrics())
             #expect(await Self.skeleton(application, "/screens/home").contains("Welcome"))
 
-            let second = try await store.publish(ScreenBundle(files: Self.screens(title: "Hello")), screens: 2, by: "test")
+            let second = try await store.publish(ScreenBundle(files: Self.screens(title: "Hello")), screens: 2, revisions: [], by: "test")
             #expect(second.release.number == 2)
             await follower.follow()
             #expect(await Self.skeleton(application, "/screens/home").contains("Hello"))
@@ -89,12 +89,67 @@ struct PublishedScreensTests {
         }
     }
 
+    @Test("any replica answers any kept revision: data for a skeleton of a bundle it never served comes from that bundle, not 412")
+    func keptRevisions() async throws {
+        let database = try PostgresServer()
+        defer { database.remove() }
+        func home(_ identifier: String) -> [String: [UInt8]] {
+            [
+                "home.yaml": Array(
+                    """
+                    name: home
+                    entry: true
+                    sources: {query: {type: request, parameters: {name: {default: Ada}}}}
+                    components:
+                      - {name: label_component, identifier: \(identifier), content: {value: {$template: "Hi {query.name}"}}}
+                    """.utf8)
+            ]
+        }
+        try await Self.withStore(database) { store in
+            var revisions: [String: String] = [:]
+            for identifier in ["greeting", "welcome"] {
+                let files = home(identifier)
+                let screenSet = try #require(ScreenSetLoader.load(files: files).screenSet)
+                let digests = PublishedScreens.revisions(of: screenSet)
+                revisions[identifier] = try #require(digests.first)
+                _ = try await store.publish(ScreenBundle(files: files), screens: 1, revisions: digests, by: "test")
+            }
+            #expect(revisions["greeting"] != revisions["welcome"], "the data's shape changed")
+            // A replica that started on the second bundle (restarted, or new in a rollout).
+            let current = try #require(try await store.currentRelease())
+            let (name, bundle) = try #require(try await store.bundle(named: current.bundle))
+            guard case .success(let (screenSet, bytes)) = PublishedScreens.load(bundle, named: name, upstreams: []) else {
+                Issue.record("the bundle did not load")
+                return
+            }
+            var configuration = ServerConfiguration.forTests()
+            configuration.screensSource = .store
+            let metrics = TestMetrics()
+            let application = try buildApplication(
+                configuration: configuration, logger: Logger(label: "test"), metrics: metrics, store: store,
+                published: (name, screenSet, bytes))
+            let client = TestClient.router(application.responder)
+            let earlier = await client.respond(uri: "/screens/home/data?name=Bo", headers: [("X-Taksi-Skeleton", revisions["greeting"]!)])
+            #expect(earlier.status == .ok)
+            #expect(earlier.text.contains(#""identifier":"greeting""#), "\(earlier.text)")
+            #expect(earlier.header("X-Taksi-Skeleton") == revisions["greeting"])
+            let now = await client.respond(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", revisions["welcome"]!)])
+            #expect(now.text.contains(#""identifier":"welcome""#))
+            // Again: answered from the bundle now held, without asking the store.
+            #expect(await client.respond(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", revisions["greeting"]!)]).status == .ok)
+            #expect(metrics.counterTotal(label: "taksi_kept_bundle_loads_total", dimensions: [("outcome", "loaded")]) == 1)
+            let unknown = await client.respond(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", "0123456789abcdef")])
+            #expect(unknown.status == .preconditionFailed)
+            #expect(unknown.json?["error"]?["code"] == "skeleton_outdated")
+        }
+    }
+
     @Test("a bundle this replica cannot load is refused, recorded once, and the last good set stays served")
     func refusedBundle() async throws {
         let database = try PostgresServer()
         defer { database.remove() }
         try await Self.withStore(database) { store in
-            let good = try await store.publish(ScreenBundle(files: Self.screens(title: "Good")), screens: 2, by: "test")
+            let good = try await store.publish(ScreenBundle(files: Self.screens(title: "Good")), screens: 2, revisions: [], by: "test")
             let (name, bundle) = try #require(try await store.bundle(named: good.release.bundle))
             guard case .success(let (screenSet, bytes)) = PublishedScreens.load(bundle, named: name, upstreams: []) else {
                 Issue.record("the bundle did not load")
@@ -113,7 +168,7 @@ struct PublishedScreensTests {
             files["home.yaml"] = Array(
                 "name: home\nentry: true\nsources: {api: {type: http, upstream: shop, path: /x}}\ncomponents:\n  - {name: label_component, identifier: t, content: {value: {$bind: api.name}}}\n"
                     .utf8)
-            let bad = try await store.publish(ScreenBundle(files: files), screens: 2, by: "test")
+            let bad = try await store.publish(ScreenBundle(files: files), screens: 2, revisions: [], by: "test")
             await follower.follow()
             await follower.follow()
             #expect(await Self.skeleton(application, "/screens/home").contains("Good"))
@@ -136,7 +191,8 @@ struct PublishedScreensTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<8 {
                     group.addTask {
-                        _ = try await store.publish(ScreenBundle(files: Self.screens(title: "T\(index)")), screens: 2, by: "test")
+                        _ = try await store.publish(
+                            ScreenBundle(files: Self.screens(title: "T\(index)")), screens: 2, revisions: [], by: "test")
                     }
                 }
                 try await group.waitForAll()
@@ -147,7 +203,7 @@ struct PublishedScreensTests {
             #expect(try await store.currentRelease()?.number == 8)
 
             let huge = ScreenBundle(files: ["big.json": [UInt8](repeating: 0x61, count: ScreenBundle.maximumBytes)])
-            await #expect(throws: StoreError.self) { _ = try await store.publish(huge, screens: 1, by: "test") }
+            await #expect(throws: StoreError.self) { _ = try await store.publish(huge, screens: 1, revisions: [], by: "test") }
             #expect(try await store.history(limit: 20).count == 8)
         }
     }

@@ -76,6 +76,8 @@ public struct Responder: Sendable {
     let preview: Preview?
     /// Spans of requests and their calls; nil when tracing is off.
     let tracing: RequestTracing?
+    /// Published bundles loaded for earlier revisions; nil without published screens.
+    let kept: KeptBundles?
 
     /// - Parameters:
     ///   - resolver: looks up upstream values and calls actions' upstreams; nil when the server
@@ -86,15 +88,18 @@ public struct Responder: Sendable {
     ///   - idempotency: answers of submits kept by `Idempotency-Key`; nil runs every submit.
     ///   - fleet: keyed submits answered once for the whole fleet (the store's); nil keeps them
     ///     in `idempotency`.
+    ///   - kept: published bundles loaded on demand to answer data and submits for earlier
+    ///     revisions (screens from the store); nil answers those `412`.
     ///   - draining: set when shutdown begins, so `/readyz` answers 503.
     ///   - tracing: makes a span of each request and of each call it makes; nil for none.
     public init(
         store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
         memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, fleet: FleetSubmits? = nil,
-        draining: Draining = Draining(), tracing: RequestTracing? = nil
+        kept: KeptBundles? = nil, draining: Draining = Draining(), tracing: RequestTracing? = nil
     ) {
         self.tracing = tracing
-        let selector = VariantSelector(store: store, logger: logger)
+        self.kept = kept
+        let selector = VariantSelector(store: store, logger: logger, kept: kept)
         self.store = store
         self.skeletons = SkeletonEndpoint(selector: selector, memo: memo)
         self.data = DataEndpoint(selector: selector, logger: logger, resolver: resolver, memo: memo)
@@ -109,6 +114,20 @@ public struct Responder: Sendable {
         do {
             return try route(request)
         } catch {
+            // A revision this replica does not hold: a published bundle may (the fleet's store
+            // says which); loaded, the request is routed again and finds it.
+            if error.code == .skeletonOutdated, let kept, let revision = request.headers.first(name: ServedScreenSet.skeletonHeader) {
+                return .pending {
+                    guard await kept.load(holding: revision) else { return HTTPResponse(error: error) }
+                    let reply: Reply
+                    do throws(APIError) {
+                        reply = try route(request)
+                    } catch {
+                        return HTTPResponse(error: error)
+                    }
+                    return await reply.response
+                }
+            }
             return .ready(HTTPResponse(error: error))
         }
     }

@@ -21,10 +21,14 @@ struct VariantSelector: Sendable {
     let logger: Logger
     /// How data requests and submits named their skeleton's revision.
     let revisionCounters: RevisionCounters
+    /// Published bundles loaded for earlier revisions (the fleet's), searched after the store's
+    /// earlier sets; nil without published screens.
+    let kept: KeptBundles?
 
-    init(store: ScreenStore, logger: Logger) {
+    init(store: ScreenStore, logger: Logger, kept: KeptBundles? = nil) {
         self.store = store
         self.logger = logger
+        self.kept = kept
         self.revisionCounters = RevisionCounters(factory: store.metrics)
     }
 
@@ -53,7 +57,7 @@ struct VariantSelector: Sendable {
             return Selection(screens: screens, variant: other, pathValues: pathValues)
         }
         // The newest earlier set that has a variant of the screen with that revision.
-        for earlier in store.earlierSets {
+        for earlier in store.earlierSets + (kept?.sets ?? []) {
             guard let (screen, values) = try? earlier.screen(at: path) else { continue }
             let selected = try? select(in: screen, target: target, headers: headers)
             guard let found = selected?.revision.digest == held ? selected : Self.variant(of: screen, revision: held, headers: headers)

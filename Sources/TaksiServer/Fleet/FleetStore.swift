@@ -30,7 +30,13 @@ public protocol FleetStore: Sendable {
     /// already is (then `isNew` is false and no release is recorded). Racing publishes are
     /// serialized: the later one is current.
     /// - Throws: when the bundle is over ``ScreenBundle/maximumBytes``, or the store fails.
-    func publish(_ bundle: ScreenBundle, screens: Int, by: String) async throws -> (release: Release, isNew: Bool)
+    /// - Parameter revisions: the skeleton revisions the bundle's screens have
+    ///   (``PublishedScreens/revisions(of:)``), so any replica finds the bundle of a revision.
+    func publish(_ bundle: ScreenBundle, screens: Int, revisions: [String], by: String) async throws -> (release: Release, isNew: Bool)
+
+    /// The name of the most recently released bundle whose screens have skeleton revision
+    /// `revision`; nil when none has.
+    func bundle(holdingRevision revision: String) async throws -> String?
 
     /// The latest release: the bundle every replica should serve; nil before the first publish.
     func currentRelease() async throws -> Release?

@@ -129,6 +129,12 @@ public struct PublishedScreens: Service {
         }
     }
 
+    /// The skeleton revisions of `screenSet`'s screens (what `X-Taksi-Skeleton` names), for
+    /// ``FleetStore/publish(_:screens:revisions:by:)``.
+    public static func revisions(of screenSet: ScreenSet) -> [String] {
+        ServedScreenSet(screenSet).revisions.map(\.digest).sorted()
+    }
+
     /// The screen set of a bundle, as this build loads it, with what loading it cost; or why not.
     public static func load(
         _ bundle: ScreenBundle, named name: String, upstreams: Set<String>

@@ -58,7 +58,7 @@ public final class ScreenStore: Sendable {
     // holding the lock only to copy one reference costs nanoseconds.
     private let state: NIOLockedValueBox<State>
     /// How every set this store serves is prepared; kept so a reload prepares the same way.
-    private let options: ServedScreenSet.Options
+    let options: ServedScreenSet.Options
     let metrics: any MetricsFactory
     /// How earlier sets are kept.
     public let retention: Retention

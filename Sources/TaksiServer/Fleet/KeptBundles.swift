@@ -1,0 +1,100 @@
+public import CoreMetrics
+public import Logging
+import NIOConcurrencyHelpers
+import TaksiScreens
+
+/// Published bundles this replica no longer serves, loaded on demand so that it answers a data
+/// request or a submit for any kept revision: a skeleton an app fetched from another replica (a
+/// rollout under way) or before a publish (cached for minutes) gets its data from the bundle that
+/// made it, not `412`. Which bundle holds a revision is recorded in the store at publish.
+///
+/// Bounded: at most ``capacity`` sets are held, the least recently used dropped first; a revision
+/// that no published bundle holds (or that cannot be loaded here) is still `412`.
+public final class KeptBundles: Sendable {
+    /// Sets held at most, beside the ones the screen store keeps.
+    public static let capacity = 4
+
+    let store: any FleetStore
+    let options: ServedScreenSet.Options
+    let upstreams: Set<String>
+    let logger: Logger
+    let metrics: any MetricsFactory
+    private let held = NIOLockedValueBox<[(name: String, set: ServedScreenSet)]>([])
+    /// Loads under way, by revision: requests for the same revision wait for one load.
+    private let loading = NIOLockedValueBox<[String: Task<Bool, Never>]>([:])
+
+    init(store: any FleetStore, screens: ScreenStore, upstreams: Set<String>, logger: Logger) {
+        self.store = store
+        self.options = screens.options
+        self.upstreams = upstreams
+        self.logger = logger
+        self.metrics = screens.metrics
+    }
+
+    /// The sets held, most recently used first.
+    var sets: [ServedScreenSet] { held.withLockedValue { $0.map(\.set) } }
+
+    /// Makes a set that holds `revision` available to ``sets``: true when one is (already held, or
+    /// loaded now from the bundle the store names).
+    func load(holding revision: String) async -> Bool {
+        if use({ $0.revisions.contains { $0.digest == revision } }) { return true }
+        let task = loading.withLockedValue { loading in
+            if let task = loading[revision] { return task }
+            let task = Task { await self.fetch(holding: revision) }
+            loading[revision] = task
+            return task
+        }
+        let found = await task.value
+        loading.withLockedValue { if $0[revision] == task { $0[revision] = nil } }
+        return found
+    }
+
+    private func fetch(holding revision: String) async -> Bool {
+        do {
+            guard let name = try await store.bundle(holdingRevision: revision) else {
+                count("unknown")
+                return false
+            }
+            if use({ _ in false }, named: name) { return false }
+            guard let (name, bundle) = try await store.bundle(named: name) else { return false }
+            guard case .success(let (screenSet, _)) = PublishedScreens.load(bundle, named: name, upstreams: upstreams) else {
+                count("refused")
+                logger.warning(
+                    "a kept bundle does not load here; its revision is answered 412", metadata: ["bundle": .string(String(name.prefix(12)))]
+                )
+                return false
+            }
+            let served = ServedScreenSet(screenSet, options: options, metrics: metrics)
+            held.withLockedValue { held in
+                held.removeAll { $0.name == name }
+                held.insert((name, served), at: 0)
+                if held.count > Self.capacity { held.removeLast(held.count - Self.capacity) }
+            }
+            count("loaded")
+            logger.info(
+                "a kept bundle loaded to answer an earlier revision",
+                metadata: ["bundle": .string(String(name.prefix(12))), "revision": .string(revision)])
+            return served.revisions.contains { $0.digest == revision }
+        } catch {
+            count("store_unavailable")
+            logger.warning(
+                "the store did not say which bundle holds a revision; answered 412",
+                metadata: ["revision": .string(revision), "cause": .string(String(describing: error))])
+            return false
+        }
+    }
+
+    /// Moves the first held set that `matches` (or is named `name`) to the front; whether there was one.
+    private func use(_ matches: (ServedScreenSet) -> Bool, named name: String? = nil) -> Bool {
+        held.withLockedValue { held in
+            guard let index = held.firstIndex(where: { $0.name == name || matches($0.set) }) else { return false }
+            let found = held.remove(at: index)
+            held.insert(found, at: 0)
+            return true
+        }
+    }
+
+    private func count(_ outcome: String) {
+        Counter(label: "taksi_kept_bundle_loads_total", dimensions: [("outcome", outcome)], factory: metrics).increment()
+    }
+}
