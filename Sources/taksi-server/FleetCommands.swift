@@ -22,8 +22,12 @@ func withStore<Result: Sendable>(
     // its pool runs) would only be noise.
     var logger = Logger(label: "taksi-server")
     logger.logLevel = .error
+    // A command is not a request in flight: it waits longer for a store that is slow to answer
+    // (a first connection, the migrations, a large bundle) before it gives up.
+    var settings = configuration.store
+    settings.timeout = max(settings.timeout, 30)
     let store = try PostgresFleetStore(
-        settings: configuration.store, window: .milliseconds(Int64(configuration.idempotencyWindow * 1000)), logger: logger)
+        settings: settings, window: .milliseconds(Int64(configuration.idempotencyWindow * 1000)), logger: logger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await store.run() }
         defer { group.cancelAll() }

@@ -24,6 +24,7 @@ struct PublishedScreensTests {
     static func withStore(_ database: PostgresServer, _ body: (PostgresFleetStore) async throws -> Void) async throws {
         var configuration = ServerConfiguration()
         try configuration.apply(key: "store", value: database.url, source: "test")
+        configuration.store.timeout = 60  // a hang guard: a busy machine is slow, not wrong
         let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: Logger(label: "test"))
         let running = Task { try await store.run() }
         defer { running.cancel() }

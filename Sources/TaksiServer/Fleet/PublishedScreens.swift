@@ -6,7 +6,7 @@ public import ServiceLifecycle
 public import TaksiScreens
 
 /// Follows the fleet's current bundle (`taksi-server publish`) when the screens come from the
-/// store (`screens_source` `store`): looks at the store every ``interval``, loads a new current
+/// store (`screens_source` `store`): looks at the store every ``interval`` or a little sooner, loads a new current
 /// bundle and swaps it in as a reload of the directory would, and records in the store what
 /// this replica serves and that it is alive. A bundle that does not load here (a later format, a
 /// check this version makes that the publisher's did not) is refused and recorded, once; the
@@ -72,7 +72,9 @@ public struct PublishedScreens: Service {
         try? await cancelWhenGracefulShutdown {
             while true {
                 await follow()
-                try await Task.sleep(for: interval)
+                // Between half and all of the interval: replicas started together do not ask
+                // the store in step.
+                try await Task.sleep(for: interval * Double.random(in: 0.5...1))
             }
         }
     }
