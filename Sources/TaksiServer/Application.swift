@@ -68,7 +68,8 @@ public struct Application: Sendable {
     public var responder: Responder {
         Responder(
             store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents,
-            idempotency: idempotency, fleet: fleetSubmits, kept: keptBundles, draining: draining, tracing: tracing?.requests
+            idempotency: idempotency, fleet: fleetSubmits, kept: keptBundles, published: published,
+            draining: draining, tracing: tracing?.requests
         )
     }
 
@@ -237,6 +238,7 @@ public func buildApplication(
         application = buildApplication(
             configuration: configuration, screenSet: published.screenSet, logger: logger, metrics: metrics, screenSetBytes: published.bytes)
         application.published = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: published.name)
+        PublishedScreens.recordServed(published.name, previous: nil, metrics: application.metrics)
     } else {
         // Taken before the files are read: an edit made while they load is a change the watcher sees.
         let fingerprint = ScreenWatcher.fingerprint(of: configuration.screensDirectory)

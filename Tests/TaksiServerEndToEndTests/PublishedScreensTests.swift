@@ -178,6 +178,12 @@ struct PublishedScreensTests {
             #expect(report.refusedBundle == bad.release.bundle)
             #expect(report.refusal?.contains("upstream \"shop\" is not configured") == true)
             #expect(log.recorded.filter { $0.message.hasPrefix("published screens refused") }.count == 1, "said once, not at every look")
+            // The replica's /readyz says the same of itself.
+            let ready = await TestClient.router(application.responder).respond(uri: "/readyz")
+            #expect(ready.status == .ok)
+            #expect(ready.json?["published"]?["bundle"] == .string(good.release.bundle))
+            #expect(ready.json?["published"]?["refused_bundle"] == .string(bad.release.bundle))
+            #expect(ready.json?["published"]?["store"] == "reachable")
 
             // A later format (a newer server published it) is refused with why.
             #expect(throws: BundleError.self) { try ScreenBundle(decoding: Array(#"{"format": 2, "files": {}}"#.utf8)) }

@@ -15,6 +15,8 @@ struct OperationsEndpoint: Sendable {
     let metrics: PrometheusCollectorRegistry?
     /// Shutdown began: `/readyz` answers 503.
     let draining: Draining
+    /// What this replica serves of the published screens, when they come from the store.
+    var published: PublishedScreens.State? = nil
 
     func ready() -> HTTPResponse {
         let draining = self.draining.isDraining
@@ -56,6 +58,19 @@ struct OperationsEndpoint: Sendable {
             // still answer the skeletons cached from them.
             "revisions": .object(revisions(of: store.snapshot)),
             "earlier_sets": .number(Double(store.earlierSets.count)),
+            "published": published.map { Self.published($0, formatter: formatter) } ?? .null,
+        ]
+    }
+
+    /// The published bundle served, the one refused and why, and whether the store answers.
+    private static func published(_ state: PublishedScreens.State, formatter: ISO8601DateFormatter) -> JSONValue {
+        let (report, failing) = state.values.withLockedValue { ($0.report, $0.storeFailing) }
+        return [
+            "bundle": report.bundle.map(JSONValue.string) ?? .null,
+            "since": report.since.map { .string(formatter.string(from: $0)) } ?? .null,
+            "refused_bundle": report.refusedBundle.map(JSONValue.string) ?? .null,
+            "refusal": report.refusal.map(JSONValue.string) ?? .null,
+            "store": failing ? "unreachable" : "reachable",
         ]
     }
 

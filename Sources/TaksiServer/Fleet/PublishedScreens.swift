@@ -89,11 +89,13 @@ public struct PublishedScreens: Service {
                 }
             }
             try await store.report(state.report)
+            Gauge(label: "taksi_store_reachable", factory: metrics).record(1)
             if state.values.withLockedValue({ $0.storeFailing }) {
                 state.values.withLockedValue { $0.storeFailing = false }
                 logger.notice("store: reachable again; following the published screens")
             }
         } catch {
+            Gauge(label: "taksi_store_reachable", factory: metrics).record(0)
             let first = state.values.withLockedValue { values in
                 defer { values.storeFailing = true }
                 return !values.storeFailing
@@ -111,10 +113,14 @@ public struct PublishedScreens: Service {
         switch Self.load(bundle, named: name, upstreams: upstreams) {
         case .success(let (screenSet, bytes)):
             screens.replace(with: screenSet, loadedBytes: bytes)
-            state.values.withLockedValue { values in
-                values.report.bundle = name
-                values.report.since = Date()
+            let previous = state.values.withLockedValue { values in
+                defer {
+                    values.report.bundle = name
+                    values.report.since = Date()
+                }
+                return values.report.bundle
             }
+            Self.recordServed(name, previous: previous, metrics: metrics)
             Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "ok")], factory: metrics).increment()
             logger.info(
                 "published screens loaded",
@@ -125,10 +131,20 @@ public struct PublishedScreens: Service {
                 values.report.refusal = refusal.description
             }
             Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "failed")], factory: metrics).increment()
+            Counter(label: "taksi_published_bundles_refused_total", factory: metrics).increment()
             logger.error(
                 "published screens refused; still serving the last good set",
                 metadata: ["bundle": .string(String(name.prefix(12))), "cause": .string(refusal.description)])
         }
+    }
+
+    /// `taksi_published_bundle{bundle}`: 1 for the bundle served (its first 12 characters), 0 for
+    /// the one it replaced, so a dashboard shows which replica serves what.
+    public static func recordServed(_ name: String, previous: String?, metrics: any MetricsFactory) {
+        if let previous, previous != name {
+            Gauge(label: "taksi_published_bundle", dimensions: [("bundle", String(previous.prefix(12)))], factory: metrics).record(0)
+        }
+        Gauge(label: "taksi_published_bundle", dimensions: [("bundle", String(name.prefix(12)))], factory: metrics).record(1)
     }
 
     /// The skeleton revisions of `screenSet`'s screens (what `X-Taksi-Skeleton` names), for

@@ -42,6 +42,14 @@ public enum MetricFamilies {
             name: "taksi_trace_context_refused_total",
             help: "Requests whose traceparent or tracestate was malformed and left out, by header (tracing on)."),
         Family(name: "taksi_access_log_dropped_lines_total", help: "Access log lines dropped because the writer was behind or failed."),
+        Family(name: "taksi_fleet_submits_total", help: "Keyed submits through the fleet's store, by outcome."),
+        Family(
+            name: "taksi_published_bundle", help: "The published bundle this replica serves (1) and the one it replaced (0), by bundle."),
+        Family(name: "taksi_published_bundles_refused_total", help: "Published bundles this replica could not load and refused."),
+        Family(
+            name: "taksi_store_reachable",
+            help: "Whether the last look at the fleet's store for published screens succeeded (1) or not (0)."),
+        Family(name: "taksi_kept_bundle_loads_total", help: "Published bundles loaded to answer an earlier revision, by outcome."),
     ]
 
     /// The help texts by family name.
