@@ -569,6 +569,12 @@ struct Deploy: ParsableCommand {
         @Option(help: "Replicas, and the autoscaler's minimum.")
         var replicas = KubernetesManifest.Options().replicas
 
+        @Option(
+            help: ArgumentHelp(
+                "Serve the screens published to the fleet's store (taksi-server publish), its URL from this Secret's key url; the ConfigMap then holds only the configuration.",
+                valueName: "secret"))
+        var store: String?
+
         @Option(name: .shortAndLong, help: "Write the manifest to this file instead of standard output.")
         var output: String?
 
@@ -585,6 +591,7 @@ struct Deploy: ParsableCommand {
             options.name = name
             options.namespace = namespace
             options.replicas = replicas
+            options.storeSecret = store
             let manifest: KubernetesManifest
             do {
                 manifest = try KubernetesManifest.make(

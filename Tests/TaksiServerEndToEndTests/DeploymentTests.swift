@@ -178,6 +178,47 @@ struct DeploymentTests {
         #expect(failure(config: "production.json").contains("a ConfigMap holds at most 1 MiB"))
     }
 
+    @Test(
+        "--store: pods serve the screens published to the store, its URL from a Secret; the ConfigMap holds only the configuration",
+        .enabled(
+            if: pythonHas("yaml", "kubernetes_validate"), "needs python3 -m pip install pyyaml kubernetes-validate (.ci/run installs them)")
+    )
+    func store() throws {
+        let project = try Self.makeProject()
+        let production =
+            #"{"log_level": "debug", "store": "postgres://taksi:hunter2@db:5432/taksi", "upstreams": {"shop": "https://shop.example.com/api/"}}"#
+        try Data(production.utf8).write(to: project.appendingPathComponent("production.json"))
+        let made = try CommandLineTests().run(
+            ["deploy", "kubernetes", "--config", "production.json", "--store", "taksi-store", "--output", "kubernetes.yaml"], in: project)
+        try #require(made.status == 0, "\(made.error)")
+        #expect(made.error.contains("1 screen checked, served from the store (taksi-server publish them)"), "\(made.error)")
+        let manifest = project.appendingPathComponent("kubernetes.yaml")
+        let validation = try runTool(["python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path])
+        #expect(validation.status == 0, "\(validation.output)")
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+        #expect(!text.contains("hunter2"), "the store's URL is never in the manifest")
+        #expect(text.contains("kubectl create secret generic taksi-store"))
+
+        let objects = try Self.objects(of: manifest)
+        guard case .object(let data)? = objects["ConfigMap"]?["data"] else {
+            Issue.record("no ConfigMap data")
+            return
+        }
+        #expect(Array(data.keys) == ["config.json"], "no screens in the ConfigMap")
+        let shipped = try JSONDecoder().decode(JSONValue.self, from: Data((data["config.json"]?.stringValue ?? "").utf8))
+        #expect(shipped["screens_source"] == "store")
+        #expect(shipped["store"] == nil)
+        #expect(shipped["screens"] == nil)
+        let container = objects["Deployment"]?["spec"]?["template"]?["spec"]?["containers"]?[0]
+        #expect(container?["env"]?[0]?["name"] == "TAKSI_STORE")
+        #expect(container?["env"]?[0]?["valueFrom"]?["secretKeyRef"] == ["name": "taksi-store", "key": "url"])
+
+        let refused = try CommandLineTests().run(
+            ["deploy", "kubernetes", "--config", "production.json", "--store", "Taksi Store"], in: project)
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("--store \"Taksi Store\": name a Secret"))
+    }
+
     @Test("ConfigMap keys stay within 253 characters when long paths are cut to the same key")
     func longKeys() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-keys-\(UUID().uuidString)")
