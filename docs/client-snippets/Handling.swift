@@ -11,6 +11,9 @@ final class ScreenController {
     /// What the app does with every other action: navigation, custom actions, its own
     /// executables (section 3's `handle(_:on:)`).
     let onAppAction: (any Action, [any Component]) -> Void
+    /// Tells the person that the form changed under them and nothing was sent (an alert, a
+    /// banner): the screen shown is the new one.
+    var onScreenChanged: () -> Void = {}
 
     init(
         client: TaksiServerClient, service: TaksiService, path: String,
@@ -35,9 +38,10 @@ final class ScreenController {
             return onAppAction(action, components)
         }
         Task {
-            let (patched, then) = await client.submit(executable.name, inputs: inputs, on: path, components: components, service: service)
-            components = patched                                                  // error labels filled, or cleared
-            if let then { handle(then) }                                          // the login's navigation to home
+            let submitted = await client.submit(executable.name, inputs: inputs, on: path, components: components, service: service)
+            components = submitted.components                                     // error labels filled, or cleared
+            if submitted.screenChanged { onScreenChanged() }                      // nothing sent: ask to check and send again
+            if let then = submitted.then { handle(then) }                         // the login's navigation to home
         }
     }
 }
