@@ -287,6 +287,25 @@ public final class PostgresFleetStore: FleetStore {
         }
     }
 
+    public func listenForReleases(_ wake: @escaping @Sendable () -> Void) async {
+        while !Task.isCancelled {
+            do {
+                // One pooled connection held for as long as it listens (release() sends the
+                // NOTIFY in its transaction).
+                try await client.withConnection { connection in
+                    try await connection.listen(on: "taksi_releases") { notifications in
+                        wake()
+                        for try await _ in notifications { wake() }
+                    }
+                }
+            } catch  where !Task.isCancelled {
+                logger.debug(
+                    "store: not listening for releases; the look every second goes on", metadata: ["cause": .string(Self.describe(error))])
+            } catch {}
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
     public func report(_ report: ReplicaReport) async throws {
         try await statement { client in
             try await client.query(

@@ -145,6 +145,39 @@ struct PublishedScreensTests {
         }
     }
 
+    @Test("a release wakes the replicas at once: the store's notification, not the next look (here ten minutes away)")
+    func notified() async throws {
+        let database = try PostgresServer()
+        defer { database.remove() }
+        try await Self.withStore(database) { store in
+            let first = try await store.publish(ScreenBundle(files: Self.screens(title: "First")), screens: 2, revisions: [], by: "test")
+            let (name, bundle) = try #require(try await store.bundle(named: first.release.bundle))
+            guard case .success(let (screenSet, bytes)) = PublishedScreens.load(bundle, named: name, upstreams: []) else {
+                Issue.record("the bundle did not load")
+                return
+            }
+            let application = try buildApplication(
+                configuration: .forTests(), logger: Logger(label: "test"), metrics: TestMetrics(), published: (name, screenSet, bytes))
+            let follower = PublishedScreens(
+                store: store, screens: application.store, upstreams: [], interval: .seconds(600),
+                state: try #require(application.published),
+                logger: Logger(label: "test"), metrics: TestMetrics())
+            let running = Task { try await follower.run() }
+            defer { running.cancel() }
+            // Its first look is done (it reported); the next is minutes away.
+            var reported = false
+            for _ in 0..<100_000 where !reported {  // a hang guard
+                reported = try await !store.replicas(seenWithin: .seconds(60)).isEmpty
+                await Task.yield()
+            }
+            let files = Self.screens(title: "Second")
+            _ = try await store.publish(ScreenBundle(files: files), screens: 2, revisions: [], by: "test")
+            let version = try #require(ScreenSetLoader.load(files: files).screenSet?.version)
+            #expect(await eventually { application.store.status.version == version })
+            #expect(await Self.skeleton(application, "/screens/home").contains("Second"))
+        }
+    }
+
     @Test("a bundle this replica cannot load is refused, recorded once, and the last good set stays served")
     func refusedBundle() async throws {
         let database = try PostgresServer()

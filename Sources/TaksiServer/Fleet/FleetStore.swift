@@ -52,6 +52,11 @@ public protocol FleetStore: Sendable {
     /// - Throws: when there is no such bundle, or nothing to roll back to.
     func rollback(to name: String?, by: String) async throws -> Release
 
+    /// Calls `wake` on every release (a publish or a rollback, told by the store as it happens),
+    /// and once each time it starts listening (a release may have happened while it was not),
+    /// until cancelled; it listens again after the store goes away and comes back.
+    func listenForReleases(_ wake: @escaping @Sendable () -> Void) async
+
     /// Records what this replica serves, and that it is alive.
     func report(_ report: ReplicaReport) async throws
 

@@ -6,7 +6,8 @@ public import ServiceLifecycle
 public import TaksiScreens
 
 /// Follows the fleet's current bundle (`taksi-server publish`) when the screens come from the
-/// store (`screens_source` `store`): looks at the store every ``interval`` or a little sooner, loads a new current
+/// store (`screens_source` `store`): looks at the store when it tells of a release, and every
+/// ``interval`` or a little sooner in case a notification was missed, loads a new current
 /// bundle and swaps it in as a reload of the directory would, and records in the store what
 /// this replica serves and that it is alive. A bundle that does not load here (a later format, a
 /// check this version makes that the publisher's did not) is refused and recorded, once; the
@@ -69,12 +70,20 @@ public struct PublishedScreens: Service {
     }
 
     public func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while true {
-                await follow()
-                // Between half and all of the interval: replicas started together do not ask
-                // the store in step.
-                try await Task.sleep(for: interval * Double.random(in: 0.5...1))
+        let wakeup = Wakeup()
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                // The store says when a release happens; the look every interval is for a
+                // notification missed (a connection lost at that moment).
+                group.addTask { await store.listenForReleases { wakeup.signal() } }
+                group.addTask {
+                    while !Task.isCancelled {
+                        await follow()
+                        // Between half and all of the interval: replicas started together do not
+                        // ask the store in step.
+                        await wakeup.wait(upTo: interval * Double.random(in: 0.5...1))
+                    }
+                }
             }
         }
     }
@@ -168,5 +177,52 @@ public struct PublishedScreens: Service {
                         + errors.prefix(5).map(\.description).joined(separator: "; ")))
         }
         return .success((screenSet, bytes))
+    }
+}
+
+/// Wakes a waiting task early: a signal before the wait ends it at once; one while nobody waits
+/// is kept for the next wait.
+final class Wakeup: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    func signal() {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the first signal, after `duration`, or when the task is cancelled.
+    func wait(upTo duration: Duration) async {
+        let timer = Task { [self] in
+            try? await Task.sleep(for: duration)
+            if !Task.isCancelled { signal() }
+        }
+        defer { timer.cancel() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLockedValue { state -> Bool in
+                    if state.pending {
+                        state.pending = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            signal()
+        }
     }
 }
