@@ -95,10 +95,10 @@ class UpstreamHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def start_replicas(binary, count, work, environment, arguments):
+def start_replicas(binary, count, work, environment, arguments, first_index=0):
     """`count` servers, each on a free port, logging to work/replica-N.log; their ports and processes."""
     ports, processes = [], []
-    for index in range(count):
+    for index in range(first_index, first_index + count):
         port = free_port()
         log = open(os.path.join(work, f"replica-{index}.log"), "w")
         env = dict(os.environ, TAKSI_ACCESS_LOG="false", TAKSI_THREADS="1", TAKSI_LOG_LEVEL="warning",
