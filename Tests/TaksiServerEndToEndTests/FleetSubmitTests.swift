@@ -201,6 +201,40 @@ struct FleetSubmitTests {
         try await fleet.remove()
     }
 
+    @Test("a store that hangs, or a pool with every connection taken, costs a keyed submit store_timeout and a 503, never a hang")
+    func hungStoreAndExhaustedPool() async throws {
+        let fleet = try await Fleet()
+        fleet.upstream.on("/signups/pro", .answer(201, #"{"id": "13"}"#))
+        // One connection at most, and quick to give up: asked only while the store hangs.
+        var hurried = try fleet.replica(storeTimeout: 0.5)
+        var settings = hurried.configuration.store
+        settings.poolSize = 1
+        settings.timeout = 0.5
+        hurried.share(try PostgresFleetStore(settings: settings, window: .seconds(3600), logger: fleet.log.logger))
+        try await Self.withReplicas([fleet.replica(), hurried]) { ports in
+            // Connected before it hangs (a first connection may take longer than 0.5 s on a busy
+            // machine: a refused attempt sends nothing; the count is a hang guard).
+            var warm: Int?
+            for _ in 0..<20 where warm != 200 { warm = await Self.submit(ports[1], key: "K-9")?.status }
+            #expect(warm == 200)
+            try fleet.database.pause()
+            // Three at once on one connection: one waits on the frozen store, two on the pool.
+            async let first = Self.submit(ports[1], key: "K-10")
+            async let second = Self.submit(ports[1], key: "K-11")
+            async let third = Self.submit(ports[1], key: "K-12")
+            let answers = await [first, second, third]
+            #expect(answers.map { $0?.status } == [503, 503, 503])
+            #expect(answers.allSatisfy { $0?.json?["error"]?["code"] == "store_unavailable" })
+            #expect(fleet.upstream.count("/signups/pro") == 1)
+            try fleet.database.resume()
+            // (Not K-10 to K-12: a claim already sent to the frozen store may be carried out when
+            // it wakes, and then holds its key for its lease.)
+            #expect(await Self.submit(ports[0], key: "K-13")?.status == 200)
+            #expect(fleet.upstream.count("/signups/pro") == 2)
+        }
+        try await fleet.remove()
+    }
+
     @Test("with the store down, a keyed submit is 503 store_unavailable and never sent; the rest is served; it recovers without a restart")
     func storeDown() async throws {
         let fleet = try await Fleet()

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MetricsTestKit
 import TaksiPostgres
+import TaksiSchema
 import TaksiScreens
 import TaksiServer
 import TaksiTestSupport
@@ -176,6 +177,64 @@ struct PublishedScreensTests {
             #expect(await eventually { application.store.status.version == version })
             #expect(await Self.skeleton(application, "/screens/home").contains("Second"))
         }
+    }
+
+    @Test("a replica started before anything is published does not listen until it is, then serves it and follows each release")
+    func replicaProcess() throws {
+        let database = try PostgresServer()
+        defer { database.remove() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-replica-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        func write(_ title: String) throws {
+            for (path, bytes) in Self.screens(title: title) { try Data(bytes).write(to: directory.appendingPathComponent(path)) }
+        }
+        let environment = ["TAKSI_STORE": database.url]
+        let process = Process()
+        process.executableURL = try #require(CommandLineTests.built("taksi-server"))
+        process.arguments = ["--port", "0", "--log-format", "json", "--no-access-log", "--no-watch"]
+        process.currentDirectoryURL = directory  // no config.json, no Screens: it has nothing of its own to serve
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }.merging(
+            environment.merging(["TAKSI_SCREENS_SOURCE": "store", "HOSTNAME": "replica-a"]) { $1 }
+        ) { $1 }
+        let logs = Pipe()
+        process.standardError = logs
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let reader = LineReader(logs.fileHandleForReading)
+        /// The next log line whose message starts with `prefix` (others skipped); nil at the end.
+        func message(startingWith prefix: String) -> String? {
+            while let line = reader.next() {
+                let message = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?["message"]?.stringValue ?? ""
+                if message.hasPrefix(prefix) { return message }
+            }
+            return nil
+        }
+        #expect(message(startingWith: "nothing is published yet; waiting for taksi-server publish") != nil)
+
+        let cli = CommandLineTests()
+        try write("One")
+        #expect(try cli.run(["publish", directory.path], environment: environment).status == 0)
+        let listening = try #require(message(startingWith: "listening on http://127.0.0.1:"))
+        let port = try #require(Int(listening.split(separator: ":").last ?? ""))
+        func home() throws -> String {
+            let connection = try RawConnection(port: port)
+            connection.send("GET /screens/home HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            return connection.receive(1).first?.body ?? ""
+        }
+        #expect(try home().contains("One"))
+
+        try write("Two")
+        #expect(try cli.run(["publish", directory.path, "--wait", "--timeout", "60"], environment: environment).status == 0)
+        #expect(try home().contains("Two"), "--wait returned once the replica served it")
+        let status = try cli.run(["rollout", "status"], environment: environment)
+        #expect(status.status == 0)
+        #expect(status.output.contains("1 live replica; 1 serves the current bundle"), "\(status.output)")
+        #expect(status.output.contains("replica-a/\(process.processIdentifier)"))
+
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
     }
 
     @Test("a bundle this replica cannot load is refused, recorded once, and the last good set stays served")

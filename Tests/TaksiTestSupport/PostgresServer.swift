@@ -84,8 +84,33 @@ package final class PostgresServer: Sendable {
         try Self.startServer(bin: bin, directory: directory, port: port, asPostgres: runsAsPostgres)
     }
 
+    /// Freezes the server and its backends (SIGSTOP): connections stay open and nothing answers,
+    /// as a store that hangs. ``resume()`` thaws them.
+    package func pause() throws { try signalAll(SIGSTOP) }
+
+    package func resume() throws { try signalAll(SIGCONT) }
+
+    /// Sends `signal` to the postmaster (the first line of `postmaster.pid`) and its children.
+    private func signalAll(_ signal: Int32) throws {
+        let pidFile = directory.appendingPathComponent("data/postmaster.pid")
+        guard let text = try? String(contentsOf: pidFile, encoding: .utf8),
+            let postmaster = text.split(separator: "\n").first.flatMap({ pid_t($0) })
+        else { throw PostgresServerError("no postmaster.pid: the server is not running") }
+        var processes = [postmaster]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8) else {
+                continue
+            }
+            // pid (comm) state ppid ...: the parent is the second field after the command's ')'.
+            let fields = stat[(stat.lastIndex(of: ")") ?? stat.startIndex)...].split(separator: " ")
+            if fields.count > 2, pid_t(fields[2]) == postmaster { processes.append(pid) }
+        }
+        for pid in processes { kill(pid, signal) }
+    }
+
     /// Stops it and deletes its files.
     package func remove() {
+        try? resume()
         try? stop()
         try? FileManager.default.removeItem(at: directory)
     }
