@@ -34,3 +34,21 @@ make_work_dir() {
     PIDS=()
     trap 'for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"' EXIT
 }
+# Installs Debian's postgresql with apt-get when it is missing (the fleet benchmarks start their own cluster).
+need_postgres() {
+    if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+        echo "installing postgresql with apt-get" >&2
+        local sudo
+        sudo=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
+        $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+    fi
+}
+# Sets BIN to TAKSI_BIN, else a debug build of this checkout: for benchmarks of behaviour, not speed.
+debug_binary() {
+    if [ -n "${TAKSI_BIN:-}" ]; then
+        BIN=$TAKSI_BIN
+    else
+        swift build --product taksi-server >&2
+        BIN="$(swift build --show-bin-path)/taksi-server"
+    fi
+}

@@ -15,15 +15,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/common.sh
 
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-    echo "installing postgresql with apt-get" >&2
-    sudo=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
-    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
-fi
-if [ -n "${TAKSI_BIN:-}" ]; then
-    BIN=$TAKSI_BIN
-else
-    swift build --product taksi-server >&2
-    BIN="$(swift build --show-bin-path)/taksi-server"
-fi
+need_postgres
+debug_binary
 python3 Benchmarks/fleet_submits.py "$BIN" "${KEYS:-1000}" "${REPLICAS:-3}"

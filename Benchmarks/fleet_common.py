@@ -143,3 +143,11 @@ def request(port, method, path, headers=None, body=None):
         return answer
     except OSError:
         return (0, {}, b"")
+
+
+def clean_up(processes, database, work):
+    """Stops the replicas and the database, and removes the scratch folder."""
+    stop_replicas(processes)
+    if database:
+        database.stop()
+    shutil.rmtree(work, ignore_errors=True)

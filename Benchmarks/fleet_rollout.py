@@ -21,7 +21,6 @@ Run by Benchmarks/fleet-rollout.sh, which builds the server; usage:
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from fleet_common import Database, Upstream, request, start_replicas, stop_replicas
+from fleet_common import Database, Upstream, clean_up, request, start_replicas
 
 BINARY = sys.argv[1]
 LOADS = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
@@ -257,10 +256,7 @@ def main():
                              "no keyed submit ran twice" if ok else "FAILED"))
         sys.exit(0 if ok else 1)
     finally:
-        stop_replicas(processes)
-        if database:
-            database.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        clean_up(processes, database, work)
 
 
 if __name__ == "__main__":

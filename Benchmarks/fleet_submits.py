@@ -15,7 +15,6 @@ STORE=off runs the replicas without the store, for comparison (it fails).
 import json
 import os
 import random
-import shutil
 import sys
 import tempfile
 import threading
@@ -23,7 +22,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from fleet_common import Database, Upstream, request, start_replicas, stop_replicas
+from fleet_common import Database, Upstream, clean_up, request, start_replicas
 
 BINARY = sys.argv[1]
 KEYS = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
@@ -117,10 +116,7 @@ actions:
                              else "FAILED"))
         sys.exit(0 if ok else 1)
     finally:
-        stop_replicas(processes)
-        if database:
-            database.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        clean_up(processes, database, work)
 
 if __name__ == "__main__":
     main()

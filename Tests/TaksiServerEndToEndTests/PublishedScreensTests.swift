@@ -32,6 +32,25 @@ struct PublishedScreensTests {
         try await body(store)
     }
 
+    /// A replica started on the store's bundle `name` (as `serve` starts one: the bundle loaded,
+    /// the application built on it), and the service that makes it follow the store.
+    static func replica(
+        of store: PostgresFleetStore, bundle name: String, configuration: ServerConfiguration = .forTests(),
+        metrics: TestMetrics = TestMetrics(),
+        log: LogRecorder = LogRecorder(), interval: Duration = .seconds(1)
+    ) async throws -> (Application, PublishedScreens) {
+        let (name, bundle) = try #require(try await store.bundle(named: name))
+        guard case .success(let (screenSet, bytes)) = PublishedScreens.load(bundle, named: name, upstreams: []) else {
+            throw FixtureError.invalidScreens("the published bundle did not load")
+        }
+        let application = try buildApplication(
+            configuration: configuration, logger: log.logger, metrics: metrics, store: store, published: (name, screenSet, bytes))
+        let follower = PublishedScreens(
+            store: store, screens: application.store, upstreams: [], interval: interval, state: try #require(application.published),
+            logger: log.logger, metrics: metrics)
+        return (application, follower)
+    }
+
     static func skeleton(_ application: Application, _ path: String) async -> String {
         await TestClient.router(application.responder).respond(uri: path).text
     }
@@ -50,22 +69,11 @@ struct PublishedScreensTests {
             #expect(!again.isNew, "the same files are the same bundle: nothing to release")
 
             // A replica starts from the current bundle and follows.
-            let (name, bundle) = try #require(try await store.bundle(named: String(first.release.bundle.prefix(8))))
-            #expect(name == first.release.bundle)
-            guard case .success(let (screenSet, bytes)) = PublishedScreens.load(bundle, named: name, upstreams: []) else {
-                Issue.record("the bundle did not load")
-                return
-            }
+            let (named, _) = try #require(try await store.bundle(named: String(first.release.bundle.prefix(8))))
+            #expect(named == first.release.bundle, "a prefix names the bundle")
             var configuration = ServerConfiguration.forTests()
             configuration.screensSource = .store
-            let log = LogRecorder()
-            let application = try buildApplication(
-                configuration: configuration, logger: log.logger, metrics: TestMetrics(), store: store,
-                published: (name, screenSet, bytes))
-            let state = try #require(application.published)
-            let follower = PublishedScreens(
-                store: store, screens: application.store, upstreams: [], interval: .seconds(1), state: state, logger: log.logger,
-                metrics: TestMetrics())
+            let (application, follower) = try await Self.replica(of: store, bundle: named, configuration: configuration)
             #expect(await Self.skeleton(application, "/screens/home").contains("Welcome"))
 
             let second = try await store.publish(ScreenBundle(files: Self.screens(title: "Hello")), screens: 2, revisions: [], by: "test")
@@ -119,17 +127,10 @@ struct PublishedScreensTests {
             #expect(revisions["greeting"] != revisions["welcome"], "the data's shape changed")
             // A replica that started on the second bundle (restarted, or new in a rollout).
             let current = try #require(try await store.currentRelease())
-            let (name, bundle) = try #require(try await store.bundle(named: current.bundle))
-            guard case .success(let (screenSet, bytes)) = PublishedScreens.load(bundle, named: name, upstreams: []) else {
-                Issue.record("the bundle did not load")
-                return
-            }
             var configuration = ServerConfiguration.forTests()
             configuration.screensSource = .store
             let metrics = TestMetrics()
-            let application = try buildApplication(
-                configuration: configuration, logger: Logger(label: "test"), metrics: metrics, store: store,
-                published: (name, screenSet, bytes))
+            let (application, _) = try await Self.replica(of: store, bundle: current.bundle, configuration: configuration, metrics: metrics)
             let client = TestClient.router(application.responder)
             let earlier = await client.respond(uri: "/screens/home/data?name=Bo", headers: [("X-Taksi-Skeleton", revisions["greeting"]!)])
             #expect(earlier.status == .ok)
@@ -152,17 +153,7 @@ struct PublishedScreensTests {
         defer { database.remove() }
         try await Self.withStore(database) { store in
             let first = try await store.publish(ScreenBundle(files: Self.screens(title: "First")), screens: 2, revisions: [], by: "test")
-            let (name, bundle) = try #require(try await store.bundle(named: first.release.bundle))
-            guard case .success(let (screenSet, bytes)) = PublishedScreens.load(bundle, named: name, upstreams: []) else {
-                Issue.record("the bundle did not load")
-                return
-            }
-            let application = try buildApplication(
-                configuration: .forTests(), logger: Logger(label: "test"), metrics: TestMetrics(), published: (name, screenSet, bytes))
-            let follower = PublishedScreens(
-                store: store, screens: application.store, upstreams: [], interval: .seconds(600),
-                state: try #require(application.published),
-                logger: Logger(label: "test"), metrics: TestMetrics())
+            let (application, follower) = try await Self.replica(of: store, bundle: first.release.bundle, interval: .seconds(600))
             let running = Task { try await follower.run() }
             defer { running.cancel() }
             // Its first look is done (it reported); the next is minutes away.
@@ -243,18 +234,8 @@ struct PublishedScreensTests {
         defer { database.remove() }
         try await Self.withStore(database) { store in
             let good = try await store.publish(ScreenBundle(files: Self.screens(title: "Good")), screens: 2, revisions: [], by: "test")
-            let (name, bundle) = try #require(try await store.bundle(named: good.release.bundle))
-            guard case .success(let (screenSet, bytes)) = PublishedScreens.load(bundle, named: name, upstreams: []) else {
-                Issue.record("the bundle did not load")
-                return
-            }
             let log = LogRecorder()
-            let application = try buildApplication(
-                configuration: .forTests(), logger: log.logger, metrics: TestMetrics(), published: (name, screenSet, bytes))
-            let state = try #require(application.published)
-            let follower = PublishedScreens(
-                store: store, screens: application.store, upstreams: [], interval: .seconds(1), state: state, logger: log.logger,
-                metrics: TestMetrics())
+            let (application, follower) = try await Self.replica(of: store, bundle: good.release.bundle, log: log)
 
             // Valid where it was published (with an upstream this replica does not have).
             var files = Self.screens(title: "Bad")
