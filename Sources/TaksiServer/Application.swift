@@ -222,9 +222,9 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
 
 /// Loads and validates the screens named by the configuration and assembles the application.
 /// - Throws: ``ApplicationError/invalidScreens(_:)`` with every diagnostic when the set has errors.
-/// - Parameter metrics: where metrics are recorded; by default a Prometheus registry of the
-///   application's own, exposed at `GET /metrics`.
 /// - Parameters:
+///   - metrics: where metrics are recorded; by default a Prometheus registry of the
+///     application's own, exposed at `GET /metrics`.
 ///   - store: the fleet's shared store, made from ``ServerConfiguration/store`` by the caller (the
 ///     `taksi-server` command makes a PostgreSQL one); nil keeps submits in memory.
 ///   - published: the store's current bundle, already loaded, when the screens come from the

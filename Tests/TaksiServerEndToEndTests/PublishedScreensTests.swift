@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MetricsTestKit
+import NIOHTTP1
 import TaksiPostgres
 import TaksiSchema
 import TaksiScreens
@@ -112,6 +113,8 @@ struct PublishedScreensTests {
                     sources: {query: {type: request, parameters: {name: {default: Ada}}}}
                     components:
                       - {name: label_component, identifier: \(identifier), content: {value: {$template: "Hi {query.name}"}}}
+                    actions:
+                      ping: {answers: {success: {data: [{identifier: \(identifier), content: {value: pong}}]}}}
                     """.utf8)
             ]
         }
@@ -132,6 +135,10 @@ struct PublishedScreensTests {
             let metrics = TestMetrics()
             let (application, _) = try await Self.replica(of: store, bundle: current.bundle, configuration: configuration, metrics: metrics)
             let client = TestClient.router(application.responder)
+            // Before anything loaded the earlier bundle: a submit for its skeleton is not refused
+            // before its body (Expect: 100-continue), since only the store knows.
+            let held: HTTPHeaders = ["X-Taksi-Skeleton": revisions["greeting"]!, "Content-Type": "application/json"]
+            #expect(application.responder.refusal(beforeBodyOf: .POST, uri: "/screens/home/actions/ping", headers: held) == nil)
             let earlier = await client.respond(uri: "/screens/home/data?name=Bo", headers: [("X-Taksi-Skeleton", revisions["greeting"]!)])
             #expect(earlier.status == .ok)
             #expect(earlier.text.contains(#""identifier":"greeting""#), "\(earlier.text)")
@@ -141,6 +148,11 @@ struct PublishedScreensTests {
             // Again: answered from the bundle now held, without asking the store.
             #expect(await client.respond(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", revisions["greeting"]!)]).status == .ok)
             #expect(metrics.counterTotal(label: "taksi_kept_bundle_loads_total", dimensions: [("outcome", "loaded")]) == 1)
+            // A submit for the earlier skeleton, answered in its shape.
+            let submitted = await client.respond(
+                .POST, uri: "/screens/home/actions/ping", headers: held.map { ($0.name, $0.value) }, body: "{}")
+            #expect(submitted.status == .ok)
+            #expect(submitted.text.contains(#""identifier":"greeting""#), "\(submitted.text)")
             let unknown = await client.respond(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", "0123456789abcdef")])
             #expect(unknown.status == .preconditionFailed)
             #expect(unknown.json?["error"]?["code"] == "skeleton_outdated")
