@@ -8,18 +8,21 @@ import TaksiScreens
 /// rollout under way) or before a publish (cached for minutes) gets its data from the bundle that
 /// made it, not `412`. Which bundle holds a revision is recorded in the store at publish.
 ///
-/// Bounded: at most ``capacity`` sets are held, the least recently used dropped first; a revision
-/// that no published bundle holds (or that cannot be loaded here) is still `412`.
+/// Bounded: at most ``capacity`` sets, and at most ``maximumBytes`` of them (as the heap grew to
+/// load and prepare each), are held, the least recently used dropped first; a revision that no
+/// published bundle holds (or that cannot be loaded here) is still `412`.
 public final class KeptBundles: Sendable {
     /// Sets held at most, beside the ones the screen store keeps.
     public static let capacity = 4
+    /// Bytes of sets held at most; the one just loaded is held whatever its size.
+    public static let maximumBytes = 256 << 20
 
     let store: any FleetStore
     let options: ServedScreenSet.Options
     let upstreams: Set<String>
     let logger: Logger
     let metrics: any MetricsFactory
-    private let held = NIOLockedValueBox<[(name: String, set: ServedScreenSet)]>([])
+    private let held = NIOLockedValueBox<[(name: String, set: ServedScreenSet, bytes: Int)]>([])
     /// Loads under way, by revision: requests for the same revision wait for one load.
     private let loading = NIOLockedValueBox<[String: Task<Bool, Never>]>([:])
 
@@ -57,18 +60,21 @@ public final class KeptBundles: Sendable {
             }
             if use({ _ in false }, named: name) { return false }
             guard let (name, bundle) = try await store.bundle(named: name) else { return false }
-            guard case .success(let (screenSet, _)) = PublishedScreens.load(bundle, named: name, upstreams: upstreams) else {
+            guard case .success(let (screenSet, loaded)) = PublishedScreens.load(bundle, named: name, upstreams: upstreams) else {
                 count("refused")
                 logger.warning(
                     "a kept bundle does not load here; its revision is answered 412", metadata: ["bundle": .string(String(name.prefix(12)))]
                 )
                 return false
             }
-            let served = ServedScreenSet(screenSet, options: options, metrics: metrics)
+            let (served, prepared) = HeapUsage.measuring { ServedScreenSet(screenSet, options: options, metrics: metrics) }
+            let bytes = (loaded ?? 0) + (prepared ?? 0)
             held.withLockedValue { held in
                 held.removeAll { $0.name == name }
-                held.insert((name, served), at: 0)
-                if held.count > Self.capacity { held.removeLast(held.count - Self.capacity) }
+                held.insert((name, served, bytes), at: 0)
+                while held.count > Self.capacity || (held.count > 1 && held.reduce(0, { $0 + $1.bytes }) > Self.maximumBytes) {
+                    held.removeLast()
+                }
             }
             count("loaded")
             logger.info(
