@@ -307,7 +307,7 @@ public final class PostgresFleetStore: FleetStore {
     }
 
     public func report(_ report: ReplicaReport) async throws {
-        try await statement { client in
+        _ = try await statement { client in
             try await client.query(
                 """
                 INSERT INTO taksi_replicas (replica, bundle, since, refused_bundle, refusal, seen)

@@ -124,7 +124,8 @@ struct PublishedScreensTests {
                 let files = home(identifier)
                 let screenSet = try #require(ScreenSetLoader.load(files: files).screenSet)
                 let digests = PublishedScreens.revisions(of: screenSet)
-                revisions[identifier] = try #require(digests.first)
+                let digest: String = try #require(digests.first)
+                revisions[identifier] = digest
                 _ = try await store.publish(ScreenBundle(files: files), screens: 1, revisions: digests, by: "test")
             }
             #expect(revisions["greeting"] != revisions["welcome"], "the data's shape changed")
@@ -193,7 +194,8 @@ struct PublishedScreensTests {
         }
         let environment = ["TAKSI_STORE": database.url]
         let process = Process()
-        process.executableURL = try #require(CommandLineTests.built("taksi-server"))
+        let executable: URL = try #require(CommandLineTests.built("taksi-server"))
+        process.executableURL = executable
         process.arguments = ["--port", "0", "--log-format", "json", "--no-access-log", "--no-watch"]
         process.currentDirectoryURL = directory  // no config.json, no Screens: it has nothing of its own to serve
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }.merging(

@@ -235,7 +235,8 @@ struct RevisionTests {
             connection.send("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
             let metrics = try #require(await connection.receiveOffPool(1).first).body
             let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("taksi_screen_sets_kept_bytes ") })
-            return try #require(Double(line.split(separator: " ").last ?? "")).map { Int($0) } ?? 0
+            let value: Double = try #require(Double(line.split(separator: " ").last ?? ""))
+            return Int(value)
         }
         /// Reshapes the screens and waits, off the cooperative pool, for the server to say it reloaded.
         func reload(_ labels: Int) async throws {

@@ -39,12 +39,9 @@ package final class LogRecorder: Sendable {
             set { metadata[key] = newValue }
         }
 
-        func log(
-            level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String,
-            line: UInt
-        ) {
-            let merged = self.metadata.merging(metadata ?? [:]) { $1 }
-            recorder.append(Line(level: level, message: "\(message)", metadata: merged.mapValues { "\($0)" }))
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            recorder.append(Line(level: event.level, message: "\(event.message)", metadata: merged.mapValues { "\($0)" }))
         }
     }
 }

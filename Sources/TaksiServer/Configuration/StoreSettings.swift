@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension ServerConfiguration {
     /// The fleet's shared store (see docs/fleet.md): a PostgreSQL database the replicas share.

@@ -1,5 +1,5 @@
-public import CoreMetrics
-public import Logging
+import CoreMetrics
+import Logging
 import NIOConcurrencyHelpers
 import TaksiScreens
 
