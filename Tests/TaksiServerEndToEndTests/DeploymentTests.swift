@@ -64,6 +64,9 @@ struct DeploymentTests {
         #expect(container?["readinessProbe"]?["httpGet"]?["path"] == "/readyz")
         #expect(container?["livenessProbe"]?["httpGet"]?["path"] == "/healthz")
         #expect(pod?["securityContext"]?["runAsUser"] == 10001, "the image's user")
+        #expect(pod?["automountServiceAccountToken"] == false, "no service account token: the server calls no Kubernetes API")
+        let annotations = objects["Deployment"]?["spec"]?["template"]?["metadata"]?["annotations"]
+        #expect(annotations == ["prometheus.io/scrape": "true", "prometheus.io/port": "8080", "prometheus.io/path": "/metrics"])
         #expect(pod?["terminationGracePeriodSeconds"] == 22, "drain_timeout 12, the preStop pause 5, and 5 to spare")
         #expect(objects["Deployment"]?["spec"]?["replicas"] == 3)
         #expect(objects["HorizontalPodAutoscaler"]?["spec"]?["minReplicas"] == 3)

@@ -348,8 +348,17 @@ public struct KubernetesManifest: Sendable {
                 "selector": ["matchLabels": labels],
                 "strategy": ["type": "RollingUpdate", "rollingUpdate": ["maxUnavailable": 0, "maxSurge": 1]],
                 "template": [
-                    "metadata": ["labels": labels],
+                    // The annotations Prometheus's Kubernetes service discovery examples scrape by.
+                    "metadata": [
+                        "labels": labels,
+                        "annotations": [
+                            "prometheus.io/scrape": string("true"), "prometheus.io/port": string(String(containerPort)),
+                            "prometheus.io/path": "/metrics",
+                        ],
+                    ],
                     "spec": [
+                        // The server calls no Kubernetes API: no token in its filesystem.
+                        "automountServiceAccountToken": boolean(false),
                         "terminationGracePeriodSeconds": number(grace),
                         // The image's user (the Dockerfile's useradd).
                         "securityContext": [
