@@ -47,6 +47,23 @@ struct PreviewTests {
         }
     }
 
+    @Test("GET / sends a person to the preview when it is on, else says where things are")
+    func root() async throws {
+        let (application, _) = try Self.makeApplication()
+        let toPreview = await Self.get(application.responder, "/")
+        #expect(toPreview.status == .found)
+        #expect(toPreview.header("Location") == "/preview")
+        #expect(toPreview.header("Cache-Control") == "no-store")
+
+        let pointer = await Self.get(fixtureApplication().responder, "/")
+        #expect(pointer.status == .ok)
+        #expect(pointer.header("Cache-Control") == "no-store")
+        #expect(pointer.json?["screens"] == "/screens")
+        #expect(pointer.json?["openapi"] == "/openapi.yaml")
+        #expect(pointer.json?["version"] == .string(TaksiServerVersion.current))
+        #expect(await TestClient.router(fixtureApplication().responder).respond(.POST, uri: "/").status == .methodNotAllowed)
+    }
+
     @Test("the example configuration turns it on; the container's and the manifest's leave it off")
     func configurations() throws {
         let example = try ServerConfiguration.resolve(file: repositoryRoot.appendingPathComponent("config.json").path, environment: [:])

@@ -92,6 +92,26 @@ struct OperationsEndpoint: Sendable {
         return response.precomputed()
     }()
 
+    /// `GET /` without the preview: where things are, for a person who opened the address.
+    static let root: HTTPResponse = {
+        let body = JSONWriter.bytes(
+            [
+                "name": "taksi-server", "version": .string(TaksiServerVersion.current),
+                "screens": "/screens", "openapi": "/openapi.yaml", "health": "/healthz", "ready": "/readyz",
+            ], pretty: true)
+        var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: [("Cache-Control", "no-store")])
+        response.route = "root"
+        return response.precomputed()
+    }()
+
+    /// `GET /` with the preview on (a screen author's desk): to it.
+    static let toPreview: HTTPResponse = {
+        var response = HTTPResponse(
+            status: .found, headers: [("Location", "/preview"), ("Cache-Control", "no-store")], body: ByteBuffer())
+        response.route = "root"
+        return response.precomputed()
+    }()
+
     static let health: HTTPResponse = {
         let body = JSONWriter.bytes(["status": "ok", "version": .string(TaksiServerVersion.current)])
         var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: [("Cache-Control", "no-store")])

@@ -199,6 +199,7 @@ public struct Responder: Sendable {
         case .metrics: return .ready(try operations.metrics(target))
         case .openAPI: return .ready(operations.openAPI)
         case .index: return .ready(operations.index)
+        case .root: return .ready(preview == nil ? OperationsEndpoint.root : OperationsEndpoint.toPreview)
         case .resolveLink: return .ready(try links.resolve(target))
         case .appleAppSiteAssociation: return .ready(try links.appleAppSiteAssociation(target))
         case .assetLinks: return .ready(try links.assetLinks(target))

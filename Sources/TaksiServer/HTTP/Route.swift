@@ -2,6 +2,7 @@
 ///
 /// | path | route |
 /// |---|---|
+/// | `/` | ``root`` |
 /// | `/screens`, `/interfaces` | ``index`` |
 /// | `/screens/<name>`, `/interfaces/<name>` | ``skeleton(_:)`` |
 /// | `/screens/<name>/data`, `/interfaces/<name>/data` | ``data(_:)`` |
@@ -21,6 +22,8 @@
 /// (`preview.js`, `events.stream`) never shadow a screen's preview page; only a screen whose whole
 /// name is one parameter (`{slug}`) cannot be previewed with exactly those values.
 enum Route: Sendable, Equatable {
+    /// `/`: where a person who opens the server's address is sent.
+    case root
     case index
     case skeleton(String)
     case data(String)
@@ -48,7 +51,9 @@ enum Route: Sendable, Equatable {
     init(path: Substring) {
         var bytes = path.utf8[...]
         if bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes = bytes.dropLast() }
-        if Self.equals(bytes, "/healthz") {
+        if Self.equals(bytes, "/") {
+            self = .root
+        } else if Self.equals(bytes, "/healthz") {
             self = .health
         } else if Self.equals(bytes, "/readyz") {
             self = .ready
