@@ -124,10 +124,9 @@ struct TracingTests {
 
         init(
             receiver: Receiver, upstream: TestUpstream, cache: UpstreamCache? = nil, headers: [String: String] = [:],
-            sampling: Double = 1, logger: Logger = Logger(label: "test")
+            sampling: Double = 1, logger: Logger = Logger(label: "test"), files: [String: String] = SharedScreens.upstreams
         ) throws {
-            var application = try upstreamApplication(files: SharedScreens.upstreams, upstream: upstream, cache: cache, logger: logger)
-                .application
+            var application = try upstreamApplication(files: files, upstream: upstream, cache: cache, logger: logger).application
             var settings = ServerConfiguration.TracingSettings()
             settings.enabled = true
             settings.endpoint = "http://127.0.0.1:\(receiver.port)"
@@ -163,7 +162,12 @@ struct TracingTests {
         upstream.on(
             "/feed/Oslo", .held(SharedScreens.feedBody.replacingOccurrences(of: #""object": {"a": 1}"#, with: #""object": "text""#)))
         let cache = UpstreamCache()
-        let traced = try Traced(receiver: receiver, upstream: upstream, cache: cache, headers: ["x-api-key": "s3cret, really"])
+        // The call is held until the second request has joined it: its timeout is a hang guard
+        // (the default 2 s ran out once on a busy machine, and the test saw a failed call).
+        var files = SharedScreens.upstreams
+        files["feed.json"] = files["feed.json"]?.replacingOccurrences(of: #""ttl": 10,"#, with: #""timeout": 60, "ttl": 10,"#)
+        let traced = try Traced(
+            receiver: receiver, upstream: upstream, cache: cache, headers: ["x-api-key": "s3cret, really"], files: files)
         try await withRunningServer(traced.application) { port in
             let request = { (trace: Int) in
                 "GET /screens/feed/data?city=Oslo HTTP/1.1\r\nHost: a\r\ntraceparent: \(Self.traceParent(trace))\r\n\r\n"
