@@ -241,15 +241,7 @@ public final class PostgresFleetStore: FleetStore {
 
     public func history(limit: Int) async throws -> [Release] {
         try await statement { client in
-            let rows = try await client.query(
-                """
-                SELECT r.number, r.bundle, r.kind, r.released_at, r.released_by, b.screens, b.bytes
-                FROM taksi_releases AS r JOIN taksi_bundles AS b ON b.id = r.bundle
-                ORDER BY r.number DESC LIMIT \(limit)
-                """)
-            var releases: [Release] = []
-            for try await row in rows.decode((Int, String, String, Date, String, Int, Int).self) { releases.append(Self.release(row)) }
-            return releases
+            try await client.withConnection { try await Self.releases(limit: limit, on: $0, logger: self.logger) }
         }
     }
 
@@ -346,15 +338,23 @@ public final class PostgresFleetStore: FleetStore {
         String(prefix.lowercased().filter { $0.isHexDigit }) + "%"
     }
 
-    private static func current(on connection: PostgresConnection, logger: Logger) async throws -> Release? {
+    /// The latest `limit` releases, newest first, with their bundles' screens and sizes.
+    private static func releases(limit: Int, on connection: PostgresConnection, logger: Logger) async throws -> [Release] {
         let rows = try await connection.query(
             """
             SELECT r.number, r.bundle, r.kind, r.released_at, r.released_by, b.screens, b.bytes
             FROM taksi_releases AS r JOIN taksi_bundles AS b ON b.id = r.bundle
-            ORDER BY r.number DESC LIMIT 1
+            ORDER BY r.number DESC LIMIT \(limit)
             """, logger: logger)
-        for try await row in rows.decode((Int, String, String, Date, String, Int, Int).self) { return release(row) }
-        return nil
+        var releases: [Release] = []
+        for try await row in rows.decode((Int, String, String, Date, String, Int, Int).self) {
+            releases.append(Release(number: row.0, bundle: row.1, kind: row.2, at: row.3, by: row.4, screens: row.5, bytes: row.6))
+        }
+        return releases
+    }
+
+    private static func current(on connection: PostgresConnection, logger: Logger) async throws -> Release? {
+        try await releases(limit: 1, on: connection, logger: logger).first
     }
 
     /// Records a release of `bundle` and wakes the replicas listening.
@@ -366,10 +366,6 @@ public final class PostgresFleetStore: FleetStore {
         try await connection.query("SELECT pg_notify('taksi_releases', \(bundle))", logger: logger)
         guard let release = try await current(on: connection, logger: logger) else { throw StoreError("the release was not recorded") }
         return release
-    }
-
-    private static func release(_ row: (Int, String, String, Date, String, Int, Int)) -> Release {
-        Release(number: row.0, bundle: row.1, kind: row.2, at: row.3, by: row.4, screens: row.5, bytes: row.6)
     }
 
     // MARK: Statements
