@@ -50,7 +50,7 @@ struct ConfigMapVolumeTests {
         let volume = KubeletVolume(mount: mount)
         try volume.publish(["config.json": Self.config, "Screens/start.json": Self.screen("One")])
         let configuration = try ServerConfiguration.resolve(file: mount.appendingPathComponent("config.json").path, environment: [:])
-        let application = try buildApplication(configuration: configuration, logger: Logger(label: "configmap"))
+        let application = try buildApplication(configuration: configuration, logger: testLogger("configmap"))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await application.start(on: group)
         let port = try #require(server.port)

@@ -73,7 +73,7 @@ struct ConnectionBoundsTests {
         var configuration = ServerConfiguration.forTests()
         configuration.preview = true
         configuration.limits.maxStreamDuration = .milliseconds(300)
-        let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "streams"))
+        let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("streams"))
         try await withRunningServer(application) { port in
             let stream = try RawConnection(port: port)
             stream.send("GET /preview/events.stream HTTP/1.1\r\nHost: a\r\n\r\n")

@@ -21,7 +21,7 @@ struct ExampleFlowTests {
         configuration.watch = false
         let load = ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
         let set = try #require(load.screenSet, "\(load.diagnostics.report)")
-        return buildApplication(configuration: configuration, screenSet: set, logger: Logger(label: "test"))
+        return buildApplication(configuration: configuration, screenSet: set, logger: testLogger("test"))
     }
 
     /// GET over the connection; the response must be a 200. Read off the cooperative pool, where

@@ -56,7 +56,7 @@ struct HardeningTests {
         var configuration = ServerConfiguration.forTests()
         configuration.limits = limits
         configuration.upstreams = ["api": upstream, "files": "file:" + filesUpstream.path]
-        return buildApplication(configuration: configuration, screenSet: screenSet, logger: Logger(label: "hardening"))
+        return buildApplication(configuration: configuration, screenSet: screenSet, logger: testLogger("hardening"))
     }
 
     /// A `file:` upstream with one network, and a secret file beside it that must stay out of reach.

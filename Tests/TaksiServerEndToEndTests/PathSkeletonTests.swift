@@ -56,7 +56,7 @@ struct PathSkeletonTests {
         let set = try #require(load.screenSet, "\(load.diagnostics.report)")
         var configuration = ServerConfiguration.forTests()
         configuration.dataMemoMaxBytes = memoBytes
-        return buildApplication(configuration: configuration, screenSet: set, logger: Logger(label: "test"))
+        return buildApplication(configuration: configuration, screenSet: set, logger: testLogger("test"))
     }
 
     static func get(_ connection: RawConnection, _ path: String, _ headers: [(String, String)] = []) async -> RawResponse? {

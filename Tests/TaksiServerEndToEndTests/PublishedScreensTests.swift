@@ -27,7 +27,7 @@ struct PublishedScreensTests {
         var configuration = ServerConfiguration()
         try configuration.apply(key: "store", value: database.url, source: "test")
         configuration.store.timeout = 60  // a hang guard: a busy machine is slow, not wrong
-        let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: Logger(label: "test"))
+        let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: testLogger("test"))
         let running = Task { try await store.run() }
         defer { running.cancel() }
         try await body(store)

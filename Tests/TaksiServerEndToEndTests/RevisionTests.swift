@@ -52,7 +52,7 @@ struct RevisionTests {
         configuration.screensDirectory = directory.path
         configuration.watch = false
         configuration.upstreams = upstreams
-        return (try buildApplication(configuration: configuration, logger: Logger(label: "revisions")), directory)
+        return (try buildApplication(configuration: configuration, logger: testLogger("revisions")), directory)
     }
 
     static func get(_ port: Int, _ path: String, _ headers: [(String, String)] = []) throws -> RawResponse {
@@ -317,7 +317,7 @@ struct RevisionTests {
         let options = ServedScreenSet.Options(skeletonMaxAge: 60, skeletonStaleWhileRevalidate: 300)
         func store(_ retention: ScreenStore.Retention? = nil) -> (ScreenStore, Responder) {
             let store = ScreenStore(sets[0], options: options, retention: retention, now: { clock.now })
-            return (store, Responder(store: store, logger: Logger(label: "retention")))
+            return (store, Responder(store: store, logger: testLogger("retention")))
         }
         func data(_ responder: Responder, _ revision: String) async -> HTTPResponse {
             await responder.response(method: .GET, uri: "/screens/home/data", headers: HTTPHeaders([("X-Taksi-Skeleton", revision)]))

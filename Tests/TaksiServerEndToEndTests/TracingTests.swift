@@ -124,7 +124,7 @@ struct TracingTests {
 
         init(
             receiver: Receiver, upstream: TestUpstream, cache: UpstreamCache? = nil, headers: [String: String] = [:],
-            sampling: Double = 1, logger: Logger = Logger(label: "test"), files: [String: String] = SharedScreens.upstreams
+            sampling: Double = 1, logger: Logger = testLogger("test"), files: [String: String] = SharedScreens.upstreams
         ) throws {
             var application = try upstreamApplication(files: files, upstream: upstream, cache: cache, logger: logger).application
             var settings = ServerConfiguration.TracingSettings()
@@ -132,10 +132,10 @@ struct TracingTests {
             settings.endpoint = "http://127.0.0.1:\(receiver.port)"
             settings.headers = headers
             settings.sampling = sampling
-            let tracing = try makeTracing(settings, logger: Logger(label: "otel"))
+            let tracing = try makeTracing(settings, logger: testLogger("otel"))
             application.tracing = tracing
             self.application = application
-            let exporter = ServiceGroup(services: [tracing.exporter], gracefulShutdownSignals: [], logger: Logger(label: "otel"))
+            let exporter = ServiceGroup(services: [tracing.exporter], gracefulShutdownSignals: [], logger: testLogger("otel"))
             self.exporter = exporter
             running = Task { try await exporter.run() }
         }

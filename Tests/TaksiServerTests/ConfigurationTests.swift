@@ -179,7 +179,7 @@ struct ConfigurationTests {
         var configuration = ServerConfiguration()
         configuration.screensDirectory = directory.path
         do {
-            _ = try buildApplication(configuration: configuration, logger: Logger(label: "test"))
+            _ = try buildApplication(configuration: configuration, logger: testLogger("test"))
             Issue.record("an invalid set must not build")
         } catch {
             let text = "\(error)"

@@ -47,7 +47,7 @@ struct DataMemoTests {
             configuration.upstreams = ["api": upstream.baseURL]
             configuration.dataMemoMaxBytes = memoBytes
             application = buildApplication(
-                configuration: configuration, screenSet: screenSet, logger: Logger(label: "test"), metrics: metrics, cache: cache
+                configuration: configuration, screenSet: screenSet, logger: testLogger("test"), metrics: metrics, cache: cache
             )
         }
 

@@ -158,7 +158,7 @@ struct HTTPConnectionHandlerTests {
         var configuration = ServerConfiguration()
         configuration.accessLog = false
         configuration.preview = true
-        let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "streams"))
+        let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("streams"))
         let connection = try Connection(limits: .with { $0.maxStreamDuration = .seconds(20) }, application: application)
         try connection.send("GET /preview/events.stream HTTP/1.1\r\nHost: a\r\n\r\n" + Self.get)
         let head = try connection.written()

@@ -34,7 +34,7 @@ struct LocalizedRoutesTests {
         let set = try #require(load.screenSet, "\(load.diagnostics.report)")
         var configuration = ServerConfiguration()
         configuration.port = 0
-        responder = buildApplication(configuration: configuration, screenSet: set, logger: Logger(label: "test")).responder
+        responder = buildApplication(configuration: configuration, screenSet: set, logger: testLogger("test")).responder
     }
 
     func get(_ uri: String, _ headers: [(String, String)] = []) async -> TestResponse {

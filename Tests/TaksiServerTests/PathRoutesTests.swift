@@ -51,7 +51,7 @@ struct PathRoutesTests {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.appLinks = appLinks
-        return buildApplication(configuration: configuration, screenSet: screens, logger: Logger(label: "test")).responder
+        return buildApplication(configuration: configuration, screenSet: screens, logger: testLogger("test")).responder
     }
 
     let responder = PathRoutesTests.responder(

@@ -220,7 +220,7 @@ struct PreviewTests {
     func streamCap() async throws {
         let (application, _) = try Self.makeApplication()
         let full = PreviewEvents(status: application.store.status, maxSubscribers: 0)
-        let responder = Responder(store: application.store, logger: Logger(label: "preview"), previewEvents: full)
+        let responder = Responder(store: application.store, logger: testLogger("preview"), previewEvents: full)
         let refused = await Self.get(responder, "/preview/events.stream")
         #expect(refused.status == .serviceUnavailable)
         #expect(refused.headers["Retry-After"] == ["5"])

@@ -238,7 +238,7 @@ struct UpstreamTests {
         }
         var configuration = ServerConfiguration()
         configuration.upstreams = ["citybikes": upstream.baseURL, "github": upstream.baseURL]
-        let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"))
+        let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
         let offline = fixtureApplication().responder
         for uri in ["/screens/bikes/networks/data", "/screens/bikes/stations/data?network=velib", "/screens/repositories/data?q=swift"] {
             let response = await application.responder.response(method: .GET, uri: uri, headers: ["Authorization": "Bearer t"])
@@ -259,7 +259,7 @@ struct UpstreamTests {
 
         try await upstream.stop()
         // A new application has nothing cached to stand in.
-        let restarted = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"))
+        let restarted = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
         for uri in ["/screens/bikes/networks/data", "/screens/bikes/stations/data?network=velib", "/screens/repositories/data?q=swift"] {
             let response = await restarted.responder.response(method: .GET, uri: uri)
             #expect(response.status == .ok)

@@ -19,7 +19,7 @@ struct VariantRoutesTests {
         var configuration = ServerConfiguration()
         configuration.port = 0
         responder =
-            buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"), metrics: metrics)
+            buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"), metrics: metrics)
             .responder
     }
 
@@ -83,7 +83,7 @@ struct VariantRoutesTests {
     func restart() async throws {
         let load = ScreenSetLoader.load(directory: fixtureScreensDirectory.path)
         let restarted = buildApplication(
-            configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: Logger(label: "restarted")
+            configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: testLogger("restarted")
         ).responder
         var counts: [String: Int] = [:]
         for user in 0..<1_000 {

@@ -38,7 +38,7 @@ package func fixtureApplication(limits: ConnectionLimits = ConnectionLimits()) -
     var configuration = ServerConfiguration.forTests()
     configuration.upstreams = fixtureUpstreams
     configuration.limits = limits
-    return buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"))
+    return buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
 }
 
 /// Runs `body` against the real server over the fixture screens on a free port, then drains it.

@@ -120,7 +120,7 @@ package enum SharedScreens {
 /// bound to port 0 on loopback.
 package func upstreamApplication(
     files: [String: String], upstream: TestUpstream, cache: UpstreamCache? = nil,
-    idempotency: IdempotencyStore.Limits = IdempotencyStore.Limits(), logger: Logger = Logger(label: "test")
+    idempotency: IdempotencyStore.Limits = IdempotencyStore.Limits(), logger: Logger = testLogger("test")
 ) throws -> (application: Application, screenSet: ScreenSet) {
     let load = ScreenSetLoader.load(files: files.mapValues { Array($0.utf8) }, upstreams: ["api"])
     guard let screenSet = load.screenSet else { throw FixtureError.invalidScreens(load.diagnostics.report) }
@@ -141,7 +141,7 @@ package func fixtureCopyApplication(preview: Bool = false, label: String = "test
     configuration.screensDirectory = directory.path
     configuration.upstreams = fixtureUpstreams
     configuration.preview = preview
-    return (try buildApplication(configuration: configuration, logger: Logger(label: label)), directory)
+    return (try buildApplication(configuration: configuration, logger: testLogger(label)), directory)
 }
 
 package enum FixtureError: Error {
