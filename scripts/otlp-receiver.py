@@ -3,7 +3,8 @@
 each span as one JSON line, decoded with the official OpenTelemetry protobuf definitions
 (pip install opentelemetry-proto).
 
-    python3 scripts/otlp-receiver.py      # prints "port N" first, then one line per span
+    python3 scripts/otlp-receiver.py              # prints "port N" first, then one line per span
+    python3 scripts/otlp-receiver.py --port 4318  # on a desk: where taksi-server exports by default
 
 Each line has the span's ids, name, kind, status, attributes, event names and links, and the
 headers of the export request that brought it (export_headers, names lowercased).
@@ -65,7 +66,8 @@ class Receiver(http.server.BaseHTTPRequestHandler):
         pass
 
 
-server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+port = int(sys.argv[sys.argv.index("--port") + 1]) if "--port" in sys.argv else 0
+server = http.server.HTTPServer(("127.0.0.1", port), Receiver)
 print(f"port {server.server_address[1]}", flush=True)
 try:
     server.serve_forever()

@@ -38,7 +38,7 @@ struct AccessLogTests {
         configuration.upstreams = fixtureUpstreams
         configuration.accessLogFormat = format
         configuration.accessLogOutput = .file(file.path)
-        let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: Logger(label: "test"))
+        let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
         try await withRunningServer(application, body)
     }
 
@@ -90,17 +90,45 @@ struct AccessLogTests {
             let new = Self.lines(file).compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
             try #require(old.count == 1 && new.count == 1, "\(Self.lines(rotated)) \(Self.lines(file))")
             let record = old[0]
-            #expect(record["log"] == "access")
-            #expect(record["method"] == "GET")
-            #expect(record["path"] == "/screens/login")
-            #expect(record["status"] == 200)
-            #expect(record["request_id"] == "one")
-            #expect(record["variant"] == "login|*|default")
-            #expect(record["bytes"]?.numberValue ?? 0 > 100)
-            #expect(record["duration_ms"]?.numberValue != nil)
-            #expect(record["time"]?.stringValue?.hasSuffix("Z") == true)
-            #expect(new[0]["method"] == "HEAD" && new[0]["request_id"] == "two")
+            // The Elastic Common Schema's layout, as the application log's JSON lines.
+            #expect(record["event.dataset"] == "taksi.access")
+            #expect(record["log.level"] == "info")
+            #expect(record["ecs.version"] == "8.11.0")
+            #expect(record["http.request.method"] == "GET")
+            #expect(record["url.path"] == "/screens/login")
+            #expect(record["http.response.status_code"] == 200)
+            #expect(record["http.request.id"] == "one")
+            #expect(record["taksi.variant"] == "login|*|default")
+            #expect(record["http.response.body.bytes"]?.numberValue ?? 0 > 100)
+            #expect(record["event.duration"]?.numberValue.map { $0 >= 0 && $0 == $0.rounded() } == true, "whole nanoseconds")
+            #expect(record["@timestamp"]?.stringValue?.hasSuffix("Z") == true)
+            #expect(new[0]["http.request.method"] == "HEAD" && new[0]["http.request.id"] == "two")
         }
+    }
+
+    @Test("the application log's JSON lines have the access log's layout (ECS): a level on each, typed values, ECS names for ids")
+    func applicationLogLayout() throws {
+        let file = try Self.temporaryDirectory().appendingPathComponent("app.log")
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: file)
+        var logger = Logger(label: "taksi-server") { LineLogHandler(label: $0, format: .json, output: handle) }
+        logger[metadataKey: "request_id"] = "9f3c-1"
+        logger.warning(
+            "upstream failed", metadata: ["count": .stringConvertible(3), "ratio": .stringConvertible(0.5), "cause": "refused"])
+        try handle.close()
+        let lines = Self.lines(file)
+        try #require(lines.count == 1, "\(lines)")
+        let record = try JSONDecoder().decode(JSONValue.self, from: Data(lines[0].utf8))
+        #expect(record["@timestamp"]?.stringValue?.hasSuffix("Z") == true)
+        #expect(record["log.level"] == "warning")
+        #expect(record["ecs.version"] == "8.11.0")
+        #expect(record["message"] == "upstream failed")
+        #expect(record["service.name"] == "taksi-server")
+        #expect(record["http.request.id"] == "9f3c-1", "the access log's name for it")
+        #expect(record["taksi.count"] == 3, "a number stays a number")
+        #expect(record["taksi.ratio"] == 0.5)
+        #expect(record["taksi.cause"] == "refused")
+        #expect(lines[0].hasPrefix(#"{"@timestamp":"#), "the time first, as in the access log")
     }
 
     @Test("when the writer is behind, lines are dropped and counted, and serving goes on")
@@ -109,11 +137,11 @@ struct AccessLogTests {
         let metrics = TestMetrics()
         // Nothing may wait: every chunk is over the limit, as when the writer is far behind.
         let log = try AccessLog(
-            format: .text, output: .file(file.path), maxPendingBytes: 0, metrics: metrics, logger: Logger(label: "test"))
+            format: .text, output: .file(file.path), maxPendingBytes: 0, metrics: metrics, logger: testLogger("test"))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = try await HTTPServer.start(
             host: "127.0.0.1", port: 0, group: group, responder: fixtureApplication().responder, accessLog: log,
-            logger: Logger(label: "test")
+            logger: testLogger("test")
         )
         let connection = try RawConnection(port: try #require(server.port))
         for _ in 0..<3 { connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n") }
@@ -129,10 +157,10 @@ struct AccessLogTests {
     func unopenable() async throws {
         let path = "/nonexistent-\(UUID().uuidString)/access.log"
         #expect(throws: AccessLog.OpenError.self) {
-            try AccessLog(format: .text, output: .file(path), metrics: TestMetrics(), logger: Logger(label: "test"))
+            try AccessLog(format: .text, output: .file(path), metrics: TestMetrics(), logger: testLogger("test"))
         }
         do {
-            _ = try AccessLog(format: .text, output: .file(path), metrics: TestMetrics(), logger: Logger(label: "test"))
+            _ = try AccessLog(format: .text, output: .file(path), metrics: TestMetrics(), logger: testLogger("test"))
         } catch {
             #expect(error.description.contains(path) && error.description.contains("access_log_output"))
         }

@@ -288,7 +288,7 @@ struct OperationsTests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         // The access log's lines of the drained requests are written before the process exits.
-        let logged = Set(lines.compactMap { $0["log"] == "access" ? $0["request_id"]?.stringValue : nil })
+        let logged = Set(lines.compactMap { $0["event.dataset"] == "taksi.access" ? $0["http.request.id"]?.stringValue : nil })
         #expect(logged == Set((0..<5).map { "drain-\($0)" }))
         #expect(lines.contains { $0["message"] == "server stopped" })
         try await upstream.stop()

@@ -119,11 +119,11 @@ extension ServerConfiguration {
             \.accessLog),
         .format(
             "log_format", "TAKSI_LOG_FORMAT", flag: "--log-format", default: "`text`",
-            "`text`, or `json`: one object per line (`timestamp`, `level`, `message`, `metadata`, ...)"
+            "`text`, or `json`: one object per line in the Elastic Common Schema's layout (`@timestamp`, `log.level`, `message`, ...), as the access log's; see [Logs](operations.md#logs)"
         ) { $0.logFormat = $1 },
         .format(
             "access_log_format", "TAKSI_ACCESS_LOG_FORMAT", flag: "--access-log-format", default: "`log_format`'s",
-            "`text` or `json` (one object a line)"
+            "`text` or `json` (one object a line, in the application log's layout)"
         ) { $0.accessLogFormat = $1 },
         Setting(
             key: "access_log_output", environment: "TAKSI_ACCESS_LOG_OUTPUT", flags: "--access-log-output", defaultText: "`stderr`",

@@ -22,8 +22,12 @@ import Darwin
 ///
 /// ```
 /// 2026-11-21T10:15:02.418Z GET /screens/home 200 1276 0.364ms variant=home.yaml id=9f3c-1
-/// {"time":"2026-11-21T10:15:02.418Z","log":"access","method":"GET","path":"/screens/home","status":200,"bytes":1276,"duration_ms":0.364,"variant":"home.yaml","request_id":"9f3c-1"}
+/// {"@timestamp":"2026-11-21T10:15:02.418Z","log.level":"info","ecs.version":"8.11.0","event.dataset":"taksi.access","http.request.method":"GET","url.path":"/screens/home","http.response.status_code":200,"http.response.body.bytes":1276,"event.duration":364000,"taksi.variant":"home.yaml","http.request.id":"9f3c-1"}
 /// ```
+///
+/// The JSON lines follow the Elastic Common Schema, as the application log's do (see
+/// ``LineLogHandler``): `event.dataset` `taksi.access` tells them apart, `event.duration` is in
+/// nanoseconds.
 public final class AccessLog: Sendable {
     /// Where the lines go.
     public enum Output: Sendable, Equatable, CustomStringConvertible {
@@ -250,24 +254,25 @@ final class AccessLogBuffer {
         if let question = path.firstIndex(of: UInt8(ascii: "?")) { path = path[..<question] }
         let nanoseconds = max(0, duration.nanoseconds)
         if json {
-            bytes.writeStaticString("{\"time\":\"")
+            bytes.writeStaticString("{\"@timestamp\":\"")
             writeTime()
-            bytes.writeStaticString("\",\"log\":\"access\",\"method\":\"")
+            bytes.writeStaticString(
+                "\",\"log.level\":\"info\",\"ecs.version\":\"8.11.0\",\"event.dataset\":\"taksi.access\",\"http.request.method\":\"")
             writeEscaped(method.utf8[...])
-            bytes.writeStaticString("\",\"path\":\"")
+            bytes.writeStaticString("\",\"url.path\":\"")
             writeEscaped(path)
-            bytes.writeStaticString("\",\"status\":")
+            bytes.writeStaticString("\",\"http.response.status_code\":")
             bytes.writeDecimal(Int(status))
-            bytes.writeStaticString(",\"bytes\":")
+            bytes.writeStaticString(",\"http.response.body.bytes\":")
             bytes.writeDecimal(written)
-            bytes.writeStaticString(",\"duration_ms\":")
-            writeMilliseconds(nanoseconds)
+            bytes.writeStaticString(",\"event.duration\":")
+            bytes.writeDecimal(Int(nanoseconds))
             if let variant {
-                bytes.writeStaticString(",\"variant\":\"")
+                bytes.writeStaticString(",\"taksi.variant\":\"")
                 writeEscaped(variant.utf8[...])
                 bytes.writeStaticString("\"")
             }
-            bytes.writeStaticString(",\"request_id\":\"")
+            bytes.writeStaticString(",\"http.request.id\":\"")
             let start = bytes.writerIndex
             requestID(&bytes)
             escapeWritten(from: start)

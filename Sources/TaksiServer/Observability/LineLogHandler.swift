@@ -12,10 +12,14 @@ import TaksiSchema
 /// 2026-11-21T02:37:38.120Z error taksi-server: cause=answered HTTP 500 request_id=9f3c-1 screen=feed source=news [TaksiServer] upstream failed; its components are degraded
 /// ```
 ///
-/// `json`, one object per line, for log collectors:
+/// `json`, one object per line in the layout of the Elastic Common Schema's logging spec (ECS
+/// 8.11: `@timestamp`, `log.level`, `message`, `ecs.version`, dotted field names), which the access
+/// log's JSON lines follow too, so a collector reads both with one parser. Metadata keep their
+/// type (a number stays a number); the request id is `http.request.id`, the trace's ids
+/// `trace.id` and `span.id`, the rest `taksi.<key>`:
 ///
 /// ```json
-/// {"label":"taksi-server","level":"info","message":"request","metadata":{"request_id":"9f3c-1","status":"200"},"source":"TaksiServer","timestamp":"2026-11-21T02:37:38.120Z"}
+/// {"@timestamp":"2026-11-21T02:37:38.120Z","ecs.version":"8.11.0","http.request.id":"9f3c-1","log.level":"error","log.logger":"TaksiServer","message":"upstream failed; its components are degraded","service.name":"taksi-server","taksi.screen":"feed"}
 /// ```
 public struct LineLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
@@ -48,10 +52,10 @@ public struct LineLogHandler: LogHandler {
             line = Array(text.utf8)
         case .json:
             var record: [String: JSONValue] = [
-                "timestamp": .string(Self.timestamp()), "level": .string(event.level.rawValue), "label": .string(label),
-                "message": .string(event.message.description), "source": .string(event.source),
+                "@timestamp": .string(Self.timestamp()), "log.level": .string(event.level.rawValue), "service.name": .string(label),
+                "message": .string(event.message.description), "log.logger": .string(event.source), "ecs.version": .string(Self.ecsVersion),
             ]
-            if !merged.isEmpty { record["metadata"] = .object(merged.mapValues(Self.json)) }
+            for (key, value) in merged { record[Self.ecsField(key)] = Self.json(value) }
             line = JSONWriter.bytes(.object(record)) + [10]
         }
         // One write per line under a lock, so lines from different threads never interleave.
@@ -60,9 +64,26 @@ public struct LineLogHandler: LogHandler {
 
     private static let lock = NIOLock()
 
+    /// The version of the Elastic Common Schema the JSON lines of both logs follow.
+    static let ecsVersion = "8.11.0"
+
+    /// A metadata key's field: ECS's own where it has one, else under `taksi.`.
+    static func ecsField(_ key: String) -> String {
+        switch key {
+        case "request_id": "http.request.id"
+        case "trace_id": "trace.id"
+        case "span_id": "span.id"
+        default: "taksi." + key
+        }
+    }
+
     private static func json(_ value: Logger.Metadata.Value) -> JSONValue {
         switch value {
         case .string(let string): .string(string)
+        // Numbers and truth values keep their type, so a collector can sum and compare them.
+        case .stringConvertible(let number as any BinaryInteger): .number(Double(number))
+        case .stringConvertible(let number as Double): number.isFinite ? .number(number) : .string(number.description)
+        case .stringConvertible(let truth as Bool): .bool(truth)
         case .stringConvertible(let convertible): .string(convertible.description)
         case .array(let values): .array(values.map(json))
         case .dictionary(let values): .object(values.mapValues(json))
