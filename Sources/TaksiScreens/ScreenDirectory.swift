@@ -14,7 +14,15 @@ import Darwin
 /// Names starting with `.` are skipped (editor files, and the kubelet's own `..data` and
 /// `..2026_11_21_...` entries, which would otherwise list every file twice). A directory reached
 /// twice (a link loop, or two links to one folder) is read once.
+///
+/// A flat directory can say where its files belong: a ConfigMap's keys hold no `/`, so
+/// `deploy kubernetes` ships `bikes/stations.yaml` as the key `bikes__stations.yaml` and lists
+/// `{"bikes__stations.yaml": "bikes/stations.yaml"}` in ``pathIndexName``. Mounted whole (with no
+/// `items:`), a file added to the ConfigMap reaches running pods with no change to their Deployment.
 public enum ScreenDirectory {
+    /// The file, at the directory's root, that maps names in it to the paths they stand for.
+    public static let pathIndexName = ".taksi-paths.json"
+
     /// One regular file under the directory.
     public struct File: Sendable, Equatable {
         /// The path relative to the directory, with `/` separators: `bikes/stations.yaml`.
@@ -35,7 +43,41 @@ public enum ScreenDirectory {
         var files: [File] = []
         var visited: Set<DirectoryID> = [root.id]
         walk(directory, relative: "", visited: &visited, into: &files)
+        if case .success(let index)? = pathIndex(in: directory) {
+            for position in files.indices {
+                if let path = index[files[position].relativePath] { files[position].relativePath = path }
+            }
+        }
         return files.sorted { $0.relativePath < $1.relativePath }
+    }
+
+    /// The directory's ``pathIndexName``: nil when it has none, a failure saying what is wrong
+    /// with it (the loader reports it; the files are then listed under their own names).
+    public static func pathIndex(in directory: String) -> Result<[String: String], PathIndexError>? {
+        let path = (directory.hasSuffix("/") ? directory : directory + "/") + pathIndexName
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            return .failure(
+                PathIndexError(message: "not a JSON object of names and paths, like {\"bikes__stations.yaml\": \"bikes/stations.yaml\"}"))
+        }
+        var index: [String: String] = [:]
+        for (name, value) in object {
+            guard let target = value as? String, !target.hasPrefix("/"), !target.hasSuffix("/"),
+                !target.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
+            else {
+                return .failure(PathIndexError(message: "\"\(name)\": the path must be relative, inside the directory (no \"..\")"))
+            }
+            index[name] = target
+        }
+        guard Set(index.values).count == index.count else {
+            return .failure(PathIndexError(message: "two names stand for the same path"))
+        }
+        return .success(index)
+    }
+
+    /// What is wrong with a directory's ``pathIndexName``.
+    public struct PathIndexError: Error, Sendable, Equatable {
+        public var message: String
     }
 
     private struct DirectoryID: Hashable {

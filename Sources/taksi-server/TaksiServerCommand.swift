@@ -542,12 +542,14 @@ struct Deploy: ParsableCommand {
     /// A Kubernetes manifest for the project (``KubernetesManifest``).
     struct Kubernetes: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print a Kubernetes manifest that ships the screens and configuration in a ConfigMap.",
+            abstract: "Print a Kubernetes manifest that ships the screens and the configuration in ConfigMaps.",
             discussion: """
                 The screens are checked first, against the configuration's upstreams; nothing is written for a set \
                 with errors. The configuration is yours with what a pod needs over it: host 0.0.0.0, port 8080, \
                 the mounted screens, no preview, JSON logs unless you chose a format. Give the configuration you \
-                run in production: its upstreams must be http(s) URLs.
+                run in production: its upstreams must be http(s) URLs. The memory request and limit are derived \
+                from the configuration's caches and the screens' size. A screen file added later reaches running \
+                pods with kubectl apply, without a restart; a changed configuration rolls them.
                 """
         )
 
@@ -575,6 +577,9 @@ struct Deploy: ParsableCommand {
                 valueName: "secret"))
         var store: String?
 
+        @Flag(help: "Add a ServiceMonitor for the Prometheus Operator (the pods carry prometheus.io annotations either way).")
+        var serviceMonitor = false
+
         @Option(name: .shortAndLong, help: "Write the manifest to this file instead of standard output.")
         var output: String?
 
@@ -592,6 +597,7 @@ struct Deploy: ParsableCommand {
             options.namespace = namespace
             options.replicas = replicas
             options.storeSecret = store
+            options.serviceMonitor = serviceMonitor
             let manifest: KubernetesManifest
             do {
                 manifest = try KubernetesManifest.make(

@@ -23,11 +23,13 @@ struct DeploymentTests {
         return folder
     }
 
-    /// The manifest's objects by kind, as JSON (read by PyYAML, an independent YAML reader).
+    /// The manifest's objects by kind (ConfigMaps by `ConfigMap/<name>`), as JSON (read by PyYAML, an
+    /// independent YAML reader).
     static func objects(of manifest: URL) throws -> JSONValue {
         let script = """
             import json, sys, yaml
-            print(json.dumps({d["kind"]: d for d in yaml.safe_load_all(open(sys.argv[1], encoding="utf-8"))}))
+            documents = yaml.safe_load_all(open(sys.argv[1], encoding="utf-8"))
+            print(json.dumps({d["kind"] + ("/" + d["metadata"]["name"] if d["kind"] == "ConfigMap" else ""): d for d in documents}))
             """
         let result = try runTool(["python3", "-c", script, manifest.path])
         try #require(result.status == 0, "\(result.output)")
@@ -53,49 +55,50 @@ struct DeploymentTests {
 
         let validation = try runTool(["python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path])
         #expect(validation.status == 0, "\(validation.output)")
-        #expect(validation.output.components(separatedBy: " passed for resource ").count == 6, "five objects: \(validation.output)")
+        #expect(validation.output.components(separatedBy: " passed for resource ").count == 7, "six objects: \(validation.output)")
 
         let objects = try Self.objects(of: manifest)
         let pod = objects["Deployment"]?["spec"]?["template"]?["spec"]
         let container = pod?["containers"]?[0]
         #expect(container?["image"] == "registry.example.com/taksi-server:1.0.0")
-        #expect(container?["args"] == ["serve", "--config", "/etc/taksi/config.json"])
-        #expect(container?["volumeMounts"]?[0]?["mountPath"] == "/etc/taksi")
+        #expect(container?["args"] == ["serve", "--config", "/etc/taksi/config/config.json"])
+        #expect(container?["volumeMounts"]?[0]?["mountPath"] == "/etc/taksi/config")
+        #expect(container?["volumeMounts"]?[1]?["mountPath"] == "/etc/taksi/screens", "beside the configuration, not inside it")
+        #expect(pod?["volumes"]?[1]?["configMap"] == ["name": "taksi-server-screens"], "mounted whole, with no items")
+        // 64 MiB of the server, the screens' 2 x 16 x their bytes, and the caches: the memo's and
+        // idempotency's 16 MiB each, the upstream cache's 64 MiB twice (bytes and values).
+        #expect(container?["resources"]?["requests"]?["memory"] == "65Mi", "\(String(describing: container?["resources"]))")
+        #expect(container?["resources"]?["limits"]?["memory"] == "225Mi")
         #expect(container?["readinessProbe"]?["httpGet"]?["path"] == "/readyz")
         #expect(container?["livenessProbe"]?["httpGet"]?["path"] == "/healthz")
         #expect(pod?["securityContext"]?["runAsUser"] == 10001, "the image's user")
         #expect(pod?["automountServiceAccountToken"] == false, "no service account token: the server calls no Kubernetes API")
         let annotations = objects["Deployment"]?["spec"]?["template"]?["metadata"]?["annotations"]
-        #expect(annotations == ["prometheus.io/scrape": "true", "prometheus.io/port": "8080", "prometheus.io/path": "/metrics"])
+        #expect(annotations?["prometheus.io/scrape"] == "true")
+        #expect(annotations?["prometheus.io/port"] == "8080")
+        #expect(annotations?["prometheus.io/path"] == "/metrics")
+        #expect(annotations?["checksum/config"]?.stringValue?.count == 16, "a change to the configuration rolls the pods")
         #expect(pod?["terminationGracePeriodSeconds"] == 22, "drain_timeout 12, the preStop pause 5, and 5 to spare")
         #expect(objects["Deployment"]?["spec"]?["replicas"] == 3)
         #expect(objects["HorizontalPodAutoscaler"]?["spec"]?["minReplicas"] == 3)
         #expect(objects["PodDisruptionBudget"]?["spec"]?["minAvailable"] == 2)
         #expect(objects["Service"]?["spec"]?["ports"]?[0]?["targetPort"] == "http")
-        for kind in ["ConfigMap", "Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget"] {
+        for kind in [
+            "ConfigMap/taksi-server-config", "ConfigMap/taksi-server-screens", "Deployment", "Service", "HorizontalPodAutoscaler",
+            "PodDisruptionBudget",
+        ] {
             #expect(objects[kind]?["metadata"]?["namespace"] == "shop", "\(kind)")
         }
 
-        // Every key mounted, at the file's real path, laid out as the kubelet lays a ConfigMap out.
-        guard case .object(let data)? = objects["ConfigMap"]?["data"], case .array(let items)? = pod?["volumes"]?[0]?["configMap"]?["items"]
-        else {
-            Issue.record("no ConfigMap data or items")
-            return
-        }
-        var mounted: [String: String] = [:]
-        for item in items {
-            guard let key = item["key"]?.stringValue, let path = item["path"]?.stringValue, let text = data[key]?.stringValue else {
-                continue
-            }
-            mounted[path] = text
-        }
-        #expect(Set(data.keys) == Set(items.compactMap { $0["key"]?.stringValue }), "every key is mounted")
-        #expect(data["Screens__fixtures__caf--menu.json"] != nil, "a key holds letters, digits, -, _ and . only")
-        #expect(mounted["Screens/fixtures/café menu.json"] != nil, "the file keeps its name")
-        let volume = project.appendingPathComponent("mounted")
-        try KubeletVolume(mount: volume).publish(mounted)
+        // Each ConfigMap mounted whole, laid out as the kubelet lays a ConfigMap out.
+        let (config, screens) = try Self.mount(objects, in: project.appendingPathComponent("mounted"))
+        let data = try #require(objects["ConfigMap/taksi-server-screens"]?["data"]?.objectValue)
+        #expect(data["fixtures__caf--menu.json"] != nil, "a key holds letters, digits, -, _ and . only")
+        #expect(
+            ScreenDirectory.files(in: screens.path)?.contains { $0.relativePath == "fixtures/café menu.json" } == true,
+            "the file keeps its name")
 
-        let configuration = try ServerConfiguration.resolve(file: volume.appendingPathComponent("config.json").path, environment: [:])
+        let configuration = try ServerConfiguration.resolve(file: config.appendingPathComponent("config.json").path, environment: [:])
         #expect(configuration.host == "0.0.0.0")
         #expect(configuration.port == 8080)
         #expect(configuration.logFormat == .json, "JSON logs, as the file chose none")
@@ -103,7 +106,8 @@ struct DeploymentTests {
         #expect(configuration.drainTimeout == 12)
         #expect(configuration.upstreams == ["shop": "https://shop.example.com/api"])
         #expect(!configuration.preview, "the live preview is for screen authors, never on in production")
-        let load = ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
+        #expect(configuration.screensDirectory == "/etc/taksi/screens", "where the screens' ConfigMap is mounted")
+        let load = ScreenSetLoader.load(directory: screens.path, upstreams: Set(configuration.upstreams.keys))
         #expect(!load.diagnostics.containsErrors, "\(load.diagnostics.report)")
         let original = ScreenSetLoader.load(directory: project.appendingPathComponent("Screens").path)
         #expect(load.screenSet?.version == original.screenSet?.version, "the same files as the project's Screens/")
@@ -181,6 +185,96 @@ struct DeploymentTests {
         #expect(failure(config: "production.json").contains("a ConfigMap holds at most 1 MiB"))
     }
 
+    /// The manifest's ConfigMaps published as the kubelet publishes them, under `folder`: the
+    /// configuration's and the screens' volumes.
+    static func mount(_ objects: JSONValue, in folder: URL) throws -> (config: URL, screens: URL) {
+        let config = folder.appendingPathComponent("config")
+        let screens = folder.appendingPathComponent("screens")
+        try publish(objects, "taksi-server-config", to: config)
+        try publish(objects, "taksi-server-screens", to: screens)
+        return (config, screens)
+    }
+
+    static func publish(_ objects: JSONValue, _ name: String, to volume: URL) throws {
+        let data = try #require(objects["ConfigMap/\(name)"]?["data"]?.objectValue)
+        try KubeletVolume(mount: volume).publish(data.compactMapValues(\.stringValue))
+    }
+
+    @Test(
+        "a screen file added to the project reaches running pods: only the screens' ConfigMap changes, and the server serves it after the kubelet's swap",
+        .enabled(if: pythonHas("yaml"), "needs python3 -m pip install pyyaml (.ci/run installs it)")
+    )
+    func addedFileReachesPods() async throws {
+        let project = try Self.makeProject()
+        let command = CommandLineTests()
+        let arguments = ["deploy", "kubernetes", "--config", "production.json", "--output", "kubernetes.yaml"]
+        try #require(try command.run(arguments, in: project).status == 0)
+        let before = try Self.objects(of: project.appendingPathComponent("kubernetes.yaml"))
+        let home = try String(contentsOf: project.appendingPathComponent("Screens/home.yaml"), encoding: .utf8)
+        try FileManager.default.createDirectory(at: project.appendingPathComponent("Screens/more"), withIntermediateDirectories: true)
+        try Data(
+            home.replacingOccurrences(of: "name: home", with: "name: more/news").replacingOccurrences(
+                of: "entry: true", with: "entry: false"
+            ).utf8
+        )
+        .write(to: project.appendingPathComponent("Screens/more/news.yaml"))
+        try #require(try command.run(arguments, in: project).status == 0)
+        let after = try Self.objects(of: project.appendingPathComponent("kubernetes.yaml"))
+        #expect(after["Deployment"] == before["Deployment"], "the Deployment is unchanged: no pod restarts")
+        #expect(after["ConfigMap/taksi-server-config"] == before["ConfigMap/taksi-server-config"])
+        #expect(after["ConfigMap/taksi-server-screens"]?["data"]?["more__news.yaml"] != nil)
+
+        // A pod of the first manifest, whose volume the kubelet then updates to the second.
+        let mounted = project.appendingPathComponent("mounted")
+        let (_, screens) = try Self.mount(before, in: mounted)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.screensDirectory = screens.path
+        configuration.upstreams = ["shop": "https://shop.example.com/api"]
+        let application = try buildApplication(configuration: configuration, logger: testLogger("pod"))
+        #expect(await application.responder.response(method: .GET, uri: "/screens/more/news").status == .notFound)
+        try Self.publish(after, "taksi-server-screens", to: screens)
+        #expect(application.watcher.reload())
+        #expect(await application.responder.response(method: .GET, uri: "/screens/more/news").status == .ok)
+        #expect(await application.responder.response(method: .GET, uri: "/screens/home").status == .ok)
+
+        // The configuration is read at start-up: a change to it changes the pods, so they restart.
+        try Data(#"{"screens": "Screens", "log_level": "info", "upstreams": {"shop": "https://shop.example.com/api/"}}"#.utf8)
+            .write(to: project.appendingPathComponent("production.json"))
+        try #require(try command.run(arguments, in: project).status == 0)
+        let reconfigured = try Self.objects(of: project.appendingPathComponent("kubernetes.yaml"))
+        let annotation = { (objects: JSONValue) in
+            objects["Deployment"]?["spec"]?["template"]?["metadata"]?["annotations"]?["checksum/config"]
+        }
+        #expect(annotation(reconfigured) != annotation(after))
+    }
+
+    @Test("a screens directory's path index maps flat names to paths, and a broken one is reported at the file")
+    func pathIndex() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-index-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(ConfigMapVolumeTests.screen("One").utf8).write(to: directory.appendingPathComponent("start.json"))
+        try Data(#"{"name": "a/b", "components": []}"#.utf8).write(to: directory.appendingPathComponent("a__b.json"))
+        let index = directory.appendingPathComponent(ScreenDirectory.pathIndexName)
+        try Data(#"{"a__b.json": "a/b.json", "start.json": "start.json"}"#.utf8).write(to: index)
+        #expect(ScreenDirectory.files(in: directory.path)?.map(\.relativePath) == ["a/b.json", "start.json"])
+        let load = ScreenSetLoader.load(directory: directory.path)
+        #expect(!load.diagnostics.containsErrors, "\(load.diagnostics.report)")
+        #expect(load.screenSet?.names.sorted() == ["a/b", "start"])
+
+        for (text, message) in [
+            ("[1]", "not a JSON object of names and paths"), (#"{"a__b.json": "../b.json"}"#, "must be relative, inside the directory"),
+            (#"{"a__b.json": "b.json", "start.json": "b.json"}"#, "two names stand for the same path"),
+        ] {
+            try Data(text.utf8).write(to: index)
+            let broken = ScreenSetLoader.load(directory: directory.path)
+            #expect(
+                broken.diagnostics.contains { $0.file.hasSuffix(ScreenDirectory.pathIndexName) && $0.message.contains(message) },
+                "\(text): \(broken.diagnostics.report)")
+        }
+    }
+
     @Test(
         "--store: pods serve the screens published to the store, its URL from a Secret; the ConfigMap holds only the configuration",
         .enabled(
@@ -203,11 +297,14 @@ struct DeploymentTests {
         #expect(text.contains("kubectl create secret generic taksi-store"))
 
         let objects = try Self.objects(of: manifest)
-        guard case .object(let data)? = objects["ConfigMap"]?["data"] else {
+        guard case .object(let data)? = objects["ConfigMap/taksi-server-config"]?["data"] else {
             Issue.record("no ConfigMap data")
             return
         }
         #expect(Array(data.keys) == ["config.json"], "no screens in the ConfigMap")
+        #expect(objects["ConfigMap/taksi-server-screens"] == nil, "no screens' ConfigMap")
+        let resources = objects["Deployment"]?["spec"]?["template"]?["spec"]?["containers"]?[0]?["resources"]
+        #expect(resources?["limits"]?["memory"] == "481Mi", "the kept published sets' 256 MiB added: \(String(describing: resources))")
         let shipped = try JSONDecoder().decode(JSONValue.self, from: Data((data["config.json"]?.stringValue ?? "").utf8))
         #expect(shipped["screens_source"] == "store")
         #expect(shipped["store"] == nil)

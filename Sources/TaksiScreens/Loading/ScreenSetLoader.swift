@@ -75,6 +75,12 @@ public enum ScreenSetLoader {
                 ]
             )
         }
+        if case .failure(let problem)? = ScreenDirectory.pathIndex(in: root) {
+            diagnostics.append(
+                Diagnostic(
+                    code: .unreadableFile, file: "\(root)/\(ScreenDirectory.pathIndexName)", location: SourceLocation(line: 1, column: 1),
+                    message: "\(problem.message); deploy kubernetes writes this file, so write the manifest again"))
+        }
         for file in found where definitionExtensions.contains((file.relativePath as NSString).pathExtension) {
             let relative = file.relativePath
             if file.size > maximumFileSize {

@@ -3,15 +3,19 @@ import TaksiSchema
 import TaksiScreens
 import Yams
 
-/// A Kubernetes manifest for any project (`taksi-server deploy kubernetes`): a ConfigMap with every
-/// file of the screens directory and a production configuration, a Deployment that mounts it, a
-/// Service, a HorizontalPodAutoscaler and a PodDisruptionBudget.
+/// A Kubernetes manifest for any project (`taksi-server deploy kubernetes`): a ConfigMap with the
+/// production configuration, a ConfigMap with every file of the screens directory, a Deployment
+/// that mounts them, a Service, a HorizontalPodAutoscaler and a PodDisruptionBudget.
 ///
 /// The screens are checked first, against the configuration's upstreams: a manifest is never made
 /// for a set the server would refuse to start with. The configuration shipped is the project's,
 /// with what a pod needs put over it: every interface, port 8080, the mounted screens, JSON logs
 /// unless the file chose a format, no preview. Screens change with `kubectl apply`; the kubelet
-/// updates the mounted files and the server reloads them (the watch is on by default).
+/// updates the mounted files and the server reloads them (the watch is on by default). The screens'
+/// ConfigMap is mounted whole (no `items:`): its keys are flat (`bikes__stations.yaml`), and
+/// ``ScreenDirectory/pathIndexName`` maps them to their paths, so a file added to the screens
+/// changes only the ConfigMap and reaches the running pods. A change to the configuration, which
+/// the server reads at start-up, changes the pods' `checksum/config` annotation and rolls them.
 public struct KubernetesManifest: Sendable {
     /// What the command line can choose.
     public struct Options: Sendable, Equatable {
@@ -27,6 +31,8 @@ public struct KubernetesManifest: Sendable {
         /// the screens published to the store (`taksi-server publish`), and the ConfigMap holds
         /// only the configuration. Nil ships the screens in the ConfigMap.
         public var storeSecret: String?
+        /// Adds a ServiceMonitor, for clusters where the Prometheus Operator scrapes.
+        public var serviceMonitor = false
 
         public init() {}
     }
@@ -37,11 +43,15 @@ public struct KubernetesManifest: Sendable {
         public var description: String { message }
     }
 
-    /// Where the ConfigMap is mounted; the configuration is `config.json` in it, the screens `Screens/`.
-    public static let mountPath = "/etc/taksi"
+    /// Where the configuration's ConfigMap is mounted: `config.json` is in it.
+    public static let configurationMountPath = "/etc/taksi/config"
+    /// Where the screens' ConfigMap is mounted: beside the configuration's, not in it (a mount
+    /// point inside a ConfigMap's read-only volume cannot be made).
+    public static let screensMountPath = "/etc/taksi/screens"
     /// The port the server listens on in the pod.
     public static let containerPort = 8080
-    /// A ConfigMap holds at most 1 MiB; this leaves room for its keys and metadata.
+    /// A ConfigMap holds at most 1 MiB; this leaves room for its keys and metadata (the screens'
+    /// ConfigMap and the configuration's are counted together, a margin for both).
     public static let maximumBytes = 1_000_000
     /// Seconds the preStop hook waits, so load balancers stop routing to a pod before it drains.
     static let preStopSeconds = 5
@@ -82,7 +92,14 @@ public struct KubernetesManifest: Sendable {
                     + "build an image with the screens in it instead (the Dockerfile that taksi-server init writes) and deploy that"
             )
         }
-        let documents = objects(files: files, configJSON: configJSON, drainTimeout: settings.drainTimeout, options: options)
+        let documents = objects(
+            files: files, configJSON: configJSON,
+            pod: PodSettings(
+                drainTimeout: settings.drainTimeout,
+                memory: MemoryBudget(
+                    settings: settings, screensBytes: ScreenDirectory.files(in: directory)?.reduce(0) { $0 + $1.size } ?? 0,
+                    store: options.storeSecret != nil || settings.members["store"] != nil)),
+            options: options)
         let header =
             options.storeSecret.map { secret in
                 """
@@ -113,7 +130,7 @@ public struct KubernetesManifest: Sendable {
         return KubernetesManifest(
             text: header + body,
             summary: options.storeSecret == nil
-                ? "\(options.name): \(screens), \(files.count) files, \(total) bytes in the ConfigMap"
+                ? "\(options.name): \(screens), \(files.count) files, \(total) bytes in the ConfigMaps"
                 : "\(options.name): \(screens) checked, served from the store (taksi-server publish them); the configuration in the ConfigMap"
         )
     }
@@ -151,11 +168,50 @@ public struct KubernetesManifest: Sendable {
     }
 
     /// The project's settings as the pod runs them.
-    private struct ProductionSettings {
+    struct ProductionSettings {
         var members: [String: JSONValue]
         var screensDirectory: String
         var upstreams: Set<String>
         var drainTimeout: Double
+        var dataMemoMaxBytes: Int
+        var idempotencyMaxBytes: Int
+    }
+
+    /// What a pod's memory request and limit are made of: the server's own footprint, the
+    /// caches it is configured to keep, and the screen set held twice while a reload replaces it.
+    struct MemoryBudget: Equatable {
+        /// The resident memory of the release server serving the example screens under load
+        /// (Benchmarks/memory-footprint.sh: 41.6 MiB at its peak over 100,000 mixed requests), rounded up.
+        static let baseline = 64 << 20
+        /// A compiled set held in memory, per byte of its files (skeletons per variant and
+        /// locale, templates, the parsed files): 29 measured on 1,000 generated screens
+        /// (Benchmarks/memory-footprint.sh), rounded up.
+        static let compiledBytesPerFileByte = 32
+
+        var caches: Int
+        var screens: Int
+
+        init(settings: ProductionSettings, screensBytes: Int, store: Bool) {
+            // Upstream bodies are kept as bytes and as parsed values: twice their size.
+            caches = settings.dataMemoMaxBytes + settings.idempotencyMaxBytes + 2 * UpstreamCache.defaultMaxBytes
+            // With a store, published sets a replica no longer serves are kept to answer them.
+            if store { caches += KeptBundles.maximumBytes }
+            screens = 2 * Self.compiledBytesPerFileByte * screensBytes
+        }
+
+        /// Requested: what a pod uses serving from cold caches.
+        var request: String { Self.mebibytes(Self.baseline + screens) }
+        /// The limit: every cache full, during a reload.
+        var limit: String { Self.mebibytes(Self.baseline + screens + caches) }
+
+        /// `288Mi`: bytes rounded up to a mebibyte.
+        static func mebibytes(_ bytes: Int) -> String { "\((bytes + (1 << 20) - 1) >> 20)Mi" }
+    }
+
+    /// What the Deployment's pods are given.
+    struct PodSettings {
+        var drainTimeout: Double
+        var memory: MemoryBudget
     }
 
     private static func productionSettings(from path: String?) throws(Failure) -> ProductionSettings {
@@ -187,12 +243,13 @@ public struct KubernetesManifest: Sendable {
         // What a pod needs, over the project's choices.
         members["host"] = .string("0.0.0.0")
         members["port"] = .number(Double(containerPort))
-        members["screens"] = .string("Screens")
+        members["screens"] = .string(screensMountPath)
         members["preview"] = .bool(false)
         if members["log_format"] == nil { members["log_format"] = .string("json") }
         return ProductionSettings(
             members: members, screensDirectory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys),
-            drainTimeout: configuration.drainTimeout
+            drainTimeout: configuration.drainTimeout, dataMemoMaxBytes: configuration.dataMemoMaxBytes,
+            idempotencyMaxBytes: configuration.idempotencyMaxBytes
         )
     }
 
@@ -200,7 +257,7 @@ public struct KubernetesManifest: Sendable {
     struct MountedFile: Equatable {
         /// The ConfigMap key: letters, digits, `-`, `_` and `.` only.
         var key: String
-        /// The path under the mount: `Screens/bikes/stations.yaml`.
+        /// The path in the screens directory: `bikes/stations.yaml`.
         var path: String
         var text: String
     }
@@ -210,7 +267,7 @@ public struct KubernetesManifest: Sendable {
             throw Failure(message: "\(directory): not a directory; give the screens directory with --screens")
         }
         var files: [MountedFile] = []
-        var keys: Set<String> = ["config.json"]
+        var keys: Set<String> = [ScreenDirectory.pathIndexName]
         let root = realPath(directory) ?? directory
         for file in found {
             // A link is followed only inside the directory (the kubelet's own layout links into
@@ -228,7 +285,7 @@ public struct KubernetesManifest: Sendable {
                 throw Failure(
                     message: "\(file.path): not UTF-8 text; the screens directory holds screen, fragment, string and schema files only")
             }
-            let path = "Screens/" + file.relativePath
+            let path = file.relativePath
             let base = configMapKey(for: path)
             var key = base
             var suffix = 2
@@ -243,8 +300,8 @@ public struct KubernetesManifest: Sendable {
         return files
     }
 
-    /// `Screens/bikes/stations.yaml` → `Screens__bikes__stations.yaml`: ConfigMap keys hold no `/`,
-    /// and any other character a key cannot hold becomes `-` (the item's path keeps the real name).
+    /// `bikes/stations.yaml` → `bikes__stations.yaml`: ConfigMap keys hold no `/`, and any other
+    /// character a key cannot hold becomes `-` (the index keeps the real path).
     static func configMapKey(for path: String) -> String {
         var key = ""
         for scalar in path.replacingOccurrences(of: "/", with: "__").unicodeScalars {
@@ -266,7 +323,7 @@ public struct KubernetesManifest: Sendable {
 
     // MARK: - Objects
 
-    private static func objects(files: [MountedFile], configJSON: String, drainTimeout: Double, options: Options) -> [Node] {
+    private static func objects(files: [MountedFile], configJSON: String, pod: PodSettings, options: Options) -> [Node] {
         let labels: Node = ["app.kubernetes.io/name": string(options.name)]
         func metadata(_ name: String) -> Node {
             var pairs: [(Node, Node)] = [("name", string(name))]
@@ -274,15 +331,23 @@ public struct KubernetesManifest: Sendable {
             pairs.append(("labels", labels))
             return .mapping(Node.Mapping(pairs))
         }
-        let configMapName = "\(options.name)-\(options.storeSecret == nil ? "screens" : "config")"
-        var data: [(Node, Node)] = [("config.json", block(configJSON))]
-        data += files.map { (string($0.key), block($0.text)) }
-        let configMap: Node = [
-            "apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata(configMapName), "data": .mapping(Node.Mapping(data)),
+        let configuration: Node = [
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata("\(options.name)-config"),
+            "data": .mapping(Node.Mapping([("config.json", block(configJSON))])),
         ]
+        var configMaps = [configuration]
+        if options.storeSecret == nil {
+            // The keys and the index that maps them to their paths, read by the server at each reload.
+            let index = JSONValue.object(Dictionary(uniqueKeysWithValues: files.map { ($0.key, JSONValue.string($0.path)) }))
+            var data: [(Node, Node)] = [(string(ScreenDirectory.pathIndexName), block(JSONWriter.string(index, pretty: true)))]
+            data += files.map { (string($0.key), block($0.text)) }
+            configMaps.append([
+                "apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata("\(options.name)-screens"),
+                "data": .mapping(Node.Mapping(data)),
+            ])
+        }
         let deployment = deployment(
-            files: files, configMapName: configMapName, drainTimeout: drainTimeout, options: options, labels: labels,
-            metadata: metadata(options.name))
+            configJSON: configJSON, pod: pod, options: options, labels: labels, metadata: metadata(options.name))
         let service: Node = [
             "apiVersion": "v1", "kind": "Service", "metadata": metadata(options.name),
             "spec": ["selector": labels, "ports": [["name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"]]],
@@ -303,14 +368,23 @@ public struct KubernetesManifest: Sendable {
             "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": metadata(options.name),
             "spec": ["minAvailable": number(max(1, options.replicas - 1)), "selector": ["matchLabels": labels]],
         ]
-        return [configMap, deployment, service, autoscaler, disruption]
+        var documents = configMaps + [deployment, service, autoscaler, disruption]
+        if options.serviceMonitor {
+            // For the Prometheus Operator, which reads no annotations: scrape the Service's port.
+            documents.append([
+                "apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "metadata": metadata(options.name),
+                "spec": [
+                    "selector": ["matchLabels": labels],
+                    "endpoints": [["port": "http", "path": "/metrics", "interval": "30s"]],
+                ],
+            ])
+        }
+        return documents
     }
 
-    /// The Deployment: its pods run the image with the ConfigMap mounted, probed on /readyz and
+    /// The Deployment: its pods run the image with the ConfigMaps mounted, probed on /readyz and
     /// /healthz, as the image's non-root user, with a grace period that outlasts the drain.
-    private static func deployment(
-        files: [MountedFile], configMapName: String, drainTimeout: Double, options: Options, labels: Node, metadata: Node
-    ) -> Node {
+    private static func deployment(configJSON: String, pod: PodSettings, options: Options, labels: Node, metadata: Node) -> Node {
         func probe(_ path: String, period: Int, failures: Int) -> Node {
             [
                 "httpGet": ["path": string(path), "port": "http"], "periodSeconds": number(period), "timeoutSeconds": 2,
@@ -318,15 +392,23 @@ public struct KubernetesManifest: Sendable {
             ]
         }
         // Longer than the drain plus the preStop pause, so SIGTERM's drain completes before SIGKILL.
-        let grace = Int(drainTimeout.rounded(.up)) + preStopSeconds + 5
-        let items: [Node] =
-            [["key": "config.json", "path": "config.json"]] + files.map { ["key": string($0.key), "path": string($0.path)] }
-        let container: Node = [
+        let grace = Int(pod.drainTimeout.rounded(.up)) + preStopSeconds + 5
+        var mounts: [Node] = [["name": "config", "mountPath": string(configurationMountPath), "readOnly": boolean(true)]]
+        var volumes: [Node] = [["name": "config", "configMap": ["name": string("\(options.name)-config")]]]
+        if options.storeSecret == nil {
+            // Whole, with no items: a key added later appears in the running pods.
+            mounts.append(["name": "screens", "mountPath": string(screensMountPath), "readOnly": boolean(true)])
+            volumes.append(["name": "screens", "configMap": ["name": string("\(options.name)-screens")]])
+        }
+        var container: Node.Mapping = [
             "name": string(options.name),
             "image": string(options.image),
-            "args": ["serve", "--config", string("\(mountPath)/config.json")],
+            "args": ["serve", "--config", string("\(configurationMountPath)/config.json")],
             "ports": [["name": "http", "containerPort": number(containerPort), "protocol": "TCP"]],
-            "resources": ["requests": ["cpu": "250m", "memory": "64Mi"], "limits": ["memory": "256Mi"]],
+            // Derived from the configuration: see MemoryBudget.
+            "resources": [
+                "requests": ["cpu": "250m", "memory": string(pod.memory.request)], "limits": ["memory": string(pod.memory.limit)],
+            ],
             "startupProbe": probe("/readyz", period: 1, failures: 30),
             "readinessProbe": probe("/readyz", period: 5, failures: 2),
             "livenessProbe": probe("/healthz", period: 10, failures: 3),
@@ -334,13 +416,13 @@ public struct KubernetesManifest: Sendable {
             "securityContext": [
                 "allowPrivilegeEscalation": boolean(false), "readOnlyRootFilesystem": boolean(true), "capabilities": ["drop": ["ALL"]],
             ],
-            "volumeMounts": [["name": "screens", "mountPath": string(mountPath), "readOnly": boolean(true)]],
+            "volumeMounts": .sequence(Node.Sequence(mounts)),
         ]
-        var withStore = container
-        if let secret = options.storeSecret, case .mapping(var mapping) = container {
-            mapping["env"] = [["name": "TAKSI_STORE", "valueFrom": ["secretKeyRef": ["name": string(secret), "key": "url"]]]]
-            withStore = .mapping(mapping)
+        if let secret = options.storeSecret {
+            container["env"] = [["name": "TAKSI_STORE", "valueFrom": ["secretKeyRef": ["name": string(secret), "key": "url"]]]]
         }
+        var digest = FNV1a()
+        digest.combine(Array(configJSON.utf8))
         let deployment: Node = [
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata,
             "spec": [
@@ -348,12 +430,14 @@ public struct KubernetesManifest: Sendable {
                 "selector": ["matchLabels": labels],
                 "strategy": ["type": "RollingUpdate", "rollingUpdate": ["maxUnavailable": 0, "maxSurge": 1]],
                 "template": [
-                    // The annotations Prometheus's Kubernetes service discovery examples scrape by.
                     "metadata": [
                         "labels": labels,
                         "annotations": [
+                            // The annotations Prometheus's Kubernetes service discovery examples scrape by.
                             "prometheus.io/scrape": string("true"), "prometheus.io/port": string(String(containerPort)),
                             "prometheus.io/path": "/metrics",
+                            // The configuration is read at start-up: a change to it rolls the pods.
+                            "checksum/config": string(digest.hexDigest),
                         ],
                     ],
                     "spec": [
@@ -365,10 +449,8 @@ public struct KubernetesManifest: Sendable {
                             "runAsNonRoot": boolean(true), "runAsUser": 10001, "runAsGroup": 10001,
                             "seccompProfile": ["type": "RuntimeDefault"],
                         ],
-                        "containers": [withStore],
-                        "volumes": [
-                            ["name": "screens", "configMap": ["name": string(configMapName), "items": .sequence(Node.Sequence(items))]]
-                        ],
+                        "containers": [.mapping(container)],
+                        "volumes": .sequence(Node.Sequence(volumes)),
                     ],
                 ],
             ],

@@ -146,12 +146,15 @@ public final class UpstreamCache: Sendable {
         let changed: @Sendable (String) -> Void
     }
 
+    /// Body bytes kept at most by default.
+    public static let defaultMaxBytes = 64 << 20
+
     /// - Parameters:
     ///   - maxEntries: responses kept at most.
     ///   - maxBytes: total body bytes kept at most.
     ///   - now: seconds on a monotonic clock; tests pass a clock they move by hand.
     public init(
-        maxEntries: Int = 1_000, maxBytes: Int = 64 << 20,
+        maxEntries: Int = 1_000, maxBytes: Int = defaultMaxBytes,
         now: @escaping @Sendable () -> Double = { Double(NIODeadline.now().uptimeNanoseconds) / 1e9 }
     ) {
         self.maxEntries = maxEntries
