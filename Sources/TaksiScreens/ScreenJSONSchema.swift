@@ -24,7 +24,13 @@ public enum ScreenJSONSchema {
                 "required": ["name", "content"],
                 "additionalProperties": false,
                 "properties": [
-                    "name": ["enum": .array(types.map(JSONValue.string)), "description": "The component type."],
+                    "name": [
+                        "enum": .array(types.map(JSONValue.string)), "description": "The component type.",
+                        // What editors using the VS Code JSON and YAML language servers show instead of "not accepted".
+                        "errorMessage": .string(
+                            "not a component type of the catalog; use one of \(types.joined(separator: ", ")), or declare it in components/"
+                        ),
+                    ],
                     "identifier": [
                         "type": "string", "minLength": 1,
                         "description": "Unique within the screen; component$N (its position) when absent.",
@@ -96,10 +102,10 @@ public enum ScreenJSONSchema {
 
     private static func content(_ schema: ComponentSchema) -> JSONValue {
         if schema.acceptsAnyContent { return ["type": "object", "description": .string(schema.summary ?? "")] }
-        return object(schema.fields, summary: schema.summary)
+        return object(schema.fields, summary: schema.summary, owner: schema.name)
     }
 
-    private static func object(_ fields: [FieldSchema], summary: String?) -> JSONValue {
+    private static func object(_ fields: [FieldSchema], summary: String?, owner: String?) -> JSONValue {
         var properties: [String: JSONValue] = [:]
         for field in fields {
             var value = valueOrBinding(field.type)
@@ -114,11 +120,25 @@ public enum ScreenJSONSchema {
             "required": .array(fields.filter(\.isRequired).map { .string($0.name) }),
         ]
         if let summary { result["description"] = .string(summary) }
+        // As validate says it (an unknown field, or not an object): which fields there are.
+        let names = fields.map(\.name).joined(separator: ", ")
+        result["errorMessage"] = .string(
+            fields.isEmpty ? "no fields here: {}" : "the fields \(owner.map { "of \($0) " } ?? "")are \(names); no others")
         return .object(result)
     }
 
+    /// A value of the field's type, or a binding that gives one at run time. Told apart by shape
+    /// (an object with a binding's keyword, or with only `$` keys, like a misspelt one) rather than
+    /// by `anyOf`, so that a wrong value is reported for what it is ("not one of title, body"),
+    /// not as "not valid under any of the given schemas".
     private static func valueOrBinding(_ type: FieldType) -> JSONValue {
-        ["anyOf": [typeSchema(type), ["$ref": "#/$defs/binding"]]]
+        let keywords: [JSONValue] = ["$bind", "$template", "$each", "$text", "$when", "$param", "$fragment"].map { ["required": [$0]] }
+        let misspelt: JSONValue = ["minProperties": 1, "propertyNames": ["pattern": "^\\$"]]
+        return [
+            "if": ["type": "object", "anyOf": .array(keywords + [misspelt])],
+            "then": ["$ref": "#/$defs/binding"],
+            "else": typeSchema(type),
+        ]
     }
 
     private static func typeSchema(_ type: FieldType) -> JSONValue {
@@ -128,9 +148,13 @@ public enum ScreenJSONSchema {
         case .integer: ["type": "integer"]
         case .bool: ["type": "boolean"]
         case .url: ["type": "string", "pattern": "^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+$"]
-        case .enumeration(let values): ["enum": .array(values.map(JSONValue.string))]
+        case .enumeration(let values):
+            [
+                "enum": .array(values.map(JSONValue.string)),
+                "errorMessage": .string("not a known value; use one of \(values.joined(separator: ", "))"),
+            ]
         case .action: ["$ref": "#/$defs/action"]
-        case .object(let fields?): object(fields, summary: nil)
+        case .object(let fields?): object(fields, summary: nil, owner: nil)
         case .object(nil): ["type": "object"]
         case .array(let items?): ["type": "array", "items": valueOrBinding(items)]
         case .array(nil): ["type": "array"]

@@ -127,4 +127,38 @@ struct JSONSchemaTests {
         let rejected = try rejected(instances)
         #expect(rejected == Set(bad.keys.map { "bad-\($0)" }), "rejected: \(rejected.sorted())")
     }
+
+    @Test(
+        "a wrong enum value, an unknown field and an unknown type read as what they are, with validate's words for editors that show errorMessage",
+        .enabled(if: pythonHas("jsonschema"), "needs python3 -m pip install jsonschema (.ci/run installs it)")
+    )
+    func messages() throws {
+        let schema = ScreenJSONSchema.make(catalog: Self.fixtures.catalog)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-schema-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(JSONWriter.bytes(schema)).write(to: directory.appendingPathComponent("schema.json"))
+        let script = """
+            import json, sys, jsonschema
+            validator = jsonschema.Draft202012Validator(json.load(open(sys.argv[1])))
+            for text in sys.argv[2:]:
+                error = jsonschema.exceptions.best_match(validator.iter_errors(json.loads(text)))
+                print(json.dumps([error.message, error.schema.get("errorMessage") if isinstance(error.schema, dict) else None]))
+            """
+        let instances = [
+            #"{"name": "a", "components": [{"name": "label_component", "content": {"value": "x", "kind": "headline"}}]}"#,
+            #"{"name": "a", "components": [{"name": "label_component", "content": {"value": "x", "knid": "title"}}]}"#,
+            #"{"name": "a", "components": [{"name": "lable_component", "content": {"value": "x"}}]}"#,
+        ]
+        let result = try runTool(["python3", "-c", script, directory.appendingPathComponent("schema.json").path] + instances)
+        try #require(result.status == 0, "\(result.output)")
+        let lines = result.output.split(separator: "\n").map { try? JSONDecoder().decode([String?].self, from: Data($0.utf8)) }
+        try #require(lines.count == 3, "\(result.output)")
+        #expect(lines[0]?[0] == "'headline' is not one of ['title', 'subtitle', 'body']", "not 'valid under any of the given schemas'")
+        #expect(lines[0]?[1] == "not a known value; use one of title, subtitle, body")
+        #expect(lines[1]?[0]?.contains("'knid' was unexpected") == true)
+        #expect(lines[1]?[1] == "the fields of label_component are value, kind; no others")
+        #expect(lines[2]?[0]?.hasPrefix("'lable_component' is not one of") == true)
+        #expect(lines[2]?[1]?.hasPrefix("not a component type of the catalog; use one of") == true)
+        for line in lines { #expect(line?[0]?.contains("is not valid under any of the given schemas") == false) }
+    }
 }
