@@ -15,7 +15,11 @@ swift build -c release --product taksi-server --static-swift-stdlib >&2
 built="$(swift build -c release --static-swift-stdlib --show-bin-path)/taksi-server"
 version=$("$built" --version)
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "release: unexpected version '$version'" >&2; exit 1; }
-name="taksi-server-$version-linux-$(uname -m)"
+# The name is the binary's own (TaksiServerVersion, the one place naming a release's files), so the
+# starter's install script, written from the same place, downloads what this makes.
+tarball=$("$built" version --json | sed -n 's/^ *"tarball": *"\(.*\)",*$/\1/p')
+[[ "$tarball" == "taksi-server-$version-linux-"*.tar.gz ]] || { echo "release: unexpected tarball name '$tarball'" >&2; exit 1; }
+name=${tarball%.tar.gz}
 
 staging=$(mktemp -d)
 trap 'rm -rf "$staging"' EXIT

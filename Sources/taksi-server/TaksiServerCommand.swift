@@ -14,7 +14,7 @@ struct TaksiServerCommand: AsyncParsableCommand {
         version: TaksiServerVersion.current,
         subcommands: [
             Serve.self, Validate.self, Compat.self, Manifest.self, Codegen.self, Schema.self, Init.self, Deploy.self, Publish.self,
-            Rollback.self, History.self, Rollout.self,
+            Rollback.self, History.self, Rollout.self, VersionCommand.self,
         ],
         defaultSubcommand: Serve.self
     )
@@ -267,6 +267,16 @@ struct Validate: ParsableCommand {
         if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
         print(load.summary)
         if load.diagnostics.containsErrors { throw ExitCode.failure }
+        // The editors' schema follows the catalog: rewritten when a project keeps one and it is stale.
+        let schemas = EditorSchemas.directory(besides: try project.screens())
+        do {
+            let here = FileManager.default.currentDirectoryPath + "/"
+            for path in try EditorSchemas.write(catalog: load.catalog, into: schemas, onlyExisting: true) {
+                print("updated \(path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path) (the components changed)")
+            }
+        } catch {
+            printError("warning: the editor schemas in \(schemas.path) could not be updated: \(error.localizedDescription)")
+        }
         if !affected.isEmpty, let screenSet = load.screenSet { print(Self.affectedReport(affected, in: screenSet)) }
     }
 
@@ -509,6 +519,32 @@ enum ScreenFiles {
     }
 }
 
+/// Prints the version, and for scripts what its release is made of.
+struct VersionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "version",
+        abstract: "Print the version (as --version does); --json: the release's tag, tarball, checksum, downloads and image.",
+        discussion: "scripts/release.sh names the tarball it makes from this, and taksi-server init writes the same names into a project."
+    )
+
+    @Flag(help: "Print an object: version, tag, repository, tarball (for this machine), checksum, downloads, image.")
+    var json = false
+
+    func run() {
+        guard json else {
+            print(TaksiServerVersion.current)
+            return
+        }
+        let tarball = TaksiServerVersion.tarball()
+        let release: JSONValue = .object([
+            "version": .string(TaksiServerVersion.current), "tag": .string(TaksiServerVersion.tag()),
+            "repository": .string(TaksiServerVersion.repository), "tarball": .string(tarball), "checksum": .string(tarball + ".sha256"),
+            "downloads": .string(TaksiServerVersion.releaseDownloads()), "image": .string(TaksiServerVersion.image()),
+        ])
+        print(JSONWriter.string(release, pretty: true), terminator: "")
+    }
+}
+
 /// Writes a starter project a team owns.
 struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -633,7 +669,10 @@ struct Deploy: ParsableCommand {
 struct Schema: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the JSON Schema (2020-12) of screen files, custom components of DIR included (--catalog: of component files).",
-        discussion: "Save it (taksi-server schema > screen.schema.json) and point your editor at it; see docs/validation.md."
+        discussion: """
+            --write keeps both in the project's schemas/ folder (beside DIR), where the editor settings taksi-server \
+            init writes point; validate then rewrites the screen schema whenever the components change. See docs/validation.md.
+            """
     )
 
     @Argument(help: "The screens directory whose custom components to include.")
@@ -642,7 +681,25 @@ struct Schema: ParsableCommand {
     @Flag(help: "Print the schema of component files (components/<type>.json) instead.")
     var catalog = false
 
+    @Flag(help: "Write schemas/screen.schema.json and schemas/component.schema.json beside DIR instead of printing.")
+    var write = false
+
     func run() throws {
+        if write {
+            let load = ScreenSetLoader.load(directory: directory)
+            let folder = EditorSchemas.directory(besides: directory)
+            let written: [String]
+            do {
+                written = try EditorSchemas.write(catalog: load.catalog, into: folder)
+            } catch {
+                printError("taksi-server: cannot write \(folder.path): \(error.localizedDescription)")
+                throw ExitCode.failure
+            }
+            let here = FileManager.default.currentDirectoryPath + "/"
+            func shown(_ path: String) -> String { path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path }
+            print(written.isEmpty ? "\(shown(folder.path)): up to date" : written.map { "wrote \(shown($0))" }.joined(separator: "\n"))
+            return
+        }
         if catalog {
             print(JSONWriter.string(CatalogJSONSchema.make(), pretty: true), terminator: "")
             return

@@ -1,4 +1,5 @@
 public import Foundation
+import TaksiScreens
 
 /// The project `taksi-server init DIR` writes: a folder a team owns, with one commented starter
 /// screen, a custom component and its data, a configuration, a Dockerfile, a CI workflow that
@@ -16,7 +17,10 @@ public enum StarterProject {
         ("Screens/fixtures/home.json", homeData),
         ("config.json", configuration),
         ("Dockerfile", dockerfile),
+        ("scripts/install-taksi-server.sh", installScript),
         (".github/workflows/screens.yml", workflow),
+        (".vscode/settings.json", editorSettings),
+        (".vscode/extensions.json", editorExtensions),
         (".gitignore", gitignore),
         ("README.md", readme),
     ]
@@ -38,13 +42,17 @@ public enum StarterProject {
         }
     }
 
-    /// Writes the project into `directory` (made when missing).
+    /// The editor schemas written beside them, made from the starter's catalog.
+    public static let schemaFiles = [EditorSchemas.screenSchema, EditorSchemas.componentSchema].map { "\(EditorSchemas.folder)/\($0)" }
+
+    /// Writes the project into `directory` (made when missing), then the editor schemas for its
+    /// components (``EditorSchemas``).
     /// - Returns: the paths written, relative to `directory`.
     /// - Throws: ``CreationError/filesExist(_:)`` when any file exists already (then nothing is written).
     @discardableResult
     public static func create(in directory: URL) throws(CreationError) -> [String] {
         let manager = FileManager.default
-        let existing = files.map(\.path).filter { manager.fileExists(atPath: directory.appendingPathComponent($0).path) }
+        let existing = (files.map(\.path) + schemaFiles).filter { manager.fileExists(atPath: directory.appendingPathComponent($0).path) }
         guard existing.isEmpty else { throw .filesExist(existing) }
         for (path, contents) in files {
             let url = directory.appendingPathComponent(path)
@@ -52,14 +60,23 @@ public enum StarterProject {
                 try manager.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 // withoutOverwriting: a file that appeared since the check above is still not replaced.
                 try Data(contents.utf8).write(to: url, options: .withoutOverwriting)
+                if path.hasSuffix(".sh") { try manager.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path) }
             } catch {
                 throw .unwritable(path: url.path, reason: error.localizedDescription)
             }
         }
-        return files.map(\.path)
+        let screens = directory.appendingPathComponent("Screens").path
+        let schemas = EditorSchemas.directory(besides: screens)
+        do {
+            try EditorSchemas.write(catalog: ScreenSetLoader.load(directory: screens).catalog, into: schemas)
+        } catch {
+            throw .unwritable(path: schemas.path, reason: error.localizedDescription)
+        }
+        return files.map(\.path) + schemaFiles
     }
 
     static let homeScreen = """
+        # yaml-language-server: $schema=../schemas/screen.schema.json
         # Your first screen. The app asks for it at GET /screens/home (the skeleton: layout and
         # placeholders), then at GET /screens/home/data (the values). Edit this file while
         # `taksi-server serve` runs: the server reloads it within a second, and refuses (keeping the
@@ -157,23 +174,145 @@ public enum StarterProject {
         """
 
     static let dockerfile = """
-        # Your screens on the taksi-server image. Build that image from the taksi-server repository
-        # once (docker build -t taksi-server:\(TaksiServerVersion.current) -t taksi-server .), or
-        # set TAKSI_IMAGE to your registry's copy of it (--build-arg TAKSI_IMAGE=...).
+        # Your screens on the taksi-server \(TaksiServerVersion.current) image, made here in two stages: the
+        # server installed by scripts/install-taksi-server.sh (its release tarball, or built from
+        # its source while none is published), then a slim Debian with your Screens/ and config.json.
         #
         #   docker build -t my-screens .
         #   docker run -p 8080:8080 my-screens
         #
-        # The base image listens on 0.0.0.0:8080 and logs JSON lines; its defaults are its own
-        # /app/config.json, which the copy below replaces with yours (plus host, port and log format
-        # set for a container, and the live preview turned off: it is for your desk, not production).
-        # Or skip this file and mount your folder into the released image:
-        #   docker run -p 8080:8080 -v "$PWD/Screens:/app/Screens:ro" taksi-server
-        ARG TAKSI_IMAGE=taksi-server:\(TaksiServerVersion.current)
-        FROM ${TAKSI_IMAGE}
+        # The copy of config.json is served with host, port and log format set for a container, and
+        # the live preview off (it is for your desk, not production).
+        FROM swift:6.3-bookworm AS server
+        COPY scripts/install-taksi-server.sh /tmp/install-taksi-server.sh
+        RUN PREFIX=/usr/local /tmp/install-taksi-server.sh
+
+        FROM debian:bookworm-slim
+        # CA certificates for https upstreams; curl for the health check.
+        RUN apt-get update \\
+            && apt-get install -y --no-install-recommends ca-certificates curl \\
+            && rm -rf /var/lib/apt/lists/* \\
+            && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin taksi
+        COPY --from=server /usr/local/bin/taksi-server /usr/local/bin/taksi-server
+        WORKDIR /app
         COPY Screens /app/Screens
         COPY config.json /app/config.json
+        USER 10001:10001
+        EXPOSE 8080
+        HEALTHCHECK --interval=10s --timeout=2s --start-period=10s --retries=3 \\
+            CMD curl -fsS http://127.0.0.1:8080/healthz || exit 1
+        # SIGTERM drains requests in flight and exits 0.
+        STOPSIGNAL SIGTERM
+        ENTRYPOINT ["taksi-server"]
         CMD ["serve", "--config", "/app/config.json", "--host", "0.0.0.0", "--log-format", "json", "--no-preview"]
+
+        """
+
+    /// Installs the server version the project is written for, for its CI workflow and its
+    /// Dockerfile: the release's tarball, checksummed, or the source built while there is none.
+    static let installScript = """
+        #!/usr/bin/env bash
+        # Installs the taksi-server these screens are written for as $PREFIX/bin/taksi-server
+        # (PREFIX: ~/.local by default). Used by .github/workflows/screens.yml and the Dockerfile;
+        # written by taksi-server init. The version below is the project's one place for it: change
+        # it to move to another release.
+        #
+        #   scripts/install-taksi-server.sh              # install
+        #   scripts/install-taksi-server.sh --source-id  # print what it would install (a cache key)
+        #
+        # It installs the release tarball of TAKSI_SERVER_VERSION for this machine when the release
+        # has one, after checking its SHA-256 checksum. Else it builds the server from its source
+        # (a release build, about 10 minutes on two cores): the tag v$TAKSI_SERVER_VERSION, or, while that tag
+        # does not exist yet, the repository's default branch, saying so. Building needs the Swift
+        # toolchain and git; downloading needs curl or wget.
+        set -euo pipefail
+
+        version=${TAKSI_SERVER_VERSION:-\(TaksiServerVersion.current)}
+        repository=${TAKSI_SERVER_REPOSITORY:-\(TaksiServerVersion.repository)}
+        # Where releases keep their files: $releases/v<version>/<tarball>.
+        releases=${TAKSI_SERVER_RELEASES:-$repository/releases/download}
+        prefix=${PREFIX:-$HOME/.local}
+        system=$(uname -s | tr '[:upper:]' '[:lower:]')
+        tarball="taksi-server-$version-$system-$(uname -m).tar.gz"
+        work=$(mktemp -d)
+        trap 'rm -rf "$work"' EXIT
+
+        download() { # URL FILE
+            if command -v curl >/dev/null 2>&1; then
+                curl -fsSL --retry 3 -o "$2" "$1" 2>/dev/null
+            elif command -v wget >/dev/null 2>&1; then
+                wget -q -O "$2" "$1"
+            else
+                return 1
+            fi
+        }
+
+        sha256() { # FILE
+            if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1"; else shasum -a 256 "$1"; fi | cut -d' ' -f1
+        }
+
+        # The checksum file of the release's tarball: present when the release has one for this machine.
+        released() {
+            download "$releases/v$version/$tarball.sha256" "$work/$tarball.sha256"
+        }
+
+        # The commit to build: the version's tag, else the default branch's head.
+        source_commit() {
+            local line
+            # An annotated tag's commit is its peeled line (^{}), which sorts after the tag's own.
+            line=$(git ls-remote "$repository" "refs/tags/v$version^{}" "refs/tags/v$version" | sort -r -k2 | head -n 1)
+            [ -n "$line" ] || line=$(git ls-remote "$repository" HEAD | head -n 1)
+            [ -n "$line" ] || { echo "install-taksi-server: $repository has neither the tag v$version nor a default branch" >&2; return 1; }
+            echo "${line%%[[:space:]]*}"
+        }
+
+        # A machine without curl or wget: a CI container (swift:*-bookworm has neither) gets curl.
+        if ! command -v curl >/dev/null 2>&1 && ! command -v wget >/dev/null 2>&1 \\
+            && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+            echo "install-taksi-server: installing curl to download the release" >&2
+            apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl ca-certificates >/dev/null || true
+        fi
+
+        if [ "${1:-}" = "--source-id" ]; then
+            if released; then
+                echo "release-$version-$(cut -d' ' -f1 "$work/$tarball.sha256")"
+            else
+                echo "source-$(source_commit)"
+            fi
+            exit 0
+        elif [ $# -gt 0 ]; then
+            echo "usage: $0 [--source-id]" >&2
+            exit 2
+        fi
+
+        mkdir -p "$prefix/bin"
+        if released && download "$releases/v$version/$tarball" "$work/$tarball"; then
+            expected=$(cut -d' ' -f1 "$work/$tarball.sha256")
+            actual=$(sha256 "$work/$tarball")
+            if [ "$expected" != "$actual" ]; then
+                echo "install-taksi-server: $tarball has SHA-256 $actual, but the release says $expected; nothing installed" >&2
+                exit 1
+            fi
+            tar -xzf "$work/$tarball" -C "$work"
+            cp "$work/${tarball%.tar.gz}/taksi-server" "$prefix/bin/taksi-server"
+            chmod 755 "$prefix/bin/taksi-server"
+            echo "install-taksi-server: installed the release tarball $tarball"
+        else
+            commit=$(source_commit)
+            if git ls-remote --exit-code "$repository" "refs/tags/v$version" >/dev/null 2>&1; then
+                echo "install-taksi-server: no release tarball of $version for $system-$(uname -m); building the tag v$version ($commit)"
+                git clone --quiet --depth 1 --branch "v$version" "$repository" "$work/source"
+            else
+                echo "install-taksi-server: $version is not released yet (no tag v$version); building the default branch of $repository ($commit)"
+                git clone --quiet --depth 1 "$repository" "$work/source"
+            fi
+            PREFIX="$prefix" "$work/source/scripts/install.sh"
+        fi
+        installed=$("$prefix/bin/taksi-server" --version)
+        echo "install-taksi-server: $prefix/bin/taksi-server is $installed"
+        if [ "$installed" != "$version" ]; then
+            echo "install-taksi-server: note: the screens are written for $version; the default branch is $installed" >&2
+        fi
 
         """
 
@@ -187,10 +326,6 @@ public enum StarterProject {
         on:
           push:
           pull_request:
-        env:
-          # The taksi-server these screens are written for: built from this repository's tag v<version>.
-          TAKSI_SERVER_REPOSITORY: https://github.com/taksi-br/taksi-server
-          TAKSI_SERVER_VERSION: "\(TaksiServerVersion.current)"
         jobs:
           validate:
             runs-on: ubuntu-latest
@@ -199,19 +334,55 @@ public enum StarterProject {
               - uses: actions/checkout@v4
                 with:
                   fetch-depth: 0              # the base branch too, for compat
-              # Built from source once per version (about 7 minutes), then restored from the cache.
+              # The taksi-server these screens are written for: the version scripts/install-taksi-server.sh
+              # names. Its key is the release's checksum, or the source commit while the version has no
+              # release: installed once per key (downloaded, or built in about 10 minutes), then restored
+              # from the cache.
+              - id: server-source
+                run: echo "key=$(scripts/install-taksi-server.sh --source-id)" >> "$GITHUB_OUTPUT"
               - id: server
                 uses: actions/cache@v4
                 with:
-                  path: /usr/local/bin/taksi-server
-                  key: taksi-server-${{ env.TAKSI_SERVER_VERSION }}-${{ runner.os }}-${{ runner.arch }}
+                  path: ~/.local/bin/taksi-server
+                  key: taksi-server-${{ steps.server-source.outputs.key }}-${{ runner.os }}-${{ runner.arch }}
               - if: steps.server.outputs.cache-hit != 'true'
-                run: |
-                  git clone --depth 1 --branch "v$TAKSI_SERVER_VERSION" "$TAKSI_SERVER_REPOSITORY" /tmp/taksi-server
-                  PREFIX=/usr/local /tmp/taksi-server/scripts/install.sh
+                run: scripts/install-taksi-server.sh
+              - run: echo "$HOME/.local/bin" >> "$GITHUB_PATH"
               - run: taksi-server validate
               - if: github.event_name == 'pull_request'
                 run: taksi-server compat "origin/$GITHUB_BASE_REF"
+
+        """
+
+    /// VS Code: the schemas for screen and component files (JSON through the built-in JSON
+    /// language server, YAML through Red Hat's YAML extension, which the recommendations name).
+    static let editorSettings = """
+        {
+          "json.schemas": [
+            {"fileMatch": ["/Screens/components/*.json"], "url": "./schemas/component.schema.json"},
+            {
+              "fileMatch": [
+                "/Screens/**/*.json", "!/Screens/components/**", "!/Screens/fixtures/**", "!/Screens/fragments/**",
+                "!/Screens/strings/**", "!/Screens/actions.json", "!/Screens/links.json"
+              ],
+              "url": "./schemas/screen.schema.json"
+            }
+          ],
+          "yaml.schemas": {
+            "./schemas/component.schema.json": ["Screens/components/*.yaml"],
+            "./schemas/screen.schema.json": [
+              "Screens/**/*.yaml", "!Screens/components/**", "!Screens/fixtures/**", "!Screens/fragments/**",
+              "!Screens/strings/**", "!Screens/actions.yaml", "!Screens/links.yaml", "!Screens/client.yaml"
+            ]
+          }
+        }
+
+        """
+
+    static let editorExtensions = """
+        {
+          "recommendations": ["redhat.vscode-yaml"]
+        }
 
         """
 
@@ -234,10 +405,18 @@ public enum StarterProject {
         - `Screens/*.yaml` (or `.json`) are screens; `Screens/components/` the custom components the app
           registers; `Screens/fixtures/` JSON that `fixture` sources read. `config.json` is the server's
           configuration (upstream APIs go under `upstreams`).
-        - `docker build -t my-screens .` packs them into the server's image (see the Dockerfile).
+        - `docker build -t my-screens .` packs them into an image with the server (see the Dockerfile).
           `taksi-server deploy kubernetes --config production.json --image REGISTRY/taksi-server:VERSION`
           prints a Kubernetes manifest that ships them in a ConfigMap instead.
-        - `.github/workflows/screens.yml` runs `taksi-server validate` on every push and pull request.
+        - `.github/workflows/screens.yml` runs `taksi-server validate` on every push and pull request,
+          and `taksi-server compat` on pull requests.
+        - `schemas/` holds the JSON Schemas of screen and component files, which `.vscode/settings.json`
+          (and the `# yaml-language-server: $schema=` line of a screen) point editors at: completion of
+          component types, fields and values, and mistakes underlined as you type. `taksi-server
+          validate` rewrites the screen schema when a custom component changes.
+        - `scripts/install-taksi-server.sh` installs the server version they are written for (its
+          release tarball, or its source built while none is published), for CI, the Dockerfile
+          and anyone's desk: `scripts/install-taksi-server.sh` puts it in `~/.local/bin`.
 
         """
 }

@@ -1,0 +1,48 @@
+public import Foundation
+public import TaksiSchema
+import TaksiScreens
+
+/// The JSON Schemas a project keeps for its editors, in `schemas/` beside its screens directory:
+/// `screen.schema.json` (screen files, with the project's custom components) and
+/// `component.schema.json` (component files). `taksi-server init` writes them with the editor
+/// settings that use them, `taksi-server schema --write` writes them, and `taksi-server validate`
+/// rewrites the screen schema when the components changed, so completion never lags the catalog.
+public enum EditorSchemas {
+    /// The folder, relative to the project (the screens directory's parent).
+    public static let folder = "schemas"
+    /// The schema of screen files.
+    public static let screenSchema = "screen.schema.json"
+    /// The schema of component files.
+    public static let componentSchema = "component.schema.json"
+
+    /// `schemas/` beside `screensDirectory`.
+    public static func directory(besides screensDirectory: String) -> URL {
+        URL(fileURLWithPath: screensDirectory).standardizedFileURL.deletingLastPathComponent().appendingPathComponent(folder)
+    }
+
+    /// The files and what they hold for `catalog`.
+    public static func contents(catalog: ComponentCatalog) -> [(name: String, text: String)] {
+        [
+            (screenSchema, JSONWriter.string(ScreenJSONSchema.make(catalog: catalog), pretty: true)),
+            (componentSchema, JSONWriter.string(CatalogJSONSchema.make(), pretty: true)),
+        ]
+    }
+
+    /// Writes the schemas into `directory` (made when missing), each only when it differs.
+    /// - Parameter onlyExisting: rewrite only files that exist (what `validate` does), never add one.
+    /// - Returns: the paths written.
+    @discardableResult
+    public static func write(catalog: ComponentCatalog, into directory: URL, onlyExisting: Bool = false) throws -> [String] {
+        var written: [String] = []
+        for (name, text) in contents(catalog: catalog) {
+            let url = directory.appendingPathComponent(name)
+            let current = FileManager.default.contents(atPath: url.path)
+            if onlyExisting && current == nil { continue }
+            guard current != Data(text.utf8) else { continue }
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url, options: .atomic)
+            written.append(url.path)
+        }
+        return written
+    }
+}

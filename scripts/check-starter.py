@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""Runs the CI workflow `taksi-server init` writes, step by step, as GitHub Actions would on a push
+and on a pull request, against a local clone of this repository: a broken reference (a tag, a
+release file, a script path) fails here, not on a team's first push.
+
+    python3 scripts/check-starter.py BINARY DIST [--build]
+
+BINARY is the taksi-server to run `init` with; DIST the folder scripts/release.sh wrote the release
+tarball and its checksum into. The scenarios:
+
+1. the version is released (DIST served as the release's downloads): the server is downloaded,
+   checked against its checksum and installed; `validate` passes; a pull request then finds it in
+   the cache under the same key and runs `compat` against the base branch;
+2. a tarball that does not match its checksum is refused, and nothing is installed;
+3. a tag v<version> in the server's repository is what an unreleased version builds from;
+4. with --build, nothing is published: the workflow builds the server from the local clone (a
+   release build, about 10 minutes on two cores) and `validate` passes with it.
+
+The `uses:` steps are played as GitHub runs them: checkout is the clone of the pushed project, the
+cache restores what an earlier run of the same key saved. `run:` steps run in bash with -eo pipefail,
+as GitHub's default shell does.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+
+def fail(message):
+    print(f"check-starter: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(command, cwd=None, env=None, check=True):
+    result = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if check and result.returncode != 0:
+        fail(f"{' '.join(command)} exited {result.returncode}:\n{result.stdout}")
+    return result
+
+
+class Runner:
+    """Plays one job of a workflow the way GitHub Actions does, for the expressions it uses."""
+
+    def __init__(self, workflow, checkout, env, cache):
+        self.workflow = workflow
+        self.checkout = checkout
+        self.env = env
+        self.cache = cache  # key -> bytes of the cached file, shared between runs
+        self.outputs = {}
+        self.extra_path = []
+        self.log = []
+
+    def expression(self, text):
+        text = text.strip()
+        match = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+)", text)
+        if match:
+            return self.outputs.get(match.group(1), {}).get(match.group(2), "")
+        if text == "runner.os":
+            return "Linux"
+        if text == "runner.arch":
+            return "X64"
+        if text == "github.event_name":
+            return self.env["GITHUB_EVENT_NAME"]
+        match = re.fullmatch(r"env\.(\w+)", text)
+        if match:
+            return self.env.get(match.group(1), "")
+        fail(f"the workflow uses an expression this check does not know: {text}")
+
+    def substitute(self, text):
+        return re.sub(r"\$\{\{(.*?)\}\}", lambda m: self.expression(m.group(1)), text)
+
+    def condition(self, text):
+        if text is None:
+            return True
+        match = re.fullmatch(r"\s*(.+?)\s*(==|!=)\s*'([^']*)'\s*", text)
+        if not match:
+            fail(f"the workflow has a condition this check does not know: {text}")
+        left = self.expression(match.group(1))
+        return (left == match.group(3)) == (match.group(2) == "==")
+
+    def home_path(self, path):
+        return self.env["HOME"] + path[1:] if path.startswith("~/") else path
+
+    def play(self):
+        job = self.workflow["jobs"]["validate"]
+        saves = []
+        for index, step in enumerate(job["steps"]):
+            if not self.condition(step.get("if")):
+                self.log.append(f"step {index} skipped")
+                continue
+            uses = step.get("uses")
+            if uses is not None:
+                settings = step.get("with", {})
+                if uses.startswith("actions/checkout@"):
+                    if settings.get("fetch-depth") != 0:
+                        fail("the checkout must fetch the whole history (fetch-depth: 0), for compat's base branch")
+                elif uses.startswith("actions/cache@"):
+                    key = self.substitute(settings["key"])
+                    path = self.home_path(settings["path"])
+                    hit = key in self.cache
+                    if hit:
+                        os.makedirs(os.path.dirname(path), exist_ok=True)
+                        with open(path, "wb") as file:
+                            file.write(self.cache[key])
+                        os.chmod(path, 0o755)
+                    else:
+                        saves.append((key, path))
+                    self.outputs[step["id"]] = {"cache-hit": "true" if hit else "false"}
+                    self.log.append(f"cache {'hit' if hit else 'miss'}: {key}")
+                else:
+                    fail(f"the workflow uses {uses}, which this check does not play")
+                continue
+            output_file = os.path.join(self.env["RUNNER_TEMP"], f"output-{index}")
+            path_file = os.path.join(self.env["RUNNER_TEMP"], f"path-{index}")
+            open(output_file, "w").close()
+            open(path_file, "w").close()
+            env = dict(self.env, GITHUB_OUTPUT=output_file, GITHUB_PATH=path_file)
+            env["PATH"] = ":".join(self.extra_path + [self.env["PATH"]])
+            command = self.substitute(step["run"])
+            result = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", command],
+                cwd=self.checkout, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            )
+            self.log.append(f"$ {command.strip()}\n{result.stdout.rstrip()}")
+            if result.returncode != 0:
+                fail(f"step {index} exited {result.returncode}:\n" + "\n".join(self.log))
+            if "id" in step:
+                values = {}
+                for line in open(output_file).read().splitlines():
+                    name, _, value = line.partition("=")
+                    values[name] = value
+                self.outputs[step["id"]] = values
+            self.extra_path = [line for line in open(path_file).read().splitlines() if line] + self.extra_path
+        # Post-job: the cache saves what a missed key installed.
+        for key, path in saves:
+            if not os.path.isfile(path):
+                fail(f"the cache's path {path} holds nothing after the job")
+            with open(path, "rb") as file:
+                self.cache[key] = file.read()
+        return "\n".join(self.log)
+
+
+def main():
+    if len(sys.argv) < 3:
+        fail("usage: check-starter.py BINARY DIST [--build]")
+    binary, dist = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    build = "--build" in sys.argv[3:]
+    repository_root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+    release = json.loads(run([binary, "version", "--json"]).stdout)
+    version, tarball = release["version"], release["tarball"]
+    for name in (tarball, tarball + ".sha256"):
+        if not os.path.isfile(os.path.join(dist, name)):
+            fail(f"{dist} has no {name}: run scripts/release.sh first")
+
+    work = tempfile.mkdtemp(prefix="taksi-starter-")
+    try:
+        git = dict(os.environ, GIT_AUTHOR_NAME="Starter", GIT_AUTHOR_EMAIL="starter@example.com",
+                   GIT_COMMITTER_NAME="Starter", GIT_COMMITTER_EMAIL="starter@example.com")
+        # The team's project, pushed to its repository.
+        project = os.path.join(work, "app")
+        print(run([binary, "init", project]).stdout.rstrip())
+        run(["git", "init", "--quiet", "--initial-branch", "main"], cwd=project)
+        run(["git", "add", "--all"], cwd=project)
+        run(["git", "commit", "--quiet", "-m", "taksi-server init"], cwd=project, env=git)
+        origin = os.path.join(work, "app.git")
+        run(["git", "clone", "--quiet", "--bare", project, origin])
+        # This repository, as the server's source: a local clone of it.
+        server = os.path.join(work, "taksi-server.git")
+        run(["git", "clone", "--quiet", "--bare", "--no-local", repository_root, server])
+        head = run(["git", "rev-parse", "HEAD"], cwd=server).stdout.strip()
+
+        workflow_path = os.path.join(project, ".github/workflows/screens.yml")
+        workflow = yaml.safe_load(open(workflow_path))
+        # The install script names the version and where it comes from, as the release does.
+        script = open(os.path.join(project, "scripts/install-taksi-server.sh")).read()
+        if f"version=${{TAKSI_SERVER_VERSION:-{version}}}" not in script:
+            fail(f"the install script does not name version {version}")
+        if f"repository=${{TAKSI_SERVER_REPOSITORY:-{release['repository']}}}" not in script:
+            fail("the install script names another repository than the release does")
+        if release["downloads"] != f"{release['repository']}/releases/download/{release['tag']}" or "$repository/releases/download" not in script:
+            fail("the install script and the release disagree on where downloads are")
+
+        # The starter's Dockerfile names only images this repository's own Dockerfile builds on.
+        ours = set(re.findall(r"^FROM (\S+)", open(os.path.join(repository_root, "Dockerfile")).read(), re.M))
+        theirs = set(re.findall(r"^FROM (\S+)", open(os.path.join(project, "Dockerfile")).read(), re.M))
+        if not theirs <= ours:
+            fail(f"the starter's Dockerfile builds on {sorted(theirs - ours)}, which this repository's does not")
+        for copied in re.findall(r"^COPY (?!--from)(\S+)", open(os.path.join(project, "Dockerfile")).read(), re.M):
+            if not os.path.exists(os.path.join(project, copied)):
+                fail(f"the starter's Dockerfile copies {copied}, which init does not write")
+
+        def environment(releases, event, home):
+            os.makedirs(home, exist_ok=True)
+            temp = tempfile.mkdtemp(dir=work)
+            env = {key: value for key, value in os.environ.items() if not key.startswith("TAKSI_")}
+            env.update({str(k): str(v) for k, v in workflow.get("env", {}).items()})
+            env.update({
+                "TAKSI_SERVER_REPOSITORY": "file://" + server, "TAKSI_SERVER_RELEASES": "file://" + releases,
+                "HOME": home, "RUNNER_TEMP": temp, "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event,
+            })
+            if event == "pull_request":
+                env["GITHUB_BASE_REF"] = "main"
+            return env
+
+        def checkout(branch):
+            folder = tempfile.mkdtemp(dir=work)
+            run(["git", "clone", "--quiet", "--branch", branch, origin, folder])
+            return folder
+
+        # 1. Released: downloaded and installed once, then restored from the cache.
+        releases = os.path.join(work, "releases")
+        os.makedirs(os.path.join(releases, release["tag"]))
+        for name in (tarball, tarball + ".sha256"):
+            shutil.copy(os.path.join(dist, name), os.path.join(releases, release["tag"], name))
+        cache = {}
+        log = Runner(workflow, checkout("main"), environment(releases, "push", os.path.join(work, "home-1")), cache).play()
+        print(log)
+        if "installed the release tarball" not in log or "1 screen is valid" not in log:
+            fail("the push did not install the release and validate the screen")
+        if len(cache) != 1 or not next(iter(cache)).startswith(f"taksi-server-release-{version}-"):
+            fail(f"the cache should hold the release under its checksum, holds {list(cache)}")
+        # A pull request adding a screen: the server from the cache, compat against main.
+        branch = checkout("main")
+        run(["git", "checkout", "--quiet", "-b", "more"], cwd=branch)
+        home = open(os.path.join(branch, "Screens/home.yaml")).read()
+        with open(os.path.join(branch, "Screens/more.yaml"), "w") as file:
+            file.write(home.replace("name: home", "name: more").replace("entry: true", "entry: false"))
+        run(["git", "add", "--all"], cwd=branch)
+        run(["git", "commit", "--quiet", "-m", "a second screen"], cwd=branch, env=git)
+        run(["git", "push", "--quiet", "origin", "more"], cwd=branch)
+        log = Runner(workflow, checkout("more"), environment(releases, "pull_request", os.path.join(work, "home-2")), cache).play()
+        print(log)
+        if "cache hit" not in log or "install-taksi-server: installed" in log:
+            fail("the pull request should have found the server in the cache")
+        if "2 screens are valid" not in log or "taksi-server compat" not in log:
+            fail("the pull request did not validate both screens and run compat")
+
+        # 2. A tarball that is not what its checksum says is refused.
+        tampered = os.path.join(work, "tampered")
+        shutil.copytree(releases, tampered)
+        with open(os.path.join(tampered, release["tag"], tarball), "ab") as file:
+            file.write(b"\0")
+        env = environment(tampered, "push", os.path.join(work, "home-3"))
+        result = run(["bash", os.path.join(project, "scripts/install-taksi-server.sh")], env=env, check=False)
+        if result.returncode == 0 or "nothing installed" not in result.stdout:
+            fail(f"a tarball that does not match its checksum was installed:\n{result.stdout}")
+        if os.path.exists(os.path.join(work, "home-3/.local/bin/taksi-server")):
+            fail("a tarball that does not match its checksum left a binary")
+        print(f"a tampered tarball is refused: {result.stdout.strip().splitlines()[-1]}")
+
+        # 3. Unreleased: the source is the tag when there is one, else the default branch.
+        empty = os.path.join(work, "no-releases")
+        os.makedirs(empty)
+        env = environment(empty, "push", os.path.join(work, "home-4"))
+        source_id = run(["bash", os.path.join(project, "scripts/install-taksi-server.sh"), "--source-id"], env=env).stdout.strip()
+        tagged = run(["git", "tag", "--list", release["tag"]], cwd=server).stdout.strip() != ""
+        tagged_commit = run(["git", "rev-parse", release["tag"] + "^{commit}"], cwd=server).stdout.strip() if tagged else head
+        if source_id != f"source-{tagged_commit}":
+            fail(f"unreleased, the source id should be the {'tag' if tagged else 'default branch'}'s commit, is {source_id}")
+        if not tagged:
+            scratch = os.path.join(work, "tagged.git")
+            run(["git", "clone", "--quiet", "--bare", server, scratch])
+            run(["git", "tag", "-a", "-m", "release", release["tag"], "HEAD~1"], cwd=scratch, env=git)
+            commit = run(["git", "rev-parse", "HEAD~1"], cwd=scratch).stdout.strip()
+            env_tagged = dict(env, TAKSI_SERVER_REPOSITORY="file://" + scratch)
+            tag_id = run(["bash", os.path.join(project, "scripts/install-taksi-server.sh"), "--source-id"], env=env_tagged).stdout.strip()
+            if tag_id != f"source-{commit}":
+                fail(f"with an annotated tag {release['tag']}, the source id should be its commit {commit}, is {tag_id}")
+            print(f"unreleased: builds {source_id}; once tagged, the tag's commit")
+
+        # 4. Nothing published: the workflow builds the server from the local clone.
+        if build:
+            started = time.monotonic()
+            log = Runner(workflow, checkout("main"), env, {}).play()
+            print(log)
+            if "1 screen is valid" not in log:
+                fail("built from source, the server did not validate the screen")
+            print(f"built from source and validated in {time.monotonic() - started:.0f} s")
+        else:
+            print("building from source: not run (pass --build)")
+        print("check-starter: the starter's workflow passes")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
