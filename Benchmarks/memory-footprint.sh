@@ -46,7 +46,7 @@ kill "$PID"; wait "$PID" 2>/dev/null || true
 
 # 2. A compiled set per byte of its files.
 mkdir -p "$WORK/empty"
-printf '{"name": "start", "components": []}\n' >"$WORK/empty/start.json"
+printf '{"name": "start", "entry": true, "components": []}\n' >"$WORK/empty/start.json"
 printf '{"upstreams": {}}\n' >"$WORK/config.json"
 serve "$WORK/empty" "$WORK/config.json"
 base=$(awk '/VmRSS/ { print $2 }' "/proc/$PID/status")

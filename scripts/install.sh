@@ -6,7 +6,7 @@
 #   scripts/install.sh                    # into ~/.local/bin
 #   PREFIX=/usr/local scripts/install.sh  # into /usr/local/bin (may need sudo)
 #
-# About 7 minutes on two cores the first time; later runs rebuild only what changed.
+# About 10 minutes on two cores from a fresh clone; later runs rebuild only what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -270,9 +270,8 @@ struct Validate: ParsableCommand {
         // The editors' schema follows the catalog: rewritten when a project keeps one and it is stale.
         let schemas = EditorSchemas.directory(besides: try project.screens())
         do {
-            let here = FileManager.default.currentDirectoryPath + "/"
             for path in try EditorSchemas.write(catalog: load.catalog, into: schemas, onlyExisting: true) {
-                print("updated \(path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path) (the components changed)")
+                print("updated \(shownPath(path)) (the components changed)")
             }
         } catch {
             printError("warning: the editor schemas in \(schemas.path) could not be updated: \(error.localizedDescription)")
@@ -695,9 +694,9 @@ struct Schema: ParsableCommand {
                 printError("taksi-server: cannot write \(folder.path): \(error.localizedDescription)")
                 throw ExitCode.failure
             }
-            let here = FileManager.default.currentDirectoryPath + "/"
-            func shown(_ path: String) -> String { path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path }
-            print(written.isEmpty ? "\(shown(folder.path)): up to date" : written.map { "wrote \(shown($0))" }.joined(separator: "\n"))
+            print(
+                written.isEmpty ? "\(shownPath(folder.path)): up to date" : written.map { "wrote \(shownPath($0))" }.joined(separator: "\n")
+            )
             return
         }
         if catalog {
@@ -707,6 +706,12 @@ struct Schema: ParsableCommand {
         let load = ScreenSetLoader.load(directory: directory)
         print(JSONWriter.string(ScreenJSONSchema.make(catalog: load.catalog), pretty: true), terminator: "")
     }
+}
+
+/// A path as a person typing in the working directory would write it: relative when inside it.
+func shownPath(_ path: String) -> String {
+    let here = FileManager.default.currentDirectoryPath + "/"
+    return path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path
 }
 
 func printError(_ message: String) {
