@@ -120,8 +120,9 @@ public enum ScreenJSONSchema {
             "required": .array(fields.filter(\.isRequired).map { .string($0.name) }),
         ]
         if let summary { result["description"] = .string(summary) }
-        // As validate says it (an unknown field, or not an object): which fields there are.
-        let names = fields.map(\.name).joined(separator: ", ")
+        // What the VS Code servers show for an unknown field, a missing required one or a value
+        // that is no object (one message serves all three there): which fields there are.
+        let names = fields.map { $0.isRequired ? "\($0.name) (required)" : $0.name }.joined(separator: ", ")
         result["errorMessage"] = .string(
             fields.isEmpty ? "no fields here: {}" : "the fields \(owner.map { "of \($0) " } ?? "")are \(names); no others")
         return .object(result)

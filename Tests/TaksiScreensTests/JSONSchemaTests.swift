@@ -156,7 +156,7 @@ struct JSONSchemaTests {
         #expect(lines[0]?[0] == "'headline' is not one of ['title', 'subtitle', 'body']", "not 'valid under any of the given schemas'")
         #expect(lines[0]?[1] == "not a known value; use one of title, subtitle, body")
         #expect(lines[1]?[0]?.contains("'knid' was unexpected") == true)
-        #expect(lines[1]?[1] == "the fields of label_component are value, kind; no others")
+        #expect(lines[1]?[1] == "the fields of label_component are value (required), kind; no others")
         #expect(lines[2]?[0]?.hasPrefix("'lable_component' is not one of") == true)
         #expect(lines[2]?[1]?.hasPrefix("not a component type of the catalog; use one of") == true)
         for line in lines { #expect(line?[0]?.contains("is not valid under any of the given schemas") == false) }

@@ -277,7 +277,8 @@ public enum StarterProject {
             if released; then
                 echo "release-$version-$(cut -d' ' -f1 "$work/$tarball.sha256")"
             else
-                echo "source-$(source_commit)"
+                commit=$(source_commit)  # an assignment, so that a failure stops the script
+                echo "source-$commit"
             fi
             exit 0
         elif [ $# -gt 0 ]; then
