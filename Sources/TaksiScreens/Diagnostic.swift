@@ -37,6 +37,10 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let brokenNavigation = Code(rawValue: "broken_navigation")
         public static let invalidSource = Code(rawValue: "invalid_source")
         public static let unknownUpstream = Code(rawValue: "unknown_upstream")
+        /// A `file:` upstream's folder, or the file answering a source's path, does not exist.
+        public static let missingFixture = Code(rawValue: "missing_fixture")
+        /// A binding names a key that what the source answers (its example files) does not have.
+        public static let unknownAnswerField = Code(rawValue: "unknown_answer_field")
         public static let invalidSchema = Code(rawValue: "invalid_schema")
         public static let unresolvedData = Code(rawValue: "unresolved_data")
         public static let noScreens = Code(rawValue: "no_screens")

@@ -110,8 +110,8 @@ public struct Application: Sendable {
     public var watcher: ScreenWatcher {
         ScreenWatcher(
             directory: configuration.screensDirectory, interval: .milliseconds(Int64(configuration.watchInterval * 1000)),
-            upstreams: Set(configuration.upstreams.keys), store: store, metrics: metrics, logger: logger,
-            loadedFingerprint: screensFingerprint
+            upstreams: Set(configuration.upstreams.keys), upstreamDirectories: configuration.upstreamDirectories, store: store,
+            metrics: metrics, logger: logger, loadedFingerprint: screensFingerprint
         )
     }
 
@@ -243,7 +243,9 @@ public func buildApplication(
         // Taken before the files are read: an edit made while they load is a change the watcher sees.
         let fingerprint = ScreenWatcher.fingerprint(of: configuration.screensDirectory)
         let (load, loadedBytes) = HeapUsage.measuring {
-            ScreenSetLoader.load(directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys))
+            ScreenSetLoader.load(
+                directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys),
+                upstreamDirectories: configuration.upstreamDirectories)
         }
         guard let screenSet = load.screenSet else { throw .invalidScreens(load.diagnostics) }
         for warning in load.diagnostics where warning.severity == .warning {

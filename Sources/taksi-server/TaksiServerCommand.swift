@@ -220,7 +220,9 @@ struct ProjectOptions: ParsableArguments {
         let configuration = try configuration()
         let hasFile = ServerConfiguration.filePath(given: config) != nil
         let upstreams = hasFile || !configuration.upstreams.isEmpty ? Set(configuration.upstreams.keys) : nil
-        return ScreenSetLoader.load(directory: directory ?? configuration.screensDirectory, upstreams: upstreams)
+        return ScreenSetLoader.load(
+            directory: directory ?? configuration.screensDirectory, upstreams: upstreams,
+            upstreamDirectories: upstreams == nil ? [:] : configuration.upstreamDirectories)
     }
 
     /// The screens, or their diagnostics printed and exit code 1.

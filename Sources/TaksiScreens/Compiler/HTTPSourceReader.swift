@@ -8,14 +8,21 @@ struct HTTPSourceReader {
     let members: [JSONNode.Member]
     let path: JSONPath
     let pattern: ScreenPattern
-    /// Configured upstream names, when known.
-    let upstreams: Set<String>?
+    /// The configured upstreams, when known.
+    let upstreams: ConfiguredUpstreams?
     /// An action's inputs, which its call's templates fill in; nil for an http source.
     let inputs: [String: RequestParameter]?
     /// Whether every part read so far is valid.
     private var valid = true
 
-    init(members: [JSONNode.Member], path: JSONPath, pattern: ScreenPattern, upstreams: Set<String>?, inputs: [String: RequestParameter]?) {
+    /// What the files of a `file:` upstream answer for the source's path (one value per file the
+    /// path can reach), read by ``read(reporting:)``; nil when the upstream is not such a one.
+    private(set) var answerExamples: AnswerExamples?
+
+    init(
+        members: [JSONNode.Member], path: JSONPath, pattern: ScreenPattern, upstreams: ConfiguredUpstreams?,
+        inputs: [String: RequestParameter]?
+    ) {
         self.members = members
         self.path = path
         self.pattern = pattern
@@ -23,7 +30,10 @@ struct HTTPSourceReader {
         self.inputs = inputs
     }
 
-    private func member(_ key: String) -> JSONNode? { members.first { $0.key == key }?.value }
+    func member(_ key: String) -> JSONNode? { members.first { $0.key == key }?.value }
+
+    /// Marks the source as wrong (its mistake reported), so it is not served and bindings to it are not reported again.
+    mutating func markInvalid() { valid = false }
 
     /// The source, or nil when a part of it is wrong (each mistake reported on `reader`).
     mutating func read(reporting reader: inout DefinitionReader) -> HTTPSource? {
@@ -37,6 +47,9 @@ struct HTTPSourceReader {
         readLimits(into: &source, &reader)
         source.fallback = member("fallback")?.value
         if inputs == nil { source.answers = readAnswers(&reader) }
+        if inputs == nil, valid, let directory = upstreams?.directories[upstream] {
+            answerExamples = readFiles(of: upstream, in: directory, path: pathParts, &reader)
+        }
         return valid ? source : nil
     }
 
@@ -90,7 +103,7 @@ struct HTTPSourceReader {
                 .invalidSource, at: node, path: path.appending("upstream"),
                 "upstream names a key of \"upstreams\" in config.json, like citybikes")
             valid = false
-        } else if let known = upstreams, !known.contains(upstream) {
+        } else if let known = upstreams?.names, !known.contains(upstream) {
             let names = known.sorted()
             reader.report(
                 .unknownUpstream, at: node, path: path.appending("upstream"),

@@ -160,6 +160,10 @@ extension ScreenCompiler {
         if member("limit") != nil, limit == nil { return nil }
         let innerScope = scope.union([variable])
         let templatePath = path.appending("template")
+        // While the template is read, the loop variable is known to hold what the array's elements do.
+        let outerExamples = sourceTable.examples[variable]
+        sourceTable.examples[variable] = sourceTable.examples[valuePath.root]?.elements(at: valuePath.steps)
+        defer { sourceTable.examples[variable] = outerExamples }
         let template: ContentExpression?
         switch type {
         case .componentContents(let nameField):

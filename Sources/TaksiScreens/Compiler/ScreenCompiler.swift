@@ -31,8 +31,8 @@ struct ScreenCompiler {
     /// What bindings may name (the screen's sources, or an action's values while it is read) and
     /// what they used.
     var sourceTable = SourceTable()
-    /// Configured upstream names, when known.
-    let upstreams: Set<String>?
+    /// The configured upstreams, when known.
+    let upstreams: ConfiguredUpstreams?
     /// The screen set's fragments by name.
     let fragments: [String: Fragment]
     /// The screen set's string tables, and the locale this compilation is for.
@@ -54,7 +54,8 @@ struct ScreenCompiler {
     init(
         pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog,
         catalogVersions: CatalogVersions = CatalogVersions(),
-        upstreams: Set<String>? = nil, fragments: [String: Fragment] = [:], localization: Localization? = nil, locale: String? = nil,
+        upstreams: ConfiguredUpstreams? = nil, fragments: [String: Fragment] = [:], localization: Localization? = nil,
+        locale: String? = nil,
         loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
     ) {
         self.name = pattern.name

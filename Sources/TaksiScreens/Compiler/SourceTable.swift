@@ -17,6 +17,9 @@ struct SourceTable {
     let context: String?
     /// The declared sources bindings named (loop variables are not sources).
     private(set) var used: Set<String> = []
+    /// What sources (and, while their templates are read, loop variables) are known to hold:
+    /// a binding's keys are checked against them.
+    var examples: [String: AnswerExamples] = [:]
 
     init(declared: [String: SourceDefinition] = [:], invalid: Set<String> = [], context: String? = nil) {
         self.declared = declared
@@ -27,9 +30,10 @@ struct SourceTable {
     subscript(name: String) -> SourceDefinition? { declared[name] }
 
     /// Adds the sources read from a screen's `sources` (and those declared with errors).
-    mutating func declare(_ sources: [String: SourceDefinition], invalid: Set<String> = []) {
+    mutating func declare(_ sources: [String: SourceDefinition], invalid: Set<String> = [], examples: [String: AnswerExamples] = [:]) {
         declared.merge(sources) { _, read in read }
         self.invalid.formUnion(invalid)
+        self.examples.merge(examples) { _, read in read }
     }
 
     /// Records names as used without a checked binding: the loosely read roots of a component
@@ -62,10 +66,10 @@ struct SourceTable {
     mutating func check(
         _ valuePath: ValuePath, node: JSONNode, at path: JSONPath, scope: Set<String>, reader: inout DefinitionReader
     ) -> Bool {
-        if scope.contains(valuePath.root) { return true }
+        if scope.contains(valuePath.root) { return checkKeys(valuePath, node: node, at: path, reader: &reader) }
         if declared[valuePath.root] != nil {
             used.insert(valuePath.root)
-            return true
+            return checkKeys(valuePath, node: node, at: path, reader: &reader)
         }
         // Its declaration is already reported; a binding to it is not a second mistake.
         if invalid.contains(valuePath.root) { return false }
@@ -80,6 +84,22 @@ struct SourceTable {
                         : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
             }
         reader.report(.unknownSource, at: node, path: path, message + NameSuggestion.hint(for: valuePath.root, among: known))
+        return false
+    }
+
+    /// Whether the keys of `valuePath` are in what its root is known to hold (true when nothing is
+    /// known of it); a key none of the examples has is reported, with the keys there are.
+    func checkKeys(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, reader: inout DefinitionReader) -> Bool {
+        guard let known = examples[valuePath.root],
+            case .missing(let key, let before, let keys) = known.walk(valuePath.steps)
+        else { return true }
+        let owner = ValuePath(root: valuePath.root, steps: before).description
+        reader.report(
+            .unknownAnswerField, at: node, path: path,
+            "\"\(key)\" is not in \(owner) as \(known.origin) has it"
+                + (keys.isEmpty ? "" : "; its keys are \(keys.joined(separator: ", "))") + NameSuggestion.hint(for: key, among: keys)
+                + "; if the API answers it, add it to that file"
+        )
         return false
     }
 }

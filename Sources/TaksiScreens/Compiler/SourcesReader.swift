@@ -8,15 +8,19 @@ struct SourcesReader {
     var reader: DefinitionReader
     let pattern: ScreenPattern
     /// Configured upstream names, when known.
-    let upstreams: Set<String>?
+    let upstreams: ConfiguredUpstreams?
     let loadFixture: (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
     private(set) var sources: [String: SourceDefinition] = [:]
+    /// Examples of what the sources of `file:` upstreams answer, by source name.
+    private(set) var examples: [String: AnswerExamples] = [:]
+    /// The examples of the source being read.
+    private var readExamples: AnswerExamples?
     private(set) var invalid: Set<String> = []
     /// The fixture files read, relative to the screens directory.
     private(set) var fixturesRead: Set<String> = []
 
     init(
-        reader: DefinitionReader, pattern: ScreenPattern, upstreams: Set<String>?,
+        reader: DefinitionReader, pattern: ScreenPattern, upstreams: ConfiguredUpstreams?,
         loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
     ) {
         self.reader = reader
@@ -47,8 +51,10 @@ struct SourcesReader {
                 invalid.insert(member.key)
                 continue
             }
+            readExamples = nil
             if let source = readSource(member.value, at: sourcePath) {
                 sources[member.key] = source
+                examples[member.key] = readExamples
             } else {
                 invalid.insert(member.key)
             }
@@ -118,7 +124,9 @@ struct SourcesReader {
                 )
             else { return nil }
             var httpReader = HTTPSourceReader(members: members, path: path, pattern: pattern, upstreams: upstreams, inputs: nil)
-            return httpReader.read(reporting: &reader).map { .http($0) }
+            let source = httpReader.read(reporting: &reader)
+            readExamples = httpReader.answerExamples
+            return source.map { .http($0) }
         default:
             reader.report(
                 .invalidSource, at: typeNode, path: path.appending("type"),

@@ -15,8 +15,8 @@ import TaksiSchema
 /// Every phase runs whatever the ones before it found wrong, so one load reports every error.
 struct ScreenSetBuilder {
     let files: DefinitionFiles
-    /// The configured upstream names; nil skips the check (validating without a configuration).
-    let upstreams: Set<String>?
+    /// The configured upstreams; nil skips the checks (validating without a configuration).
+    let upstreams: ConfiguredUpstreams?
 
     /// A screen file whose name was read: what the later phases start from.
     struct ScreenFile {

@@ -44,12 +44,17 @@ public enum ScreenSetLoader {
     public static let definitionExtensions = ["json", "yaml", "yml"]
 
     /// Loads the screen set in `directory`. Paths in diagnostics start with `directory` as given.
-    /// - Parameter upstreams: the configured upstream names; when given, an `http` source naming
-    ///   another is an error. Nil skips the check (validating without a configuration).
-    public static func load(directory: String, upstreams: Set<String>? = nil) -> ScreenSetLoad {
+    /// - Parameters:
+    ///   - upstreams: the configured upstream names; when given, an `http` source naming another is
+    ///     an error. Nil skips the check (validating without a configuration).
+    ///   - upstreamDirectories: the folders of the upstreams that answer from files (`file:DIR`),
+    ///     by name: a source's path must have its file there, and its bindings must name what the
+    ///     file holds.
+    public static func load(directory: String, upstreams: Set<String>? = nil, upstreamDirectories: [String: String] = [:]) -> ScreenSetLoad
+    {
         let read = read(directory: directory)
         guard let files = read.files else { return ScreenSetLoad(screenSet: nil, diagnostics: read.diagnostics) }
-        var load = load(files: files, root: read.root, upstreams: upstreams)
+        var load = load(files: files, root: read.root, upstreams: upstreams, upstreamDirectories: upstreamDirectories)
         load.diagnostics = read.diagnostics + load.diagnostics
         if load.diagnostics.containsErrors { load.screenSet = nil }
         return load
@@ -107,8 +112,11 @@ public enum ScreenSetLoader {
 
     /// Loads a screen set from files in memory, keyed by their path relative to the screens
     /// directory (`home.json`, `components/card.json`). Used by ``load(directory:)`` and by tests.
-    public static func load(files: [String: [UInt8]], root: String = "Screens", upstreams: Set<String>? = nil) -> ScreenSetLoad {
-        ScreenSetBuilder(files: DefinitionFiles(files, root: root), upstreams: upstreams).build()
+    public static func load(
+        files: [String: [UInt8]], root: String = "Screens", upstreams: Set<String>? = nil, upstreamDirectories: [String: String] = [:]
+    ) -> ScreenSetLoad {
+        let configured = upstreams.map { ConfiguredUpstreams(names: $0, directories: upstreamDirectories) }
+        return ScreenSetBuilder(files: DefinitionFiles(files, root: root), upstreams: configured).build()
     }
 
     /// A digest of every file's path and bytes: the same files give the same version on every

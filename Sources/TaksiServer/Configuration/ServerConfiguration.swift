@@ -224,6 +224,12 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
     }
 
+    /// The folders of the upstreams that answer from files (`file:DIR`), by name: the screens'
+    /// sources are checked against the files there.
+    public var upstreamDirectories: [String: String] {
+        upstreams.compactMapValues { $0.hasPrefix("file:") ? String($0.dropFirst("file:".count)) : nil }
+    }
+
     /// Checks and records one upstream; a relative `file:` directory is taken relative to `directory`.
     private mutating func setUpstream(_ name: String, base: String, relativeTo directory: String, source: String) throws(ConfigurationError)
     {

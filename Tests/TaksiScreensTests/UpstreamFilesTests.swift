@@ -1,0 +1,118 @@
+import Foundation
+import TaksiSchema
+import Testing
+
+@testable import TaksiScreens
+
+/// Sources of `file:` upstreams checked against the files: a path with no file and a folder that
+/// does not exist are errors at the source, and bindings must name keys the files have. Each
+/// mistake is one error, located, with the fix.
+@Suite("Upstream files")
+struct UpstreamFilesTests {
+    /// A shop API as files: `GET /products` and `GET /products/{id}` for two products.
+    static func makeUpstream() throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-upstream-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("products"), withIntermediateDirectories: true)
+        let files = [
+            "products.json":
+                #"{"products": [{"id": "cups", "name": "Cups", "price": 24}, {"id": "mill", "name": "Mill", "price": 249, "badge": "new"}]}"#,
+            "products/cups.json": #"{"product": {"id": "cups", "name": "Cups", "stock": 12}}"#,
+            "products/mill.json": #"{"product": {"id": "mill", "name": "Mill", "stock": null}}"#,
+            "orders.POST.json": #"{"answers": [{"status": 201, "body": {}}]}"#,
+        ]
+        for (path, text) in files { try Data(text.utf8).write(to: directory.appendingPathComponent(path)) }
+        return directory.path
+    }
+
+    /// Loads one screen whose sources and components are given, with `shop` (and `gone`, a folder that does not exist) as file upstreams.
+    func load(sources: String, components: String, directories: [String: String]? = nil) throws -> ScreenSetLoad {
+        let upstream = try Self.makeUpstream()
+        let screen = #"{"name": "shop", "entry": true, "sources": {\#(sources)}, "components": [\#(components)]}"#
+        return ScreenSetLoader.load(
+            files: ["shop.json": Array(screen.utf8)], upstreams: ["shop", "gone"],
+            upstreamDirectories: directories ?? ["shop": upstream, "gone": upstream + "/gone"])
+    }
+
+    static let list = #""shop": {"type": "http", "upstream": "shop", "path": "/products"}"#
+    static func label(_ value: String, id: String = "l") -> String {
+        #"{"name": "label_component", "identifier": "\#(id)", "content": {"value": \#(value)}}"#
+    }
+    static func each(_ binding: String) -> String {
+        #"{"name": "collection_component", "identifier": "c", "content": {"component_name": "label_component", "values": {"$each": "shop.products", "as": "product", "template": {"value": \#(binding)}}}}"#
+    }
+
+    @Test("bindings that name what the files have pass: keys of any element, a parameter path's files, templates and $when")
+    func correct() throws {
+        let one =
+            #""one": {"type": "http", "upstream": "shop", "path": "/products/{id}", "parameters": {"id": {"type": "string", "default": "cups"}}}"#
+        let load = try load(
+            sources: Self.list + ", " + one,
+            components: [
+                Self.each(#"{"$bind": "product.name"}"#),
+                Self.label(#"{"$template": "{shop.products[0].badge} {one.product.stock}"}"#, id: "t"),
+                Self.label(
+                    #"{"$when": [{"if": {"value": "one.product.stock", "above": 0}, "then": "in stock"}], "else": "sold out"}"#, id: "w"),
+            ].joined(separator: ", "))
+        #expect(!load.diagnostics.containsErrors, "\(load.diagnostics.report)")
+    }
+
+    @Test(
+        "a key no file has is one error at the binding, with the keys there are and a did-you-mean",
+        arguments: [
+            (
+                #"{"$bind": "product.nmae"}"#, true, #""nmae" is not in product as"#,
+                #"its keys are badge, id, name, price (did you mean "name"?)"#
+            ),
+            (
+                #"{"$template": "{shop.product[0].name}"}"#, false, #""product" is not in shop as"#,
+                #"its keys are products (did you mean "products"?)"#
+            ),
+        ])
+    func unknownKey(binding: String, inLoop: Bool, start: String, keys: String) throws {
+        let load = try load(sources: Self.list, components: inLoop ? Self.each(binding) : Self.label(binding))
+        let errors = load.diagnostics.filter { $0.severity == .error }
+        try #require(errors.count == 1, "\(load.diagnostics.report)")
+        #expect(errors[0].code == .unknownAnswerField)
+        #expect(errors[0].message.hasPrefix(start), "\(errors[0].message)")
+        #expect(errors[0].message.contains("products.json has it; " + keys), "\(errors[0].message)")
+        #expect(errors[0].location?.line == 1)
+    }
+
+    @Test("a path with no file is one error at the path, naming what the files answer; bindings into it are not reported again")
+    func missingFile() throws {
+        let typo = #""shop": {"type": "http", "upstream": "shop", "path": "/prodcts"}"#
+        let load = try load(sources: typo, components: Self.label(#"{"$bind": "shop.anything"}"#))
+        let errors = load.diagnostics.filter { $0.severity == .error }
+        try #require(errors.count == 1, "\(load.diagnostics.report)")
+        #expect(errors[0].code == .missingFixture)
+        #expect(errors[0].path?.description == "sources.shop.path")
+        #expect(errors[0].message.contains("answers GET /prodcts from "), "\(errors[0].message)")
+        #expect(errors[0].message.contains("prodcts.json, which does not exist"))
+        #expect(errors[0].message.contains("(its files answer /products, /products/cups, /products/mill)"), "no action's POST file")
+        #expect(errors[0].message.hasSuffix(#"(did you mean "/products"?)"#))
+
+        let noneForParameter =
+            #""one": {"type": "http", "upstream": "shop", "path": "/orders/{id}", "parameters": {"id": {"type": "string", "default": "1"}}}"#
+        let parameter = try self.load(sources: noneForParameter, components: Self.label(#"{"$bind": "one.x"}"#))
+        #expect(parameter.diagnostics.filter { $0.severity == .error }.map(\.code) == [.missingFixture], "\(parameter.diagnostics.report)")
+    }
+
+    @Test("an upstream folder that does not exist is one error at the upstream")
+    func missingFolder() throws {
+        let gone = #""shop": {"type": "http", "upstream": "gone", "path": "/products"}"#
+        let load = try load(sources: gone, components: Self.label(#"{"$bind": "shop.x"}"#))
+        let errors = load.diagnostics.filter { $0.severity == .error }
+        try #require(errors.count == 1, "\(load.diagnostics.report)")
+        #expect(errors[0].code == .missingFixture)
+        #expect(errors[0].path?.description == "sources.shop.upstream")
+        #expect(
+            errors[0].message.contains(#"upstream "gone" answers from the files of "#)
+                && errors[0].message.contains("which is not a folder"))
+    }
+
+    @Test("without the upstreams' folders (validate with no configuration, an http upstream) nothing is judged")
+    func withoutFolders() throws {
+        let load = try load(sources: Self.list, components: Self.each(#"{"$bind": "product.nmae"}"#), directories: [:])
+        #expect(!load.diagnostics.containsErrors, "\(load.diagnostics.report)")
+    }
+}
