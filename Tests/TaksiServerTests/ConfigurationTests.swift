@@ -71,6 +71,16 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError(source: "TAKSI_PORT", message: #"the port must be a number from 0 to 65535, found "http""#)) {
             try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_PORT": "http"])
         }
+        // Credentials in an upstream's URL were dropped without a word; now refused, never echoed.
+        let withCredentials = try temporaryFile(#"{"upstreams": {"api": "https://ada:hunter2@api.example.com/v1"}}"#)
+        let refusal =
+            #"upstream "api" has credentials in its URL, which are never sent and would be logged with it: write https://api.example.com/v1; to pass the app's own credential, forward its header with the source's headers: [Authorization]"#
+        #expect(throws: ConfigurationError(source: "\(withCredentials): \"upstreams\".api", message: refusal)) {
+            try ServerConfiguration.resolve(file: withCredentials, environment: [:])
+        }
+        #expect(throws: ConfigurationError(source: "TAKSI_UPSTREAM_API", message: refusal)) {
+            try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_UPSTREAM_API": "https://ada:hunter2@api.example.com/v1"])
+        }
         let broken = try temporaryFile("{\"port\": 80,}")
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.resolve(file: broken, environment: [:]) }
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.resolve(file: "/nonexistent/config.json", environment: [:]) }

@@ -245,6 +245,19 @@ public struct ServerConfiguration: Sendable, Equatable {
             let absolute = path.hasPrefix("/") || directory.isEmpty ? path : (directory as NSString).appendingPathComponent(path)
             base = "file:" + absolute
         } else {
+            // Credentials in the URL would never be sent (the client takes the base as a prefix) and
+            // would be logged and shown wherever the URL is: refused, with the URL shown without them.
+            if let url = URL(string: base), url.user != nil || url.password != nil {
+                var shown = URLComponents(string: base)
+                shown?.user = nil
+                shown?.password = nil
+                throw ConfigurationError(
+                    source: source,
+                    message: "upstream \"\(name)\" has credentials in its URL, which are never sent and would be logged with it: "
+                        + "write \(shown?.string ?? "the URL without user:password@"); to pass the app's own credential, "
+                        + "forward its header with the source's headers: [Authorization]"
+                )
+            }
             guard let url = URL(string: base), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false,
                 url.query == nil, url.fragment == nil
             else {
