@@ -24,6 +24,11 @@ extension ScreenCompiler {
             let contentNode = member("content")
         else { return nil }
         guard let schema = catalog.schema(named: typeName) else {
+            // Its file has an error of its own, reported there: one mistake, one error.
+            if brokenComponents.contains(typeName) {
+                usedBrokenComponent = true
+                return nil
+            }
             reader.report(
                 .unknownComponent, at: member("name")!, path: path.appending("name"),
                 "component type \"\(typeName)\" is not known to the app, so the whole screen would fail to decode; use a built-in type (\(ComponentSchema.builtIns.map(\.name).joined(separator: ", "))) or declare it in components/"
@@ -287,6 +292,10 @@ extension ScreenCompiler {
         // Not a string: the field's own check reports it (wrong type, or bound where it is static).
         guard let itemType = nameNode.stringValue else { return nil }
         guard let schema = catalog.schema(named: itemType) else {
+            if brokenComponents.contains(itemType) {
+                usedBrokenComponent = true
+                return nil
+            }
             reader.report(
                 .unknownComponent, at: nameNode, path: namePath,
                 "component type \"\(itemType)\" is not known to the app, so the collection would show no item; use a built-in type (\(ComponentSchema.builtIns.map(\.name).joined(separator: ", "))) or declare it in components/"

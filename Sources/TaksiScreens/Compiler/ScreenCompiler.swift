@@ -33,6 +33,10 @@ struct ScreenCompiler {
     var sourceTable = SourceTable()
     /// The configured upstreams, when known.
     let upstreams: ConfiguredUpstreams?
+    /// Component types whose declaring file has errors (reported there): a use is not reported again.
+    let brokenComponents: Set<String>
+    /// Whether a component was left out for such a type: its error is in another file.
+    var usedBrokenComponent = false
     /// The screen set's fragments by name.
     let fragments: [String: Fragment]
     /// The screen set's string tables, and the locale this compilation is for.
@@ -54,7 +58,8 @@ struct ScreenCompiler {
     init(
         pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog,
         catalogVersions: CatalogVersions = CatalogVersions(),
-        upstreams: ConfiguredUpstreams? = nil, fragments: [String: Fragment] = [:], localization: Localization? = nil,
+        upstreams: ConfiguredUpstreams? = nil, brokenComponents: Set<String> = [], fragments: [String: Fragment] = [:],
+        localization: Localization? = nil,
         locale: String? = nil,
         loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
     ) {
@@ -62,6 +67,7 @@ struct ScreenCompiler {
         self.pattern = pattern
         self.routes = routes
         self.upstreams = upstreams
+        self.brokenComponents = brokenComponents
         self.fragments = fragments
         self.localization = localization
         self.locale = locale ?? localization?.defaultLocale
@@ -156,7 +162,7 @@ struct ScreenCompiler {
                 // Never left out in silence: a component that fails with no error in its file (one
                 // bound to a broken source reports nothing more) would be missing from a set that
                 // validates. (No known case; this is the guard.)
-                if reader.errorCount == 0 {
+                if reader.errorCount == 0, !usedBrokenComponent {
                     reader.report(
                         .uncompiledComponent, at: node, path: componentPath,
                         "this component could not be compiled and no reason was found; this is a bug in taksi-server, please report it with this file"

@@ -36,6 +36,9 @@ struct ScreenSetBuilder {
         var versions = CatalogVersions()
         /// What `actions.json` says each custom action is.
         var actionSummaries: [String: String] = [:]
+        /// Types whose file (`components/<type>.json`) failed to parse or to read: their error is
+        /// reported there, so the screens that use them are not also told to declare them.
+        var failed: Set<String> = []
     }
 
     /// Every screen's path shape (in the order of ``ScreenFile``s), and the routes over them.
@@ -124,11 +127,17 @@ struct ScreenSetBuilder {
         // Lowercased, as codegen swift names its classes and files: the component that took each.
         var typeNames: [String: String] = [:]
         for relative in files.paths where relative.hasPrefix(ScreenSetLoader.componentsFolder + "/") {
-            guard let (file, node) = files.parse(relative) else { continue }
             let expectedName = relative.split(separator: "/").last.map { name in String(name.prefix { $0 != "." }) }
+            guard let (file, node) = files.parse(relative) else {
+                if let expectedName { components.failed.insert(expectedName) }
+                continue
+            }
             let (schema, found) = CatalogReader.readComponent(node, file: file, expectedName: expectedName, versions: &components.versions)
             files.diagnostics += found
-            guard let schema else { continue }
+            guard let schema else {
+                if let expectedName { components.failed.insert(expectedName) }
+                continue
+            }
             if let other = components.files[schema.name] {
                 files.diagnostics.append(
                     Diagnostic(
@@ -403,7 +412,8 @@ struct ScreenSetBuilder {
     private func makeCompiler(for file: SourceFile, pattern: ScreenPattern, context: CompileContext, locale: String?) -> ScreenCompiler {
         ScreenCompiler(
             pattern: pattern, routes: context.routes, file: file, catalog: context.catalog, catalogVersions: context.components.versions,
-            upstreams: upstreams, fragments: context.fragments, localization: context.localization, locale: locale,
+            upstreams: upstreams, brokenComponents: context.components.failed, fragments: context.fragments,
+            localization: context.localization, locale: locale,
             loadFixture: { [files] reference, node, path, reader in files.fixture(reference, at: node, path: path, reader: &reader) }
         )
     }
