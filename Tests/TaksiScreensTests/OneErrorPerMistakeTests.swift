@@ -44,4 +44,35 @@ struct OneErrorPerMistakeTests {
         #expect(load.diagnostics.filter { $0.severity == .error }.count == 2, "\(load.diagnostics.report)")
         #expect(load.diagnostics.report.contains("declare it in components/"))
     }
+
+    @Test(
+        "a screen file that does not parse is its only error: screens navigating to it are not told it is no screen",
+        arguments: [
+            ("c", "name: c\ncomponents:\n  - name: label_component\n    content: {value: x}\n   identifier: bad\n", "c.yaml"),
+            (
+                "products/cups", "name: products/{id}\ncomponents:\n  - name: label_component\n    content: {value: x\n",
+                "products/product.yaml"
+            ),
+            ("c", "{\"name\": \"c\", \"components\": [}", "c.json"),
+        ])
+    func brokenScreenFile(target: String, text: String, file: String) {
+        func navigating(_ name: String) -> [UInt8] {
+            Array(
+                #"{"name": "\#(name)", "entry": true, "components": [{"name": "button_component", "content": {"title": "Go", "action": {"identifier": "navigation", "content": {"interface_identifier": "\#(target)"}}}}]}"#
+                    .utf8)
+        }
+        let load = ScreenSetLoader.load(files: ["a.json": navigating("a"), "b.json": navigating("b"), file: Array(text.utf8)])
+        let errors = load.diagnostics.filter { $0.severity == .error }
+        #expect(errors.count == 1, "\(load.diagnostics.report)")
+        #expect(errors.first?.file.hasSuffix(file) == true, "\(load.diagnostics.report)")
+    }
+
+    @Test("a target that opens nothing is still an error when another screen file fails to parse")
+    func otherTargetsStillChecked() {
+        let a =
+            #"{"name": "a", "entry": true, "components": [{"name": "button_component", "content": {"title": "Go", "action": {"identifier": "navigation", "content": {"interface_identifier": "nowhere"}}}}]}"#
+        let load = ScreenSetLoader.load(files: ["a.json": Array(a.utf8), "c.json": Array(#"{"name": "c", "#.utf8)])
+        #expect(load.diagnostics.filter { $0.severity == .error }.count == 2, "\(load.diagnostics.report)")
+        #expect(load.diagnostics.report.contains(#"navigation target "nowhere" is not a screen"#))
+    }
 }

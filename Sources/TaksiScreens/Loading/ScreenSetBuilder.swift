@@ -84,10 +84,11 @@ struct ScreenSetBuilder {
         var components = readCustomComponents()
         let actions = readCustomActions(versions: &components.versions, summaries: &components.actionSummaries)
         readClientReleases(versions: &components.versions)
-        let screenFiles = readScreenFiles()
+        let (screenFiles, unread) = readScreenFiles()
         let routing = readRoutes(of: screenFiles)
         let catalog = ComponentCatalog(
-            customComponents: components.schemas, customActions: actions, navigationTargets: routing.routes.navigationTargets
+            customComponents: components.schemas, customActions: actions,
+            navigationTargets: Self.targets(of: routing.routes, excusing: unread)
         )
         let links = readLinks(routes: routing.routes)
         let localization = readStrings()
@@ -188,8 +189,10 @@ struct ScreenSetBuilder {
 
     // MARK: Screens and their paths
 
-    /// Every screen file with its name: read first, so navigation targets can be checked across the set.
-    func readScreenFiles() -> [ScreenFile] {
+    /// Every screen file with its name: read first, so navigation targets can be checked across the
+    /// set. `unread`: the names screen files that failed to parse would most likely declare (the
+    /// `name:` line found in the text, else the path), so a target naming one is not a second error.
+    func readScreenFiles() -> (screens: [ScreenFile], unread: [String]) {
         let folders = [ScreenSetLoader.componentsFolder, ScreenSetLoader.fixturesFolder, Fragment.folder, StringTable.folder].map {
             $0 + "/"
         }
@@ -198,8 +201,12 @@ struct ScreenSetBuilder {
                 && !ScreenSetLoader.linksFiles.contains(path) && !ClientReleases.files.contains(path)
         }
         var screenFiles: [ScreenFile] = []
+        var unread: [String] = []
         for relative in screenPaths {
-            guard let (file, node) = files.parse(relative) else { continue }
+            guard let (file, node) = files.parse(relative) else {
+                unread.append(Self.likelyName(of: files.bytes[relative] ?? [], path: relative))
+                continue
+            }
             if let name = screenName(of: node, in: file) { screenFiles.append(ScreenFile(name: name, file: file, node: node)) }
         }
         if screenPaths.isEmpty {
@@ -207,7 +214,39 @@ struct ScreenSetBuilder {
                 Diagnostic(code: .noScreens, file: files.root, message: "no screen files were found; add one, like \(files.root)/home.json")
             )
         }
-        return screenFiles
+        return (screenFiles, unread)
+    }
+
+    /// The name a screen file that does not parse most likely declares: its first `name:` (YAML)
+    /// or `"name":` (JSON) at the start of a line, else its path without the extension.
+    static func likelyName(of bytes: [UInt8], path: String) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            var rest = line.drop { $0 == " " || $0 == "{" }
+            if rest.hasPrefix("\"name\"") {
+                rest = rest.dropFirst(6)
+            } else if rest.hasPrefix("name") {
+                rest = rest.dropFirst(4)
+            } else {
+                continue
+            }
+            rest = rest.drop { $0 == " " }
+            guard rest.first == ":" else { continue }
+            let value = rest.dropFirst().drop { $0 == " " || $0 == "\"" || $0 == "'" }.prefix { !" \"',}#".contains($0) }
+            if !value.isEmpty { return String(value) }
+        }
+        return String(path.prefix { $0 != "." })
+    }
+
+    /// The routes' check of navigation targets, where a target a screen file that failed to parse
+    /// would open is no problem (the file's own error says what is wrong).
+    static func targets(of routes: ScreenRoutes, excusing unread: [String]) -> NavigationTargets {
+        guard !unread.isEmpty else { return routes.navigationTargets }
+        let unreadRoutes = ScreenRoutes(unread.map { ScreenPattern(name: $0) })
+        return NavigationTargets(names: []) { target in
+            guard let problem = routes.problem(withTarget: target) else { return nil }
+            return unreadRoutes.problem(withTarget: target) == nil ? nil : problem
+        }
     }
 
     /// The screen's `name`, or nil (reported) when it has none or an invalid one.
