@@ -75,4 +75,31 @@ struct OneErrorPerMistakeTests {
         #expect(load.diagnostics.filter { $0.severity == .error }.count == 2, "\(load.diagnostics.report)")
         #expect(load.diagnostics.report.contains(#"navigation target "nowhere" is not a screen"#))
     }
+
+    @Test(
+        "a misspelt source in a binding is its only report: no error at a correct patch of that component, no 'never used' for the source it meant"
+    )
+    func badBinding() throws {
+        let screen = """
+            name: f
+            entry: true
+            sources:
+              q: {type: request, parameters: {n: {type: string, default: x}}}
+            components:
+              - name: label_component
+                identifier: status
+                content: {value: {$bind: qq.n}}
+              - name: button_component
+                identifier: send
+                content: {title: Send, action: {identifier: executable, content: {name: send}}}
+            actions:
+              send:
+                inputs: {email: {type: string}}
+                answers:
+                  success: {data: [{identifier: status, content: {value: Sent}}]}
+            """
+        let load = ScreenSetLoader.load(files: ["f.yaml": Array(screen.utf8)])
+        #expect(load.diagnostics.count == 1, "\(load.diagnostics.report)")
+        #expect(load.diagnostics.first?.message.hasPrefix(#""qq" is not a source of this screen"#) == true, "\(load.diagnostics.report)")
+    }
 }

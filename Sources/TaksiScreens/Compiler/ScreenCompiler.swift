@@ -37,6 +37,9 @@ struct ScreenCompiler {
     let brokenComponents: Set<String>
     /// Whether a component was left out for such a type: its error is in another file.
     var usedBrokenComponent = false
+    /// The identifiers of components that failed to compile (their errors reported): a patch
+    /// naming one is not a second mistake.
+    var uncompiledIdentifiers: Set<String> = []
     /// The screen set's fragments by name.
     let fragments: [String: Fragment]
     /// The screen set's string tables, and the locale this compilation is for.
@@ -157,8 +160,10 @@ struct ScreenCompiler {
         for (index, node) in componentNodes.enumerated() {
             let componentPath = componentsPath.appending(index)
             guard let (component, entry) = compileComponent(node, index: index, at: componentPath) else {
-                // Its own error is reported; the sources it names are not "never used" on top of it.
+                // Its own error is reported; the sources it names are not "never used" on top of it,
+                // nor is a patch naming it "no component of this screen".
                 sourceTable.markUsed(Self.sourcesNamed(in: node))
+                if let identifier = node["identifier"]?.stringValue { uncompiledIdentifiers.insert(identifier) }
                 // Never left out in silence: a component that fails with no error in its file (one
                 // bound to a broken source reports nothing more) would be missing from a set that
                 // validates. (No known case; this is the guard.)

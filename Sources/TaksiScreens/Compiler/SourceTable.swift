@@ -84,6 +84,8 @@ struct SourceTable {
                         : "; declare it under \"sources\" or use one of \(known.sorted().joined(separator: ", "))")
             }
         reader.report(.unknownSource, at: node, path: path, message + NameSuggestion.hint(for: valuePath.root, among: known))
+        // The source it most likely meant is not also reported as never used: one mistake, one report.
+        if let meant = NameSuggestion.closest(to: valuePath.root, among: known), declared[meant] != nil { used.insert(meant) }
         return false
     }
 
