@@ -102,4 +102,25 @@ struct OneErrorPerMistakeTests {
         #expect(load.diagnostics.count == 1, "\(load.diagnostics.report)")
         #expect(load.diagnostics.first?.message.hasPrefix(#""qq" is not a source of this screen"#) == true, "\(load.diagnostics.report)")
     }
+
+    @Test("a placeholder misspelt in one locale's table is that table's only error: the screen is not told to copy the typo")
+    func placeholderTypo() {
+        let screen = """
+            name: s
+            entry: true
+            sources:
+              q: {type: request, parameters: {n: {type: string, default: x}}}
+            components:
+              - name: label_component
+                identifier: hi
+                content: {value: {$text: greeting, with: {name: q.n}}}
+            """
+        let load = ScreenSetLoader.load(files: [
+            "s.yaml": Array(screen.utf8), "strings/en.yaml": Array("greeting: \"Hello, {name}!\"\n".utf8),
+            "strings/de.yaml": Array("greeting: \"Hallo, {nmae}!\"\n".utf8),
+        ])
+        #expect(load.diagnostics.count == 1, "\(load.diagnostics.report)")
+        #expect(load.diagnostics.first?.file.hasSuffix("strings/de.yaml") == true, "\(load.diagnostics.report)")
+        #expect(!load.diagnostics.report.contains(#"did you mean "nmae""#))
+    }
 }

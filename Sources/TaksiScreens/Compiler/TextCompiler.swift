@@ -95,6 +95,10 @@ struct TextCompiler {
         var literalCount: Double?
         var valid = true
         let argumentsPath = path.appending(Fragment.argumentsKey)
+        // The default locale's message is the reference: a locale whose placeholders differ is the
+        // string table's error (reported there), not the screen's, which must not be told to copy it.
+        let expected =
+            localization.flatMap { $0.message(key, in: $0.defaultLocale)?.placeholders } ?? message.placeholders
         if let argumentsNode {
             guard let argumentMembers = argumentsNode.members else {
                 reader.report(
@@ -102,10 +106,10 @@ struct TextCompiler {
                     "with must be an object of placeholders and binding paths, like {name: query.name}")
                 return nil
             }
-            let placeholders = message.placeholders.sorted()
+            let placeholders = expected.sorted()
             for argument in argumentMembers {
                 let argumentPath = argumentsPath.appending(argument.key)
-                guard message.placeholders.contains(argument.key) else {
+                guard expected.contains(argument.key) else {
                     reader.report(
                         .invalidText, offset: argument.keyOffset, path: argumentPath,
                         "message \"\(key)\" has no placeholder {\(argument.key)}"
@@ -152,7 +156,7 @@ struct TextCompiler {
                 }
             }
         }
-        let missing = message.placeholders.subtracting(arguments.keys).sorted()
+        let missing = expected.subtracting(arguments.keys).sorted()
         if valid, !missing.isEmpty {
             reader.report(
                 .invalidText, at: argumentsNode ?? node, path: argumentsNode == nil ? path : argumentsPath,
