@@ -33,6 +33,15 @@ struct UpstreamFilesTests {
             upstreamDirectories: directories ?? ["shop": upstream, "gone": upstream + "/gone"])
     }
 
+    /// The one error of a load, its code and path checked; fails when there are others.
+    func onlyError(of load: ScreenSetLoad, code: Diagnostic.Code, at path: String? = nil) throws -> Diagnostic {
+        let errors = load.diagnostics.filter { $0.severity == .error }
+        try #require(errors.count == 1, "\(load.diagnostics.report)")
+        #expect(errors[0].code == code)
+        if let path { #expect(errors[0].path?.description == path) }
+        return errors[0]
+    }
+
     static let list = #""shop": {"type": "http", "upstream": "shop", "path": "/products"}"#
     static func label(_ value: String, id: String = "l") -> String {
         #"{"name": "label_component", "identifier": "\#(id)", "content": {"value": \#(value)}}"#
@@ -69,27 +78,22 @@ struct UpstreamFilesTests {
             ),
         ])
     func unknownKey(binding: String, inLoop: Bool, start: String, keys: String) throws {
-        let load = try load(sources: Self.list, components: inLoop ? Self.each(binding) : Self.label(binding))
-        let errors = load.diagnostics.filter { $0.severity == .error }
-        try #require(errors.count == 1, "\(load.diagnostics.report)")
-        #expect(errors[0].code == .unknownAnswerField)
-        #expect(errors[0].message.hasPrefix(start), "\(errors[0].message)")
-        #expect(errors[0].message.contains("products.json has it; " + keys), "\(errors[0].message)")
-        #expect(errors[0].location?.line == 1)
+        let error = try onlyError(
+            of: load(sources: Self.list, components: inLoop ? Self.each(binding) : Self.label(binding)), code: .unknownAnswerField)
+        #expect(error.message.hasPrefix(start), "\(error.message)")
+        #expect(error.message.contains("products.json has it; " + keys), "\(error.message)")
+        #expect(error.location?.line == 1)
     }
 
     @Test("a path with no file is one error at the path, naming what the files answer; bindings into it are not reported again")
     func missingFile() throws {
         let typo = #""shop": {"type": "http", "upstream": "shop", "path": "/prodcts"}"#
-        let load = try load(sources: typo, components: Self.label(#"{"$bind": "shop.anything"}"#))
-        let errors = load.diagnostics.filter { $0.severity == .error }
-        try #require(errors.count == 1, "\(load.diagnostics.report)")
-        #expect(errors[0].code == .missingFixture)
-        #expect(errors[0].path?.description == "sources.shop.path")
-        #expect(errors[0].message.contains("answers GET /prodcts from "), "\(errors[0].message)")
-        #expect(errors[0].message.contains("prodcts.json, which does not exist"))
-        #expect(errors[0].message.contains("(its files answer /products, /products/cups, /products/mill)"), "no action's POST file")
-        #expect(errors[0].message.hasSuffix(#"(did you mean "/products"?)"#))
+        let error = try onlyError(
+            of: load(sources: typo, components: Self.label(#"{"$bind": "shop.anything"}"#)), code: .missingFixture, at: "sources.shop.path")
+        #expect(error.message.contains("answers GET /prodcts from "), "\(error.message)")
+        #expect(error.message.contains("prodcts.json, which does not exist"))
+        #expect(error.message.contains("(its files answer /products, /products/cups, /products/mill)"), "no action's POST file")
+        #expect(error.message.hasSuffix(#"(did you mean "/products"?)"#))
 
         let noneForParameter =
             #""one": {"type": "http", "upstream": "shop", "path": "/orders/{id}", "parameters": {"id": {"type": "string", "default": "1"}}}"#
@@ -100,14 +104,9 @@ struct UpstreamFilesTests {
     @Test("an upstream folder that does not exist is one error at the upstream")
     func missingFolder() throws {
         let gone = #""shop": {"type": "http", "upstream": "gone", "path": "/products"}"#
-        let load = try load(sources: gone, components: Self.label(#"{"$bind": "shop.x"}"#))
-        let errors = load.diagnostics.filter { $0.severity == .error }
-        try #require(errors.count == 1, "\(load.diagnostics.report)")
-        #expect(errors[0].code == .missingFixture)
-        #expect(errors[0].path?.description == "sources.shop.upstream")
-        #expect(
-            errors[0].message.contains(#"upstream "gone" answers from the files of "#)
-                && errors[0].message.contains("which is not a folder"))
+        let error = try onlyError(
+            of: load(sources: gone, components: Self.label(#"{"$bind": "shop.x"}"#)), code: .missingFixture, at: "sources.shop.upstream")
+        #expect(error.message.contains(#"upstream "gone" answers from the files of "#) && error.message.contains("which is not a folder"))
     }
 
     @Test("without the upstreams' folders (validate with no configuration, an http upstream) nothing is judged")
