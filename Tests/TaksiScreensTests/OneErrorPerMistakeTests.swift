@@ -123,4 +123,36 @@ struct OneErrorPerMistakeTests {
         #expect(load.diagnostics.first?.file.hasSuffix("strings/de.yaml") == true, "\(load.diagnostics.report)")
         #expect(!load.diagnostics.report.contains(#"did you mean "nmae""#))
     }
+
+    @Test("an executable named like a typo of the screen's action is an error with the action's name; the app's own executables pass")
+    func executableTypo() throws {
+        func screen(_ name: String) -> [UInt8] {
+            Array(
+                """
+                name: f
+                entry: true
+                components:
+                  - name: text_field_component
+                    identifier: email
+                    content: {placeholder: Email}
+                  - name: button_component
+                    identifier: go
+                    content: {title: Send, action: {identifier: executable, content: {name: \(name)}}}
+                actions:
+                  send:
+                    inputs: {email: {type: string}}
+                    answers: {success: {data: []}}
+                """.utf8)
+        }
+        let typo = ScreenSetLoader.load(files: ["f.yaml": screen("sned")])
+        let error = try #require(typo.diagnostics.first, "\(typo.diagnostics.report)")
+        #expect(typo.diagnostics.count == 1, "\(typo.diagnostics.report)")
+        #expect(error.code == .invalidAction)
+        #expect(error.path?.description == "components[1].content.action.content.name")
+        #expect(error.message.contains(#"(did you mean "send"?)"#))
+        for name in ["send", "refresh", "reset_password"] {
+            let load = ScreenSetLoader.load(files: ["f.yaml": screen(name)])
+            #expect(!load.diagnostics.containsErrors, "\(name): \(load.diagnostics.report)")
+        }
+    }
 }

@@ -304,4 +304,27 @@ extension ScreenCompiler {
             fields: fields.filter { schema.field(named: $0.key)?.isDynamic == true }
         )
     }
+
+    /// Reports an `executable` action whose name is not one of the screen's actions but is that
+    /// close to one (`sned` beside `send`): the app finds no handler of that name, and the button
+    /// does nothing. Names far from every action are the app's own executables, run by name.
+    /// (Components placed by fragments are checked in their fragment's own terms, not here.)
+    mutating func checkExecutableNames(in node: JSONNode, at path: JSONPath, actions: [String]) {
+        if let members = node.members {
+            if node["identifier"]?.stringValue == "executable", let nameNode = node["content"]?["name"],
+                let name = nameNode.stringValue, !actions.contains(name),
+                let meant = NameSuggestion.closest(to: name, among: actions)
+            {
+                reader.report(
+                    .invalidAction, at: nameNode, path: path.appending("content").appending("name"),
+                    "executable \"\(name)\" is no action of this screen, and so close to its action \"\(meant)\" that it is most likely meant: "
+                        + "the app would run an executable of its own named \"\(name)\", and this one does nothing (did you mean \"\(meant)\"?); "
+                        + "if the app does register \"\(name)\", rename it or the action so they cannot be mistaken"
+                )
+            }
+            for member in members { checkExecutableNames(in: member.value, at: path.appending(member.key), actions: actions) }
+        } else if let elements = node.elements {
+            for (index, element) in elements.enumerated() { checkExecutableNames(in: element, at: path.appending(index), actions: actions) }
+        }
+    }
 }

@@ -118,6 +118,7 @@ struct ScreenCompiler {
         let (components, entries, componentIndices) = compileComponents(componentNodes, at: componentsPath, usesFragments: usesFragments)
 
         let actions = member("actions").map { readActions($0, at: path.appending("actions"), components: components) } ?? []
+        checkExecutableNames(in: componentsNode, at: componentsPath, actions: member("actions")?.members?.map(\.key) ?? [])
         let answers = member("sources").map { readSourceAnswers($0, at: path.appending("sources"), components: components) } ?? [:]
 
         warnUnusedSources(root)
