@@ -109,6 +109,16 @@ struct UpstreamFilesTests {
         #expect(error.message.contains(#"upstream "gone" answers from the files of "#) && error.message.contains("which is not a folder"))
     }
 
+    @Test("a status's answer reads the status's body: its bindings into the answered source are not checked against the files")
+    func statusAnswers() throws {
+        let answered =
+            #""shop": {"type": "http", "upstream": "shop", "path": "/products", "answers": {"404": {"data": [{"identifier": "c", "content": {"values": [{"value": {"$bind": "shop.message", "default": "Closed"}}]}}]}}}"#
+        let load = try load(sources: answered, components: Self.each(#"{"$bind": "product.name"}"#))
+        #expect(!load.diagnostics.containsErrors, "\(load.diagnostics.report)")
+        let wrong = try self.load(sources: answered, components: Self.each(#"{"$bind": "product.nmae"}"#))
+        #expect(wrong.diagnostics.filter { $0.severity == .error }.map(\.code) == [.unknownAnswerField], "the components' still are")
+    }
+
     @Test("without the upstreams' folders (validate with no configuration, an http upstream) nothing is judged")
     func withoutFolders() throws {
         let load = try load(sources: Self.list, components: Self.each(#"{"$bind": "product.nmae"}"#), directories: [:])
