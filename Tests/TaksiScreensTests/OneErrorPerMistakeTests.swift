@@ -54,6 +54,7 @@ struct OneErrorPerMistakeTests {
                 "products/product.yaml"
             ),
             ("c", "{\"name\": \"c\", \"components\": [}", "c.json"),
+            ("products/cups", "{name: products/{id}, components: [}\n", "products/product.yaml"),
         ])
     func brokenScreenFile(target: String, text: String, file: String) {
         func navigating(_ name: String) -> [UInt8] {

@@ -19,6 +19,7 @@ struct UpstreamFilesTests {
             "products/cups.json": #"{"product": {"id": "cups", "name": "Cups", "stock": 12}}"#,
             "products/mill.json": #"{"product": {"id": "mill", "name": "Mill", "stock": null}}"#,
             "orders.POST.json": #"{"answers": [{"status": 201, "body": {}}]}"#,
+            ".json": "{}",
         ]
         for (path, text) in files { try Data(text.utf8).write(to: directory.appendingPathComponent(path)) }
         return directory.path

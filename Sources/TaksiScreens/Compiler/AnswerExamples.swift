@@ -137,7 +137,8 @@ extension HTTPSourceReader {
         var paths: [String] = []
         while let relative = enumerator?.nextObject() as? String {
             // `x.json` answers GET /x; `x.POST.json` answers an action's POST, not a source.
-            guard relative.hasSuffix(".json"), !relative.dropLast(5).split(separator: "/").last!.contains(".") else { continue }
+            let stem = relative.dropLast(5).split(separator: "/").last ?? ""
+            guard relative.hasSuffix(".json"), !stem.isEmpty, !stem.contains(".") else { continue }
             paths.append("/" + relative.dropLast(5))
         }
         return paths.sorted()

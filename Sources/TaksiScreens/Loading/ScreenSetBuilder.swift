@@ -232,7 +232,9 @@ struct ScreenSetBuilder {
             }
             rest = rest.drop { $0 == " " }
             guard rest.first == ":" else { continue }
-            let value = rest.dropFirst().drop { $0 == " " || $0 == "\"" || $0 == "'" }.prefix { !" \"',}#".contains($0) }
+            var value = rest.dropFirst().drop { $0 == " " || $0 == "\"" || $0 == "'" }.prefix { !" \"',#".contains($0) }
+            // `{name: c}` in a flow mapping: its closing brace is no part of the name, a parameter's is.
+            while value.last == "}", value.filter({ $0 == "}" }).count > value.filter({ $0 == "{" }).count { value = value.dropLast() }
             if !value.isEmpty { return String(value) }
         }
         return String(path.prefix { $0 != "." })
