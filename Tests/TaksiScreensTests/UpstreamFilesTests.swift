@@ -20,6 +20,7 @@ struct UpstreamFilesTests {
             "products/mill.json": #"{"product": {"id": "mill", "name": "Mill", "stock": null}}"#,
             "orders.POST.json": #"{"answers": [{"status": 201, "body": {}}]}"#,
             ".json": "{}",
+            "products/p-cups.json": #"{"product": {"id": "cups", "grams": 300}}"#,
         ]
         for (path, text) in files { try Data(text.utf8).write(to: directory.appendingPathComponent(path)) }
         return directory.path
@@ -55,11 +56,14 @@ struct UpstreamFilesTests {
     func correct() throws {
         let one =
             #""one": {"type": "http", "upstream": "shop", "path": "/products/{id}", "parameters": {"id": {"type": "string", "default": "cups"}}}"#
+        // A parameter inside a segment: p-{id} reads products/p-cups.json.
+        let prefixed =
+            #""pre": {"type": "http", "upstream": "shop", "path": "/products/p-{id}", "parameters": {"id": {"type": "string", "default": "cups"}}}"#
         let load = try load(
-            sources: Self.list + ", " + one,
+            sources: Self.list + ", " + one + ", " + prefixed,
             components: [
                 Self.each(#"{"$bind": "product.name"}"#),
-                Self.label(#"{"$template": "{shop.products[0].badge} {one.product.stock}"}"#, id: "t"),
+                Self.label(#"{"$template": "{shop.products[0].badge} {one.product.stock} {pre.product.grams}"}"#, id: "t"),
                 Self.label(
                     #"{"$when": [{"if": {"value": "one.product.stock", "above": 0}, "then": "in stock"}], "else": "sold out"}"#, id: "w"),
             ].joined(separator: ", "))
@@ -93,7 +97,7 @@ struct UpstreamFilesTests {
             of: load(sources: typo, components: Self.label(#"{"$bind": "shop.anything"}"#)), code: .missingFixture, at: "sources.shop.path")
         #expect(error.message.contains("answers GET /prodcts from "), "\(error.message)")
         #expect(error.message.contains("prodcts.json, which does not exist"))
-        #expect(error.message.contains("(its files answer /products, /products/cups, /products/mill)"), "no action's POST file")
+        #expect(error.message.contains("(its files answer /products, /products/cups, /products/mill, /products/p-cups)"), "no action's POST file")
         #expect(error.message.hasSuffix(#"(did you mean "/products"?)"#))
 
         let noneForParameter =

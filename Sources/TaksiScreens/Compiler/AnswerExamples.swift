@@ -113,22 +113,46 @@ extension HTTPSourceReader {
         return values.isEmpty ? nil : AnswerExamples(values: values, origin: origin)
     }
 
-    /// The `.json` files a path's segments reach, a `{parameter}` segment matching any name.
+    /// The `.json` files a path's segments reach, a `{parameter}` in a segment matching any text
+    /// (`{id}`, `p-{id}`).
     static func files(matching segments: [String], in directory: String) -> [String] {
         guard let first = segments.first else { return [] }
-        let isParameter = first.hasPrefix("{") && first.hasSuffix("}")
-        let names = isParameter ? ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted() : [first]
+        let last = segments.count == 1
+        var names: [String]
+        if let pattern = segmentPattern(first) {
+            let entries = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+            names = entries.filter { entry in
+                guard !entry.hasPrefix(".") else { return false }
+                let name = last ? (entry.hasSuffix(".json") ? String(entry.dropLast(5)) : nil) : entry
+                // `x.POST.json` answers an action, not a GET.
+                guard let name, !(last && name.contains(".")) else { return false }
+                return name.range(of: pattern, options: .regularExpression) != nil
+            }.map { last ? String($0.dropLast(5)) : $0 }
+        } else {
+            names = [first]
+        }
         var found: [String] = []
-        for name in names where !name.hasPrefix(".") {
+        for name in names {
             let next = directory + "/" + name
-            if segments.count == 1 {
-                let file = isParameter ? (name.hasSuffix(".json") && !name.dropLast(5).contains(".") ? next : nil) : next + ".json"
-                if let file, FileManager.default.fileExists(atPath: file) { found.append(file) }
+            if last {
+                if FileManager.default.fileExists(atPath: next + ".json") { found.append(next + ".json") }
             } else {
                 found += files(matching: Array(segments.dropFirst()), in: next)
             }
         }
         return found
+    }
+
+    /// A segment with parameters as a regular expression over a file name; nil for a literal one.
+    static func segmentPattern(_ segment: String) -> String? {
+        guard segment.contains("{") else { return nil }
+        var pattern = "^"
+        var rest = segment[...]
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            pattern += NSRegularExpression.escapedPattern(for: String(rest[..<open])) + ".+"
+            rest = rest[rest.index(after: close)...]
+        }
+        return pattern + NSRegularExpression.escapedPattern(for: String(rest)) + "$"
     }
 
     /// The GET paths a folder's files answer: `/products`, `/products/espresso-cups`.
