@@ -97,7 +97,9 @@ struct UpstreamFilesTests {
             of: load(sources: typo, components: Self.label(#"{"$bind": "shop.anything"}"#)), code: .missingFixture, at: "sources.shop.path")
         #expect(error.message.contains("answers GET /prodcts from "), "\(error.message)")
         #expect(error.message.contains("prodcts.json, which does not exist"))
-        #expect(error.message.contains("(its files answer /products, /products/cups, /products/mill, /products/p-cups)"), "no action's POST file")
+        #expect(
+            error.message.contains("(its files answer /products, /products/cups, /products/mill, /products/p-cups)"),
+            "no action's POST file")
         #expect(error.message.hasSuffix(#"(did you mean "/products"?)"#))
 
         let noneForParameter =
