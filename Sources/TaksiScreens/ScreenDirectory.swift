@@ -23,6 +23,13 @@ public enum ScreenDirectory {
     /// The file, at the directory's root, that maps names in it to the paths they stand for.
     public static let pathIndexName = ".taksi-paths.json"
 
+    /// A path as a person typing in the working directory would write it: relative when inside
+    /// it (`schemas/screen.schema.json`), else as given. For messages and command output.
+    public static func shown(_ path: String) -> String {
+        let here = FileManager.default.currentDirectoryPath + "/"
+        return path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path
+    }
+
     /// One regular file under the directory.
     public struct File: Sendable, Equatable {
         /// The path relative to the directory, with `/` separators: `bikes/stations.yaml`.

@@ -273,7 +273,7 @@ struct Validate: ParsableCommand {
         let schemas = EditorSchemas.directory(besides: try project.screens())
         do {
             for path in try EditorSchemas.write(catalog: load.catalog, into: schemas, onlyExisting: true) {
-                print("updated \(shownPath(path)) (the components changed)")
+                print("updated \(ScreenDirectory.shown(path)) (the components changed)")
             }
         } catch {
             printError("warning: the editor schemas in \(schemas.path) could not be updated: \(error.localizedDescription)")
@@ -697,7 +697,9 @@ struct Schema: ParsableCommand {
                 throw ExitCode.failure
             }
             print(
-                written.isEmpty ? "\(shownPath(folder.path)): up to date" : written.map { "wrote \(shownPath($0))" }.joined(separator: "\n")
+                written.isEmpty
+                    ? "\(ScreenDirectory.shown(folder.path)): up to date"
+                    : written.map { "wrote \(ScreenDirectory.shown($0))" }.joined(separator: "\n")
             )
             return
         }
@@ -708,12 +710,6 @@ struct Schema: ParsableCommand {
         let load = ScreenSetLoader.load(directory: directory)
         print(JSONWriter.string(ScreenJSONSchema.make(catalog: load.catalog), pretty: true), terminator: "")
     }
-}
-
-/// A path as a person typing in the working directory would write it: relative when inside it.
-func shownPath(_ path: String) -> String {
-    let here = FileManager.default.currentDirectoryPath + "/"
-    return path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path
 }
 
 func printError(_ message: String) {

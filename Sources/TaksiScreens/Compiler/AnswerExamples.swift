@@ -73,8 +73,8 @@ extension HTTPSourceReader {
             if let node = member("upstream") {
                 reader.report(
                     .missingFixture, at: node, path: path.appending("upstream"),
-                    "upstream \"\(upstream)\" answers from the files of \(Self.shown(directory)), which is not a folder; "
-                        + "create it with one JSON file per path (GET /products reads \(Self.shown(directory))/products.json), "
+                    "upstream \"\(upstream)\" answers from the files of \(ScreenDirectory.shown(directory)), which is not a folder; "
+                        + "create it with one JSON file per path (GET /products reads \(ScreenDirectory.shown(directory))/products.json), "
                         + "or point config.json's upstream at a folder that exists"
                 )
             }
@@ -92,7 +92,7 @@ extension HTTPSourceReader {
         let files = Self.files(matching: segments, in: directory)
         guard !files.isEmpty else {
             let known = Self.paths(in: directory)
-            let target = Self.shown(directory) + "/" + segments.joined(separator: "/") + ".json"
+            let target = ScreenDirectory.shown(directory) + "/" + segments.joined(separator: "/") + ".json"
             if let node = member("path") {
                 reader.report(
                     .missingFixture, at: node, path: path.appending("path"),
@@ -109,7 +109,8 @@ extension HTTPSourceReader {
         let values = files.compactMap { file in
             FileManager.default.contents(atPath: file).flatMap { try? JSONParser.parse(Array($0)).value }
         }
-        let origin = files.count == 1 ? Self.shown(files[0]) : "\(Self.shown(directory)) (\(files.count) files for \(written))"
+        let origin =
+            files.count == 1 ? ScreenDirectory.shown(files[0]) : "\(ScreenDirectory.shown(directory)) (\(files.count) files for \(written))"
         return values.isEmpty ? nil : AnswerExamples(values: values, origin: origin)
     }
 
@@ -166,11 +167,5 @@ extension HTTPSourceReader {
             paths.append("/" + relative.dropLast(5))
         }
         return paths.sorted()
-    }
-
-    /// A path as a person in the working directory would write it.
-    static func shown(_ path: String) -> String {
-        let here = FileManager.default.currentDirectoryPath + "/"
-        return path.hasPrefix(here) ? String(path.dropFirst(here.count)) : path
     }
 }
