@@ -256,8 +256,9 @@ final class AccessLogBuffer {
         if json {
             bytes.writeStaticString("{\"@timestamp\":\"")
             writeTime()
-            bytes.writeStaticString(
-                "\",\"log.level\":\"info\",\"ecs.version\":\"8.11.0\",\"event.dataset\":\"taksi.access\",\"http.request.method\":\"")
+            bytes.writeStaticString("\",\"log.level\":\"info\",\"ecs.version\":\"")
+            bytes.writeStaticString(LineLogHandler.ecsVersion)
+            bytes.writeStaticString("\",\"event.dataset\":\"taksi.access\",\"http.request.method\":\"")
             writeEscaped(method.utf8[...])
             bytes.writeStaticString("\",\"url.path\":\"")
             writeEscaped(path)

@@ -53,7 +53,8 @@ public struct LineLogHandler: LogHandler {
         case .json:
             var record: [String: JSONValue] = [
                 "@timestamp": .string(Self.timestamp()), "log.level": .string(event.level.rawValue), "service.name": .string(label),
-                "message": .string(event.message.description), "log.logger": .string(event.source), "ecs.version": .string(Self.ecsVersion),
+                "message": .string(event.message.description), "log.logger": .string(event.source),
+                "ecs.version": .string(Self.ecsVersion.description),
             ]
             for (key, value) in merged { record[Self.ecsField(key)] = Self.json(value) }
             line = JSONWriter.bytes(.object(record)) + [10]
@@ -64,8 +65,9 @@ public struct LineLogHandler: LogHandler {
 
     private static let lock = NIOLock()
 
-    /// The version of the Elastic Common Schema the JSON lines of both logs follow.
-    static let ecsVersion = "8.11.0"
+    /// The version of the Elastic Common Schema the JSON lines of both logs follow (the access
+    /// log writes it as bytes, hence a static string).
+    static let ecsVersion: StaticString = "8.11.0"
 
     /// A metadata key's field: ECS's own where it has one, else under `taksi.`.
     static func ecsField(_ key: String) -> String {
