@@ -8,8 +8,8 @@ public import TaksiSchema
 /// (navigation targets, sources, versions) and it accepts a binding on any field.
 public enum ScreenJSONSchema {
     /// The schema of a screen file for the component types of `catalog`.
-    // Long (about 80 lines) because it is one literal of the schema it writes, read top to bottom
-    // like the document; its parts (binding, action, source, ...) are properties of their own.
+    // One literal of the schema it writes, read top to bottom like the document; its parts
+    // (component, binding, action, source, ...) are definitions of their own.
     public static func make(catalog: ComponentCatalog) -> JSONValue {
         let types = catalog.schemas.keys.sorted()
         var definitions: [String: JSONValue] = [
@@ -18,34 +18,7 @@ public enum ScreenJSONSchema {
             "action": action,
             "source": source,
             "screenAction": screenAction,
-            "component": [
-                "type": "object",
-                "description": "One component: its type, an optional identifier and its content.",
-                "required": ["name", "content"],
-                "additionalProperties": false,
-                "properties": [
-                    "name": [
-                        "enum": .array(types.map(JSONValue.string)), "description": "The component type.",
-                        // What editors using the VS Code JSON and YAML language servers show instead of "not accepted".
-                        "errorMessage": .string(
-                            "not a component type of the catalog; use one of \(types.joined(separator: ", ")), or declare it in components/"
-                        ),
-                    ],
-                    "identifier": [
-                        "type": "string", "minLength": 1,
-                        "description": "Unique within the screen; component$N (its position) when absent.",
-                    ],
-                    "content": ["description": "The type's fields."],
-                ],
-                "allOf": .array(
-                    types.map { type in
-                        [
-                            "if": ["properties": ["name": ["const": .string(type)]], "required": ["name"]],
-                            "then": ["properties": ["content": ["$ref": .string("#/$defs/content.\(type)")]]],
-                        ]
-                    }
-                ),
-            ],
+            "component": component(types: types),
         ]
         for type in types {
             guard let schema = catalog.schema(named: type) else { continue }
@@ -103,6 +76,39 @@ public enum ScreenJSONSchema {
     private static func content(_ schema: ComponentSchema) -> JSONValue {
         if schema.acceptsAnyContent { return ["type": "object", "description": .string(schema.summary ?? "")] }
         return object(schema.fields, summary: schema.summary, owner: schema.name)
+    }
+
+    /// One component of a screen: its type (one of `types`), an optional identifier, and the
+    /// content of its type, chosen by the name.
+    private static func component(types: [String]) -> JSONValue {
+        [
+            "type": "object",
+            "description": "One component: its type, an optional identifier and its content.",
+            "required": ["name", "content"],
+            "additionalProperties": false,
+            "properties": [
+                "name": [
+                    "enum": .array(types.map(JSONValue.string)), "description": "The component type.",
+                    // What editors using the VS Code JSON and YAML language servers show instead of "not accepted".
+                    "errorMessage": .string(
+                        "not a component type of the catalog; use one of \(types.joined(separator: ", ")), or declare it in components/"
+                    ),
+                ],
+                "identifier": [
+                    "type": "string", "minLength": 1,
+                    "description": "Unique within the screen; component$N (its position) when absent.",
+                ],
+                "content": ["description": "The type's fields."],
+            ],
+            "allOf": .array(
+                types.map { type in
+                    [
+                        "if": ["properties": ["name": ["const": .string(type)]], "required": ["name"]],
+                        "then": ["properties": ["content": ["$ref": .string("#/$defs/content.\(type)")]]],
+                    ]
+                }
+            ),
+        ]
     }
 
     private static func object(_ fields: [FieldSchema], summary: String?, owner: String?) -> JSONValue {
