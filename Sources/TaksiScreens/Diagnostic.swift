@@ -39,8 +39,14 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let unknownUpstream = Code(rawValue: "unknown_upstream")
         /// A `file:` upstream's folder, or the file answering a source's path, does not exist.
         public static let missingFixture = Code(rawValue: "missing_fixture")
-        /// A binding names a key that what the source answers (its example files) does not have.
+        /// A binding names a key that what the source answers (its examples, its schema) does not have.
         public static let unknownAnswerField = Code(rawValue: "unknown_answer_field")
+        /// A source's path is not an operation of its upstream's OpenAPI document.
+        public static let unknownOperation = Code(rawValue: "unknown_operation")
+        /// What a binding reads is not of the type its field decodes, as the source's answer is known.
+        public static let answerTypeMismatch = Code(rawValue: "answer_type_mismatch")
+        /// A binding reads a value its source may leave out, into a field that needs one, with no default.
+        public static let optionalAnswerField = Code(rawValue: "optional_answer_field")
         public static let invalidSchema = Code(rawValue: "invalid_schema")
         public static let unresolvedData = Code(rawValue: "unresolved_data")
         public static let noScreens = Code(rawValue: "no_screens")

@@ -124,7 +124,7 @@ public struct HTTPSource: Sendable, Hashable {
     /// The settings with their keys in screen files, for messages and the editor schema.
     public static let keys = [
         "type", "upstream", "path", "query", "parameters", "headers", "timeout", "ttl", "stale_while_revalidate",
-        "stale_if_error", "max_bytes", "fallback", "answers", "summary",
+        "stale_if_error", "max_bytes", "fallback", "answers", "summary", "example", "schema",
     ]
 
     /// Request headers every upstream call carries already (the request's id and W3C trace
@@ -237,6 +237,16 @@ public struct HTTPSource: Sendable, Hashable {
     }
 
     /// The names of the parameters a template refers to.
+    /// The template as written: `/products/{id}`.
+    static func written(_ parts: [Part]) -> String {
+        parts.map { part in
+            switch part {
+            case .text(let text): text
+            case .parameter(let name): "{\(name)}"
+            }
+        }.joined()
+    }
+
     static func parameterNames(_ parts: [Part]) -> [String] {
         parts.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
     }

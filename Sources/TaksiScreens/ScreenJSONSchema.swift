@@ -297,6 +297,16 @@ public enum ScreenJSONSchema {
                     "stale_if_error": ["type": "number", "minimum": 0, "maximum": 604_800],
                     "max_bytes": ["type": "integer", "minimum": 1, "maximum": 67_108_864],
                     "fallback": [:],
+                    "example": [
+                        "type": "string",
+                        "description":
+                            "A JSON file (under the screens directory) of what the upstream answers: bindings are checked against it.",
+                    ],
+                    "schema": [
+                        "type": "string",
+                        "description":
+                            "A JSON Schema file (under the screens directory) of what the upstream answers: bindings are checked against it.",
+                    ],
                     "answers": [
                         "type": "object",
                         "description": "Statuses that are answers, not failures (a 404 for a deleted item): a patch, kept for ttl.",

@@ -110,7 +110,8 @@ public struct Application: Sendable {
     public var watcher: ScreenWatcher {
         ScreenWatcher(
             directory: configuration.screensDirectory, interval: .milliseconds(Int64(configuration.watchInterval * 1000)),
-            upstreams: Set(configuration.upstreams.keys), upstreamDirectories: configuration.upstreamDirectories, store: store,
+            upstreams: Set(configuration.upstreams.keys), upstreamDirectories: configuration.upstreamDirectories,
+            upstreamDocuments: configuration.upstreamDocuments, store: store,
             metrics: metrics, logger: logger, loadedFingerprint: screensFingerprint
         )
     }
@@ -208,6 +209,8 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
     case invalidScreens([Diagnostic])
     /// Tracing is on, and its exporter cannot be made from the settings (or `OTEL_*` variables).
     case tracing(String)
+    /// An upstream's credential names a secret that is not there (unset, empty, unreadable).
+    case credentials([ConfigurationError])
 
     public var description: String {
         switch self {
@@ -216,6 +219,8 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
             return "the screen set has \(errors) error\(errors == 1 ? "" : "s"); nothing was served:\n" + diagnostics.report
         case .tracing(let reason):
             return "tracing is on, but its exporter could not be made: \(reason); check tracing_endpoint and the OTEL_* variables"
+        case .credentials(let problems):
+            return "an upstream's credential cannot be read; nothing was served:\n" + problems.map { "\($0)" }.joined(separator: "\n")
         }
     }
 }
@@ -229,10 +234,16 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
 ///     `taksi-server` command makes a PostgreSQL one); nil keeps submits in memory.
 ///   - published: the store's current bundle, already loaded, when the screens come from the
 ///     store (``ServerConfiguration/ScreensSource/store``); the directory is not read then.
+///   - environment: where upstream credentials named `{"env": ...}` are checked (the process's by
+///     default); a missing one stops the start.
 public func buildApplication(
     configuration: ServerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil, store: (any FleetStore)? = nil,
-    published: (name: String, screenSet: ScreenSet, bytes: Int?)? = nil
+    published: (name: String, screenSet: ScreenSet, bytes: Int?)? = nil,
+    environment: [String: String]? = nil
 ) throws(ApplicationError) -> Application {
+    let missing = UpstreamCredentials.problems(
+        configuration.upstreamOptions.compactMapValues(\.credential), environment: environment ?? ProcessInfo.processInfo.environment)
+    guard missing.isEmpty else { throw .credentials(missing) }
     var application: Application
     if let published {
         application = buildApplication(
@@ -245,7 +256,7 @@ public func buildApplication(
         let (load, loadedBytes) = HeapUsage.measuring {
             ScreenSetLoader.load(
                 directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys),
-                upstreamDirectories: configuration.upstreamDirectories)
+                upstreamDirectories: configuration.upstreamDirectories, upstreamDocuments: configuration.upstreamDocuments)
         }
         guard let screenSet = load.screenSet else { throw .invalidScreens(load.diagnostics) }
         for warning in load.diagnostics where warning.severity == .warning {
@@ -377,7 +388,12 @@ public func buildApplication(
         logger: logger,
         metrics: metrics,
         resolver: DataResolver(
-            client: UpstreamClient(upstreams: configuration.upstreams), cache: cache, logger: logger, metrics: metrics
+            client: UpstreamClient(
+                upstreams: configuration.upstreams,
+                credentials: UpstreamCredentials(
+                    configuration.upstreamOptions.compactMapValues(\.credential), environment: ProcessInfo.processInfo.environment,
+                    http: upstreamHTTPClient, logger: logger)),
+            cache: cache, logger: logger, metrics: metrics
         ),
         prometheus: prometheus,
         serverMetrics: ServerMetrics(factory: metrics),

@@ -222,7 +222,8 @@ struct ProjectOptions: ParsableArguments {
         let upstreams = hasFile || !configuration.upstreams.isEmpty ? Set(configuration.upstreams.keys) : nil
         return ScreenSetLoader.load(
             directory: directory ?? configuration.screensDirectory, upstreams: upstreams,
-            upstreamDirectories: upstreams == nil ? [:] : configuration.upstreamDirectories)
+            upstreamDirectories: upstreams == nil ? [:] : configuration.upstreamDirectories,
+            upstreamDocuments: upstreams == nil ? [:] : configuration.upstreamDocuments)
     }
 
     /// The screens, or their diagnostics printed and exit code 1.

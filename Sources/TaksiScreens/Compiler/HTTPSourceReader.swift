@@ -15,9 +15,10 @@ struct HTTPSourceReader {
     /// Whether every part read so far is valid.
     private var valid = true
 
-    /// What the files of a `file:` upstream answer for the source's path (one value per file the
-    /// path can reach), read by ``read(reporting:)``; nil when the upstream is not such a one.
-    private(set) var answerExamples: AnswerExamples?
+    /// What the source answers as the upstream's OpenAPI document has it, else as the files of a
+    /// `file:` upstream show it (one example per file the path can reach), read by
+    /// ``read(reporting:)``; nil when neither says.
+    private(set) var knownAnswer: KnownAnswer?
 
     init(
         members: [JSONNode.Member], path: JSONPath, pattern: ScreenPattern, upstreams: ConfiguredUpstreams?,
@@ -48,9 +49,38 @@ struct HTTPSourceReader {
         source.fallback = member("fallback")?.value
         if inputs == nil { source.answers = readAnswers(&reader) }
         if inputs == nil, valid, let directory = upstreams?.directories[upstream] {
-            answerExamples = readFiles(of: upstream, in: directory, path: pathParts, &reader)
+            knownAnswer = readFiles(of: upstream, in: directory, path: pathParts, &reader)
+        }
+        if inputs == nil, valid, let document = upstreams?.documents[upstream] {
+            knownAnswer = readOperation(of: upstream, in: document, path: pathParts, &reader) ?? knownAnswer
         }
         return valid ? source : nil
+    }
+
+    /// What the operation `GET path` of the upstream's OpenAPI document answers; a path the
+    /// document does not have is reported with the paths it has.
+    private mutating func readOperation(
+        of upstream: String, in document: OpenAPIDocument, path parts: [HTTPSource.Part], _ reader: inout DefinitionReader
+    ) -> KnownAnswer? {
+        let written = HTTPSource.written(parts)
+        guard let node = member("path") else { return nil }
+        switch document.operation("GET", written) {
+        case .found(_, let answer):
+            return answer
+        case .noPath(let known):
+            reader.report(
+                .unknownOperation, at: node, path: path.appending("path"),
+                "GET \(written) is not in the OpenAPI document of upstream \"\(upstream)\" (\(document.path)); "
+                    + "fix the path, or get the API's current document" + NameSuggestion.hint(for: written, among: known)
+            )
+        case .noMethod(let template, let methods):
+            reader.report(
+                .unknownOperation, at: node, path: path.appending("path"),
+                "\(template) in the OpenAPI document of upstream \"\(upstream)\" (\(document.path)) answers \(methods.joined(separator: ", ")), not GET, which a source sends; call it from an action instead"
+            )
+        }
+        markInvalid()
+        return nil
     }
 
     /// The query parameters its templates may name: the source's `parameters`, or the action's inputs.

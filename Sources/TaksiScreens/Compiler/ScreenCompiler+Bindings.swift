@@ -13,9 +13,17 @@ extension ScreenCompiler {
         case "$bind":
             guard
                 let members = reader.object(node, at: path, what: "a $bind binding", allowed: ["$bind", "default", "placeholder"]),
-                let valuePath = readValuePath(members.first { $0.key == "$bind" }!.value, at: bindingPath, scope: scope)
+                let pathNode = members.first(where: { $0.key == "$bind" })?.value,
+                let valuePath = readValuePath(pathNode, at: bindingPath, scope: scope)
             else { return nil }
             guard let options = readOptions(members, as: type, at: path) else { return nil }
+            if let type,
+                !sourceTable.checkFit(
+                    valuePath, as: type, fillsRequiredField: fillsRequiredField, hasDefault: options.defaultValue != nil, node: pathNode,
+                    at: bindingPath, reader: &reader)
+            {
+                return nil
+            }
             return .bind(valuePath, options)
         case "$template":
             guard
@@ -142,8 +150,16 @@ extension ScreenCompiler {
                 node, at: path, what: "an $each binding", allowed: ["$each", "as", "template", "limit"],
                 required: ["template"]
             ),
-            let valuePath = readValuePath(members.first { $0.key == "$each" }!.value, at: path.appending("$each"), scope: scope),
+            let pathNode = members.first(where: { $0.key == "$each" })?.value,
+            let valuePath = readValuePath(pathNode, at: path.appending("$each"), scope: scope),
             let templateNode = members.first(where: { $0.key == "template" })?.value
+        else { return nil }
+        // What it iterates must be an array; one that may be missing leaves an empty list, which is no mistake.
+        guard
+            sourceTable.checkFit(
+                valuePath, as: .array(items: nil), fillsRequiredField: false, hasDefault: false, node: pathNode,
+                at: path.appending("$each"),
+                reader: &reader)
         else { return nil }
         let member = { (key: String) in members.first { $0.key == key }?.value }
         let variable = reader.string(member("as"), at: path.appending("as"), what: "as") ?? "item"
@@ -161,9 +177,9 @@ extension ScreenCompiler {
         let innerScope = scope.union([variable])
         let templatePath = path.appending("template")
         // While the template is read, the loop variable is known to hold what the array's elements do.
-        let outerExamples = sourceTable.examples[variable]
-        sourceTable.examples[variable] = sourceTable.examples[valuePath.root]?.elements(at: valuePath.steps)
-        defer { sourceTable.examples[variable] = outerExamples }
+        let outerAnswer = sourceTable.answers[variable]
+        sourceTable.answers[variable] = sourceTable.answers[valuePath.root]?.elements(at: valuePath.steps)
+        defer { sourceTable.answers[variable] = outerAnswer }
         let template: ContentExpression?
         switch type {
         case .componentContents(let nameField):
@@ -245,7 +261,9 @@ extension ScreenCompiler {
                     )
                     return nil
                 }
-                guard checkRoot(valuePath, node: node, at: path, scope: scope) else { return nil }
+                guard checkRoot(valuePath, node: node, at: path, scope: scope),
+                    sourceTable.checkText(valuePath, node: node, at: path, reader: &reader)
+                else { return nil }
                 if let formatText {
                     guard let format = readFormat(formatText, node: node, at: path) else { return nil }
                     parts.append(.formatted(valuePath, format))

@@ -176,7 +176,11 @@ extension ScreenCompiler {
                 }
                 continue
             }
-            guard let expression = compileValue(valueNode, as: field.type, at: fieldPath, siblings: members, scope: scope) else {
+            let outerRequirement = fillsRequiredField
+            fillsRequiredField = field.isRequired
+            let compiled = compileValue(valueNode, as: field.type, at: fieldPath, siblings: members, scope: scope)
+            fillsRequiredField = outerRequirement
+            guard let expression = compiled else {
                 valid = false
                 continue
             }

@@ -24,13 +24,13 @@ extension ScreenCompiler {
                     patches[sourceName, default: [:]][status] = []
                     continue
                 }
-                // The answered source's value is the status's body here, not the answer its files
-                // show: bindings into it are not checked against them.
-                let examples = sourceTable.examples.removeValue(forKey: sourceName)
+                // The answered source's value is the status's body here, not its success answer:
+                // bindings into it are not checked against that.
+                let known = sourceTable.answers.removeValue(forKey: sourceName)
                 if let entries = readPatch(dataNode, at: answerPath.appending("data"), components: components) {
                     patches[sourceName, default: [:]][status] = entries
                 }
-                sourceTable.examples[sourceName] = examples
+                sourceTable.answers[sourceName] = known
             }
         }
         return patches

@@ -9,7 +9,7 @@ extension ScreenCompiler {
         var sourcesReader = SourcesReader(reader: reader, pattern: pattern, upstreams: upstreams, loadFixture: loadFixture)
         sourcesReader.read(node, at: path)
         reader = sourcesReader.reader
-        sourceTable.declare(sourcesReader.sources, invalid: sourcesReader.invalid, examples: sourcesReader.examples)
+        sourceTable.declare(sourcesReader.sources, invalid: sourcesReader.invalid, answers: sourcesReader.answers)
         fixturesRead.formUnion(sourcesReader.fixturesRead)
     }
 

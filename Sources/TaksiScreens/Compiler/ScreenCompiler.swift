@@ -53,6 +53,9 @@ struct ScreenCompiler {
     /// The components after fragments were expanded (set by ``compile(_:)``), for what reads the
     /// screen's components outside the compiler.
     private(set) var expandedComponents: [JSONNode]?
+    /// Whether the field being compiled is one the client requires (a binding that may find
+    /// nothing there, with no default, is warned of).
+    var fillsRequiredField = false
     /// The fixture files its sources read, relative to the screens directory.
     var fixturesRead: Set<String> = []
     /// Static fields built from the path parameters, made per URL (``CompiledScreen/pathFields``).

@@ -18,8 +18,8 @@ struct SourceTable {
     /// The declared sources bindings named (loop variables are not sources).
     private(set) var used: Set<String> = []
     /// What sources (and, while their templates are read, loop variables) are known to hold:
-    /// a binding's keys are checked against them.
-    var examples: [String: AnswerExamples] = [:]
+    /// a binding's keys, and the type of what it reads, are checked against them.
+    var answers: [String: KnownAnswer] = [:]
 
     init(declared: [String: SourceDefinition] = [:], invalid: Set<String> = [], context: String? = nil) {
         self.declared = declared
@@ -30,10 +30,10 @@ struct SourceTable {
     subscript(name: String) -> SourceDefinition? { declared[name] }
 
     /// Adds the sources read from a screen's `sources` (and those declared with errors).
-    mutating func declare(_ sources: [String: SourceDefinition], invalid: Set<String> = [], examples: [String: AnswerExamples] = [:]) {
+    mutating func declare(_ sources: [String: SourceDefinition], invalid: Set<String> = [], answers: [String: KnownAnswer] = [:]) {
         declared.merge(sources) { _, read in read }
         self.invalid.formUnion(invalid)
-        self.examples.merge(examples) { _, read in read }
+        self.answers.merge(answers) { _, read in read }
     }
 
     /// Records names as used without a checked binding: the loosely read roots of a component
@@ -90,17 +90,72 @@ struct SourceTable {
     }
 
     /// Whether the keys of `valuePath` are in what its root is known to hold (true when nothing is
-    /// known of it); a key none of the examples has is reported, with the keys there are.
+    /// known of it); a key it does not have, or a step into a value that is not an object or an
+    /// array, is reported, with the keys there are.
     func checkKeys(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, reader: inout DefinitionReader) -> Bool {
-        guard let known = examples[valuePath.root],
-            case .missing(let key, let before, let keys) = known.walk(valuePath.steps)
-        else { return true }
-        let owner = ValuePath(root: valuePath.root, steps: before).description
+        guard let known = answers[valuePath.root] else { return true }
+        switch known.walk(valuePath.steps) {
+        case .found:
+            return true
+        case .missing(let key, let before, let keys):
+            let owner = ValuePath(root: valuePath.root, steps: before).description
+            reader.report(
+                .unknownAnswerField, at: node, path: path,
+                "\"\(key)\" is not in \(owner) as \(known.origin) has it"
+                    + (keys.isEmpty ? "" : "; its keys are \(keys.joined(separator: ", "))") + NameSuggestion.hint(for: key, among: keys)
+                    + "; \(known.fix)"
+            )
+        case .mismatch(let before, let found, let step):
+            let owner = ValuePath(root: valuePath.root, steps: before).description
+            let wanted = if case .key = step { "an object" } else { "an array" }
+            reader.report(
+                .unknownAnswerField, at: node, path: path,
+                "\(owner) is \(found.described) as \(known.origin) has it, not \(wanted), so \(valuePath) finds nothing; "
+                    + "bind \(owner) itself, or \(known.fix)"
+            )
+        }
+        return false
+    }
+
+    /// Whether what `valuePath` reads fits a field of `type` as its root is known to hold (true
+    /// when nothing is known); a value of another type is an error; one the source may leave out
+    /// or send as null, bound into a field the client requires with no `default`, a warning.
+    func checkFit(
+        _ valuePath: ValuePath, as type: FieldType, fillsRequiredField: Bool, hasDefault: Bool, node: JSONNode, at path: JSONPath,
+        reader: inout DefinitionReader
+    ) -> Bool {
+        guard let known = answers[valuePath.root], case .found(let shape, let optional) = known.walk(valuePath.steps) else {
+            return true
+        }
+        if let misfit = shape.misfit(for: type) {
+            reader.report(
+                .answerTypeMismatch, at: node, path: path,
+                "\(valuePath) is \(misfit) as \(known.origin) has it, but this field is \(ScreenCompiler.article(type.name)) \(type.name), "
+                    + "which the client cannot decode from it; bind a value of that type"
+            )
+            return false
+        }
+        if let optional, fillsRequiredField, !hasDefault {
+            let owner = ValuePath(root: valuePath.root, steps: optional).description
+            reader.report(
+                .optionalAnswerField, at: node, path: path,
+                "\(owner) may be missing or null as \(known.origin) has it, and this field is required, so the component would be left out; "
+                    + "add a default: {$bind: \(valuePath), default: ...}",
+                severity: .warning)
+        }
+        return true
+    }
+
+    /// Whether what `valuePath` reads can be spliced into text (true when nothing is known); an
+    /// object or an array is reported.
+    func checkText(_ valuePath: ValuePath, node: JSONNode, at path: JSONPath, reader: inout DefinitionReader) -> Bool {
+        guard let known = answers[valuePath.root], case .found(let shape, _) = known.walk(valuePath.steps), !shape.isText else {
+            return true
+        }
         reader.report(
-            .unknownAnswerField, at: node, path: path,
-            "\"\(key)\" is not in \(owner) as \(known.origin) has it"
-                + (keys.isEmpty ? "" : "; its keys are \(keys.joined(separator: ", "))") + NameSuggestion.hint(for: key, among: keys)
-                + "; if the API answers it, add it to that file"
+            .answerTypeMismatch, at: node, path: path,
+            "{\(valuePath)} is \(shape.described) as \(known.origin) has it, which cannot be written as text; "
+                + "name one of its values, or list it with $each"
         )
         return false
     }

@@ -11,10 +11,10 @@ struct SourcesReader {
     let upstreams: ConfiguredUpstreams?
     let loadFixture: (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
     private(set) var sources: [String: SourceDefinition] = [:]
-    /// Examples of what the sources of `file:` upstreams answer, by source name.
-    private(set) var examples: [String: AnswerExamples] = [:]
-    /// The examples of the source being read.
-    private var readExamples: AnswerExamples?
+    /// What the sources are known to answer (see ``KnownAnswer``), by source name.
+    private(set) var answers: [String: KnownAnswer] = [:]
+    /// What the source being read is known to answer.
+    private var readAnswer: KnownAnswer?
     private(set) var invalid: Set<String> = []
     /// The fixture files read, relative to the screens directory.
     private(set) var fixturesRead: Set<String> = []
@@ -51,10 +51,10 @@ struct SourcesReader {
                 invalid.insert(member.key)
                 continue
             }
-            readExamples = nil
+            readAnswer = nil
             if let source = readSource(member.value, at: sourcePath) {
                 sources[member.key] = source
-                examples[member.key] = readExamples
+                answers[member.key] = readAnswer
             } else {
                 invalid.insert(member.key)
             }
@@ -125,7 +125,7 @@ struct SourcesReader {
             else { return nil }
             var httpReader = HTTPSourceReader(members: members, path: path, pattern: pattern, upstreams: upstreams, inputs: nil)
             let source = httpReader.read(reporting: &reader)
-            readExamples = httpReader.answerExamples
+            readAnswer = declaredAnswer(members, at: path) ?? httpReader.knownAnswer
             return source.map { .http($0) }
         default:
             reader.report(
@@ -135,5 +135,26 @@ struct SourcesReader {
             )
             return nil
         }
+    }
+
+    /// What an http source says it answers: a JSON Schema file (`schema`), else an example answer
+    /// (`example`), each a file under the screens directory; nil when it says neither (or a file
+    /// cannot be read, which is reported).
+    private mutating func declaredAnswer(_ members: [JSONNode.Member], at path: JSONPath) -> KnownAnswer? {
+        var declared: KnownAnswer?
+        for key in ["example", "schema"] {
+            guard let node = members.first(where: { $0.key == key })?.value,
+                let relativePath = reader.string(node, at: path.appending(key), what: key),
+                let loaded = loadFixture(relativePath, node, path.appending(key), &reader)
+            else { continue }
+            if let normalized = ScreenSetLoader.normalizedRelativePath(relativePath) { fixturesRead.insert(normalized) }
+            declared =
+                key == "schema"
+                ? KnownAnswer(
+                    shape: SchemaShapes(document: loaded).shape(of: loaded), origin: relativePath,
+                    fix: "if the API answers it, add it to that schema")
+                : KnownAnswer(shape: AnswerShape(example: loaded), origin: relativePath, fix: "if the API answers it, add it to that file")
+        }
+        return declared
     }
 }

@@ -50,11 +50,17 @@ public enum ScreenSetLoader {
     ///   - upstreamDirectories: the folders of the upstreams that answer from files (`file:DIR`),
     ///     by name: a source's path must have its file there, and its bindings must name what the
     ///     file holds.
-    public static func load(directory: String, upstreams: Set<String>? = nil, upstreamDirectories: [String: String] = [:]) -> ScreenSetLoad
-    {
+    ///   - upstreamDocuments: the paths of the upstreams' OpenAPI documents, by name: a source's
+    ///     path must be an operation there, and its bindings must name what the operation answers.
+    public static func load(
+        directory: String, upstreams: Set<String>? = nil, upstreamDirectories: [String: String] = [:],
+        upstreamDocuments: [String: String] = [:]
+    ) -> ScreenSetLoad {
         let read = read(directory: directory)
         guard let files = read.files else { return ScreenSetLoad(screenSet: nil, diagnostics: read.diagnostics) }
-        var load = load(files: files, root: read.root, upstreams: upstreams, upstreamDirectories: upstreamDirectories)
+        var load = load(
+            files: files, root: read.root, upstreams: upstreams, upstreamDirectories: upstreamDirectories,
+            upstreamDocuments: upstreamDocuments)
         load.diagnostics = read.diagnostics + load.diagnostics
         if load.diagnostics.containsErrors { load.screenSet = nil }
         return load
@@ -113,10 +119,26 @@ public enum ScreenSetLoader {
     /// Loads a screen set from files in memory, keyed by their path relative to the screens
     /// directory (`home.json`, `components/card.json`). Used by ``load(directory:)`` and by tests.
     public static func load(
-        files: [String: [UInt8]], root: String = "Screens", upstreams: Set<String>? = nil, upstreamDirectories: [String: String] = [:]
+        files: [String: [UInt8]], root: String = "Screens", upstreams: Set<String>? = nil, upstreamDirectories: [String: String] = [:],
+        upstreamDocuments: [String: String] = [:]
     ) -> ScreenSetLoad {
-        let configured = upstreams.map { ConfiguredUpstreams(names: $0, directories: upstreamDirectories) }
-        return ScreenSetBuilder(files: DefinitionFiles(files, root: root), upstreams: configured).build()
+        guard let upstreams else { return ScreenSetBuilder(files: DefinitionFiles(files, root: root), upstreams: nil).build() }
+        var configured = ConfiguredUpstreams(names: upstreams, directories: upstreamDirectories)
+        // A document that cannot be read fails the load (its problem located in it): the screens
+        // would otherwise be served unchecked against the API they call.
+        var problems: [Diagnostic] = []
+        for (name, path) in upstreamDocuments.sorted(by: { $0.key < $1.key }) where upstreams.contains(name) {
+            switch OpenAPIDocument.read(path: path) {
+            case .success(let document): configured.documents[name] = document
+            case .failure(let problem): problems.append(problem)
+            }
+        }
+        var load = ScreenSetBuilder(files: DefinitionFiles(files, root: root), upstreams: configured).build()
+        if !problems.isEmpty {
+            load.diagnostics = problems + load.diagnostics
+            load.screenSet = nil
+        }
+        return load
     }
 
     /// A digest of every file's path and bytes: the same files give the same version on every

@@ -54,6 +54,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Base URLs of the upstream APIs that `http` sources call, by name: `https://api.citybik.es`,
     /// or `file:DIR` to answer from JSON files (`DIR/v2/networks.json` for `/v2/networks`).
     public var upstreams: [String: String] = [:]
+    /// What the file says of an upstream besides its URL (its OpenAPI document, its credential),
+    /// by name: see ``UpstreamOptions``.
+    public var upstreamOptions: [String: UpstreamOptions] = [:]
     /// The apps that open this server's universal links and App Links: see ``AppLinks``.
     public var appLinks = AppLinks()
     /// Spans of requests and their upstream calls, exported over OTLP/HTTP: see ``TracingSettings``.
@@ -169,11 +172,25 @@ public struct ServerConfiguration: Sendable, Equatable {
                         source: "\(path): \"upstreams\"",
                         message: "upstreams must be an object of names and base URLs, like {\"citybikes\": \"https://api.citybik.es\"}")
                 }
-                for (name, base) in entries.sorted(by: { $0.key < $1.key }) {
-                    guard case .string(let base) = base else {
-                        throw ConfigurationError(source: "\(path): \"upstreams\".\(name)", message: "a base URL must be a string")
+                for (name, entry) in entries.sorted(by: { $0.key < $1.key }) {
+                    let source = "\(path): \"upstreams\".\(name)"
+                    switch entry {
+                    case .string(let base):
+                        try setUpstream(name, base: base, relativeTo: directory, source: source)
+                    case .object(let members):
+                        guard case .string(let base)? = members["url"] else {
+                            throw ConfigurationError(
+                                source: source, message: "an upstream's object needs \"url\", its base URL (or file:DIR)")
+                        }
+                        try setUpstream(name, base: base, relativeTo: directory, source: source)
+                        upstreamOptions[name] = try UpstreamOptions(members, name: name, relativeTo: directory, source: source)
+                    default:
+                        throw ConfigurationError(
+                            source: source,
+                            message:
+                                "an upstream is a base URL, or an object of its url, openapi (its OpenAPI document) and auth (its credential)"
+                        )
                     }
-                    try setUpstream(name, base: base, relativeTo: directory, source: "\(path): \"upstreams\".\(name)")
                 }
                 continue
             }
@@ -230,6 +247,11 @@ public struct ServerConfiguration: Sendable, Equatable {
         upstreams.compactMapValues { $0.hasPrefix("file:") ? String($0.dropFirst("file:".count)) : nil }
     }
 
+    /// The paths of the upstreams' OpenAPI documents, by name: the screens' sources are checked against them.
+    public var upstreamDocuments: [String: String] {
+        upstreamOptions.compactMapValues(\.openAPIDocument)
+    }
+
     /// Checks and records one upstream; a relative `file:` directory is taken relative to `directory`.
     private mutating func setUpstream(_ name: String, base: String, relativeTo directory: String, source: String) throws(ConfigurationError)
     {
@@ -254,8 +276,9 @@ public struct ServerConfiguration: Sendable, Equatable {
                 throw ConfigurationError(
                     source: source,
                     message: "upstream \"\(name)\" has credentials in its URL, which are never sent and would be logged with it: "
-                        + "write \(shown?.string ?? "the URL without user:password@"); to pass the app's own credential, "
-                        + "forward its header with the source's headers: [Authorization]"
+                        + "write \(shown?.string ?? "the URL without user:password@") and give the credential as the upstream's "
+                        + "\"auth\" ({\"url\": ..., \"auth\": {\"basic\": {\"username\": {\"env\": ...}, \"password\": {\"env\": ...}}}}); "
+                        + "to pass the app's own credential, forward its header with the source's headers: [Authorization]"
                 )
             }
             guard let url = URL(string: base), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false,

@@ -19,6 +19,8 @@ public struct ScreenWatcher: Service {
     let upstreams: Set<String>?
     /// Folders of the upstreams that answer from files: sources' paths and bindings are checked against them.
     let upstreamDirectories: [String: String]
+    /// The upstreams' OpenAPI documents: sources' paths and bindings are checked against them.
+    let upstreamDocuments: [String: String]
     let logger: Logger
     /// The directory as it was just before the served set was read from it: the first check
     /// compares with it, so an edit made while the server started (a ConfigMap swapped as the pod
@@ -28,14 +30,17 @@ public struct ScreenWatcher: Service {
     /// - Parameters:
     ///   - upstreams: configured upstream names, so a reload naming another fails.
     ///   - upstreamDirectories: the folders of `file:` upstreams, by name.
+    ///   - upstreamDocuments: the paths of the upstreams' OpenAPI documents, by name.
     ///   - loadedFingerprint: ``fingerprint(of:)`` taken before the served set was loaded.
     public init(
         directory: String, interval: Duration, upstreams: Set<String>? = nil, upstreamDirectories: [String: String] = [:],
-        store: ScreenStore, metrics: any MetricsFactory, logger: Logger, loadedFingerprint: [String: String]? = nil
+        upstreamDocuments: [String: String] = [:], store: ScreenStore, metrics: any MetricsFactory, logger: Logger,
+        loadedFingerprint: [String: String]? = nil
     ) {
         self.loadedFingerprint = loadedFingerprint
         self.upstreams = upstreams
         self.upstreamDirectories = upstreamDirectories
+        self.upstreamDocuments = upstreamDocuments
         self.directory = directory
         self.interval = interval
         self.store = store
@@ -62,7 +67,8 @@ public struct ScreenWatcher: Service {
     @discardableResult
     public func reload() -> Bool {
         let (load, loadedBytes) = HeapUsage.measuring {
-            ScreenSetLoader.load(directory: directory, upstreams: upstreams, upstreamDirectories: upstreamDirectories)
+            ScreenSetLoader.load(
+                directory: directory, upstreams: upstreams, upstreamDirectories: upstreamDirectories, upstreamDocuments: upstreamDocuments)
         }
         guard let screenSet = load.screenSet else {
             Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "failed")], factory: metrics).increment()

@@ -18,6 +18,8 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
     case notConfigured(String)
     /// A redirect this client does not follow: to another origin, or more than ``UpstreamClient/maxRedirects``.
     case redirect(String)
+    /// The upstream's credential could not be had (an OAuth token endpoint that failed).
+    case credential(String)
 
     /// A short stable name, for metrics.
     public var code: String {
@@ -29,6 +31,7 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
         case .tooLarge: "too_large"
         case .notConfigured: "not_configured"
         case .redirect: "redirect"
+        case .credential: "credential"
         }
     }
 
@@ -42,6 +45,7 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
         case .tooLarge(let limit): "the body is larger than max_bytes (\(limit))"
         case .notConfigured(let name): "upstream \"\(name)\" is not configured"
         case .redirect(let detail): "redirect not followed: \(detail)"
+        case .credential(let detail): "no credential: \(detail)"
         }
     }
 }
@@ -51,7 +55,7 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
 /// A refused connection fails at once (no connect retries until the deadline): the caller retries
 /// once itself, then degrades the source. Redirects are followed by ``UpstreamClient`` itself,
 /// only within the upstream's origin.
-private let upstreamHTTPClient = makeUpstreamHTTPClient { $0.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32 }
+let upstreamHTTPClient = makeUpstreamHTTPClient { $0.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32 }
 
 /// The client of submits that may not be repeated (POST, PATCH): a new connection for each. On a
 /// pooled connection the peer may have closed while it sat idle, and a request sent on it fails
@@ -78,10 +82,17 @@ public struct UpstreamClient: Sendable {
     private let http: HTTPClient
     private let submitHTTP: HTTPClient
     private let bases: [String: String]
+    private let credentials: UpstreamCredentials
 
     /// - Parameter upstreams: base URLs by name (`https://api.citybik.es`, `file:/srv/fixtures/citybikes`).
     public init(upstreams: [String: String]) {
+        self.init(upstreams: upstreams, credentials: UpstreamCredentials())
+    }
+
+    /// - Parameter credentials: what calls to each upstream carry to prove who calls.
+    init(upstreams: [String: String], credentials: UpstreamCredentials) {
         self.bases = upstreams
+        self.credentials = credentials
         self.http = upstreamHTTPClient
         self.submitHTTP = submitHTTPClient
     }
@@ -113,6 +124,30 @@ public struct UpstreamClient: Sendable {
             }
             return result
         }
+        let upstream = call.definition.upstream
+        var authorization: [(String, String)]
+        switch await credentials.headers(for: upstream) {
+        case .success(let found): authorization = found
+        case .failure(let failure): return .failure(failure)
+        }
+        // A 401 to a token that may have been revoked: a new token, and the call once more.
+        if credentials.refreshes(upstream) {
+            let first = await fetch(call, from: base, headers: headers + authorization, span: span, answersUnauthorized: false)
+            guard case .failure(.status(401)) = first else { return first }
+            switch await credentials.headers(for: upstream, rejected: authorization) {
+            case .success(let renewed): authorization = renewed
+            case .failure(let failure): return .failure(failure)
+            }
+            span?.addEvent(SpanEvent(name: "credential renewed"))
+        }
+        return await fetch(call, from: base, headers: headers + authorization, span: span, answersUnauthorized: true)
+    }
+
+    /// One GET of the call (its redirects followed); a 401 is a failure unless `answersUnauthorized`
+    /// lets the source's `answers` take it.
+    private func fetch(
+        _ call: UpstreamCall, from base: String, headers: [(String, String)], span: (any Span)?, answersUnauthorized: Bool
+    ) async -> Result<UpstreamValue, UpstreamFailure> {
         let maxBytes = call.definition.maxBytes
         return await exchange(
             .GET, url: base + call.target, headers: headers, body: nil, on: http, timeout: call.definition.timeout,
@@ -129,7 +164,7 @@ public struct UpstreamClient: Sendable {
                 return .follow(next)
             }
             guard (200..<300).contains(status) else {
-                if let answer = call.definition.answer(for: Int(status)) {
+                if status != 401 || answersUnauthorized, let answer = call.definition.answer(for: Int(status)) {
                     return .done(
                         try await Self.body(of: response, maxBytes: maxBytes).map { bytes in
                             // Its body is the source's value when it is JSON (an API's own error), else null.
@@ -173,6 +208,26 @@ public struct UpstreamClient: Sendable {
         if base.hasPrefix("file:") {
             return FileUpstream(directory: String(base.dropFirst("file:".count))).answer(submit)
         }
+        var authorization: [(String, String)]
+        switch await credentials.headers(for: submit.upstream) {
+        case .success(let found): authorization = found
+        case .failure(let failure): return .failure(failure)
+        }
+        let first = await send(submit, to: base, headers: headers + authorization, span: span)
+        // A 401 to a token that may have been revoked: the upstream did nothing, so the request is
+        // sent again, once, with a new token.
+        guard credentials.refreshes(submit.upstream), case .success(let answer) = first, answer.status == 401 else { return first }
+        switch await credentials.headers(for: submit.upstream, rejected: authorization) {
+        case .success(let renewed): authorization = renewed
+        case .failure(let failure): return .failure(failure)
+        }
+        span?.addEvent(SpanEvent(name: "credential renewed"))
+        return await send(submit, to: base, headers: headers + authorization, span: span)
+    }
+
+    private func send(
+        _ submit: Submit, to base: String, headers: [(String, String)], span: (any Span)?
+    ) async -> Result<Answer, UpstreamFailure> {
         let repeatable = submit.method.isIdempotent
         return await exchange(
             HTTPMethod(rawValue: submit.method.rawValue), url: base + submit.target, headers: headers, body: submit.body,

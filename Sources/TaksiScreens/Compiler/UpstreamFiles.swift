@@ -1,64 +1,16 @@
 import Foundation
 import TaksiSchema
 
-/// The configured upstreams as the screens see them: their names, and for those that answer from
+/// The configured upstreams as the screens see them: their names; for those that answer from
 /// files (`file:DIR`), the folder, so a source's path is checked against the files there and its
-/// bindings against what they hold.
+/// bindings against what they hold; for those with an OpenAPI document, the document, which a
+/// source's path and bindings are checked against instead.
 struct ConfiguredUpstreams: Sendable {
     var names: Set<String>
     /// Folders of `file:` upstreams, by name.
     var directories: [String: String]
-}
-
-/// Examples of a value a binding reads into: what a source answers (the files of a `file:`
-/// upstream, a fixture), or an element of such an answer (a `$each` loop variable). A binding's
-/// keys are checked against them: a key none of them has is a mistake the server would otherwise
-/// answer with an empty value and a `200`.
-struct AnswerExamples: Sendable {
-    /// One value per example (a file, an element): a key is known when any of them has it.
-    var values: [JSONValue]
-    /// Where they come from, for messages: `upstreams/shop/products.json`.
-    var origin: String
-
-    /// The examples of the elements of the arrays at `steps` (what `$each` iterates).
-    func elements(at steps: JSONPath) -> AnswerExamples? {
-        guard case .found(let found) = walk(steps) else { return nil }
-        let elements = found.flatMap { $0.arrayValue ?? [] }
-        return elements.isEmpty ? nil : AnswerExamples(values: elements, origin: origin)
-    }
-
-    /// What walking `steps` finds.
-    enum Walk {
-        /// The values at the end (possibly none known: then nothing more is checked).
-        case found([JSONValue])
-        /// No example has `key` after `before` (the steps walked before it); `keys` are the ones there are.
-        case missing(key: String, before: JSONPath, keys: [String])
-    }
-
-    func walk(_ steps: JSONPath) -> Walk {
-        var current = values
-        var walked: [JSONPath.Segment] = []
-        for segment in steps.segments {
-            switch segment {
-            case .key(let key):
-                let objects = current.compactMap(\.objectValue)
-                // Only objects can be checked; anything else (null, a value the API varies) is not judged.
-                guard !objects.isEmpty, objects.count == current.count else { return .found([]) }
-                let next = objects.compactMap { $0[key] }
-                guard !next.isEmpty else {
-                    let keys = Set(objects.flatMap(\.keys)).sorted()
-                    return .missing(key: key, before: JSONPath(segments: walked), keys: keys)
-                }
-                current = next
-            case .index:
-                let arrays = current.compactMap(\.arrayValue)
-                guard !arrays.isEmpty else { return .found([]) }
-                current = arrays.flatMap { $0 }
-            }
-            walked.append(segment)
-        }
-        return .found(current)
-    }
+    /// OpenAPI documents, by upstream name.
+    var documents: [String: OpenAPIDocument] = [:]
 }
 
 extension HTTPSourceReader {
@@ -67,7 +19,7 @@ extension HTTPSourceReader {
     /// the answer. A folder that does not exist, or a path no file answers, is reported with the fix.
     mutating func readFiles(
         of upstream: String, in directory: String, path parts: [HTTPSource.Part], _ reader: inout DefinitionReader
-    ) -> AnswerExamples? {
+    ) -> KnownAnswer? {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             if let node = member("upstream") {
@@ -81,12 +33,7 @@ extension HTTPSourceReader {
             markInvalid()
             return nil
         }
-        let written = parts.map { part in
-            switch part {
-            case .text(let text): text
-            case .parameter(let name): "{\(name)}"
-            }
-        }.joined()
+        let written = HTTPSource.written(parts)
         // Segments as the file upstream reads them: literal text, or a whole-segment parameter.
         let segments = written.split(separator: "/").map(String.init)
         let files = Self.files(matching: segments, in: directory)
@@ -111,7 +58,8 @@ extension HTTPSourceReader {
         }
         let origin =
             files.count == 1 ? ScreenDirectory.shown(files[0]) : "\(ScreenDirectory.shown(directory)) (\(files.count) files for \(written))"
-        return values.isEmpty ? nil : AnswerExamples(values: values, origin: origin)
+        return values.isEmpty
+            ? nil : KnownAnswer(shape: AnswerShape(examples: values), origin: origin, fix: "if the API answers it, add it to that file")
     }
 
     /// The `.json` files a path's segments reach, a `{parameter}` in a segment matching any text

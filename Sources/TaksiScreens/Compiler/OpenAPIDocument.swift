@@ -1,0 +1,243 @@
+import Foundation
+import TaksiSchema
+
+/// An upstream's own OpenAPI document (3.0 or 3.1, JSON or YAML), named in config.json: a
+/// source's path must be one of its operations, and what the source's bindings read must be in
+/// the schema of that operation's success response.
+public struct OpenAPIDocument: Sendable {
+    /// The path shown in messages.
+    public let path: String
+    let root: JSONValue
+    /// The path templates of `paths`, split into segments: `/pets/{id}` is `["pets", "{id}"]`.
+    private let templates: [(written: String, segments: [String])]
+
+    /// Reads the document at `path`: nil with the problem, located where it can be, when it
+    /// cannot be read or is not an OpenAPI 3 document.
+    public static func read(path: String) -> Reading {
+        let shown = ScreenDirectory.shown(path)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return .failure(
+                Diagnostic(
+                    code: .unreadableFile, file: shown,
+                    message: "the upstream's OpenAPI document cannot be read; check the path config.json gives its \"openapi\""))
+        }
+        let file = SourceFile(path: shown, bytes: Array(data))
+        let node: JSONNode
+        do {
+            node =
+                path.hasSuffix(".json") || file.bytes.first(where: { !$0.isWhitespace }) == UInt8(ascii: "{")
+                ? try JSONParser.parse(file.bytes) : try YAMLReader.parse(file)
+        } catch {
+            return .failure(
+                Diagnostic(code: .syntax, file: shown, location: file.location(ofOffset: error.offset), message: error.message))
+        }
+        let version = node["openapi"]?.value.stringValue ?? ""
+        guard version.hasPrefix("3."), node["paths"]?.members != nil else {
+            return .failure(
+                Diagnostic(
+                    code: .invalidSchema, file: shown, location: file.location(ofOffset: node.offset),
+                    message: (version.isEmpty
+                        ? "this is not an OpenAPI 3 document (it has no \"openapi\": \"3.x\" and \"paths\")"
+                        : "OpenAPI \(version) is not read; give the upstream's OpenAPI 3.0 or 3.1 document")
+                        + "; convert a Swagger 2.0 document with the swagger2openapi tool"))
+        }
+        return .success(OpenAPIDocument(path: shown, root: node.value))
+    }
+
+    /// A document read, or why it could not be.
+    public enum Reading: Sendable {
+        case success(OpenAPIDocument)
+        case failure(Diagnostic)
+    }
+
+    init(path: String, root: JSONValue) {
+        self.path = path
+        self.root = root
+        self.templates = (root["paths"]?.objectValue ?? [:]).keys.sorted().map { ($0, Self.segments($0)) }
+    }
+
+    /// `/pets/{id}/` as `["pets", "{id}"]`: a trailing slash is not told apart.
+    static func segments(_ path: String) -> [String] {
+        path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    }
+
+    /// What looking an operation up finds.
+    enum Lookup {
+        /// The operation, with what its success response answers (nil when it says nothing of its body).
+        case found(template: String, answer: KnownAnswer?)
+        /// No path template matches; the document's paths, for the fix.
+        case noPath(known: [String])
+        /// The path is there without the method; the methods it has.
+        case noMethod(template: String, methods: [String])
+    }
+
+    /// The operation that answers `method` on `path` (a source's path, `{name}` for its
+    /// parameters): a literal segment matches itself or a template (`{petId}`, `p-{id}`); a
+    /// parameter matches a template. Where several match, the one with the most literal segments.
+    func operation(_ method: String, _ path: String) -> Lookup {
+        let wanted = Self.segments(path)
+        var best: (template: String, literals: Int)?
+        for (written, segments) in templates where segments.count == wanted.count {
+            var literals = 0
+            var matches = true
+            for (mine, theirs) in zip(wanted, segments) {
+                if !theirs.contains("{") {
+                    guard mine == theirs else {
+                        matches = false
+                        break
+                    }
+                    literals += 1
+                } else if !mine.contains("{") {
+                    guard let pattern = HTTPSourceReader.segmentPattern(theirs), mine.range(of: pattern, options: .regularExpression) != nil
+                    else {
+                        matches = false
+                        break
+                    }
+                }
+            }
+            if matches, literals > (best?.literals ?? -1) { best = (written, literals) }
+        }
+        guard let template = best?.template, let item = root["paths"]?[template].map({ resolved($0) }) else {
+            return .noPath(known: templates.map(\.written))
+        }
+        guard let operation = item[method.lowercased()] else {
+            let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"].filter { item[$0] != nil }
+            return .noMethod(template: template, methods: methods.map { $0.uppercased() })
+        }
+        let origin = "\(self.path) (\(method.uppercased()) \(template)"
+        guard let (status, schema) = successSchema(of: operation) else { return .found(template: template, answer: nil) }
+        return .found(
+            template: template,
+            answer: KnownAnswer(
+                shape: SchemaShapes(document: root).shape(of: schema), origin: origin + ", \(status))",
+                fix: "if the API answers it, its OpenAPI document is out of date: get the current one"))
+    }
+
+    /// The status and JSON body schema of the operation's success response: the lowest 2xx, else `2XX`.
+    private func successSchema(of operation: JSONValue) -> (String, JSONValue)? {
+        let responses = operation["responses"]?.objectValue ?? [:]
+        let statuses = responses.keys.filter { $0.count == 3 && $0.hasPrefix("2") && Int($0) != nil }.sorted() + ["2XX", "2xx"]
+        guard let status = statuses.first(where: { responses[$0] != nil }), let response = responses[status].map({ resolved($0) }) else {
+            return nil
+        }
+        let content = response["content"]?.objectValue ?? [:]
+        let json = content.keys.sorted().first { $0.hasPrefix("application/json") } ?? content.keys.sorted().first { $0.contains("json") }
+        guard let json, let schema = content[json]?["schema"] else { return nil }
+        return (status, schema)
+    }
+
+    /// An object that is a `$ref` (to a path item, a response) as what it points at.
+    private func resolved(_ value: JSONValue) -> JSONValue {
+        var current = value
+        for _ in 0..<8 {
+            guard case .string(let reference)? = current["$ref"], let target = SchemaShapes.pointer(reference, in: root) else { break }
+            current = target
+        }
+        return current
+    }
+}
+
+/// Reads JSON Schema, as OpenAPI 3.0 (`nullable`) and 3.1 (`type: [string, "null"]`) write it, into
+/// ``AnswerShape``s, with `$ref`s into the same document resolved (a reference to itself, as a
+/// tree's children are, is left unknown below its first level).
+struct SchemaShapes {
+    let document: JSONValue
+
+    func shape(of schema: JSONValue, resolving: Set<String> = []) -> AnswerShape {
+        guard case .object(let members) = schema else { return .unknown }
+        if case .string(let reference)? = members["$ref"] {
+            guard !resolving.contains(reference), let target = Self.pointer(reference, in: document) else { return .unknown }
+            return shape(of: target, resolving: resolving.union([reference]))
+        }
+        var shapes: [AnswerShape] = []
+        if case .array(let all)? = members["allOf"] {
+            shapes.append(Self.intersection(all.map { shape(of: $0, resolving: resolving) }))
+        }
+        for key in ["oneOf", "anyOf"] {
+            if case .array(let any)? = members[key] { shapes.append(.union(any.map { shape(of: $0, resolving: resolving) })) }
+        }
+        var types: [String] = []
+        switch members["type"] {
+        case .string(let type)?: types = [type]
+        case .array(let list)?: types = list.compactMap(\.stringValue)
+        default:
+            if members["properties"] != nil || members["additionalProperties"] != nil { types = ["object"] }
+            if members["items"] != nil { types = ["array"] }
+            if case .array(let values)? = members["enum"] { return .union(values.map(AnswerShape.init(example:))) }
+            if let constant = members["const"] { return AnswerShape(example: constant) }
+        }
+        for type in types {
+            switch type {
+            case "null": shapes.append(.null)
+            case "boolean": shapes.append(.bool)
+            case "integer": shapes.append(.integer)
+            case "number": shapes.append(.number)
+            case "string": shapes.append(.string)
+            case "array": shapes.append(.array(of: members["items"].map { shape(of: $0, resolving: resolving) } ?? .unknown))
+            case "object": shapes.append(object(members, resolving: resolving))
+            default: shapes.append(.unknown)
+            }
+        }
+        if shapes.isEmpty { return .unknown }
+        if members["nullable"] == .bool(true) { shapes.append(.null) }
+        return .union(shapes)
+    }
+
+    /// An object schema: its properties are what it has; one that may have others (an
+    /// `additionalProperties` schema beside properties) or names none is not judged.
+    private func object(_ members: [String: JSONValue], resolving: Set<String>) -> AnswerShape {
+        let properties = members["properties"]?.objectValue ?? [:]
+        let additional = members["additionalProperties"]
+        if properties.isEmpty {
+            if let additional, case .object = additional { return .map(of: shape(of: additional, resolving: resolving)) }
+            return additional == .bool(false) ? .object([:], required: []) : .unknown
+        }
+        if let additional, additional != .bool(false) { return .unknown }
+        let required = Set((members["required"]?.arrayValue ?? []).compactMap(\.stringValue))
+        return .object(properties.mapValues { shape(of: $0, resolving: resolving) }, required: required)
+    }
+
+    /// What every one of `shapes` is (`allOf`): objects' properties together, each required key required.
+    static func intersection(_ shapes: [AnswerShape]) -> AnswerShape {
+        var properties: [String: AnswerShape] = [:]
+        var required: Set<String> = []
+        var sawObject = false
+        for shape in shapes {
+            switch shape {
+            case .unknown: continue
+            case .object(let more, let requiredHere):
+                sawObject = true
+                properties.merge(more) { first, _ in first }
+                required.formUnion(requiredHere ?? [])
+            default:
+                // Not objects: the first that says something is what it is.
+                if !sawObject { return shape }
+            }
+        }
+        return sawObject ? .object(properties, required: required) : .unknown
+    }
+
+    /// The value a local reference (`#/components/schemas/Pet`) points at; nil for another document's.
+    static func pointer(_ reference: String, in document: JSONValue) -> JSONValue? {
+        guard reference.hasPrefix("#") else { return nil }
+        var current = document
+        for token in reference.dropFirst().split(separator: "/", omittingEmptySubsequences: true) {
+            let key = (String(token).removingPercentEncoding ?? String(token))
+                .replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            switch current {
+            case .object(let members):
+                guard let next = members[key] else { return nil }
+                current = next
+            case .array(let elements):
+                guard let index = Int(key), elements.indices.contains(index) else { return nil }
+                current = elements[index]
+            default: return nil
+            }
+        }
+        return current
+    }
+}
+
+extension UInt8 {
+    fileprivate var isWhitespace: Bool { self == 0x20 || self == 0x0A || self == 0x0D || self == 0x09 }
+}
