@@ -56,6 +56,62 @@ struct ConfigurationTests {
         }
     }
 
+    @Test(
+        "an upstream may be an object: its url, its OpenAPI document (relative to the file) and its credential, whose secrets come from the environment or a file"
+    )
+    func upstreamObjects() throws {
+        let path = try temporaryFile(
+            #"""
+            {"upstreams": {
+              "plain": "https://plain.example.com",
+              "shop": {"url": "https://shop.example.com/v1", "openapi": "openapi/shop.yaml", "auth": {"bearer": {"env": "SHOP_TOKEN"}}},
+              "legacy": {"url": "https://legacy.example.com", "auth": {"basic": {"username": {"env": "LEGACY_USER"}, "password": {"file": "secrets/legacy"}}}},
+              "partner": {"url": "https://partner.example.com", "auth": {"headers": {"X-Api-Key": {"file": "/run/secrets/partner"}}}},
+              "orders": {"url": "https://orders.example.com", "auth": {"oauth2": {"token_url": "https://id.example.com/token", "client_id": {"env": "ORDERS_ID"}, "client_secret": {"env": "ORDERS_SECRET"}, "scope": "orders:read", "client_authentication": "post"}}}
+            }}
+            """#)
+        let directory = (path as NSString).deletingLastPathComponent
+        let configuration = try ServerConfiguration.resolve(file: path, environment: ["TAKSI_UPSTREAM_SHOP": "https://staging.example.com"])
+        #expect(configuration.upstreams["shop"] == "https://staging.example.com", "the environment still sets the URL")
+        #expect(configuration.upstreamDocuments == ["shop": directory + "/openapi/shop.yaml"])
+        #expect(configuration.upstreamOptions["plain"] == nil)
+        #expect(configuration.upstreamOptions["shop"]?.credential == .bearer(Secret(.environment("SHOP_TOKEN"))))
+        #expect(
+            configuration.upstreamOptions["legacy"]?.credential
+                == .basic(username: Secret(.environment("LEGACY_USER")), password: Secret(.file(directory + "/secrets/legacy"))))
+        #expect(configuration.upstreamOptions["partner"]?.credential == .headers(["X-Api-Key": Secret(.file("/run/secrets/partner"))]))
+        #expect(
+            configuration.upstreamOptions["orders"]?.credential
+                == .clientCredentials(
+                    OAuthClient(
+                        tokenURL: "https://id.example.com/token", clientID: Secret(.environment("ORDERS_ID")),
+                        clientSecret: Secret(.environment("ORDERS_SECRET")), scope: "orders:read", sendsSecretInBody: true)))
+        // A secret's description names where it is, never what it is.
+        #expect("\(Secret(.environment("SHOP_TOKEN")))" == "the environment variable SHOP_TOKEN")
+        #expect(Secret(.environment("SHOP_TOKEN")).value(environment: ["SHOP_TOKEN": "abc\n"]) == .success("abc"))
+
+        for (text, expected) in [
+            (#"{"url": "https://a.example.com", "auth": {"bearer": "s3cret"}}"#, "never from this file's text"),
+            (#"{"url": "https://a.example.com", "auth": {"bearer": {"env": "A"}, "basic": {}}}"#, "one kind of credential"),
+            (#"{"url": "https://a.example.com", "auth": {"baerer": {"env": "A"}}}"#, #"did you mean "bearer"?"#),
+            (#"{"url": "https://a.example.com", "openapi": 3}"#, "the path of the upstream's OpenAPI document"),
+            (#"{"url": "https://a.example.com", "opnapi": "a.yaml"}"#, #"did you mean "openapi"?"#),
+            (#"{"openapi": "a.yaml"}"#, #"needs "url""#),
+            (
+                #"{"url": "https://a.example.com", "auth": {"oauth2": {"token_url": "https://id.example.com", "client_id": {"env": "A"}}}}"#,
+                #"needs "client_secret""#
+            ),
+            (#"{"url": "https://a.example.com", "auth": {"headers": {"Host": {"env": "A"}}}}"#, "not a header an upstream call can carry"),
+        ] {
+            let file = try temporaryFile(#"{"upstreams": {"a": \#(text)}}"#)
+            #expect {
+                try ServerConfiguration.resolve(file: file, environment: [:])
+            } throws: { error in
+                "\(error)".contains(expected)
+            }
+        }
+    }
+
     @Test("a wrong setting names where it came from and what to write")
     func errors() throws {
         let typo = try temporaryFile(#"{"prot": 8080}"#)

@@ -27,6 +27,11 @@ package final class TestUpstream: Sendable {
         /// request on it closes it unanswered: a peer that closed a kept-alive connection as the
         /// request reached it.
         case oncePerConnection(String)
+        /// 200 with this body when the request's `Authorization` is `authorization`, else 401.
+        case authorized(String, body: String)
+        /// An OAuth 2.0 token endpoint: each request gets a new token (`token-1`, `token-2`, ...)
+        /// that expires in `expiresIn` seconds.
+        case issuesTokens(expiresIn: Int)
     }
 
     /// One request as the upstream saw it.
@@ -41,6 +46,7 @@ package final class TestUpstream: Sendable {
         var behaviors: [String: Behavior] = [:]
         var requests: [Request] = []
         var drops: [String: Int] = [:]
+        var tokensIssued = 0
         /// Answers of `held` requests, waiting for ``release()``.
         var held: [@Sendable () -> Void] = []
         /// Waiters for a number of requests.
@@ -141,11 +147,25 @@ package final class TestUpstream: Sendable {
                 let count = state.requests.count
                 let woken = state.waiters.filter { $0.count <= count }.map(\.continuation)
                 state.waiters.removeAll { $0.count <= count }
-                return (Self.behavior(for: path, in: &state), woken)
+                var behavior = Self.behavior(for: path, in: &state)
+                if case .issuesTokens(let expiresIn) = behavior {
+                    state.tokensIssued += 1
+                    behavior = .json(
+                        #"{"access_token": "token-\#(state.tokensIssued)", "token_type": "Bearer", "expires_in": \#(expiresIn)}"#)
+                }
+                return (behavior, woken)
             }
             for continuation in woken { continuation.resume() }
             defer { answered += 1 }
             switch behavior {
+            case .authorized(let authorization, let body):
+                if head.headers.first(name: "Authorization") == authorization {
+                    respond(context, status: .ok, body: body, delay: .zero)
+                } else {
+                    respond(context, status: .unauthorized, body: #"{"error":"invalid_token"}"#, delay: .zero)
+                }
+            case .issuesTokens:
+                preconditionFailure("answered as JSON above")
             case .oncePerConnection(let body):
                 if answered == 0 {
                     respond(context, status: .ok, body: body, delay: .zero)

@@ -110,6 +110,18 @@ public struct OAuthClient: Sendable, Equatable {
     /// the default the RFC asks every server to support) or in the form (`client_secret_post`).
     public var sendsSecretInBody = false
 
+    public init(
+        tokenURL: String, clientID: Secret, clientSecret: Secret, scope: String? = nil, audience: String? = nil,
+        sendsSecretInBody: Bool = false
+    ) {
+        self.tokenURL = tokenURL
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.scope = scope
+        self.audience = audience
+        self.sendsSecretInBody = sendsSecretInBody
+    }
+
     static let keys = ["token_url", "client_id", "client_secret", "scope", "audience", "client_authentication"]
 }
 
