@@ -319,6 +319,58 @@ struct DeploymentTests {
         #expect(refused.error.contains("--store \"Taksi Store\": name a Secret"))
     }
 
+    @Test(
+        "upstream credentials: variables from a Secret's keys, files mounted from it, the configuration pointing at them; no secret and no OpenAPI document shipped",
+        .enabled(
+            if: pythonHas("yaml", "kubernetes_validate"), "needs python3 -m pip install pyyaml kubernetes-validate (.ci/run installs them)")
+    )
+    func credentials() throws {
+        let project = try Self.makeProject()
+        let production = #"""
+            {"upstreams": {
+              "shop": {"url": "https://shop.example.com/api", "openapi": "openapi/shop.json", "auth": {"bearer": {"env": "SHOP_TOKEN"}}},
+              "legacy": {"url": "https://legacy.example.com", "auth": {"basic": {"username": {"env": "LEGACY_USER"}, "password": {"file": "secrets/legacy password"}}}}
+            }}
+            """#
+        try Data(production.utf8).write(to: project.appendingPathComponent("production.json"))
+        try FileManager.default.createDirectory(at: project.appendingPathComponent("openapi"), withIntermediateDirectories: true)
+        try Data(#"{"openapi": "3.1.0", "info": {"title": "Shop", "version": "1"}, "paths": {}}"#.utf8)
+            .write(to: project.appendingPathComponent("openapi/shop.json"))
+        let made = try CommandLineTests().run(
+            ["deploy", "kubernetes", "--config", "production.json", "--output", "kubernetes.yaml"], in: project)
+        try #require(made.status == 0, "\(made.error)")
+        let manifest = project.appendingPathComponent("kubernetes.yaml")
+        let validation = try runTool(["python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path])
+        #expect(validation.status == 0, "\(validation.output)")
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+        #expect(
+            text.contains(
+                "kubectl create secret generic taksi-server-upstream-credentials --from-literal=LEGACY_USER=... --from-literal=SHOP_TOKEN=... --from-file=legacy-password='secrets/legacy password'"
+            ), "\(text.prefix(800))")
+
+        let objects = try Self.objects(of: manifest)
+        let pod = objects["Deployment"]?["spec"]?["template"]?["spec"]
+        let container = pod?["containers"]?[0]
+        #expect(container?["env"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["LEGACY_USER", "SHOP_TOKEN"])
+        #expect(container?["env"]?[1]?["valueFrom"]?["secretKeyRef"] == ["name": "taksi-server-upstream-credentials", "key": "SHOP_TOKEN"])
+        #expect(
+            container?["volumeMounts"]?.arrayValue?.contains([
+                "name": "credentials", "mountPath": "/etc/taksi/credentials", "readOnly": true,
+            ])
+                == true)
+        #expect(
+            pod?["volumes"]?.arrayValue?.first { $0["name"] == "credentials" }?["secret"]
+                == [
+                    "secretName": "taksi-server-upstream-credentials",
+                    "items": [["key": "legacy-password", "path": "legacy-password"]],
+                ])
+        let config = objects["ConfigMap/taksi-server-config"]?["data"]?["config.json"]?.stringValue ?? ""
+        let shipped = try JSONDecoder().decode(JSONValue.self, from: Data(config.utf8))
+        #expect(shipped["upstreams"]?["shop"] == ["url": "https://shop.example.com/api", "auth": ["bearer": ["env": "SHOP_TOKEN"]]])
+        #expect(
+            shipped["upstreams"]?["legacy"]?["auth"]?["basic"]?["password"] == ["file": "/etc/taksi/credentials/legacy-password"])
+    }
+
     @Test("ConfigMap keys stay within 253 characters when long paths are cut to the same key")
     func longKeys() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-keys-\(UUID().uuidString)")
