@@ -180,7 +180,9 @@ extension ServerConfiguration {
         // Read as an object by the file and as one variable per upstream by the environment.
         Setting(
             key: "upstreams", environment: "TAKSI_UPSTREAM_<NAME>", flags: nil, defaultText: "none",
-            meaning: "base URLs of the upstream APIs of `http` sources, by name (an object in the file)", takesList: false
+            meaning:
+                "base URLs of the upstream APIs of `http` sources, by name (an object in the file); each may be an object of its `url`, `openapi` document and `auth` credential (see [Upstreams](data-sources.md#upstreams-documents-and-credentials))",
+            takesList: false
         ) { _, _, source throws(ConfigurationError) in
             throw ConfigurationError(
                 source: source, message: "upstreams is an object of names and base URLs, or one TAKSI_UPSTREAM_<NAME> variable each")
