@@ -178,22 +178,69 @@ struct CatalogReader {
         }
     }
 
-    /// Reads `actions.json`: the custom action identifiers the app registered, and the versions
-    /// that decode those that say (recorded in `versions`).
+    /// What `actions.json` declares the app handles itself.
+    struct AppActions {
+        /// The custom action identifiers the app registered.
+        var customActions: Set<String> = []
+        /// The names of the `executable` actions the app runs itself (not a screen's action).
+        var executables: Set<String> = []
+    }
+
+    /// Reads `actions.json`: the custom action identifiers the app registered (and the versions
+    /// that decode those that say, recorded in `versions`), and the executables it runs.
     static func readActions(
         _ node: JSONNode, file: SourceFile, versions: inout CatalogVersions, summaries: inout [String: String]
-    ) -> (Set<String>, [Diagnostic]) {
+    ) -> (AppActions, [Diagnostic]) {
         var reader = DefinitionReader(file: file)
+        var declared = AppActions()
+        guard let members = reader.object(node, at: .root, what: "the actions file", allowed: ["custom_actions", "executables"]) else {
+            return (declared, reader.diagnostics)
+        }
+        if let list = members.first(where: { $0.key == "custom_actions" })?.value {
+            declared.customActions = readCustomActions(list, versions: &versions, summaries: &summaries, reader: &reader)
+        }
+        if let list = members.first(where: { $0.key == "executables" })?.value {
+            declared.executables = readExecutables(list, summaries: &summaries, reader: &reader)
+        }
+        return (declared, reader.diagnostics)
+    }
+
+    /// `executables`: `[{"name": "reset_password", "summary": "..."}]`.
+    private static func readExecutables(_ list: JSONNode, summaries: inout [String: String], reader: inout DefinitionReader) -> Set<String>
+    {
+        let listPath = JSONPath.root.appending("executables")
+        guard let elements = list.elements else {
+            reader.report(
+                .wrongType, at: list, path: listPath, "executables must be an array of {\"name\": ...}, the executables the app runs itself"
+            )
+            return []
+        }
+        var names: Set<String> = []
+        for (index, element) in elements.enumerated() {
+            let elementPath = listPath.appending(index)
+            guard
+                let executable = reader.object(
+                    element, at: elementPath, what: "an executable", allowed: ["name", "summary"], required: ["name"]),
+                let name = reader.string(executable.first { $0.key == "name" }?.value, at: elementPath.appending("name"), what: "name")
+            else { continue }
+            if name.isEmpty {
+                reader.report(.invalidName, at: element, path: elementPath.appending("name"), "an executable's name is not empty")
+            } else if !names.insert(name).inserted {
+                reader.report(.invalidName, at: element, path: elementPath, "executable \"\(name)\" is declared twice")
+            }
+        }
+        return names
+    }
+
+    private static func readCustomActions(
+        _ list: JSONNode, versions: inout CatalogVersions, summaries: inout [String: String], reader: inout DefinitionReader
+    ) -> Set<String> {
         var identifiers: Set<String> = []
         var typeNames: [String: String] = [:]
-        let path = JSONPath.root
-        guard let members = reader.object(node, at: path, what: "the actions file", allowed: ["custom_actions"]),
-            let list = members.first(where: { $0.key == "custom_actions" })?.value
-        else { return ([], reader.diagnostics) }
-        let listPath = path.appending("custom_actions")
+        let listPath = JSONPath.root.appending("custom_actions")
         guard let elements = list.elements else {
             reader.report(.wrongType, at: list, path: listPath, "custom_actions must be an array of {\"identifier\": ...}")
-            return ([], reader.diagnostics)
+            return []
         }
         for (index, element) in elements.enumerated() {
             let elementPath = listPath.appending(index)
@@ -227,6 +274,6 @@ struct CatalogReader {
                 if let summary = element["summary"]?.stringValue { summaries[identifier] = summary }
             }
         }
-        return (identifiers, reader.diagnostics)
+        return identifiers
     }
 }

@@ -32,7 +32,7 @@ struct LocalizationTests {
            {"name": "label_component", "identifier": "greeting", "content": {"value": {"$text": "greeting", "with": {"name": "q.name"}}}},
            {"name": "label_component", "identifier": "count", "content": {"value": {"$text": "count", "with": {"count": "q.n"}}}},
            {"name": "label_component", "identifier": "rating", "content": {"value": {"$text": "rating", "with": {"stars": "q.stars"}}}},
-           {"name": "button_component", "content": {"title": {"$text": "count", "with": {"count": 2}}, "action": {"identifier": "executable", "content": {"name": "x"}}}}
+           {"name": "button_component", "content": {"title": {"$text": "count", "with": {"count": 2}}, "action": {"identifier": "navigation", "content": {"interface_identifier": "home"}}}}
          ]}
         """#
 
@@ -250,7 +250,7 @@ struct LocalizationTests {
     func misplaced() throws {
         var files = files()
         files["home.json"] =
-            #"{"name": "home", "entry": true, "components": [{"name": "button_component", "content": {"title": "Go", "is_enabled": {"$text": "title"}, "action": {"identifier": "executable", "content": {"name": "x"}}}}]}"#
+            #"{"name": "home", "entry": true, "components": [{"name": "button_component", "content": {"title": "Go", "is_enabled": {"$text": "title"}, "action": {"identifier": "navigation", "content": {"interface_identifier": "home"}}}}]}"#
         #expect(try #require(onlyError(load(files))).message == "$text makes text, but this field is a bool")
         let bare = try #require(
             onlyError(

@@ -125,7 +125,9 @@ struct OneErrorPerMistakeTests {
         #expect(!load.diagnostics.report.contains(#"did you mean "nmae""#))
     }
 
-    @Test("an executable named like a typo of the screen's action is an error with the action's name; the app's own executables pass")
+    @Test(
+        "an executable named like a typo of the screen's action is an error with the action's name; one the app declares in actions.json passes, one it does not is an error with a did-you-mean"
+    )
     func executableTypo() throws {
         func screen(_ name: String) -> [UInt8] {
             Array(
@@ -151,9 +153,17 @@ struct OneErrorPerMistakeTests {
         #expect(error.code == .invalidAction)
         #expect(error.path?.description == "components[1].content.action.content.name")
         #expect(error.message.contains(#"(did you mean "send"?)"#))
+        let declared = Array(#"{"executables": [{"name": "refresh"}, {"name": "reset_password"}]}"#.utf8)
         for name in ["send", "refresh", "reset_password"] {
-            let load = ScreenSetLoader.load(files: ["f.yaml": screen(name)])
+            let load = ScreenSetLoader.load(files: ["f.yaml": screen(name), "actions.json": declared])
             #expect(!load.diagnostics.containsErrors, "\(name): \(load.diagnostics.report)")
         }
+        // Not declared: the button would do nothing.
+        let undeclared = ScreenSetLoader.load(files: ["f.yaml": screen("refrsh"), "actions.json": declared])
+        let missing = try #require(undeclared.diagnostics.first, "\(undeclared.diagnostics.report)")
+        #expect(undeclared.diagnostics.count == 1, "\(undeclared.diagnostics.report)")
+        #expect(missing.path?.description == "components[1].content.action.content.name")
+        #expect(missing.message.contains(#"declare it in actions.json: {"executables": [{"name": "refrsh"}]}"#), "\(missing.message)")
+        #expect(missing.message.contains(#"(did you mean "refresh"?)"#), "\(missing.message)")
     }
 }

@@ -462,7 +462,7 @@ struct PathFieldTests {
         "a static field bound to anything but the path, or one that types another, is refused with the fix",
         arguments: [
             (
-                #"  - {name: button_component, content: {title: {$bind: shop.name}, action: {identifier: executable, content: {name: x}}}}"#,
+                #"  - {name: button_component, content: {title: {$bind: shop.name}, action: {identifier: navigation, content: {interface_identifier: {$template: "products/{path.id}/review"}}}}}"#,
                 #""title" is static: the client never updates it from data, so it cannot be bound to shop; write a literal value, or build it from the screen's path (path.id), which each URL's skeleton is made with"#
             ),
             (

@@ -72,7 +72,7 @@ struct ScreenValidationTests {
         Case(
             title: "a binding on a button's title",
             components:
-                #"[{"name": "button_component", "content": {"title": {"$bind": "feed.t"}, "action": {"identifier": "executable", "content": {"name": "x"}}}}]"#,
+                #"[{"name": "button_component", "content": {"title": {"$bind": "feed.t"}, "action": {"identifier": "navigation", "content": {"interface_identifier": "profile"}}}}]"#,
             sources: #"{"feed": {"type": "fixture", "value": {"t": "x"}}}"#,
             code: "static_field_bound", location: "3:66", path: "components[0].content.title", messagePart: "is static"
         ),

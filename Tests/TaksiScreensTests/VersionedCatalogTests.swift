@@ -225,6 +225,8 @@ struct ClientReleasesTests {
         return TaksiScreensTests.load([
             "client.yaml": client,
             "home.json": #"{"name": "home", "entry": true, \#(requirement)"components": \#(components)}"#,
+            // The app's own executable of ``executable``.
+            "actions.json": #"{"executables": [{"name": "go"}]}"#,
         ])
     }
 

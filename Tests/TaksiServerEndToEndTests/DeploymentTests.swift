@@ -50,7 +50,7 @@ struct DeploymentTests {
                 "--namespace", "shop", "--output", "kubernetes.yaml",
             ], in: project)
         try #require(made.status == 0, "\(made.error)")
-        #expect(made.error.hasPrefix("Wrote kubernetes.yaml: taksi-server: 1 screen, 4 files, "), "\(made.error)")
+        #expect(made.error.hasPrefix("Wrote kubernetes.yaml: taksi-server: 1 screen, 5 files, "), "\(made.error)")
         let manifest = project.appendingPathComponent("kubernetes.yaml")
 
         let validation = try runTool(["python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path])

@@ -20,7 +20,8 @@ struct StarterProjectTests {
         let written = try StarterProject.create(in: folder)
         #expect(
             written == [
-                "Screens/home.yaml", "Screens/components/card_component.json", "Screens/fixtures/home.json", "config.json", "Dockerfile",
+                "Screens/home.yaml", "Screens/components/card_component.json", "Screens/fixtures/home.json", "Screens/actions.json",
+                "config.json", "Dockerfile",
                 "scripts/install-taksi-server.sh", ".github/workflows/screens.yml", ".vscode/settings.json", ".vscode/extensions.json",
                 ".gitignore", "README.md", "schemas/screen.schema.json", "schemas/component.schema.json",
             ])

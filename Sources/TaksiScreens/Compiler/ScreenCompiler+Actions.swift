@@ -24,9 +24,7 @@ extension ScreenCompiler {
         var actions: [ScreenAction] = []
         for member in members {
             let actionPath = path.appending(member.key)
-            guard !member.key.isEmpty, member.key.utf8.count <= 64,
-                member.key.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar)
-            else {
+            guard Self.isActionName(member.key) else {
                 reader.report(
                     .invalidName, offset: member.keyOffset, path: actionPath,
                     "an action's name is 1 to 64 letters, digits and '_' (like submit), since it is a segment of /screens/<path>/actions/<name>"
@@ -305,26 +303,48 @@ extension ScreenCompiler {
         )
     }
 
-    /// Reports an `executable` action whose name is not one of the screen's actions but is that
-    /// close to one (`sned` beside `send`): the app finds no handler of that name, and the button
-    /// does nothing. Names far from every action are the app's own executables, run by name.
-    /// (Components placed by fragments are checked in their fragment's own terms, not here.)
-    mutating func checkExecutableNames(in node: JSONNode, at path: JSONPath, actions: [String]) {
+    /// Whether `name` can name an action: 1 to 64 letters, digits and `_` (a path segment).
+    static func isActionName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && name.unicodeScalars.allSatisfy(DefinitionReader.isIdentifierScalar)
+    }
+
+    /// Reports an `executable` action whose name is neither one of the screen's actions nor an
+    /// executable the app declares in `actions.json`: the app finds no handler of that name, and the
+    /// button does nothing. A declared name close to an action (`sned` beside `send`) is still
+    /// reported: the two are too easily mistaken. (Components placed by fragments are checked in
+    /// their fragment's own terms, not here.) While an action's name is wrong (reported), a name
+    /// that is no action is not reported again: it may well be the one meant.
+    mutating func checkExecutableNames(in node: JSONNode, at path: JSONPath, actions: [String], judgesUndeclared: Bool = true) {
         if let members = node.members {
             if node["identifier"]?.stringValue == "executable", let nameNode = node["content"]?["name"],
-                let name = nameNode.stringValue, !actions.contains(name),
-                let meant = NameSuggestion.closest(to: name, among: actions)
+                let name = nameNode.stringValue, !actions.contains(name)
             {
-                reader.report(
-                    .invalidAction, at: nameNode, path: path.appending("content").appending("name"),
-                    "executable \"\(name)\" is no action of this screen, and so close to its action \"\(meant)\" that it is most likely meant: "
-                        + "the app would run an executable of its own named \"\(name)\", and this one does nothing (did you mean \"\(meant)\"?); "
-                        + "if the app does register \"\(name)\", rename it or the action so they cannot be mistaken"
-                )
+                let namePath = path.appending("content").appending("name")
+                if let meant = NameSuggestion.closest(to: name, among: actions) {
+                    reader.report(
+                        .invalidAction, at: nameNode, path: namePath,
+                        "executable \"\(name)\" is no action of this screen, and so close to its action \"\(meant)\" that it is most likely meant: "
+                            + "the app would run an executable of its own named \"\(name)\", and this one does nothing (did you mean \"\(meant)\"?); "
+                            + "if the app does register \"\(name)\", rename it or the action so they cannot be mistaken"
+                    )
+                } else if judgesUndeclared, !executables.contains(name) {
+                    let known = (actions + executables.sorted())
+                    reader.report(
+                        .invalidAction, at: nameNode, path: namePath,
+                        "executable \"\(name)\" is no action of this screen and no executable the app declares, so the button would do nothing; "
+                            + "if the app runs it, declare it in actions.json: {\"executables\": [{\"name\": \"\(name)\"}]}"
+                            + (known.isEmpty ? "" : " (known: \(known.joined(separator: ", ")))")
+                            + NameSuggestion.hint(for: name, among: known)
+                    )
+                }
             }
-            for member in members { checkExecutableNames(in: member.value, at: path.appending(member.key), actions: actions) }
+            for member in members {
+                checkExecutableNames(in: member.value, at: path.appending(member.key), actions: actions, judgesUndeclared: judgesUndeclared)
+            }
         } else if let elements = node.elements {
-            for (index, element) in elements.enumerated() { checkExecutableNames(in: element, at: path.appending(index), actions: actions) }
+            for (index, element) in elements.enumerated() {
+                checkExecutableNames(in: element, at: path.appending(index), actions: actions, judgesUndeclared: judgesUndeclared)
+            }
         }
     }
 }

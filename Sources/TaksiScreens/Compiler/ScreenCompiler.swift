@@ -35,6 +35,9 @@ struct ScreenCompiler {
     let upstreams: ConfiguredUpstreams?
     /// Component types whose declaring file has errors (reported there): a use is not reported again.
     let brokenComponents: Set<String>
+    /// The executables the app runs itself (`actions.json`): any other `executable` must be one of
+    /// the screen's actions.
+    let executables: Set<String>
     /// Whether a component was left out for such a type: its error is in another file.
     var usedBrokenComponent = false
     /// The identifiers of components that failed to compile (their errors reported): a patch
@@ -64,7 +67,8 @@ struct ScreenCompiler {
     init(
         pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog,
         catalogVersions: CatalogVersions = CatalogVersions(),
-        upstreams: ConfiguredUpstreams? = nil, brokenComponents: Set<String> = [], fragments: [String: Fragment] = [:],
+        upstreams: ConfiguredUpstreams? = nil, brokenComponents: Set<String> = [], executables: Set<String> = [],
+        fragments: [String: Fragment] = [:],
         localization: Localization? = nil,
         locale: String? = nil,
         loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
@@ -74,6 +78,7 @@ struct ScreenCompiler {
         self.routes = routes
         self.upstreams = upstreams
         self.brokenComponents = brokenComponents
+        self.executables = executables
         self.fragments = fragments
         self.localization = localization
         self.locale = locale ?? localization?.defaultLocale
@@ -121,7 +126,10 @@ struct ScreenCompiler {
         let (components, entries, componentIndices) = compileComponents(componentNodes, at: componentsPath, usesFragments: usesFragments)
 
         let actions = member("actions").map { readActions($0, at: path.appending("actions"), components: components) } ?? []
-        checkExecutableNames(in: componentsNode, at: componentsPath, actions: member("actions")?.members?.map(\.key) ?? [])
+        let actionNames = member("actions").map { $0.members?.map(\.key) } ?? []
+        checkExecutableNames(
+            in: componentsNode, at: componentsPath, actions: actionNames ?? [],
+            judgesUndeclared: actionNames?.allSatisfy(Self.isActionName) ?? false)
         let answers = member("sources").map { readSourceAnswers($0, at: path.appending("sources"), components: components) } ?? [:]
 
         warnUnusedSources(root)

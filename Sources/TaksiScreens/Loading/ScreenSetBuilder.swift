@@ -36,6 +36,8 @@ struct ScreenSetBuilder {
         var versions = CatalogVersions()
         /// What `actions.json` says each custom action is.
         var actionSummaries: [String: String] = [:]
+        /// The executables the app runs itself, as `actions.json` declares them.
+        var executables: Set<String> = []
         /// Types whose file (`components/<type>.json`) failed to parse or to read: their error is
         /// reported there, so the screens that use them are not also told to declare them.
         var failed: Set<String> = []
@@ -82,7 +84,9 @@ struct ScreenSetBuilder {
 
     func build() -> ScreenSetLoad {
         var components = readCustomComponents()
-        let actions = readCustomActions(versions: &components.versions, summaries: &components.actionSummaries)
+        let declared = readAppActions(versions: &components.versions, summaries: &components.actionSummaries)
+        let actions = declared.customActions
+        components.executables = declared.executables
         readClientReleases(versions: &components.versions)
         let (screenFiles, unread) = readScreenFiles()
         let routing = readRoutes(of: screenFiles)
@@ -167,14 +171,15 @@ struct ScreenSetBuilder {
         return components
     }
 
-    /// `actions.json`: the custom action identifiers the app registered.
-    func readCustomActions(versions: inout CatalogVersions, summaries: inout [String: String]) -> Set<String> {
-        var actions: Set<String> = []
+    /// `actions.json`: the custom action identifiers the app registered, and the executables it runs.
+    func readAppActions(versions: inout CatalogVersions, summaries: inout [String: String]) -> CatalogReader.AppActions {
+        var actions = CatalogReader.AppActions()
         for actionsFile in ScreenSetLoader.actionsFiles where files.contains(actionsFile) {
             guard let (file, node) = files.parse(actionsFile) else { continue }
             let (found, diagnostics) = CatalogReader.readActions(node, file: file, versions: &versions, summaries: &summaries)
             files.diagnostics += diagnostics
-            actions.formUnion(found)
+            actions.customActions.formUnion(found.customActions)
+            actions.executables.formUnion(found.executables)
         }
         return actions
     }
@@ -453,7 +458,8 @@ struct ScreenSetBuilder {
     private func makeCompiler(for file: SourceFile, pattern: ScreenPattern, context: CompileContext, locale: String?) -> ScreenCompiler {
         ScreenCompiler(
             pattern: pattern, routes: context.routes, file: file, catalog: context.catalog, catalogVersions: context.components.versions,
-            upstreams: upstreams, brokenComponents: context.components.failed, fragments: context.fragments,
+            upstreams: upstreams, brokenComponents: context.components.failed, executables: context.components.executables,
+            fragments: context.fragments,
             localization: context.localization, locale: locale,
             loadFixture: { [files] reference, node, path, reader in files.fixture(reference, at: node, path: path, reader: &reader) }
         )

@@ -15,6 +15,7 @@ public enum StarterProject {
         ("Screens/home.yaml", homeScreen),
         ("Screens/components/card_component.json", cardComponent),
         ("Screens/fixtures/home.json", homeData),
+        ("Screens/actions.json", appActions),
         ("config.json", configuration),
         ("Dockerfile", dockerfile),
         ("scripts/install-taksi-server.sh", installScript),
@@ -127,13 +128,22 @@ public enum StarterProject {
           - name: spacer_component
             content: {}
 
-          # A static button: "executable" actions are handled by the app, by name.
+          # A static button: an "executable" action the app runs itself, by the name actions.json declares.
           - name: button_component
             identifier: refresh
             content:
               title: Refresh
               kind: secondary
               action: {identifier: executable, content: {name: refresh}}
+
+        """
+
+    static let appActions = """
+        {
+          "executables": [
+            {"name": "refresh", "summary": "The app loads the screen again."}
+          ]
+        }
 
         """
 
