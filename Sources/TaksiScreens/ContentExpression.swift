@@ -383,6 +383,25 @@ extension ContentExpression {
         var isShapeFault = false
     }
 
+    /// The expression that makes the value at `path` of this one's value (an `$each`'s template for
+    /// any of its items); nil when no single expression does.
+    func expression(at path: JSONPath) -> ContentExpression? {
+        var current = self
+        for segment in path.segments {
+            switch (current, segment) {
+            case (.object(let members), .key(let key)):
+                guard let next = members[key] else { return nil }
+                current = next
+            case (.array(let elements), .index(let index)):
+                guard elements.indices.contains(index) else { return nil }
+                current = elements[index]
+            case (.each(_, _, let template, _), .index): current = template
+            default: return nil
+            }
+        }
+        return current
+    }
+
     /// The value at `path`, or why it is missing, naming the nearest key that exists.
     static func resolve(_ path: ValuePath, in values: [String: JSONValue]) -> Result<JSONValue, LookupFailure> {
         guard var current = values[path.root] else {

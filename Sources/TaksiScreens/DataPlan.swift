@@ -175,8 +175,11 @@ public struct DataPlan: Sendable {
         problems += checked.violations.map { violation in
             let field: String? = if case .key(let key)? = violation.path.segments.first { key } else { nil }
             let source = field.flatMap { entry.fields[$0] }.map { $0.sourceNames.sorted().joined(separator: ",") }
-            // A field the data left out is the binding's story, not the schema's.
-            let message = field.flatMap { unresolved[$0] }.map { "\(field ?? ""): \($0), and the field is required" }
+            // A field the data left out is the binding's story, not the schema's: what it read and
+            // from which source, where a binding made it (inside an $each's items too).
+            let message =
+                field.flatMap { unresolved[$0] }.map { "\(field ?? ""): \($0), and the field is required" }
+                ?? Self.unboundMessage(violation, in: entry)
             return Problem(
                 identifier: entry.identifier, message: message ?? violation.description, isLoss: true, field: field,
                 source: source ?? entrySources.sorted().joined(separator: ",")
@@ -189,6 +192,27 @@ public struct DataPlan: Sendable {
             return (nil, problems)
         }
         return (DataEntry(identifier: entry.identifier, content: value), problems)
+    }
+
+    /// For a required field missing inside a bound value (an `$each` item's `name`), the binding
+    /// that should have filled it and its source, with the fix; nil for any other violation.
+    static func unboundMessage(_ violation: SchemaViolation, in entry: Entry) -> String? {
+        guard violation.code == .missingField, case .key(let field)? = violation.path.segments.first,
+            let fieldExpression = entry.fields[field],
+            let binding = fieldExpression.expression(at: JSONPath(segments: Array(violation.path.segments.dropFirst())))
+        else { return nil }
+        let read: ValuePath
+        switch binding {
+        case .bind(let path, _): read = path
+        case .template(let parts, _):
+            guard let first = parts.lazy.compactMap(\.path).first else { return nil }
+            read = first
+        default: return nil
+        }
+        let sources = fieldExpression.sourceNames.sorted()
+        return "\(violation.path): the required field's binding \(read) found nothing in what "
+            + (sources.count == 1 ? "source \(sources[0])" : "sources \(sources.joined(separator: ", "))")
+            + " answered; check its path against the answer (validate checks it when the upstream's files, OpenAPI document or an example are known), or give it a default"
     }
 
     /// What evaluating one field of an entry found missing or dropped, as the entry's problems.

@@ -212,6 +212,26 @@ struct AnswerShapeTests {
         #expect(errors(missing).only?.path?.description == "sources.shop.schema", "\(missing.diagnostics.report)")
     }
 
+    @Test("at run time, a required field an $each item's binding found nothing for names the binding and the source, not the schema")
+    func runTimeHint() throws {
+        // Nothing known of the answer (no files, no document): validate cannot check it.
+        let load = ScreenSetLoader.load(
+            files: [
+                "shop.json": Array(
+                    #"{"name": "shop", "entry": true, "sources": {"shop": {"type": "http", "upstream": "shop", "path": "/products"}}, "components": [{"name": "collection_component", "identifier": "list", "content": {"component_name": "label_component", "values": {"$each": "shop.products", "as": "product", "template": {"value": {"$bind": "product.nmae"}}}}}]}"#
+                        .utf8)
+            ], upstreams: ["shop"])
+        let set = try #require(load.screenSet, "\(load.diagnostics.report)")
+        let plan = try #require(set["shop"]?.dataPlan)
+        let (_, problems) = plan.build(values: ["shop": ["products": [["name": "Cups"]]]], catalog: set.catalog)
+        let loss = try #require(problems.first { $0.isLoss && $0.message.contains("values[0].value") }, "\(problems)")
+        #expect(
+            loss.message
+                == "values[0].value: the required field's binding product.nmae found nothing in what source shop answered; check its path against the answer (validate checks it when the upstream's files, OpenAPI document or an example are known), or give it a default"
+        )
+        #expect(loss.source == "shop")
+    }
+
     @Test("shapes from examples merge: a key any example has is known; from schemas, nullable and required are kept")
     func shapes() {
         let examples = AnswerShape(examples: [["a": 1, "b": "x"], ["a": 1.5, "c": nil]])
