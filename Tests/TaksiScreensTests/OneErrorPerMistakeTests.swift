@@ -167,3 +167,76 @@ struct OneErrorPerMistakeTests {
         #expect(missing.message.contains(#"(did you mean "refresh"?)"#), "\(missing.message)")
     }
 }
+
+/// The mistakes a team fears most, each one error at its line and column, with the fix: what
+/// passed `validate` before and surfaced only as an empty screen answered `200`.
+@Suite("The feared mistakes")
+struct FearedMistakesTests {
+    struct Mistake: Sendable, CustomTestStringConvertible {
+        var title: String
+        var sources: String
+        var components: String
+        var code: Diagnostic.Code
+        var path: String
+        var fix: String
+        var testDescription: String { title }
+    }
+
+    static let list =
+        #"{"name": "collection_component", "identifier": "list", "content": {"component_name": "label_component", "values": {"$each": "shop.products", "as": "product", "template": {"value": {"$bind": "product.name"}}}}}"#
+    static let shop = #""shop": {"type": "http", "upstream": "shop", "path": "/products"}"#
+    static let pet =
+        #""pet": {"type": "http", "upstream": "petstore", "path": "/pet/{id}", "parameters": {"id": {"type": "integer", "default": 1}}}"#
+
+    @Test(
+        "each mistake is exactly one error, located, with the fix",
+        arguments: [
+            Mistake(
+                title: "the tutorial's product.nmae", sources: shop,
+                components: list.replacingOccurrences(of: "product.name", with: "product.nmae"),
+                code: .unknownAnswerField, path: "components[0].content.values.template.value.$bind", fix: #"did you mean "name"?"#),
+            Mistake(
+                title: "a path with no file", sources: shop.replacingOccurrences(of: "/products", with: "/prodcts"), components: list,
+                code: .missingFixture, path: "sources.shop.path", fix: #"did you mean "/products"?"#),
+            Mistake(
+                title: "a fixture folder that does not exist",
+                sources: shop.replacingOccurrences(of: #""upstream": "shop""#, with: #""upstream": "gone""#),
+                components: list, code: .missingFixture, path: "sources.shop.upstream", fix: "create it with one JSON file per path"),
+            Mistake(
+                title: "a key the OpenAPI document does not have", sources: pet,
+                components: #"{"name": "label_component", "identifier": "n", "content": {"value": {"$bind": "pet.nmae"}}}"#,
+                code: .unknownAnswerField, path: "components[0].content.value.$bind", fix: #"did you mean "name"?"#),
+            Mistake(
+                title: "a value of the wrong type", sources: pet,
+                components: #"{"name": "label_component", "identifier": "n", "content": {"value": {"$bind": "pet.tags"}}}"#,
+                code: .answerTypeMismatch, path: "components[0].content.value.$bind", fix: "bind a value of that type"),
+            Mistake(
+                title: "a path the OpenAPI document does not have", sources: pet.replacingOccurrences(of: "/pet/{id}", with: "/pets/{id}"),
+                components: #"{"name": "label_component", "identifier": "n", "content": {"value": {"$bind": "pet.name"}}}"#,
+                code: .unknownOperation, path: "sources.pet.path", fix: #"did you mean "/pet/{petId}"?"#),
+            Mistake(
+                title: "an executable nobody declares", sources: shop,
+                components: list
+                    + #", {"name": "button_component", "content": {"title": "Go", "action": {"identifier": "executable", "content": {"name": "refrsh"}}}}"#,
+                code: .invalidAction, path: "components[1].content.action.content.name", fix: #"did you mean "refresh"?"#),
+        ])
+    func mistake(_ mistake: Mistake) throws {
+        let upstream = try UpstreamFilesTests.makeUpstream()
+        let screen = #"{"name": "shop", "entry": true, "sources": {\#(mistake.sources)}, "components": [\#(mistake.components)]}"#
+        let load = ScreenSetLoader.load(
+            files: ["shop.json": Array(screen.utf8), "actions.json": Array(#"{"executables": [{"name": "refresh"}]}"#.utf8)],
+            upstreams: ["shop", "gone", "petstore"], upstreamDirectories: ["shop": upstream, "gone": upstream + "/gone"],
+            upstreamDocuments: ["petstore": AnswerShapeTests.petstore])
+        let errors = load.diagnostics.filter { $0.severity == .error }
+        try #require(errors.count == 1, "\(load.diagnostics.report)")
+        #expect(errors[0].code == mistake.code, "\(errors[0])")
+        #expect(errors[0].path?.description == mistake.path, "\(errors[0])")
+        #expect(errors[0].location != nil)
+        #expect(errors[0].message.contains(mistake.fix), "\(errors[0])")
+        // Without the mistake, nothing.
+        let fixed = #"{"name": "shop", "entry": true, "sources": {\#(Self.shop)}, "components": [\#(Self.list)]}"#
+        let clean = ScreenSetLoader.load(
+            files: ["shop.json": Array(fixed.utf8)], upstreams: ["shop"], upstreamDirectories: ["shop": upstream])
+        #expect(clean.diagnostics.isEmpty, "\(clean.diagnostics.report)")
+    }
+}

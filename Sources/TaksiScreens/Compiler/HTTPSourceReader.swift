@@ -1,3 +1,4 @@
+import Foundation
 import TaksiSchema
 
 /// Reads an `http` source, or an action's call, from its members: the upstream, the path and
@@ -68,10 +69,14 @@ struct HTTPSourceReader {
         case .found(_, let answer):
             return answer
         case .noPath(let known):
+            // Compared with their parameters' names left out: /pets/{id} is near /pet/{petId}.
+            let shape = { (template: String) in template.replacingOccurrences(of: "\\{[^}]*\\}", with: "{}", options: .regularExpression) }
+            let byShape = Dictionary(known.map { (shape($0), $0) }, uniquingKeysWith: { first, _ in first })
+            let meant = NameSuggestion.closest(to: shape(written), among: Array(byShape.keys)).flatMap { byShape[$0] }
             reader.report(
                 .unknownOperation, at: node, path: path.appending("path"),
                 "GET \(written) is not in the OpenAPI document of upstream \"\(upstream)\" (\(document.path)); "
-                    + "fix the path, or get the API's current document" + NameSuggestion.hint(for: written, among: known)
+                    + "fix the path, or get the API's current document" + (meant.map { " (did you mean \"\($0)\"?)" } ?? "")
             )
         case .noMethod(let template, let methods):
             reader.report(
