@@ -2,7 +2,8 @@
 // `taksi-validate SCREENS_DIR OUTPUT_FILE [--config CONFIG_FILE] [--stamp STAMP_FILE]`. Prints
 // every diagnostic in compiler form (FILE:LINE:COLUMN: error: ...), so SwiftPM and IDEs show them
 // at the offending value, and exits 1 on any error. With a configuration file, `http` sources must
-// name one of its `upstreams`, as `taksi-server validate` and the server check them. On success
+// name one of its `upstreams`, and their bindings fit what its files or OpenAPI documents answer,
+// as `taksi-server validate` and the server check them. On success
 // it writes OUTPUT_FILE, a Swift file of comments that lets the build go on; only when its text
 // changes, so a validation that finds nothing new recompiles nothing. STAMP_FILE, the command's
 // input, is rewritten on every run so that the next build runs the check again (see the plugin).
@@ -28,8 +29,11 @@ if let stampPath {
     try? Data("\(Date().timeIntervalSince1970)\n".utf8).write(to: URL(fileURLWithPath: stampPath), options: .atomic)
 }
 
-/// The upstream names of a configuration file: the keys of its `upstreams` object.
-func upstreamNames(inConfiguration path: String) -> Set<String> {
+/// The upstreams of a configuration file as the screens are checked against them: their names (the
+/// keys of its `upstreams` object), the folders of those that answer from files (`file:DIR`) and
+/// their OpenAPI documents (`"openapi"` of an upstream's object), paths relative to the file, as
+/// the server reads them. The configuration's other checks are the server's (`taksi-server validate`).
+func upstreams(inConfiguration path: String) -> (names: Set<String>, directories: [String: String], documents: [String: String]) {
     let bytes = FileManager.default.contents(atPath: path).map { Array($0) } ?? []
     let root: JSONNode
     do {
@@ -39,10 +43,24 @@ func upstreamNames(inConfiguration path: String) -> Set<String> {
         FileHandle.standardError.write(Data("\(path):\(location): error: \(error.message)\n".utf8))
         exit(1)
     }
-    return Set(root["upstreams"]?.members?.map(\.key) ?? [])
+    let folder = (path as NSString).deletingLastPathComponent
+    let resolved = { (relative: String) in
+        relative.hasPrefix("/") || folder.isEmpty ? relative : (folder as NSString).appendingPathComponent(relative)
+    }
+    var found: (names: Set<String>, directories: [String: String], documents: [String: String]) = ([], [:], [:])
+    for member in root["upstreams"]?.members ?? [] {
+        found.names.insert(member.key)
+        let url = member.value.value.stringValue ?? member.value["url"]?.value.stringValue ?? ""
+        if url.hasPrefix("file:") { found.directories[member.key] = resolved(String(url.dropFirst("file:".count))) }
+        if let document = member.value["openapi"]?.value.stringValue { found.documents[member.key] = resolved(document) }
+    }
+    return found
 }
 
-let load = ScreenSetLoader.load(directory: directory, upstreams: configPath.map(upstreamNames(inConfiguration:)))
+let configured = configPath.map(upstreams(inConfiguration:))
+let load = ScreenSetLoader.load(
+    directory: directory, upstreams: configured?.names, upstreamDirectories: configured?.directories ?? [:],
+    upstreamDocuments: configured?.documents ?? [:])
 if !load.diagnostics.isEmpty {
     // stderr, so the build log shows them as the tool's diagnostics.
     FileHandle.standardError.write(Data((load.diagnostics.report + "\n").utf8))

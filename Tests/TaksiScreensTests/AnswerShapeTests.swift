@@ -232,6 +232,39 @@ struct AnswerShapeTests {
         #expect(loss.source == "shop")
     }
 
+    @Test("a status's answer binds into that status's body as the document has it; where it has none, nothing is judged")
+    func statusAnswers() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-openapi-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let document = directory.appendingPathComponent("shop.json")
+        try Data(
+            #"""
+            {"openapi": "3.0.3", "info": {"title": "Shop", "version": "1"}, "paths": {"/items/{id}": {"get": {"responses": {
+              "200": {"description": "An item", "content": {"application/json": {"schema": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}}}},
+              "404": {"$ref": "#/components/responses/NotFound"}}}}},
+             "components": {"responses": {"NotFound": {"description": "None", "content": {"application/json; charset=utf-8": {"schema": {"type": "object", "properties": {"message": {"type": "string"}}}}}}}}}
+            """#.utf8
+        ).write(to: document)
+        func loaded(_ binding: String, status: String = "404") -> ScreenSetLoad {
+            let screen = #"""
+                {"name": "item", "entry": true,
+                 "sources": {"shop": {"type": "http", "upstream": "shop", "path": "/items/{id}", "parameters": {"id": {"default": "a"}},
+                   "answers": {"\#(status)": {"data": [{"identifier": "name", "content": {"value": \#(binding)}}]}}}},
+                 "components": [{"name": "label_component", "identifier": "name", "content": {"value": {"$bind": "shop.name"}}}]}
+                """#
+            return ScreenSetLoader.load(
+                files: ["item.json": Array(screen.utf8)], upstreams: ["shop"], upstreamDocuments: ["shop": document.path])
+        }
+        #expect(errors(loaded(#"{"$bind": "shop.message", "default": "Gone"}"#)).isEmpty, "\(loaded("").diagnostics.report)")
+        let error = try #require(errors(loaded(#"{"$bind": "shop.mesage", "default": "Gone"}"#)).only)
+        #expect(error.message.contains("shop.json (GET /items/{id}, 404) has it"), "\(error.message)")
+        #expect(error.message.contains(#"did you mean "message"?"#), "\(error.message)")
+        // The success answer's keys are not the 404's.
+        #expect(try #require(errors(loaded(#"{"$bind": "shop.name", "default": "Gone"}"#)).only).code == .unknownAnswerField)
+        // A status the document says nothing of: not judged.
+        #expect(errors(loaded(#"{"$bind": "shop.anything", "default": "Gone"}"#, status: "500")).isEmpty)
+    }
+
     @Test("shapes from examples merge: a key any example has is known; from schemas, nullable and required are kept")
     func shapes() {
         let examples = AnswerShape(examples: [["a": 1, "b": "x"], ["a": 1.5, "c": nil]])

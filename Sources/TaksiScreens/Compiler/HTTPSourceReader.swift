@@ -20,6 +20,8 @@ struct HTTPSourceReader {
     /// `file:` upstream show it (one example per file the path can reach), read by
     /// ``read(reporting:)``; nil when neither says.
     private(set) var knownAnswer: KnownAnswer?
+    /// What the source's `answers` statuses answer, as the OpenAPI document has it, by status.
+    private(set) var statusAnswers: [HTTPSource.StatusMatch: KnownAnswer] = [:]
 
     init(
         members: [JSONNode.Member], path: JSONPath, pattern: ScreenPattern, upstreams: ConfiguredUpstreams?,
@@ -53,7 +55,7 @@ struct HTTPSourceReader {
             knownAnswer = readFiles(of: upstream, in: directory, path: pathParts, &reader)
         }
         if inputs == nil, valid, let document = upstreams?.documents[upstream] {
-            knownAnswer = readOperation(of: upstream, in: document, path: pathParts, &reader) ?? knownAnswer
+            knownAnswer = readOperation(of: upstream, in: document, path: pathParts, answers: source.answers, &reader) ?? knownAnswer
         }
         return valid ? source : nil
     }
@@ -61,12 +63,16 @@ struct HTTPSourceReader {
     /// What the operation `GET path` of the upstream's OpenAPI document answers; a path the
     /// document does not have is reported with the paths it has.
     private mutating func readOperation(
-        of upstream: String, in document: OpenAPIDocument, path parts: [HTTPSource.Part], _ reader: inout DefinitionReader
+        of upstream: String, in document: OpenAPIDocument, path parts: [HTTPSource.Part], answers: [HTTPSource.StatusAnswer],
+        _ reader: inout DefinitionReader
     ) -> KnownAnswer? {
         let written = HTTPSource.written(parts)
         guard let node = member("path") else { return nil }
         switch document.operation("GET", written) {
-        case .found(_, let answer):
+        case .found(let template, let answer):
+            for answer in answers {
+                statusAnswers[answer.status] = document.answer("GET", template, status: answer.status)
+            }
             return answer
         case .noPath(let known):
             // Compared with their parameters' names left out: /pets/{id} is near /pet/{petId}.

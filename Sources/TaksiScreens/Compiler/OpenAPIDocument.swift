@@ -113,16 +113,43 @@ public struct OpenAPIDocument: Sendable {
                 fix: "if the API answers it, its OpenAPI document is out of date: get the current one"))
     }
 
+    /// What the operation `method` on `template` answers with `status` (a source's `answers`): the
+    /// response of that status, else of its class (`4XX`), else `default`; for a class, its
+    /// responses together. Nil when the document says nothing of that body.
+    func answer(_ method: String, _ template: String, status: HTTPSource.StatusMatch) -> KnownAnswer? {
+        guard let operation = root["paths"]?[template].map({ resolved($0) })?[method.lowercased()] else { return nil }
+        let responses = operation["responses"]?.objectValue ?? [:]
+        let keys: [String]
+        switch status {
+        case .status(let code):
+            keys = [String(code), "\(code / 100)XX", "\(code / 100)xx", "default"].filter { responses[$0] != nil }.prefix(1).map { $0 }
+        case .statusClass(let digit):
+            let own = responses.keys.filter { $0.count == 3 && $0.hasPrefix(String(digit)) }.sorted()
+            keys = own.isEmpty ? ["default"].filter { responses[$0] != nil } : own
+        }
+        let schemas = keys.compactMap { responses[$0].map { resolved($0) }.flatMap(jsonSchema(of:)) }
+        guard !schemas.isEmpty else { return nil }
+        let shapes = SchemaShapes(document: root)
+        return KnownAnswer(
+            shape: .union(schemas.map { shapes.shape(of: $0) }),
+            origin: "\(path) (\(method.uppercased()) \(template), \(keys.joined(separator: ", ")))",
+            fix: "if the API answers it, its OpenAPI document is out of date: get the current one")
+    }
+
+    /// The JSON body schema of a response object.
+    private func jsonSchema(of response: JSONValue) -> JSONValue? {
+        let content = response["content"]?.objectValue ?? [:]
+        let json = content.keys.sorted().first { $0.hasPrefix("application/json") } ?? content.keys.sorted().first { $0.contains("json") }
+        return json.flatMap { content[$0]?["schema"] }
+    }
+
     /// The status and JSON body schema of the operation's success response: the lowest 2xx, else `2XX`.
     private func successSchema(of operation: JSONValue) -> (String, JSONValue)? {
         let responses = operation["responses"]?.objectValue ?? [:]
         let statuses = responses.keys.filter { $0.count == 3 && $0.hasPrefix("2") && Int($0) != nil }.sorted() + ["2XX", "2xx"]
-        guard let status = statuses.first(where: { responses[$0] != nil }), let response = responses[status].map({ resolved($0) }) else {
-            return nil
-        }
-        let content = response["content"]?.objectValue ?? [:]
-        let json = content.keys.sorted().first { $0.hasPrefix("application/json") } ?? content.keys.sorted().first { $0.contains("json") }
-        guard let json, let schema = content[json]?["schema"] else { return nil }
+        guard let status = statuses.first(where: { responses[$0] != nil }), let response = responses[status].map({ resolved($0) }),
+            let schema = jsonSchema(of: response)
+        else { return nil }
         return (status, schema)
     }
 

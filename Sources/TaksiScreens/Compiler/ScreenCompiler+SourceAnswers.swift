@@ -25,8 +25,10 @@ extension ScreenCompiler {
                     continue
                 }
                 // The answered source's value is the status's body here, not its success answer:
-                // bindings into it are not checked against that.
-                let known = sourceTable.answers.removeValue(forKey: sourceName)
+                // bindings into it are checked against that status's response where the
+                // upstream's OpenAPI document has one, else not at all.
+                let known = sourceTable.answers[sourceName]
+                sourceTable.answers[sourceName] = sourceTable.statusAnswers[sourceName]?[status]
                 if let entries = readPatch(dataNode, at: answerPath.appending("data"), components: components) {
                     patches[sourceName, default: [:]][status] = entries
                 }

@@ -10,6 +10,7 @@ extension ScreenCompiler {
         sourcesReader.read(node, at: path)
         reader = sourcesReader.reader
         sourceTable.declare(sourcesReader.sources, invalid: sourcesReader.invalid, answers: sourcesReader.answers)
+        sourceTable.statusAnswers.merge(sourcesReader.statusAnswers) { _, read in read }
         fixturesRead.formUnion(sourcesReader.fixturesRead)
     }
 

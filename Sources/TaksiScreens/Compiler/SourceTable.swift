@@ -20,6 +20,9 @@ struct SourceTable {
     /// What sources (and, while their templates are read, loop variables) are known to hold:
     /// a binding's keys, and the type of what it reads, are checked against them.
     var answers: [String: KnownAnswer] = [:]
+    /// What the sources answer with the statuses of their `answers`, where that is known (the
+    /// upstream's OpenAPI document): a status's patch binds into that body, not the success answer.
+    var statusAnswers: [String: [HTTPSource.StatusMatch: KnownAnswer]] = [:]
 
     init(declared: [String: SourceDefinition] = [:], invalid: Set<String> = [], context: String? = nil) {
         self.declared = declared

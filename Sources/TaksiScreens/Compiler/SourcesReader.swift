@@ -15,6 +15,8 @@ struct SourcesReader {
     private(set) var answers: [String: KnownAnswer] = [:]
     /// What the source being read is known to answer.
     private var readAnswer: KnownAnswer?
+    /// What the sources' `answers` statuses answer, where the upstream's OpenAPI document says, by source name.
+    private(set) var statusAnswers: [String: [HTTPSource.StatusMatch: KnownAnswer]] = [:]
     private(set) var invalid: Set<String> = []
     /// The fixture files read, relative to the screens directory.
     private(set) var fixturesRead: Set<String> = []
@@ -126,6 +128,9 @@ struct SourcesReader {
             var httpReader = HTTPSourceReader(members: members, path: path, pattern: pattern, upstreams: upstreams, inputs: nil)
             let source = httpReader.read(reporting: &reader)
             readAnswer = declaredAnswer(members, at: path) ?? httpReader.knownAnswer
+            if !httpReader.statusAnswers.isEmpty, let name = path.segments.last, case .key(let key) = name {
+                statusAnswers[key] = httpReader.statusAnswers
+            }
             return source.map { .http($0) }
         default:
             reader.report(
