@@ -265,6 +265,40 @@ struct AnswerShapeTests {
         #expect(errors(loaded(#"{"$bind": "shop.anything", "default": "Gone"}"#, status: "500")).isEmpty)
     }
 
+    @Test("an action's call must be an operation of the document, and its success answer binds into that operation's response")
+    func actionCalls() throws {
+        func loaded(method: String = "POST", path: String = "/pet", binding: String = "response.name") -> ScreenSetLoad {
+            let screen = #"""
+                name: pets
+                entry: true
+                components:
+                  - {name: text_field_component, identifier: name, content: {placeholder: Name}}
+                  - {name: label_component, identifier: added, content: {value: " "}}
+                  - {name: button_component, identifier: add, content: {title: Add, action: {identifier: executable, content: {name: add}}}}
+                actions:
+                  add:
+                    inputs: {name: {type: string, required: true}}
+                    call: {upstream: petstore, method: \#(method), path: "\#(path)", body: {name: {$bind: inputs.name}, photoUrls: []}}
+                    answers:
+                      success: {data: [{identifier: added, content: {value: {$bind: \#(binding), default: Added}}}]}
+                """#
+            return ScreenSetLoader.load(
+                files: ["pets.yaml": Array(screen.utf8)], upstreams: ["petstore"], upstreamDocuments: ["petstore": Self.petstore])
+        }
+        #expect(errors(loaded()).isEmpty, "\(loaded().diagnostics.report)")
+        #expect(errors(loaded(method: "PUT")).isEmpty)
+        let field = try #require(errors(loaded(binding: "response.nmae")).only)
+        #expect(field.message.contains("petstore.yaml (POST /pet, 200) has it"), "\(field.message)")
+        let path = try #require(errors(loaded(path: "/pets")).only)
+        #expect(path.code == .unknownOperation)
+        #expect(path.message.contains(#"POST /pets is not in the OpenAPI document of upstream "petstore""#), "\(path.message)")
+        #expect(path.message.contains(#"did you mean "/pet"?"#), "\(path.message)")
+        let method = try #require(errors(loaded(method: "PATCH")).only)
+        #expect(method.path?.description == "actions.add.call.method")
+        #expect(method.message.contains("/pet in the OpenAPI document of upstream \"petstore\""), "\(method.message)")
+        #expect(method.message.contains("answers PUT, POST, not PATCH"), "\(method.message)")
+    }
+
     @Test("shapes from examples merge: a key any example has is known; from schemas, nullable and required are kept")
     func shapes() {
         let examples = AnswerShape(examples: [["a": 1, "b": "x"], ["a": 1.5, "c": nil]])

@@ -1,4 +1,3 @@
-import Foundation
 import TaksiSchema
 
 /// Reads an `http` source, or an action's call, from its members: the upstream, the path and
@@ -74,11 +73,8 @@ struct HTTPSourceReader {
                 statusAnswers[answer.status] = document.answer("GET", template, status: answer.status)
             }
             return answer
-        case .noPath(let known):
-            // Compared with their parameters' names left out: /pets/{id} is near /pet/{petId}.
-            let shape = { (template: String) in template.replacingOccurrences(of: "\\{[^}]*\\}", with: "{}", options: .regularExpression) }
-            let byShape = Dictionary(known.map { (shape($0), $0) }, uniquingKeysWith: { first, _ in first })
-            let meant = NameSuggestion.closest(to: shape(written), among: Array(byShape.keys)).flatMap { byShape[$0] }
+        case .noPath:
+            let meant = document.suggestion(for: written)
             reader.report(
                 .unknownOperation, at: node, path: path.appending("path"),
                 "GET \(written) is not in the OpenAPI document of upstream \"\(upstream)\" (\(document.path)); "

@@ -61,6 +61,14 @@ public struct OpenAPIDocument: Sendable {
         path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
     }
 
+    /// The path of the document most like `path`, comparing both with their parameters' names left
+    /// out (`/pets/{id}` is near `/pet/{petId}`); nil when none is close.
+    func suggestion(for path: String) -> String? {
+        let shape = { (template: String) in template.replacingOccurrences(of: "\\{[^}]*\\}", with: "{}", options: .regularExpression) }
+        let byShape = Dictionary(templates.map { (shape($0.written), $0.written) }, uniquingKeysWith: { first, _ in first })
+        return NameSuggestion.closest(to: shape(path), among: Array(byShape.keys)).flatMap { byShape[$0] }
+    }
+
     /// What looking an operation up finds.
     enum Lookup {
         /// The operation, with what its success response answers (nil when it says nothing of its body).

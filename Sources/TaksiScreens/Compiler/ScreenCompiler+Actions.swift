@@ -86,8 +86,9 @@ extension ScreenCompiler {
         if pattern.hasParameters { scope[Self.pathSourceName] = .path(pattern.parameters) }
 
         var call: ScreenAction.Call?
+        var operation: CallOperation?
         if let callNode = member("call") {
-            call = readCall(callNode, at: path.appending("call"), inputs: inputParameters, scope: scope)
+            (call, operation) = readCall(callNode, at: path.appending("call"), inputs: inputParameters, scope: scope)
         }
 
         var answers: [ScreenAction.Outcome: ScreenAction.Answer] = [:]
@@ -124,7 +125,9 @@ extension ScreenCompiler {
                 if outcome == .invalid {
                     answerScope[Self.errorsSourceName] = .request(inputParameters.mapValues { _ in RequestParameter() })
                 }
-                let values = SourceTable(declared: answerScope, context: "the \(answer.key) answer of action \(name)")
+                var values = SourceTable(declared: answerScope, context: "the \(answer.key) answer of action \(name)")
+                // What the upstream answers with this outcome, as its OpenAPI document has it.
+                values.answers[Self.responseSourceName] = operation?.answer(for: outcome)
                 if let read = readAnswer(answer.value, at: answerPath, outcome: outcome, values: values, components: components) {
                     answers[outcome] = read
                 }
@@ -134,12 +137,32 @@ extension ScreenCompiler {
         return ScreenAction(name: name, summary: summary, inputs: inputs, call: call, answers: answers)
     }
 
+    /// A call's operation in its upstream's OpenAPI document: what each outcome's response holds.
+    struct CallOperation {
+        let document: OpenAPIDocument
+        let method: String
+        let template: String
+
+        func answer(for outcome: ScreenAction.Outcome) -> KnownAnswer? {
+            switch outcome {
+            case .success:
+                guard case .found(_, let answer) = document.operation(method, template) else { return nil }
+                return answer
+            case .status(let code): return document.answer(method, template, status: .status(code))
+            case .statusClass(let digit): return document.answer(method, template, status: .statusClass(digit))
+            case .invalid, .timeout, .failure: return nil
+            }
+        }
+    }
+
+    /// The call, and its operation where the upstream's OpenAPI document has one; a method and path
+    /// the document does not have are reported (the call is then nil).
     private mutating func readCall(
         _ node: JSONNode, at path: JSONPath, inputs: [String: RequestParameter], scope: [String: SourceDefinition]
-    ) -> ScreenAction.Call? {
+    ) -> (ScreenAction.Call?, CallOperation?) {
         guard
             let members = reader.object(node, at: path, what: "a call", allowed: ScreenAction.Call.keys, required: ["upstream", "path"])
-        else { return nil }
+        else { return (nil, nil) }
         let member = { (key: String) in members.first { $0.key == key }?.value }
         var method = ScreenAction.Call.Method.POST
         if let methodNode = member("method"), let given = reader.string(methodNode, at: path.appending("method"), what: "method") {
@@ -150,7 +173,7 @@ extension ScreenCompiler {
                     "method \"\(given)\" is not one a call makes; use \(methods.joined(separator: ", ")) (upper case)"
                         + NameSuggestion.hint(for: given.uppercased(), among: methods)
                 )
-                return nil
+                return (nil, nil)
             }
             method = known
         }
@@ -161,14 +184,35 @@ extension ScreenCompiler {
                 reader.report(
                     .invalidAction, at: bodyNode, path: path.appending("body"),
                     "a GET sends no body; send the inputs in the query, or use POST")
-                return nil
+                return (nil, nil)
             }
             sourceTable = SourceTable(declared: scope, context: "a call's body")
             body = compileValue(bodyNode, as: nil, at: path.appending("body"), siblings: [], scope: [])
-            guard body != nil else { return nil }
+            guard body != nil else { return (nil, nil) }
         }
-        guard let request else { return nil }
-        return ScreenAction.Call(method: method, request: request, body: body)
+        guard let request else { return (nil, nil) }
+        var operation: CallOperation?
+        if let document = upstreams?.documents[request.upstream], let pathNode = member("path") {
+            let written = HTTPSource.written(request.path)
+            switch document.operation(method.rawValue, written) {
+            case .found(let template, _):
+                operation = CallOperation(document: document, method: method.rawValue, template: template)
+            case .noPath:
+                reader.report(
+                    .unknownOperation, at: pathNode, path: path.appending("path"),
+                    "\(method.rawValue) \(written) is not in the OpenAPI document of upstream \"\(request.upstream)\" (\(document.path)); "
+                        + "fix the path, or get the API's current document"
+                        + (document.suggestion(for: written).map { " (did you mean \"\($0)\"?)" } ?? ""))
+                return (nil, nil)
+            case .noMethod(let template, let methods):
+                reader.report(
+                    .unknownOperation, at: member("method") ?? pathNode, path: path.appending(member("method") == nil ? "path" : "method"),
+                    "\(template) in the OpenAPI document of upstream \"\(request.upstream)\" (\(document.path)) answers \(methods.joined(separator: ", ")), not \(method.rawValue)"
+                        + (member("method") == nil ? " (a call's method is POST unless it says)" : "") + "; call it with one of those")
+                return (nil, nil)
+            }
+        }
+        return (ScreenAction.Call(method: method, request: request, body: body), operation)
     }
 
     private mutating func readAnswer(
