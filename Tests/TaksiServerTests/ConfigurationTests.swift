@@ -131,7 +131,7 @@ struct ConfigurationTests {
         let withCredentials = try temporaryFile(#"{"upstreams": {"api": "https://ada:hunter2@api.example.com/v1"}}"#)
         let refusal =
             #"upstream "api" has credentials in its URL, which are never sent and would be logged with it: write https://api.example.com/v1 and give the credential as the upstream's "auth" ({"url": ..., "auth": {"basic": {"username": {"env": ...}, "password": {"env": ...}}}}); to pass the app's own credential, forward its header with the source's headers: [Authorization]"#
-        #expect(throws: ConfigurationError(source: "\(withCredentials): \"upstreams\".api", message: refusal)) {
+        #expect(throws: ConfigurationError(source: "\(withCredentials):1:23: \"upstreams\".api", message: refusal)) {
             try ServerConfiguration.resolve(file: withCredentials, environment: [:])
         }
         #expect(throws: ConfigurationError(source: "TAKSI_UPSTREAM_API", message: refusal)) {

@@ -157,6 +157,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         let keys = Self.settings.map(\.key)
         let directory = (path as NSString).deletingLastPathComponent
+        let file = SourceFile(path: path, bytes: Array(data))
         for member in members {
             guard keys.contains(member.key) else {
                 throw ConfigurationError(
@@ -167,13 +168,15 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
             let value = member.value.value
             if member.key == "upstreams" {
-                guard case .object(let entries) = value else {
+                guard case .object = value else {
                     throw ConfigurationError(
                         source: "\(path): \"upstreams\"",
                         message: "upstreams must be an object of names and base URLs, like {\"citybikes\": \"https://api.citybik.es\"}")
                 }
-                for (name, entry) in entries.sorted(by: { $0.key < $1.key }) {
-                    let source = "\(path): \"upstreams\".\(name)"
+                for upstream in (member.value.members ?? []).sorted(by: { $0.key < $1.key }) {
+                    let (name, entry) = (upstream.key, upstream.value.value)
+                    // Where the upstream is written, so an editor opens the line.
+                    let source = "\(path):\(file.location(ofOffset: upstream.value.offset)): \"upstreams\".\(name)"
                     switch entry {
                     case .string(let base):
                         try setUpstream(name, base: base, relativeTo: directory, source: source)
