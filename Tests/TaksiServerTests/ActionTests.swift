@@ -140,7 +140,7 @@ struct ActionTests {
     }
 
     @Test(
-        "missing, mistyped, too long, blank and extra inputs answer 422 with the patch and field errors, and call nothing",
+        "missing, mistyped, too long and blank inputs answer 422 with the patch and field errors, and call nothing",
         arguments: [
             ("age=3", "email required: Enter an email.", "Enter an email."),
             ("email=", "email required: Enter an email.", "Enter an email."),
@@ -148,10 +148,6 @@ struct ActionTests {
             ("email=\(String(repeating: "a", count: 40))%40b", "email invalid: Enter an email.", "Enter an email."),
             ("email=a%40b&age=old", "age invalid: age must be an integer", "Check the form"),
             ("email=a%40b&news=maybe", "news invalid: news must be a bool", "Check the form"),
-            (
-                "email=a%40b&admin=true", "admin unknown: admin is not an input of action submit (its inputs: email, age, news)",
-                "Check the form"
-            ),
         ]
     )
     func invalid(body: String, error: String, message: String) async throws {
@@ -166,6 +162,29 @@ struct ActionTests {
             } == [error])
         #expect(Self.message(json) == .string(message))
         #expect(fixture.upstream.requests.isEmpty)
+    }
+
+    @Test(
+        "an input the action does not declare is ignored, never sent on, and named in X-Taksi-Ignored-Inputs: an app newer than the screens can submit"
+    )
+    func undeclaredInputs() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/signups/pro", .answer(201, #"{"id": "u1"}"#))
+        let response = await fixture.post("/screens/signup/pro/actions/submit", "email=ada%40example.com&admin=true&theme=dark")
+        #expect(response.status == .ok, "\(response.text)")
+        #expect(response.header("X-Taksi-Ignored-Inputs") == "admin, theme")
+        let sent = try #require(fixture.upstream.requests.first)
+        #expect(!sent.body.contains("admin") && !sent.uri.contains("admin"), "\(sent.body)")
+        // Refused inputs still say which were ignored beside them; a name is percent-encoded, and at most ten are named.
+        let invalid = await fixture.post("/screens/signup/pro/actions/submit", "age=3&t%C3%A9ma=x")
+        #expect(invalid.status == .unprocessableEntity)
+        #expect(invalid.header("X-Taksi-Ignored-Inputs") == "t%C3%A9ma")
+        let many = (1...12).map { "x\($0)=1" }.joined(separator: "&")
+        let crowded = await fixture.post("/screens/signup/pro/actions/submit", "email=ada%40example.com&" + many)
+        #expect(crowded.header("X-Taksi-Ignored-Inputs") == "x1, x10, x11, x12, x2, x3, x4, x5, x6, x7, and 2 more")
+        // Declared inputs only: none ignored, no header.
+        let plain = await fixture.post("/screens/signup/pro/actions/submit", "email=ada%40example.com")
+        #expect(plain.header("X-Taksi-Ignored-Inputs") == nil)
     }
 
     @Test(

@@ -217,9 +217,15 @@ public struct ScreenAction: Sendable {
     /// The typed inputs, or every problem with them. A form's values are converted like query
     /// parameters; a JSON value must have its input's type, or be text that converts to it (an
     /// app often sends a text field's contents as they are). Empty text is a field left blank: the
-    /// input's default, or `required` when it has none. Undeclared inputs are refused.
-    /// - Returns: the typed values, and the errors (none when the inputs are valid).
-    public func validate(_ submitted: Submitted) -> (values: [String: JSONValue], errors: [FieldError]) {
+    /// input's default, or `required` when it has none.
+    ///
+    /// Undeclared inputs are ignored, never refused: an app build newer than the screens (it sends
+    /// a field the next screens will declare) can still submit, and an older screen set keeps
+    /// working with it. They are never sent on (only declared inputs bind into a call), and are
+    /// named in `ignored` for the answer to say so.
+    /// - Returns: the typed values, the errors (none when the inputs are valid), and the names of
+    ///   the undeclared inputs, sorted.
+    public func validate(_ submitted: Submitted) -> (values: [String: JSONValue], errors: [FieldError], ignored: [String]) {
         var values: [String: JSONValue] = [:]
         var errors: [FieldError] = []
         let declared = Set(inputs.map(\.name))
@@ -259,18 +265,7 @@ public struct ScreenAction: Sendable {
                 values[input.name] = parameter.kind == .integer ? .number(Double(value.exactInteger ?? 0)) : value
             }
         }
-        for name in given.keys.sorted() where !declared.contains(name) {
-            let known = inputs.map(\.name)
-            errors.append(
-                FieldError(
-                    input: name, code: "unknown",
-                    message: "\(name) is not an input of action \(self.name)"
-                        + (known.isEmpty ? "; it takes none" : " (its inputs: \(known.joined(separator: ", ")))")
-                        + NameSuggestion.hint(for: name, among: known)
-                )
-            )
-        }
-        return (values, errors)
+        return (values, errors, given.keys.filter { !declared.contains($0) }.sorted())
     }
 
     private static func required(_ input: Input) -> FieldError {

@@ -62,6 +62,22 @@ struct ActionEndpoint: Sendable {
         return (action, pathValues)
     }
 
+    /// The header that names the inputs a submit sent and the action does not declare, which were
+    /// ignored (see ``ScreenAction/validate(_:)``): an app sees them without a failure.
+    static let ignoredInputsHeader = "X-Taksi-Ignored-Inputs"
+
+    /// `response`, saying which undeclared inputs were ignored, when there were some.
+    static func naming(_ ignored: [String], in response: HTTPResponse) -> HTTPResponse {
+        guard !ignored.isEmpty else { return response }
+        var response = response
+        // Names are keys as sent, so percent-encoded (no comma or line break of theirs reaches the
+        // header), and at most ten of them: a body of a thousand keys makes no header of a thousand.
+        var names = ignored.prefix(10).map { PercentEncoding.encode($0) }
+        if ignored.count > 10 { names.append("and \(ignored.count - 10) more") }
+        response.headers.add(name: ignoredInputsHeader, value: names.joined(separator: ", "))
+        return response
+    }
+
     func respond(_ name: String, at path: String, request: HTTPRequest, target: RequestTarget) throws(APIError) -> Reply {
         let (shown, selection) = try lookUp(name, at: path, headers: request.headers, target: target)
         let (action, pathValues) = try currentDefinition(of: shown, at: path, headers: request.headers, target: target, for: selection)
@@ -69,17 +85,29 @@ struct ActionEndpoint: Sendable {
         try DataEndpoint.checkForwarded(action.call?.request.forwardedHeaders ?? [], in: request.headers)
         let submitted = try Self.inputs(of: request)
         let catalog = selection.screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: request.headers)).catalog
-        let (values, errors) = action.validate(submitted)
+        let (values, errors, ignored) = action.validate(submitted)
         let correlation = request.correlation
+        if !ignored.isEmpty {
+            logger.debug(
+                "undeclared inputs ignored",
+                metadata: correlation.logMetadata.merging([
+                    "screen": .string(variant.compiled.name), "action": .string(name), "inputs": .string(ignored.joined(separator: ",")),
+                ]) { $1 })
+        }
         if !errors.isEmpty {
             return .ready(
-                answer(
-                    shown, of: variant, to: .invalid(errors), inputs: submitted.values, path: pathValues, catalog: catalog,
-                    correlation: correlation))
+                Self.naming(
+                    ignored,
+                    in: answer(
+                        shown, of: variant, to: .invalid(errors), inputs: submitted.values, path: pathValues, catalog: catalog,
+                        correlation: correlation)))
         }
         let key = try Self.idempotencyKey(request.headers)
         let done: @Sendable () -> HTTPResponse = {
-            self.answer(shown, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog, correlation: correlation)
+            Self.naming(
+                ignored,
+                in: self.answer(shown, of: variant, to: .done, inputs: values, path: pathValues, catalog: catalog, correlation: correlation)
+            )
         }
         let respond: @Sendable () async -> HTTPResponse
         if let call = action.call {
@@ -90,8 +118,10 @@ struct ActionEndpoint: Sendable {
             respond = { [headers] in
                 let outcome = await self.send(
                     submit, of: action, on: variant.compiled, headers: headers, client: resolver.client, correlation: correlation)
-                return self.answer(
-                    shown, of: variant, to: outcome, inputs: values, path: pathValues, catalog: catalog, correlation: correlation)
+                return Self.naming(
+                    ignored,
+                    in: self.answer(
+                        shown, of: variant, to: outcome, inputs: values, path: pathValues, catalog: catalog, correlation: correlation))
             }
         } else {
             respond = done

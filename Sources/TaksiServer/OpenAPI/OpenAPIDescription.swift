@@ -47,7 +47,8 @@ enum OpenAPIDescription {
             properties[input.name] = .object(schema)
         }
         let required = action.inputs.filter { $0.parameter.isRequired }.map { JSONValue.string($0.name) }
-        var inputs: [String: JSONValue] = ["type": "object", "additionalProperties": false, "properties": .object(properties)]
+        // Open: an input the action does not declare is ignored (named in X-Taksi-Ignored-Inputs), not refused.
+        var inputs: [String: JSONValue] = ["type": "object", "properties": .object(properties)]
         if !required.isEmpty { inputs["required"] = .array(required) }
         let pathParameters: [JSONValue] = screen.pattern.parameterNames.map { name in
             [
