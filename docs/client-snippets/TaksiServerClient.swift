@@ -79,10 +79,11 @@ final class TaksiServerClient: TaksiAPIClient, Sendable {
     /// on the skeleton, its data and its submits.
     private func request(_ path: String, query: String?, screen: String, data: Bool) -> URLRequest? {
         guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false) else { return nil }
-        // Targets are percent-encoded ASCII already (values fill whole segments): append them as
-        // they are; appendingPathComponent would encode their % again.
-        components.percentEncodedPath += "/screens/" + path
-        components.percentEncodedQuery = query
+        // Targets are percent-encoded already (values fill whole segments); a path or query the app
+        // wrote itself may not be ("q=swift nio", "café"), and URLComponents traps on those:
+        // whatever is not encoded is, and the escapes already there are kept.
+        components.percentEncodedPath += "/screens/" + Self.encoded(path, allowing: .urlPathAllowed)
+        components.percentEncodedQuery = query.map { Self.encoded($0, allowing: .urlQueryAllowed) }
         guard let url = components.url else { return nil }
         var request = URLRequest(url: url)
         request.setValue(appVersion, forHTTPHeaderField: "X-Taksi-Version")
@@ -110,5 +111,22 @@ final class TaksiServerClient: TaksiAPIClient, Sendable {
     private static func split(_ path: String) -> (name: String, query: String?) {
         let parts = path.split(separator: "?", maxSplits: 1).map(String.init)
         return (parts.first ?? "", parts.count > 1 ? parts[1] : nil)
+    }
+
+    /// `text` with every character outside `allowed` percent-encoded (its UTF-8 bytes), and a `%`
+    /// that starts no `%XX` escape too: "swift nio" as "swift%20nio", "%C3%A9" as it is.
+    static func encoded(_ text: String, allowing allowed: CharacterSet) -> String {
+        let scalars = Array(text.unicodeScalars)
+        var output = ""
+        for (index, scalar) in scalars.enumerated() {
+            let escape = scalar == "%" && index + 2 < scalars.count
+                && scalars[index + 1].properties.isASCIIHexDigit && scalars[index + 2].properties.isASCIIHexDigit
+            if escape || (scalar != "%" && allowed.contains(scalar)) {
+                output.unicodeScalars.append(scalar)
+            } else {
+                for byte in String(scalar).utf8 { output += String(format: "%%%02X", byte) }
+            }
+        }
+        return output
     }
 }
