@@ -15,7 +15,7 @@ extension TaksiServerClient {
     }
 
     /// Submits `action` of the screen at `screen`: the text fields whose identifiers are the
-    /// action's inputs (as the screen file declares them; the server refuses any other with 422),
+    /// action's inputs (as the screen file declares them; the server ignores any other),
     /// those left empty left out. Applies the answer's patch to `components` through the client's
     /// own data path. When the server no longer has the skeleton shown (`412`: a deploy under
     /// way), the submit did not run: the screen is loaded again and, when it still has those
