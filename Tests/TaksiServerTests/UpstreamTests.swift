@@ -18,6 +18,14 @@ import Glibc
 /// `http` sources against a real upstream on a free port: mapping, caching, failure isolation.
 @Suite("Upstream sources")
 struct UpstreamTests {
+    @Test("the server's credential replaces a forwarded header of the same name, never sent beside it")
+    func credentialOverForwarded() {
+        let merged = UpstreamClient.merged(
+            [("authorization", "Bearer app-token"), ("Accept-Language", "de")], [("Authorization", "Bearer server-token")])
+        #expect(merged.map { "\($0.0): \($0.1)" } == ["Accept-Language: de", "Authorization: Bearer server-token"])
+        #expect(UpstreamClient.merged([("Authorization", "Bearer app")], []).map(\.1) == ["Bearer app"])
+    }
+
     static let screens = SharedScreens.upstreams
 
     static let feedBody = SharedScreens.feedBody

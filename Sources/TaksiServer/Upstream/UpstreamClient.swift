@@ -132,7 +132,7 @@ public struct UpstreamClient: Sendable {
         }
         // A 401 to a token that may have been revoked: a new token, and the call once more.
         if credentials.refreshes(upstream) {
-            let first = await fetch(call, from: base, headers: headers + authorization, span: span, answersUnauthorized: false)
+            let first = await fetch(call, from: base, headers: Self.merged(headers, authorization), span: span, answersUnauthorized: false)
             guard case .failure(.status(401)) = first else { return first }
             switch await credentials.headers(for: upstream, rejected: authorization) {
             case .success(let renewed): authorization = renewed
@@ -140,7 +140,15 @@ public struct UpstreamClient: Sendable {
             }
             span?.addEvent(SpanEvent(name: "credential renewed"))
         }
-        return await fetch(call, from: base, headers: headers + authorization, span: span, answersUnauthorized: true)
+        return await fetch(call, from: base, headers: Self.merged(headers, authorization), span: span, answersUnauthorized: true)
+    }
+
+    /// The forwarded headers with the upstream's credential: a forwarded header of the same name
+    /// (the app's own `Authorization`) is replaced by the server's, never sent beside it.
+    static func merged(_ forwarded: [(String, String)], _ credential: [(String, String)]) -> [(String, String)] {
+        guard !credential.isEmpty else { return forwarded }
+        let names = Set(credential.map { $0.0.lowercased() })
+        return forwarded.filter { !names.contains($0.0.lowercased()) } + credential
     }
 
     /// One GET of the call (its redirects followed); a 401 is a failure unless `answersUnauthorized`
@@ -213,7 +221,7 @@ public struct UpstreamClient: Sendable {
         case .success(let found): authorization = found
         case .failure(let failure): return .failure(failure)
         }
-        let first = await send(submit, to: base, headers: headers + authorization, span: span)
+        let first = await send(submit, to: base, headers: Self.merged(headers, authorization), span: span)
         // A 401 to a token that may have been revoked: the upstream did nothing, so the request is
         // sent again, once, with a new token.
         guard credentials.refreshes(submit.upstream), case .success(let answer) = first, answer.status == 401 else { return first }
@@ -222,7 +230,7 @@ public struct UpstreamClient: Sendable {
         case .failure(let failure): return .failure(failure)
         }
         span?.addEvent(SpanEvent(name: "credential renewed"))
-        return await send(submit, to: base, headers: headers + authorization, span: span)
+        return await send(submit, to: base, headers: Self.merged(headers, authorization), span: span)
     }
 
     private func send(

@@ -138,16 +138,22 @@ final class OAuthTokens: Sendable {
     /// `Bearer <token>`: the one kept, unless it is `rejected` (a 401 answered it) or about to expire.
     func token(replacing rejected: String? = nil) async -> Result<String, UpstreamFailure> {
         let now = ContinuousClock.now
-        let task: Task<Result<Held, UpstreamFailure>, Never> = state.withLockedValue { state in
-            if let held = state.held, held.authorization != rejected, held.expires - Self.margin > now {
-                return Task { .success(held) }
-            }
-            if let fetch = state.fetch { return fetch }
+        // The token kept, or the one fetch every caller waits for.
+        enum Next {
+            case kept(String)
+            case wait(Task<Result<Held, UpstreamFailure>, Never>)
+        }
+        let next: Next = state.withLockedValue { state in
+            if let held = state.held, held.authorization != rejected, held.expires - Self.margin > now { return .kept(held.authorization) }
+            if let fetch = state.fetch { return .wait(fetch) }
             let fetch = Task { await self.fetch() }
             state.fetch = fetch
-            return fetch
+            return .wait(fetch)
         }
-        return await task.value.map(\.authorization)
+        switch next {
+        case .kept(let authorization): return .success(authorization)
+        case .wait(let task): return await task.value.map(\.authorization)
+        }
     }
 
     private func fetch() async -> Result<Held, UpstreamFailure> {
