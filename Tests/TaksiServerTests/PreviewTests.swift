@@ -159,6 +159,29 @@ struct PreviewTests {
         #expect(error["path"] == "components[0].content.kind")
     }
 
+    @Test("a YAML screen that stops parsing is one error with one hint, the same in validate, /readyz and the preview")
+    func sameHintEverywhere() async throws {
+        let (application, directory) = try Self.makeApplication()
+        let responder = application.responder
+        let home = directory.appendingPathComponent("home.yaml")
+        let original = try String(contentsOf: home, encoding: .utf8)
+        // An indent error: a key one space off its mapping.
+        try Data(original.replacingOccurrences(of: "    type: fixture\n", with: "     type: fixture\n").utf8).write(to: home)
+        #expect(!application.watcher.reload())
+        // What validate prints: the loader's report, one line per diagnostic.
+        let validate = ScreenSetLoader.load(directory: directory.path, upstreams: Set(fixtureUpstreams.keys)).diagnostics
+        let errors = validate.filter { $0.severity == .error }
+        try #require(errors.count == 1, "\(validate.report)")
+        let line = errors[0].description
+        #expect(line.contains("YAML"), "\(line)")
+        let ready = try #require(Self.json(await Self.get(responder, "/readyz")))
+        #expect(ready["pending_errors"] == [.string(line)])
+        let catalog = try #require(Self.json(await Self.get(responder, "/preview/catalog.json")))
+        let shown = try #require(catalog["pending_errors"]?.arrayValue?.first)
+        #expect(catalog["pending_errors"]?.arrayValue?.count == 1)
+        #expect(shown["text"]?.stringValue == line, "\(shown)")
+    }
+
     @Test("exchange.json answers as the app's request is answered: its headers, the variant, data, gzip decoded")
     func exchange() async throws {
         let (application, _) = try Self.makeApplication()
