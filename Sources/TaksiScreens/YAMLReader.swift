@@ -7,11 +7,13 @@ import Yams
 /// string), decimal numbers, `null`/`~`; everything else is a string. Anchors and aliases are
 /// refused: they can make a small file expand enormously, and screen files do not need them.
 enum YAMLReader {
-    static func parse(_ file: SourceFile) throws(JSONParser.SyntaxError) -> JSONNode {
+    /// - Parameter refusingAliases: what an anchor or alias is told: screen files repeat the value;
+    ///   an OpenAPI document is converted to JSON.
+    static func parse(_ file: SourceFile, refusingAliases: String = aliasesInScreenFiles) throws(JSONParser.SyntaxError) -> JSONNode {
         guard let text = String(validating: file.bytes, as: UTF8.self) else {
             throw JSONParser.SyntaxError(offset: 0, message: "the file is not valid UTF-8; save it as UTF-8")
         }
-        try checkNesting(file)
+        try checkNesting(file, refusingAliases: refusingAliases)
         let root: Node?
         do {
             root = try Yams.compose(yaml: text, resolver)
@@ -23,7 +25,7 @@ enum YAMLReader {
         guard let root else {
             throw JSONParser.SyntaxError(offset: 0, message: "the file is empty; a YAML document was expected")
         }
-        return try convert(root, in: file, depth: 0)
+        return try convert(root, in: file, depth: 0, refusingAliases: refusingAliases)
     }
 
     // These patterns are constants; a failure here is a programming error caught by every test run.
@@ -38,7 +40,11 @@ enum YAMLReader {
         return file.offset(ofLine: mark.line, column: mark.column)
     }
 
-    private static func convert(_ node: Node, in file: SourceFile, depth: Int) throws(JSONParser.SyntaxError) -> JSONNode {
+    static let aliasesInScreenFiles = "YAML anchors and aliases (&name, *name) are not supported in screen files; repeat the value instead"
+
+    private static func convert(
+        _ node: Node, in file: SourceFile, depth: Int, refusingAliases: String
+    ) throws(JSONParser.SyntaxError) -> JSONNode {
         let start = offset(node.mark, in: file)
         guard depth < JSONParser.maximumDepth else {
             throw JSONParser.SyntaxError(
@@ -61,7 +67,7 @@ enum YAMLReader {
             }
         case .sequence(let sequence):
             var elements: [JSONNode] = []
-            for element in sequence { elements.append(try convert(element, in: file, depth: depth + 1)) }
+            for element in sequence { elements.append(try convert(element, in: file, depth: depth + 1, refusingAliases: refusingAliases)) }
             return JSONNode(kind: .array(elements), offset: start)
         case .mapping(let mapping):
             var members: [JSONNode.Member] = []
@@ -75,20 +81,22 @@ enum YAMLReader {
                     throw JSONParser.SyntaxError(offset: keyOffset, message: "duplicate key \"\(scalar.string)\"; keep one of them")
                 }
                 members.append(
-                    JSONNode.Member(key: scalar.string, keyOffset: keyOffset, value: try convert(value, in: file, depth: depth + 1)))
+                    JSONNode.Member(
+                        key: scalar.string, keyOffset: keyOffset,
+                        value: try convert(value, in: file, depth: depth + 1, refusingAliases: refusingAliases)))
             }
             return JSONNode(kind: .object(members), offset: start)
         case .alias:
             throw JSONParser.SyntaxError(
                 offset: start,
-                message: "YAML anchors and aliases (&name, *name) are not supported in screen files; repeat the value instead"
+                message: refusingAliases
             )
         }
     }
 
     /// Refuses absurd nesting before the YAML library recurses into it: flow brackets deeper than
     /// the limit, or indentation deeper than any sane screen.
-    private static func checkNesting(_ file: SourceFile) throws(JSONParser.SyntaxError) {
+    private static func checkNesting(_ file: SourceFile, refusingAliases: String) throws(JSONParser.SyntaxError) {
         var depth = 0
         var quote: UInt8?
         var indentation = 0
@@ -126,7 +134,7 @@ enum YAMLReader {
             {
                 throw JSONParser.SyntaxError(
                     offset: offset,
-                    message: "YAML anchors and aliases (&name, *name) are not supported in screen files; repeat the value instead"
+                    message: refusingAliases
                 )
             }
             switch byte {

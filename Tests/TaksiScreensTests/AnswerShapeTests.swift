@@ -168,10 +168,13 @@ struct AnswerShapeTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let swagger = directory.appendingPathComponent("swagger.json")
         try Data(#"{"swagger": "2.0", "paths": {}}"#.utf8).write(to: swagger)
+        let anchored = directory.appendingPathComponent("anchored.yaml")
+        try Data("openapi: 3.0.0\ncomponents: {schemas: {Name: &name {type: string}}}\npaths: {/a: {get: {responses: {}}}}\n".utf8)
+            .write(to: anchored)
         let broken = directory.appendingPathComponent("broken.yaml")
         try Data("openapi: 3.0.0\npaths: [\n".utf8).write(to: broken)
         for (path, expected) in [
-            (swagger.path, "convert a Swagger 2.0 document"), (broken.path, "YAML"),
+            (swagger.path, "convert a Swagger 2.0 document"), (broken.path, "YAML"), (anchored.path, "give its JSON form"),
             (directory.appendingPathComponent("none.json").path, "cannot be read"),
         ] {
             let load = ScreenSetLoader.load(

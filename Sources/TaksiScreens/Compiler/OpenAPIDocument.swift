@@ -26,7 +26,12 @@ public struct OpenAPIDocument: Sendable {
         do {
             node =
                 path.hasSuffix(".json") || file.bytes.first(where: { !$0.isWhitespace }) == UInt8(ascii: "{")
-                ? try JSONParser.parse(file.bytes) : try YAMLReader.parse(file)
+                ? try JSONParser.parse(file.bytes)
+                : try YAMLReader.parse(
+                    file,
+                    refusingAliases:
+                        "YAML anchors and aliases (&name, *name) are not read in an OpenAPI document; give its JSON form (python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)' DOCUMENT.yaml > DOCUMENT.json), which has them expanded"
+                )
         } catch {
             return .failure(
                 Diagnostic(code: .syntax, file: shown, location: file.location(ofOffset: error.offset), message: error.message))
