@@ -392,7 +392,7 @@ public func buildApplication(
                 upstreams: configuration.upstreams,
                 credentials: UpstreamCredentials(
                     configuration.upstreamOptions.compactMapValues(\.credential), environment: ProcessInfo.processInfo.environment,
-                    http: upstreamHTTPClient, logger: logger)),
+                    http: upstreamHTTPClient, logger: logger, metrics: metrics)),
             cache: cache, logger: logger, metrics: metrics
         ),
         prometheus: prometheus,

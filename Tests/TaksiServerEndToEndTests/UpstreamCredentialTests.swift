@@ -135,6 +135,13 @@ struct UpstreamCredentialTests {
             #expect(try await text() == nil)
             let failure = try #require(log.lines(atLeast: .error).first { $0.message.contains("no access token") }, "\(logged(log))")
             #expect(failure.message.contains("answered 401 (invalid_client)"), "\(failure.message)")
+            // Counted: two tokens fetched, one fetch failed.
+            let metrics = try await client.execute(uri: "/metrics").text.split(separator: "\n")
+            let fetches = { (result: String) in
+                metrics.first { $0.hasPrefix("taksi_upstream_token_fetches_total{") && $0.contains(#"result="\#(result)""#) }
+            }
+            #expect(fetches("ok")?.hasSuffix(" 2") == true, "\(String(describing: fetches("ok")))")
+            #expect(fetches("failed")?.hasSuffix(" 1") == true, "\(String(describing: fetches("failed")))")
         }
         let text = logged(log)
         for secret in ["cl!ent-secret", "cl%21ent-secret", "token-1", "token-2"] { #expect(!text.contains(secret), "\(secret) logged") }

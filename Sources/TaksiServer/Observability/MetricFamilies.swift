@@ -29,6 +29,9 @@ public enum MetricFamilies {
             help: "Data and action requests by the skeleton they named (earlier: from a kept set, outdated: 412, absent)."),
         Family(name: "taksi_upstream_requests_total", help: "Calls to upstream APIs, by upstream, source and result."),
         Family(name: "taksi_upstream_duration_seconds", help: "Time an upstream call took, by upstream and source."),
+        Family(
+            name: "taksi_upstream_token_fetches_total",
+            help: "OAuth access tokens fetched for upstreams, by upstream and result (ok, failed)."),
         Family(name: "taksi_data_degraded_total", help: "Data responses with a degraded source, by screen and source."),
         Family(
             name: "taksi_upstream_cache_total",

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -25,11 +26,15 @@ final class UpstreamCredentials: Sendable {
     private let kinds: [String: Kind]
 
     /// Reads every secret now.
-    init(_ credentials: [String: UpstreamCredential], environment: [String: String], http: HTTPClient, logger: Logger) {
+    init(
+        _ credentials: [String: UpstreamCredential], environment: [String: String], http: HTTPClient, logger: Logger,
+        metrics: any MetricsFactory
+    ) {
         var kinds: [String: Kind] = [:]
         for (upstream, credential) in credentials {
             do {
-                kinds[upstream] = try Self.kind(upstream, credential, environment: environment, http: http, logger: logger)
+                kinds[upstream] = try Self.kind(
+                    upstream, credential, environment: environment, http: http, logger: logger, metrics: metrics)
             } catch {
                 kinds[upstream] = .unavailable("\(error)")
             }
@@ -49,7 +54,8 @@ final class UpstreamCredentials: Sendable {
     }
 
     private static func kind(
-        _ upstream: String, _ credential: UpstreamCredential, environment: [String: String], http: HTTPClient, logger: Logger
+        _ upstream: String, _ credential: UpstreamCredential, environment: [String: String], http: HTTPClient, logger: Logger,
+        metrics: any MetricsFactory
     ) throws(ConfigurationError) -> Kind {
         func read(_ secret: Secret) throws(ConfigurationError) -> String {
             switch secret.value(environment: environment) {
@@ -71,7 +77,7 @@ final class UpstreamCredentials: Sendable {
             return .oauth(
                 OAuthTokens(
                     upstream: upstream, client: client, clientID: try read(client.clientID), clientSecret: try read(client.clientSecret),
-                    http: http, logger: logger))
+                    http: http, logger: logger, metrics: metrics))
         }
     }
 
@@ -113,6 +119,7 @@ final class OAuthTokens: Sendable {
     private let clientSecret: String
     private let http: HTTPClient
     private let logger: Logger
+    private let metrics: any MetricsFactory
 
     private struct Held {
         var authorization: String
@@ -126,13 +133,17 @@ final class OAuthTokens: Sendable {
     /// How long a token without `expires_in` is kept.
     static let defaultLifetime: Duration = .seconds(300)
 
-    init(upstream: String, client: OAuthClient, clientID: String, clientSecret: String, http: HTTPClient, logger: Logger) {
+    init(
+        upstream: String, client: OAuthClient, clientID: String, clientSecret: String, http: HTTPClient, logger: Logger,
+        metrics: any MetricsFactory
+    ) {
         self.upstream = upstream
         self.client = client
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.http = http
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// `Bearer <token>`: the one kept, unless it is `rejected` (a 401 answered it) or about to expire.
@@ -162,6 +173,9 @@ final class OAuthTokens: Sendable {
             state.fetch = nil
             if case .success(let held) = result { state.held = held }
         }
+        let outcome = if case .success = result { "ok" } else { "failed" }
+        Counter(label: "taksi_upstream_token_fetches_total", dimensions: [("upstream", upstream), ("result", outcome)], factory: metrics)
+            .increment()
         switch result {
         case .success:
             logger.debug("token fetched", metadata: ["upstream": .string(upstream)])
