@@ -96,6 +96,11 @@ indirect enum AnswerShape: Sendable, Hashable {
         }
     }
 
+    /// The shapes a value of this one may be: a `oneOf`'s, else itself.
+    var alternatives: [AnswerShape] {
+        if case .oneOf(let shapes) = self { shapes } else { [self] }
+    }
+
     /// How the shape reads in a message: `a string`, `an array`, `a string or null`.
     var described: String {
         switch self {
@@ -125,13 +130,7 @@ struct KnownAnswer: Sendable {
     /// What the elements of the array at `steps` hold (what `$each` iterates); nil when unknown.
     func elements(at steps: JSONPath) -> KnownAnswer? {
         guard case .found(let found, _) = walk(steps) else { return nil }
-        let elements: [AnswerShape] = [found.withoutNull.shape].flatMap { shape -> [AnswerShape] in
-            switch shape {
-            case .array(let element): [element]
-            case .oneOf(let shapes): shapes.compactMap { if case .array(let element) = $0 { element } else { nil } }
-            default: []
-            }
-        }
+        let elements = found.withoutNull.shape.alternatives.compactMap { if case .array(let element) = $0 { element } else { nil } }
         guard !elements.isEmpty else { return nil }
         return KnownAnswer(shape: .union(elements), origin: origin, fix: fix)
     }
@@ -154,11 +153,10 @@ struct KnownAnswer: Sendable {
         for segment in steps.segments {
             let (shape, nullable) = current.withoutNull
             if nullable, optional == nil { optional = JSONPath(segments: walked) }
-            let alternatives: [AnswerShape] = if case .oneOf(let shapes) = shape { shapes } else { [shape] }
             var next: [AnswerShape] = []
             var keys: Set<String> = []
             var unknown = false
-            for alternative in alternatives {
+            for alternative in shape.alternatives {
                 switch (segment, alternative) {
                 case (_, .unknown): unknown = true
                 case (.key(let key), .object(let properties, let required)):
@@ -192,9 +190,8 @@ extension AnswerShape {
     /// Whether a value of this shape decodes as `type`: nil when it does (or may: some of its
     /// alternatives do), else what it is instead.
     func misfit(for type: FieldType) -> String? {
-        let (shape, _) = withoutNull
-        let alternatives: [AnswerShape] = if case .oneOf(let shapes) = shape { shapes } else { [shape] }
-        return alternatives.contains { $0.fits(type) } ? nil : shape.described
+        let shape = withoutNull.shape
+        return shape.alternatives.contains { $0.fits(type) } ? nil : shape.described
     }
 
     private func fits(_ type: FieldType) -> Bool {
@@ -213,9 +210,7 @@ extension AnswerShape {
 
     /// Whether a value of this shape can be spliced into text (a string, a number or a Boolean).
     var isText: Bool {
-        let (shape, _) = withoutNull
-        let alternatives: [AnswerShape] = if case .oneOf(let shapes) = shape { shapes } else { [shape] }
-        return alternatives.contains {
+        withoutNull.shape.alternatives.contains {
             switch $0 {
             case .unknown, .null, .bool, .integer, .number, .string: true
             default: false

@@ -74,12 +74,7 @@ struct HTTPSourceReader {
             }
             return answer
         case .noPath:
-            let meant = document.suggestion(for: written)
-            reader.report(
-                .unknownOperation, at: node, path: path.appending("path"),
-                "GET \(written) is not in the OpenAPI document of upstream \"\(upstream)\" (\(document.path)); "
-                    + "fix the path, or get the API's current document" + (meant.map { " (did you mean \"\($0)\"?)" } ?? "")
-            )
+            reader.report(.unknownOperation, at: node, path: path.appending("path"), document.notFound("GET", written, upstream: upstream))
         case .noMethod(let template, let methods):
             reader.report(
                 .unknownOperation, at: node, path: path.appending("path"),

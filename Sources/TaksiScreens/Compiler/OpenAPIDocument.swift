@@ -66,9 +66,16 @@ public struct OpenAPIDocument: Sendable {
         path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
     }
 
+    /// Why `method path` of `upstream` is no operation of this document, with the fix and the
+    /// path most likely meant: a source's and an action call's message alike.
+    func notFound(_ method: String, _ path: String, upstream: String) -> String {
+        "\(method) \(path) is not in the OpenAPI document of upstream \"\(upstream)\" (\(self.path)); "
+            + "fix the path, or get the API's current document" + (suggestion(for: path).map { " (did you mean \"\($0)\"?)" } ?? "")
+    }
+
     /// The path of the document most like `path`, comparing both with their parameters' names left
     /// out (`/pets/{id}` is near `/pet/{petId}`); nil when none is close.
-    func suggestion(for path: String) -> String? {
+    private func suggestion(for path: String) -> String? {
         let shape = { (template: String) in template.replacingOccurrences(of: "\\{[^}]*\\}", with: "{}", options: .regularExpression) }
         let byShape = Dictionary(templates.map { (shape($0.written), $0.written) }, uniquingKeysWith: { first, _ in first })
         return NameSuggestion.closest(to: shape(path), among: Array(byShape.keys)).flatMap { byShape[$0] }
@@ -78,8 +85,8 @@ public struct OpenAPIDocument: Sendable {
     enum Lookup {
         /// The operation, with what its success response answers (nil when it says nothing of its body).
         case found(template: String, answer: KnownAnswer?)
-        /// No path template matches; the document's paths, for the fix.
-        case noPath(known: [String])
+        /// No path template matches (``notFound(_:_:upstream:)`` says so, with the path meant).
+        case noPath
         /// The path is there without the method; the methods it has.
         case noMethod(template: String, methods: [String])
     }
@@ -111,7 +118,7 @@ public struct OpenAPIDocument: Sendable {
             if matches, literals > (best?.literals ?? -1) { best = (written, literals) }
         }
         guard let template = best?.template, let item = root["paths"]?[template].map({ resolved($0) }) else {
-            return .noPath(known: templates.map(\.written))
+            return .noPath
         }
         guard let operation = item[method.lowercased()] else {
             let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"].filter { item[$0] != nil }

@@ -200,9 +200,7 @@ extension ScreenCompiler {
             case .noPath:
                 reader.report(
                     .unknownOperation, at: pathNode, path: path.appending("path"),
-                    "\(method.rawValue) \(written) is not in the OpenAPI document of upstream \"\(request.upstream)\" (\(document.path)); "
-                        + "fix the path, or get the API's current document"
-                        + (document.suggestion(for: written).map { " (did you mean \"\($0)\"?)" } ?? ""))
+                    document.notFound(method.rawValue, written, upstream: request.upstream))
                 return (nil, nil)
             case .noMethod(let template, let methods):
                 reader.report(

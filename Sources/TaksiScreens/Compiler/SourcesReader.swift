@@ -13,8 +13,9 @@ struct SourcesReader {
     private(set) var sources: [String: SourceDefinition] = [:]
     /// What the sources are known to answer (see ``KnownAnswer``), by source name.
     private(set) var answers: [String: KnownAnswer] = [:]
-    /// What the source being read is known to answer.
+    /// What the source being read is known to answer, and with the statuses of its `answers`.
     private var readAnswer: KnownAnswer?
+    private var readStatusAnswers: [HTTPSource.StatusMatch: KnownAnswer] = [:]
     /// What the sources' `answers` statuses answer, where the upstream's OpenAPI document says, by source name.
     private(set) var statusAnswers: [String: [HTTPSource.StatusMatch: KnownAnswer]] = [:]
     private(set) var invalid: Set<String> = []
@@ -54,9 +55,11 @@ struct SourcesReader {
                 continue
             }
             readAnswer = nil
+            readStatusAnswers = [:]
             if let source = readSource(member.value, at: sourcePath) {
                 sources[member.key] = source
                 answers[member.key] = readAnswer
+                if !readStatusAnswers.isEmpty { statusAnswers[member.key] = readStatusAnswers }
             } else {
                 invalid.insert(member.key)
             }
@@ -128,9 +131,7 @@ struct SourcesReader {
             var httpReader = HTTPSourceReader(members: members, path: path, pattern: pattern, upstreams: upstreams, inputs: nil)
             let source = httpReader.read(reporting: &reader)
             readAnswer = declaredAnswer(members, at: path) ?? httpReader.knownAnswer
-            if !httpReader.statusAnswers.isEmpty, let name = path.segments.last, case .key(let key) = name {
-                statusAnswers[key] = httpReader.statusAnswers
-            }
+            readStatusAnswers = httpReader.statusAnswers
             return source.map { .http($0) }
         default:
             reader.report(

@@ -145,19 +145,18 @@ public struct ServerConfiguration: Sendable, Equatable {
             throw ConfigurationError(
                 source: path, message: "the configuration file cannot be read; check the path given to --config or TAKSI_CONFIG")
         }
+        let file = SourceFile(path: path, bytes: Array(data))
         let node: JSONNode
         do {
-            node = try JSONParser.parse(Array(data))
+            node = try JSONParser.parse(file.bytes)
         } catch {
-            let location = SourceFile(path: path, bytes: Array(data)).location(ofOffset: error.offset)
-            throw ConfigurationError(source: "\(path):\(location)", message: error.message)
+            throw ConfigurationError(source: "\(path):\(file.location(ofOffset: error.offset))", message: error.message)
         }
         guard let members = node.members else {
             throw ConfigurationError(source: path, message: "the configuration must be a JSON object of settings")
         }
         let keys = Self.settings.map(\.key)
         let directory = (path as NSString).deletingLastPathComponent
-        let file = SourceFile(path: path, bytes: Array(data))
         for member in members {
             guard keys.contains(member.key) else {
                 throw ConfigurationError(
@@ -168,33 +167,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
             let value = member.value.value
             if member.key == "upstreams" {
-                guard case .object = value else {
-                    throw ConfigurationError(
-                        source: "\(path): \"upstreams\"",
-                        message: "upstreams must be an object of names and base URLs, like {\"citybikes\": \"https://api.citybik.es\"}")
-                }
-                for upstream in (member.value.members ?? []).sorted(by: { $0.key < $1.key }) {
-                    let (name, entry) = (upstream.key, upstream.value.value)
-                    // Where the upstream is written, so an editor opens the line.
-                    let source = "\(path):\(file.location(ofOffset: upstream.value.offset)): \"upstreams\".\(name)"
-                    switch entry {
-                    case .string(let base):
-                        try setUpstream(name, base: base, relativeTo: directory, source: source)
-                    case .object(let members):
-                        guard case .string(let base)? = members["url"] else {
-                            throw ConfigurationError(
-                                source: source, message: "an upstream's object needs \"url\", its base URL (or file:DIR)")
-                        }
-                        try setUpstream(name, base: base, relativeTo: directory, source: source)
-                        upstreamOptions[name] = try UpstreamOptions(members, name: name, relativeTo: directory, source: source)
-                    default:
-                        throw ConfigurationError(
-                            source: source,
-                            message:
-                                "an upstream is a base URL, or an object of its url, openapi (its OpenAPI document) and auth (its credential)"
-                        )
-                    }
-                }
+                try applyUpstreams(member.value, in: file, relativeTo: directory)
                 continue
             }
             let text: String
@@ -222,6 +195,34 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
             if member.key == "access_log_output", case .file(let file) = accessLogOutput, !file.hasPrefix("/"), !directory.isEmpty {
                 accessLogOutput = .file((directory as NSString).appendingPathComponent(file))
+            }
+        }
+    }
+
+    /// The file's `upstreams`: each a base URL, or an object of its url, OpenAPI document and
+    /// credential; errors at the line and column the upstream is written at.
+    private mutating func applyUpstreams(_ node: JSONNode, in file: SourceFile, relativeTo directory: String) throws(ConfigurationError) {
+        guard let upstreams = node.members else {
+            throw ConfigurationError(
+                source: "\(file.path): \"upstreams\"",
+                message: "upstreams must be an object of names and base URLs, like {\"citybikes\": \"https://api.citybik.es\"}")
+        }
+        for upstream in upstreams.sorted(by: { $0.key < $1.key }) {
+            let name = upstream.key
+            let source = "\(file.path):\(file.location(ofOffset: upstream.value.offset)): \"upstreams\".\(name)"
+            switch upstream.value.value {
+            case .string(let base):
+                try setUpstream(name, base: base, relativeTo: directory, source: source)
+            case .object(let members):
+                guard case .string(let base)? = members["url"] else {
+                    throw ConfigurationError(source: source, message: "an upstream's object needs \"url\", its base URL (or file:DIR)")
+                }
+                try setUpstream(name, base: base, relativeTo: directory, source: source)
+                upstreamOptions[name] = try UpstreamOptions(members, relativeTo: directory, source: source)
+            default:
+                throw ConfigurationError(
+                    source: source,
+                    message: "an upstream is a base URL, or an object of its url, openapi (its OpenAPI document) and auth (its credential)")
             }
         }
     }

@@ -130,7 +130,7 @@ extension UpstreamOptions {
     /// - Parameters:
     ///   - directory: the configuration file's directory, which relative paths are taken from.
     ///   - source: where it is, for errors (`config.json: "upstreams".shop`).
-    init(_ members: [String: JSONValue], name: String, relativeTo directory: String, source: String) throws(ConfigurationError) {
+    init(_ members: [String: JSONValue], relativeTo directory: String, source: String) throws(ConfigurationError) {
         if let unknown = members.keys.sorted().first(where: { !Self.keys.contains($0) }) {
             throw ConfigurationError(
                 source: source,
@@ -145,7 +145,7 @@ extension UpstreamOptions {
             openAPIDocument = Self.path(path, relativeTo: directory)
         }
         if let auth = members["auth"] {
-            credential = try Self.credential(auth, name: name, relativeTo: directory, source: "\(source).auth")
+            credential = try Self.credential(auth, relativeTo: directory, source: "\(source).auth")
         }
     }
 
@@ -154,7 +154,7 @@ extension UpstreamOptions {
     }
 
     private static func credential(
-        _ value: JSONValue, name: String, relativeTo directory: String, source: String
+        _ value: JSONValue, relativeTo directory: String, source: String
     ) throws(ConfigurationError) -> UpstreamCredential {
         guard case .object(let members) = value, members.count == 1, let (kind, body) = members.first else {
             throw ConfigurationError(
@@ -188,53 +188,67 @@ extension UpstreamOptions {
             let members = try object(["username", "password"], required: ["username", "password"])
             return .basic(username: try secret(members["username"], "username"), password: try secret(members["password"], "password"))
         case "headers":
-            guard case .object(let headers) = body, !headers.isEmpty else {
-                throw ConfigurationError(
-                    source: at, message: "headers is an object of header names and secrets, like {\"X-Api-Key\": {\"env\": \"SHOP_KEY\"}}")
-            }
-            var secrets: [String: Secret] = [:]
-            for (header, value) in headers {
-                guard HTTPSource.isHeaderName(header), !HTTPSource.unforwardableHeaders.contains(header.lowercased()) else {
-                    throw ConfigurationError(source: at, message: "\"\(header)\" is not a header an upstream call can carry")
-                }
-                secrets[header] = try secret(value, header)
-            }
-            return .headers(secrets)
+            return .headers(try headerSecrets(body, at: at, secret: secret))
         case "oauth2":
             let members = try object(OAuthClient.keys, required: ["token_url", "client_id", "client_secret"])
-            guard case .string(let tokenURL) = members["token_url"], let url = URL(string: tokenURL),
-                ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false, url.user == nil
-            else {
-                throw ConfigurationError(
-                    source: "\(at).token_url", message: "token_url is the authorization server's token endpoint, an http(s) URL")
-            }
-            var client = OAuthClient(
-                tokenURL: tokenURL, clientID: try secret(members["client_id"], "client_id"),
-                clientSecret: try secret(members["client_secret"], "client_secret"))
-            for key in ["scope", "audience"] {
-                guard let value = members[key] else { continue }
-                guard case .string(let text) = value, !text.isEmpty else {
-                    throw ConfigurationError(source: "\(at).\(key)", message: "\(key) is a string")
-                }
-                if key == "scope" { client.scope = text } else { client.audience = text }
-            }
-            switch members["client_authentication"] {
-            case nil, .string("basic")?: client.sendsSecretInBody = false
-            case .string("post")?: client.sendsSecretInBody = true
-            default:
-                throw ConfigurationError(
-                    source: "\(at).client_authentication",
-                    message:
-                        "client_authentication is \"basic\" (the client's id and secret in an Authorization header, the default) or \"post\" (in the form)"
-                )
-            }
-            return .clientCredentials(client)
+            return .clientCredentials(try oauthClient(members, at: at, secret: secret))
         default:
             throw ConfigurationError(
                 source: source,
                 message: "\"\(kind)\" is not a kind of credential; use one of \(UpstreamCredential.kinds.joined(separator: ", "))"
                     + NameSuggestion.hint(for: kind, among: UpstreamCredential.kinds))
         }
+    }
+
+    /// `headers`: header names and their secrets (an API key).
+    private static func headerSecrets(
+        _ body: JSONValue, at: String, secret: (JSONValue?, String) throws(ConfigurationError) -> Secret
+    ) throws(ConfigurationError) -> [String: Secret] {
+        guard case .object(let headers) = body, !headers.isEmpty else {
+            throw ConfigurationError(
+                source: at, message: "headers is an object of header names and secrets, like {\"X-Api-Key\": {\"env\": \"SHOP_KEY\"}}")
+        }
+        var secrets: [String: Secret] = [:]
+        for (header, value) in headers {
+            guard HTTPSource.isHeaderName(header), !HTTPSource.unforwardableHeaders.contains(header.lowercased()) else {
+                throw ConfigurationError(source: at, message: "\"\(header)\" is not a header an upstream call can carry")
+            }
+            secrets[header] = try secret(value, header)
+        }
+        return secrets
+    }
+
+    /// `oauth2`'s members (their keys checked): the token endpoint, the client, scope and audience.
+    private static func oauthClient(
+        _ members: [String: JSONValue], at: String, secret: (JSONValue?, String) throws(ConfigurationError) -> Secret
+    ) throws(ConfigurationError) -> OAuthClient {
+        guard case .string(let tokenURL) = members["token_url"], let url = URL(string: tokenURL),
+            ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false, url.user == nil
+        else {
+            throw ConfigurationError(
+                source: "\(at).token_url", message: "token_url is the authorization server's token endpoint, an http(s) URL")
+        }
+        var client = OAuthClient(
+            tokenURL: tokenURL, clientID: try secret(members["client_id"], "client_id"),
+            clientSecret: try secret(members["client_secret"], "client_secret"))
+        for key in ["scope", "audience"] {
+            guard let value = members[key] else { continue }
+            guard case .string(let text) = value, !text.isEmpty else {
+                throw ConfigurationError(source: "\(at).\(key)", message: "\(key) is a string")
+            }
+            if key == "scope" { client.scope = text } else { client.audience = text }
+        }
+        switch members["client_authentication"] {
+        case nil, .string("basic")?: client.sendsSecretInBody = false
+        case .string("post")?: client.sendsSecretInBody = true
+        default:
+            throw ConfigurationError(
+                source: "\(at).client_authentication",
+                message:
+                    "client_authentication is \"basic\" (the client's id and secret in an Authorization header, the default) or \"post\" (in the form)"
+            )
+        }
+        return client
     }
 
     /// `{"env": "NAME"}` or `{"file": "path"}`; a literal is refused, so no secret sits in the file.

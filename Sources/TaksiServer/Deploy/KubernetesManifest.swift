@@ -412,6 +412,9 @@ public struct KubernetesManifest: Sendable {
             mounts.append(["name": "screens", "mountPath": string(screensMountPath), "readOnly": boolean(true)])
             volumes.append(["name": "screens", "configMap": ["name": string("\(options.name)-screens")]])
         }
+        let credentials = credentialParts(pod.credentials, secret: "\(options.name)-\(UpstreamSecrets.suffix)")
+        mounts += credentials.mount.map { [$0] } ?? []
+        volumes += credentials.volume.map { [$0] } ?? []
         var container: Node.Mapping = [
             "name": string(options.name),
             "image": string(options.image),
@@ -434,24 +437,8 @@ public struct KubernetesManifest: Sendable {
         if let secret = options.storeSecret {
             environment.append(["name": "TAKSI_STORE", "valueFrom": ["secretKeyRef": ["name": string(secret), "key": "url"]]])
         }
-        let credentialsSecret = "\(options.name)-\(UpstreamSecrets.suffix)"
-        for variable in pod.credentials.variables {
-            environment.append([
-                "name": string(variable), "valueFrom": ["secretKeyRef": ["name": string(credentialsSecret), "key": string(variable)]],
-            ])
-        }
+        environment += credentials.environment
         if !environment.isEmpty { container["env"] = .sequence(Node.Sequence(environment)) }
-        if !pod.credentials.files.isEmpty {
-            mounts.append(["name": "credentials", "mountPath": string(credentialsMountPath), "readOnly": boolean(true)])
-            container["volumeMounts"] = .sequence(Node.Sequence(mounts))
-            volumes.append([
-                "name": "credentials",
-                "secret": [
-                    "secretName": string(credentialsSecret),
-                    "items": .sequence(Node.Sequence(pod.credentials.files.map { ["key": string($0.key), "path": string($0.key)] })),
-                ],
-            ])
-        }
         var digest = FNV1a()
         digest.combine(Array(configJSON.utf8))
         let deployment: Node = [
@@ -490,6 +477,26 @@ public struct KubernetesManifest: Sendable {
     }
 
     /// A string scalar, quoted where YAML would read it as something else.
+    /// What the pod takes from the upstream credentials' Secret (``UpstreamSecrets``): a variable
+    /// per key it reads, and the files as a volume mounted at ``credentialsMountPath``.
+    private static func credentialParts(
+        _ credentials: UpstreamSecrets, secret: String
+    ) -> (environment: [Node], mount: Node?, volume: Node?) {
+        let environment: [Node] = credentials.variables.map { variable in
+            ["name": string(variable), "valueFrom": ["secretKeyRef": ["name": string(secret), "key": string(variable)]]]
+        }
+        guard !credentials.files.isEmpty else { return (environment, nil, nil) }
+        let mount: Node = ["name": "credentials", "mountPath": string(credentialsMountPath), "readOnly": boolean(true)]
+        let volume: Node = [
+            "name": "credentials",
+            "secret": [
+                "secretName": string(secret),
+                "items": .sequence(Node.Sequence(credentials.files.map { ["key": string($0.key), "path": string($0.key)] })),
+            ],
+        ]
+        return (environment, mount, volume)
+    }
+
     private static func string(_ text: String) -> Node { .scalar(text.represented()) }
 
     /// A string written as a block (`|`), so screen files stay readable in the manifest.
