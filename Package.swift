@@ -21,6 +21,8 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v14)],
     products: [
         .library(name: "TaksiSchema", targets: ["TaksiSchema"]),
+        // For apps: loads, submits and deep links against taksi-server. Foundation only; see docs/client.md.
+        .library(name: "TaksiServerClient", targets: ["TaksiServerClient"]),
         .library(name: "TaksiScreens", targets: ["TaksiScreens"]),
         .library(name: "TaksiServer", targets: ["TaksiServer"]),
         .executable(name: "taksi-server", targets: ["taksi-server"]),
@@ -45,10 +47,15 @@ let package = Package(
         // The fleet's shared store (optional): PostgreSQL, and TLS to it.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // The documentation of the app side's library (TaksiServerClient): `swift package generate-documentation`.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The wire contract. Foundation only, so an iOS app can depend on it too.
         .target(name: "TaksiSchema", swiftSettings: swiftSettings),
+        // The app side's library: requests, revisions and their 412, submits, deep links. Foundation
+        // only and no dependency, so an app builds this target alone (docs/client.md says what it resolves).
+        .target(name: "TaksiServerClient", swiftSettings: swiftSettings),
         // The screen-definition format: load, validate and compile a screen set. No networking.
         .target(
             name: "TaksiScreens", dependencies: ["TaksiSchema", .product(name: "Yams", package: "Yams")],
@@ -150,6 +157,11 @@ let package = Package(
         ),
     ] + swiftUIStandIn + [
         .testTarget(name: "TaksiSchemaTests", dependencies: ["TaksiSchema"], swiftSettings: swiftSettings),
+        // The app side's library against the real server: `taksi-server` processes over sockets.
+        .testTarget(
+            name: "TaksiServerClientTests", dependencies: ["TaksiServerClient", "TaksiTestSupport", "taksi-server"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "TaksiScreensTests", dependencies: ["TaksiScreens", "TaksiTestSupport"], exclude: ["Golden"], swiftSettings: swiftSettings
         ),

@@ -7,15 +7,7 @@ import Testing
 @Suite("Command line")
 struct CommandLineTests {
     /// A built executable, next to the test bundle in the build folder.
-    static func built(_ name: String) -> URL? {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
+    static func built(_ name: String) -> URL? { builtExecutable(name) }
 
     func run(
         _ arguments: [String], executable name: String = "taksi-server", in directory: URL = repositoryRoot,
