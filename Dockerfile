@@ -21,10 +21,12 @@ COPY Package.swift ./
 RUN swift package resolve
 COPY Sources Sources
 # docs/: the OpenAPI document the server embeds (Sources/TaksiServer/OpenAPI/openapi.yaml links to
-# it). Tests/ and docs/client-snippets: SwiftPM loads the directory of every target Package.swift
-# names, even to build one product (DockerfileTests checks this stage's files load as a package).
+# it). Tests/, docs/client-snippets and Examples/ (the sample app): SwiftPM loads the directory of
+# every target Package.swift names, even to build one product (DockerfileTests checks this stage's
+# files load as a package).
 COPY docs docs
 COPY Tests Tests
+COPY Examples Examples
 COPY Plugins Plugins
 COPY Screens Screens
 # Stripped: the symbols are half of the binary (147 MB unstripped, about 78 MB stripped).

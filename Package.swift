@@ -147,13 +147,21 @@ let package = Package(
         // The app code docs/client.md gives app teams (docs/client-snippets), compiled against a
         // stand-in for the Taksi client's public API written from its published sources (module
         // Taksi, Tests/ClientStandIn); ClientDocTests checks the document shows exactly these files.
+        // Swift 5 language mode, as the client (Swift 5.8 tools) builds.
         .target(
             name: "Taksi", dependencies: swiftUIStandIn.map { .target(name: $0.name) }, path: "Tests/ClientStandIn",
-            swiftSettings: swiftSettings),
-        // Swift 5 language mode, as the client (Swift 5.8 tools) and the apps that use it build.
+            swiftSettings: swiftSettings + [.swiftLanguageMode(.v5)]),
+        // Swift 6 language mode, with the client imported `@preconcurrency` (it predates strict
+        // concurrency), as an app built with Xcode 16 or later compiles it.
         .target(
-            name: "ClientSnippets", dependencies: ["Taksi"], path: "docs/client-snippets",
-            swiftSettings: swiftSettings + [.swiftLanguageMode(.v5)]
+            name: "ClientSnippets", dependencies: ["Taksi", "TaksiServerClient"], path: "docs/client-snippets",
+            swiftSettings: swiftSettings
+        ),
+        // The sample app (Examples/ShopApp.swiftpm, which Xcode opens with the real client), its
+        // sources compiled here against the same stand-ins.
+        .target(
+            name: "ShopApp", dependencies: ["Taksi", "TaksiServerClient"], path: "Examples/ShopApp.swiftpm/Sources/ShopApp",
+            swiftSettings: swiftSettings
         ),
     ] + swiftUIStandIn + [
         .testTarget(name: "TaksiSchemaTests", dependencies: ["TaksiSchema"], swiftSettings: swiftSettings),
@@ -192,7 +200,9 @@ let package = Package(
                 "TaksiTestSupport",
                 "taksi-server",
                 "taksi-validate",
+                // Built with the tests, so that CI compiles them: docs/client.md's code and the sample app.
                 "ClientSnippets",
+                "ShopApp",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

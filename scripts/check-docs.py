@@ -18,7 +18,9 @@ config.json). A page whose first lines hold `<!-- docs-check: tutorial -->` is f
 follows it, in a new empty folder: its commands run there in order (`taksi-server init`, `cd`), each
 code block after a line `<!-- file: PATH -->` is written to PATH (after `<!-- append: PATH... -->`, added
 to the end of each), and its `curl` lines ask a server
-started in the current folder on what has been written so far (restarted after each file).
+started in the current folder on what has been written so far (restarted after each file). At the
+end of the tutorial, what `taksi-server codegen swift` writes for the shop must be the sample app's
+Examples/ShopApp.swiftpm/Sources/ShopApp/Generated (`TAKSI_UPDATE_GOLDEN=1` rewrites it).
 Exits 1 and prints a diff for each example that does not match, and each broken link.
 """
 import glob
@@ -159,11 +161,42 @@ def check_tutorial(page, found, binary):
             failures += check_commands(page, [(kind, line, command, second)], binary, port, cwd)
             if command.startswith("taksi-server init"):
                 changed = True
+        failures += check_sample_app(page, binary, cwd)
     finally:
         if server:
             server.__exit__(None, None, None)
         shutil.rmtree(folder, ignore_errors=True)
     return failures
+
+
+SAMPLE_APP = os.path.join(ROOT, "Examples", "ShopApp.swiftpm", "Sources", "ShopApp", "Generated")
+
+
+def check_sample_app(page, binary, project):
+    """The sample app shows the tutorial's shop: its generated classes are the shop's, as written now."""
+    written = tempfile.mkdtemp(prefix="taksi-codegen-")
+    try:
+        result = subprocess.run([binary, "codegen", "swift", "--out", written], cwd=project, capture_output=True, text=True)
+        if result.returncode != 0:
+            print(f"{page}: codegen swift failed in the tutorial's project:\n{result.stdout}{result.stderr}")
+            return 1
+        if os.environ.get("TAKSI_UPDATE_GOLDEN") == "1":
+            shutil.rmtree(SAMPLE_APP, ignore_errors=True)
+            shutil.copytree(written, SAMPLE_APP)
+            return 0
+        expected = sorted(os.listdir(SAMPLE_APP)) if os.path.isdir(SAMPLE_APP) else []
+        if sorted(os.listdir(written)) != expected:
+            print(f"{page}: codegen writes {sorted(os.listdir(written))} for the shop; the sample app has {expected} (TAKSI_UPDATE_GOLDEN=1 rewrites them)")
+            return 1
+        failures = 0
+        for name in expected:
+            with open(os.path.join(written, name), encoding="utf-8") as new, open(os.path.join(SAMPLE_APP, name), encoding="utf-8") as kept:
+                if new.read() != kept.read():
+                    print(f"{page}: Examples/ShopApp.swiftpm/Sources/ShopApp/Generated/{name} is not what codegen writes for the shop (TAKSI_UPDATE_GOLDEN=1 rewrites it)")
+                    failures += 1
+        return failures
+    finally:
+        shutil.rmtree(written, ignore_errors=True)
 
 
 def slug(heading):

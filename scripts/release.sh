@@ -30,6 +30,8 @@ cp README.md CHANGELOG.md LICENSE "$staging/$name/"
 mkdir -p "$staging/$name/docs"
 cp docs/*.md docs/openapi.yaml "$staging/$name/docs/"
 cp -r docs/images docs/client-snippets "$staging/$name/docs/"
+# The sample app the guide links to, its links to docs/client-snippets as the files they name.
+cp -rL Examples "$staging/$name/"
 # Reproducible: sorted entries, fixed owner and the last commit's time.
 stamp=$(git log -1 --format=%ct 2>/dev/null || date +%s)
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$stamp" -C "$staging" -czf "dist/$name.tar.gz" "$name"

@@ -5,10 +5,11 @@
 
 public import Foundation
 
-/// A view: its `body` is made by a `ViewBuilder`.
+/// A view: its `body` is made by a `ViewBuilder`, on the main actor (SwiftUI's `View` since iOS
+/// 15's SDK; Xcode 16's puts the whole protocol on the main actor).
 public protocol View {
     associatedtype Body: View
-    @ViewBuilder var body: Body { get }
+    @ViewBuilder @MainActor var body: Body { get }
 }
 
 extension Never: View {
@@ -174,4 +175,97 @@ public struct State<Value> {
         get { box.value }
         nonmutating set { box.value = newValue }
     }
+}
+
+// For Examples/ShopApp: an app, its window, a navigation stack over a path.
+
+/// An app: its `body` is its scenes; `main()` runs it.
+public protocol App {
+    associatedtype Body: Scene
+    @SceneBuilder @MainActor var body: Body { get }
+    @MainActor init()
+}
+
+extension App {
+    @MainActor public static func main() {}
+}
+
+/// A part of an app's interface: a window group, say.
+public protocol Scene {
+    associatedtype Body: Scene
+    @SceneBuilder @MainActor var body: Body { get }
+}
+
+extension Never: Scene {}
+
+@resultBuilder
+public enum SceneBuilder {
+    public static func buildBlock<Content: Scene>(_ content: Content) -> Content { content }
+}
+
+public struct WindowGroup<Content: View>: Scene {
+    public init(@ViewBuilder content: () -> Content) {}
+    public var body: Never { fatalError("a primitive scene has no body") }
+}
+
+/// A value and how to change it, for a view that edits what another owns.
+@propertyWrapper @dynamicMemberLookup
+public struct Binding<Value> {
+    private let get: () -> Value
+    private let set: (Value) -> Void
+
+    public init(get: @escaping () -> Value, set: @escaping (Value) -> Void) {
+        self.get = get
+        self.set = set
+    }
+
+    public var wrappedValue: Value {
+        get { get() }
+        nonmutating set { set(newValue) }
+    }
+
+    public subscript<Subject>(dynamicMember keyPath: WritableKeyPath<Value, Subject>) -> Binding<Subject> {
+        Binding<Subject>(
+            get: { get()[keyPath: keyPath] },
+            set: {
+                var value = get()
+                value[keyPath: keyPath] = $0
+                set(value)
+            })
+    }
+}
+
+/// Bindings to the properties of an `@Observable` object.
+@propertyWrapper @dynamicMemberLookup
+public struct Bindable<Value: AnyObject> {
+    public var wrappedValue: Value
+
+    public init(_ wrappedValue: Value) { self.wrappedValue = wrappedValue }
+    public init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
+
+    public subscript<Subject>(dynamicMember keyPath: ReferenceWritableKeyPath<Value, Subject>) -> Binding<Subject> {
+        let object = wrappedValue
+        return Binding(get: { object[keyPath: keyPath] }, set: { object[keyPath: keyPath] = $0 })
+    }
+}
+
+public struct NavigationStack<Data, Root: View>: PrimitiveView {
+    public init(path: Binding<Data>, @ViewBuilder root: () -> Root)
+    where Data: MutableCollection & RandomAccessCollection & RangeReplaceableCollection, Data.Element: Hashable {}
+}
+
+extension View {
+    public func navigationDestination<D: Hashable, C: View>(
+        for data: D.Type, @ViewBuilder destination: @escaping (D) -> C
+    )
+        -> ModifiedContent<Self>
+    { ModifiedContent(content: self) }
+}
+
+/// An image.
+public struct Image: PrimitiveView {}
+
+/// An image loaded from a URL (iOS 15).
+public struct AsyncImage<Content: View>: PrimitiveView {
+    public init(url: URL?, scale: CGFloat = 1) where Content == Image {}
 }

@@ -1,14 +1,16 @@
-import Taksi
+@preconcurrency import Taksi
 
 // LoginSuccessAction, for Screens/actions.json's "login_success", is generated (TaksiCatalog.swift).
 
-func handle(_ action: any Action, on screen: [any Component]) {
+/// What the app does itself; false for an executable it leaves to the screen's server actions.
+@MainActor
+func handle(_ action: any Action, on screen: [any Component]) -> Bool {
     switch action {
     case let navigation as any NavigationAction:
         present(navigation.view())                       // section 4
     case is LoginSuccessAction:
         // An app that logs in on its own: the text fields hold what the user typed.
-        let fields = screen.compactMap { $0 as? TextFieldComponent<TextFieldComponentView> }
+        let fields = textFields(of: screen)
         let email = fields.first { $0.identifier == "email" }?.content.text ?? ""
         let password = fields.first { $0.identifier == "password" }?.content.text ?? ""
         logIn(email: email, password: password)
@@ -17,9 +19,10 @@ func handle(_ action: any Action, on screen: [any Component]) {
         case "open_restaurant": openRestaurant()
         case "reset_password": showPasswordReset()
         case "refresh": reload()
-        default: break                                   // an action this release does not know
+        default: return false                            // the screen's action: submitted to the server
         }
     default:
-        break
+        break                                            // an action this release does not know
     }
+    return true
 }

@@ -1,5 +1,6 @@
 import Foundation
-import Taksi
+@preconcurrency import Taksi
+import TaksiServerClient
 
 /// Opens any server screen by name.
 final class ScreenNavigationAction: NavigationAction {
@@ -31,9 +32,8 @@ struct ScreensFeature: NavigableFeatureProtocol {
 }
 
 enum AppServices {
-    /// Keep the builder alive: it installs the features the decoders use.
-    static let features = FeatureBuilder(features: [ScreensFeature()])
-    static let taksi = TaksiService(
-        apiClient: TaksiServerClient(baseURL: URL(string: "https://screens.example.com")!, userID: InstallID.current)
-    )
+    /// Keep the builder alive: it installs the features the decoders use. Touch it once at start-up.
+    @MainActor static let features = FeatureBuilder(features: [ScreensFeature()])
+    /// The server, one for the app: every screen's requests and submits go through it.
+    static let server = TaksiServer(baseURL: URL(string: "https://screens.example.com")!, userID: InstallID.current)
 }
