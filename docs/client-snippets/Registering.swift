@@ -1,6 +1,4 @@
-import Foundation
 @preconcurrency import Taksi
-import TaksiServerClient
 
 /// Opens any server screen by name.
 final class ScreenNavigationAction: NavigationAction {
@@ -29,11 +27,4 @@ struct ScreensFeature: NavigableFeatureProtocol {
     func navigationAction(from decoder: any Decoder, withInterfaceIdentifier interfaceIdentifier: String) -> (any NavigationAction)? {
         ScreenNavigationAction(path: interfaceIdentifier)
     }
-}
-
-enum AppServices {
-    /// Keep the builder alive: it installs the features the decoders use. Touch it once at start-up.
-    @MainActor static let features = FeatureBuilder(features: [ScreensFeature()])
-    /// The server, one for the app: every screen's requests and submits go through it.
-    static let server = TaksiServer(baseURL: URL(string: "https://screens.example.com")!, userID: InstallID.current)
 }

@@ -1,34 +1,6 @@
 import SwiftUI
 @preconcurrency import Taksi
 
-/// What the shop registers: its components (generated from its catalog) and navigation to any screen.
-struct ShopFeature: NavigableFeatureProtocol {
-    func component(from decoder: any Decoder, withName name: String) -> (any Component)? {
-        TaksiCatalog.component(from: decoder, withName: name)
-    }
-
-    func action(from decoder: any Decoder, withIdentifier identifier: String) -> (any Action)? {
-        TaksiCatalog.action(from: decoder, withIdentifier: identifier)
-    }
-
-    func navigationAction(from decoder: any Decoder, withInterfaceIdentifier interfaceIdentifier: String) -> (any NavigationAction)? {
-        ScreenNavigationAction(path: interfaceIdentifier)
-    }
-}
-
-/// Opens a screen by its path.
-final class ScreenNavigationAction: NavigationAction {
-    let path: String
-
-    init(path: String) {
-        self.path = path
-    }
-
-    func view() -> any ViewRepresentable {
-        ServerScreenView(path: path)
-    }
-}
-
 /// What the app does itself: navigation. Executables are the screens' forms, sent to the server.
 @MainActor
 func handle(_ action: any Action, on screen: [any Component]) -> Bool {

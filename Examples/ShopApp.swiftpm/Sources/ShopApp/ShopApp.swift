@@ -31,7 +31,7 @@ enum Main {
 enum AppServices {
     static let server = TaksiServer(baseURL: serverURL, userID: installID)
     /// Keep the builder alive: it installs the features the decoders use.
-    @MainActor static let features = FeatureBuilder(features: [ShopFeature()])
+    @MainActor static let features = FeatureBuilder(features: [ScreensFeature()])
 
     static var serverURL: URL {
         ProcessInfo.processInfo.environment["TAKSI_SERVER_URL"].flatMap(URL.init(string:)) ?? URL(string: "http://localhost:8080")!

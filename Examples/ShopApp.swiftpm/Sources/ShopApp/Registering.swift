@@ -1,0 +1,1 @@
+../../../../docs/client-snippets/Registering.swift
