@@ -1,5 +1,7 @@
-import TaksiServerClient
+import Foundation
 import Testing
+
+@testable import TaksiServerClient
 
 /// What a path or query becomes in a URL: anything a URL cannot carry is percent-encoded (never
 /// a trap in `URLComponents`), escapes already there are kept.
@@ -33,5 +35,47 @@ struct ScreenPathTests {
     @Test("a path that names no screen is empty", arguments: ["", "/", "?q=1", "//?"])
     func empty(path: String) {
         #expect(ScreenPath(path).isEmpty)
+    }
+}
+
+/// No text an app may hand the library makes a request fail to build, or trap: random strings
+/// over an alphabet of what breaks URLs (spaces, `%`, `?`, `#`, braces, controls, accents,
+/// emoji), each made a request whose URL keeps the text, decoded, as it was.
+@Suite("Client library: any text")
+struct AnyTextTests {
+    /// A seeded generator: the same strings on every run.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let alphabet: [Character] = Array("aZ09-._~ %?#&=+/;:@!$'()*,[]{}|\\^`\"<>\t\n\r\u{0}\u{7F}é✓😀🇵🇹ﬁ\u{301}\u{200B}")
+
+    @Test("two thousand random paths and queries each become a URL that carries them")
+    func randomText() throws {
+        var generator = SplitMix(state: 42)
+        let server = TaksiServer(baseURL: URL(string: "https://screens.example.com/base/")!, appVersion: "1.0.0")
+        for _ in 0..<2000 {
+            let length = Int.random(in: 0...24, using: &generator)
+            let text = String((0..<length).map { _ in Self.alphabet.randomElement(using: &generator)! })
+            let path = ScreenPath(text)
+            let request = try server.request("screens/" + path.screen, query: path.query).get()
+            let url = try #require(request.url, "\(text.debugDescription)")
+            #expect(url.host == "screens.example.com")
+            #expect(url.absoluteString.hasPrefix("https://screens.example.com/base/screens/"), "\(text.debugDescription)")
+            // Without a `%` of its own, the path reads back as it was given.
+            let name = String(text.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+            if !text.contains("%") {
+                #expect(
+                    path.screen.removingPercentEncoding == name.trimmingCharacters(in: CharacterSet(charactersIn: "/")),
+                    "\(text.debugDescription)")
+            }
+        }
     }
 }
