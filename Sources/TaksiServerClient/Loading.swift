@@ -60,11 +60,11 @@ extension TaksiServer {
     public func load(_ path: String) async -> Result<LoadedScreen, TaksiServerError> {
         let path = ScreenPath(path)
         guard !path.isEmpty else { return .failure(.noScreen) }
-        var lastError = TaksiServerError.skeletonOutdated
+        var lastError = TaksiServerError.cancelled
         var outdated: (skeleton: Answer, passes: Int)?
         for pass in 1...retry.loads {
             await pause(before: pass)
-            if Task.isCancelled { break }
+            if Task.isCancelled { return .failure(.cancelled) }
             let skeleton: Answer
             switch await fetchSkeleton(path) {
             case .success(let answer) where answer.status == 200: skeleton = answer

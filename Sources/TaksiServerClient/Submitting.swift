@@ -20,8 +20,11 @@ public struct Submission: Sendable, Equatable {
     /// The screen the patch is for: the one submitted from, or the one loaded again when it had
     /// changed on the server (`412`) and still had every input sent.
     public let screen: LoadedScreen
-    /// The inputs the action does not declare, which the server ignored (`X-Taksi-Ignored-Inputs`).
+    /// The inputs the action does not declare, which the server ignored (`X-Taksi-Ignored-Inputs`):
+    /// at most ten names.
     public let ignoredInputs: [String]
+    /// How many more inputs were ignored than ``ignoredInputs`` names.
+    public let moreIgnoredInputs: Int
     /// The key the submit was sent with, every time.
     public let idempotencyKey: String
 }
@@ -71,10 +74,22 @@ extension TaksiServer {
                 let body = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any]
                 guard let body, body["interface_data"] != nil else { return .failure(answer.error) }
                 let then = body["then"].flatMap { try? JSONSerialization.data(withJSONObject: $0) }
+                // "a, b, and 3 more": the names are percent-encoded, the count is not.
+                var ignored = (answer.header("X-Taksi-Ignored-Inputs") ?? "").split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }.filter { !$0.isEmpty }
+                var more = 0
+                if let last = ignored.last, last.hasPrefix("and "), last.hasSuffix(" more"),
+                    let count = Int(last.dropFirst(4).dropLast(5))
+                {
+                    more = count
+                    ignored.removeLast()
+                }
                 return .success(
                     Submission(
                         status: answer.status, patch: answer.body, then: then, screen: target,
-                        ignoredInputs: answer.list("X-Taksi-Ignored-Inputs"), idempotencyKey: key))
+                        ignoredInputs: ignored.map { $0.removingPercentEncoding ?? $0 }, moreIgnoredInputs: more,
+                        idempotencyKey: key))
             }
         }
     }

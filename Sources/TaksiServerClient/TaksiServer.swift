@@ -157,7 +157,7 @@ struct Answer: Sendable {
         return .status(status, code: details?["code"] as? String, message: details?["message"] as? String)
     }
 
-    /// A comma-separated header's items, percent-decoded: `X-Taksi-Degraded`, `X-Taksi-Ignored-Inputs`.
+    /// A comma-separated header's items, percent-decoded: `X-Taksi-Degraded`.
     func list(_ name: String) -> [String] {
         (header(name) ?? "").split(separator: ",").map {
             let item = $0.trimmingCharacters(in: .whitespaces)

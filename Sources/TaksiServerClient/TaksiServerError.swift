@@ -26,6 +26,9 @@ public enum TaksiServerError: Error, Sendable, Equatable, CustomStringConvertibl
         return nil
     }
 
+    /// The task was cancelled before an answer came.
+    static let cancelled = TaksiServerError.transport(code: URLError.Code.cancelled.rawValue, message: "cancelled")
+
     /// A path that names no screen (`""`, `"?q=1"`).
     static let noScreen = TaksiServerError.invalidRequest("the path names no screen; give one like \"home\" or \"products/espresso-cups\"")
 

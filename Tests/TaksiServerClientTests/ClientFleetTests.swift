@@ -164,7 +164,12 @@ struct ClientFleetTests {
         let submission = try await server.submit(
             "subscribe", inputs: ["email": "ada@example.com", "frequency": "weekly", "nick name": "ada"], on: newsletter
         ).get()
-        #expect(submission.ignoredInputs == ["nick name"])
+        #expect(submission.ignoredInputs == ["nick name"] && submission.moreIgnoredInputs == 0)
+        var many = ["email": "ada@example.com"]
+        for index in 0..<12 { many["extra \(index)"] = "x" }
+        let crowded = try await server.submit("subscribe", inputs: many, on: newsletter).get()
+        #expect(crowded.ignoredInputs.count == 10 && crowded.moreIgnoredInputs == 2, "\(crowded.ignoredInputs)")
+        #expect(crowded.ignoredInputs.allSatisfy { $0.hasPrefix("extra ") })
         #expect(await server.submit("open_restaurant", inputs: [:], on: newsletter).failureCode == "action_not_found")
     }
 
