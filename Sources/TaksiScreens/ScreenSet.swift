@@ -30,6 +30,10 @@ public struct CompiledScreen: Sendable {
     /// The files this variant's payloads are made from, as diagnostics name them (`Screens/home.yaml`):
     /// its own, the fragments it uses, the fixtures it reads, the component schemas of its types.
     public var dependencies: [String] = []
+    /// The fragments it places (`help_button`), and the catalog's component types its skeleton
+    /// uses (`product_row`), sorted: what a cache tag names (a translation shares them).
+    public var fragmentsUsed: [String] = []
+    public var componentTypes: [String] = []
     /// The locale of this compilation, for a screen with localized text (`$text`); nil otherwise.
     public var locale: String?
     /// The same variant compiled in each other locale, by tag.

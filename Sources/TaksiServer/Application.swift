@@ -43,6 +43,8 @@ public struct Application: Sendable {
     public var published: PublishedScreens.State? = nil
     /// Published bundles loaded on demand for earlier revisions, when the screens come from the store.
     public var keptBundles: KeptBundles? = nil
+    /// Purges the CDN of what each reload changed, when `cdn` names purge targets.
+    public var purger: CDNPurger? = nil
     /// Set when shutdown begins; `/readyz` then answers 503.
     public let draining = Draining()
     /// Spans of requests and their calls, and the service that exports them (run first in the
@@ -69,7 +71,7 @@ public struct Application: Sendable {
         Responder(
             store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents,
             idempotency: idempotency, fleet: fleetSubmits, kept: keptBundles, published: published,
-            draining: draining, tracing: tracing?.requests
+            draining: draining, tracing: tracing?.requests, purger: purger
         )
     }
 
@@ -241,8 +243,10 @@ public func buildApplication(
     published: (name: String, screenSet: ScreenSet, bytes: Int?)? = nil,
     environment: [String: String]? = nil
 ) throws(ApplicationError) -> Application {
-    let missing = UpstreamCredentials.problems(
-        configuration.upstreamOptions.compactMapValues(\.credential), environment: environment ?? ProcessInfo.processInfo.environment)
+    let missing =
+        UpstreamCredentials.problems(
+            configuration.upstreamOptions.compactMapValues(\.credential), environment: environment ?? ProcessInfo.processInfo.environment)
+        + CDNPurger.problems(configuration.cdn, environment: environment ?? ProcessInfo.processInfo.environment)
     guard missing.isEmpty else { throw .credentials(missing) }
     var application: Application
     if let published {
@@ -272,6 +276,7 @@ public func buildApplication(
     }
     if let store {
         application.share(store)
+        if let state = application.published { application.purger?.follow(store, state: state) }
         if published != nil {
             application.keptBundles = KeptBundles(
                 store: store, screens: application.store, upstreams: Set(configuration.upstreams.keys), logger: logger)
@@ -372,6 +377,7 @@ public func buildApplication(
         screenSet,
         options: .init(
             skeletonMaxAge: configuration.skeletonMaxAge, skeletonStaleWhileRevalidate: configuration.skeletonStaleWhileRevalidate,
+            skeletonSharedMaxAge: configuration.cdn?.skeletonSharedMaxAge, cacheTags: configuration.cdn?.tags,
             appLinks: configuration.appLinks
         ),
         metrics: metrics, loadedBytes: screenSetBytes
@@ -381,6 +387,12 @@ public func buildApplication(
         let events = PreviewEvents(status: store.status)
         store.onChange { status in events.publish(status) }
         previewEvents = events
+    }
+    var purger: CDNPurger?
+    if let cdn = configuration.cdn, !cdn.targets.isEmpty {
+        let made = CDNPurger(settings: cdn, logger: logger, metrics: metrics)
+        store.onReplace { old, new in made.purge(screens: CDNPurger.changedScreens(from: old, to: new)) }
+        purger = made
     }
     return Application(
         configuration: configuration,
@@ -401,6 +413,7 @@ public func buildApplication(
         previewEvents: previewEvents,
         idempotency: IdempotencyStore(
             limits: IdempotencyStore.Limits(window: configuration.idempotencyWindow, maxBytes: configuration.idempotencyMaxBytes)
-        )
+        ),
+        purger: purger
     )
 }

@@ -112,6 +112,53 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("cdn: the tags' header, how long a CDN keeps skeletons, and purge targets whose tokens come from the environment or a file")
+    func cdn() throws {
+        let path = try temporaryFile(
+            #"""
+            {"cdn": {"tag_header": "Cache-Tag", "tag_prefix": "shop", "skeleton_shared_max_age": 3600, "purge": [
+              {"varnish": ["http://varnish-1:6081", "http://varnish-2:6081"]},
+              {"fastly": {"service_id": "SU1Z0isxPaozGVKXdv0eY", "token": {"env": "FASTLY_API_TOKEN"}, "soft": false}},
+              {"cloudflare": {"zone_id": "023e105f4ecef8ad9ca31a8372d0c353", "token": {"file": "secrets/cloudflare"}}}
+            ]}}
+            """#)
+        let directory = (path as NSString).deletingLastPathComponent
+        let cdn = try #require(try ServerConfiguration.resolve(file: path, environment: [:]).cdn)
+        #expect(cdn.tags == CacheTags(header: "Cache-Tag", prefix: "shop"))
+        #expect(cdn.skeletonSharedMaxAge == 3600)
+        #expect(
+            cdn.targets == [
+                .varnish([URL(string: "http://varnish-1:6081")!, URL(string: "http://varnish-2:6081")!]),
+                .fastly(
+                    serviceID: "SU1Z0isxPaozGVKXdv0eY", token: Secret(.environment("FASTLY_API_TOKEN")), soft: false,
+                    api: URL(string: "https://api.fastly.com")!),
+                .cloudflare(
+                    zoneID: "023e105f4ecef8ad9ca31a8372d0c353", token: Secret(.file(directory + "/secrets/cloudflare")),
+                    api: URL(string: "https://api.cloudflare.com")!),
+            ])
+        // The same object as JSON text in the environment.
+        let environment = try ServerConfiguration.resolve(
+            file: try temporaryFile("{}"), environment: ["TAKSI_CDN": #"{"purge": [{"varnish": ["http://127.0.0.1:6081"]}]}"#])
+        #expect(environment.cdn?.targets == [.varnish([URL(string: "http://127.0.0.1:6081")!])])
+
+        for (text, expected) in [
+            (#"{"skeleton_shared_max_age": 3600}"#, "needs a purge target"),
+            (#"{"purge": [{"fastly": {"service_id": "a", "token": "s3cret"}}]}"#, "never from this file's text"),
+            (#"{"purge": [{"fastyl": {}}]}"#, #"did you mean "fastly"?"#),
+            (#"{"purge": [{"varnish": ["varnish:6081"]}]}"#, "not a Varnish node's URL"),
+            (#"{"tag_hedaer": "Cache-Tag"}"#, #"did you mean "tag_header"?"#),
+            (#"{"tag_header": "Cache Tag"}"#, "the response header the CDN reads"),
+            (#"{"purge": [{"cloudflare": {"zone_id": "z", "token": {"env": "T"}, "zone": "x"}}]}"#, #"unknown key "zone""#),
+        ] {
+            let file = try temporaryFile(#"{"cdn": \#(text)}"#)
+            #expect {
+                try ServerConfiguration.resolve(file: file, environment: [:])
+            } throws: { error in
+                "\(error)".contains(expected)
+            }
+        }
+    }
+
     @Test("a wrong setting names where it came from and what to write")
     func errors() throws {
         let typo = try temporaryFile(#"{"prot": 8080}"#)
@@ -119,7 +166,7 @@ struct ConfigurationTests {
             throws: ConfigurationError(
                 source: typo,
                 message:
-                    #"unknown setting "prot"; the settings are host, port, screens, threads, log_level, watch, watch_interval, skeleton_max_age, skeleton_stale_while_revalidate, max_connections, idle_timeout, header_timeout, body_timeout, write_timeout, max_body_bytes, max_pipelined_requests, max_requests_per_connection, drain_timeout, access_log, log_format, access_log_format, access_log_output, preview, data_memo_max_bytes, idempotency_window, idempotency_max_bytes, store, screens_source, store_pool_size, store_timeout, upstreams, apple_app_ids, android_package, android_cert_fingerprints, tracing, tracing_endpoint, tracing_sampling, tracing_service_name, tracing_headers (did you mean "port"?)"#
+                    #"unknown setting "prot"; the settings are host, port, screens, threads, log_level, watch, watch_interval, skeleton_max_age, skeleton_stale_while_revalidate, max_connections, idle_timeout, header_timeout, body_timeout, write_timeout, max_body_bytes, max_pipelined_requests, max_requests_per_connection, drain_timeout, access_log, log_format, access_log_format, access_log_output, preview, data_memo_max_bytes, idempotency_window, idempotency_max_bytes, store, screens_source, store_pool_size, store_timeout, upstreams, cdn, apple_app_ids, android_package, android_cert_fingerprints, tracing, tracing_endpoint, tracing_sampling, tracing_service_name, tracing_headers (did you mean "port"?)"#
             )
         ) {
             try ServerConfiguration.resolve(file: typo, environment: [:])

@@ -29,6 +29,10 @@ package final class TestUpstream: Sendable {
         case oncePerConnection(String)
         /// 200 with this body when the request's `Authorization` is `authorization`, else 401.
         case authorized(String, body: String)
+        /// `first` to the first `times` requests, then `then`.
+        indirect case first(Int, Behavior, then: Behavior)
+        /// `429 Too Many Requests` with `Retry-After: seconds`, as an API's rate limit answers.
+        case rateLimited(retryAfter: Int)
         /// An OAuth 2.0 token endpoint: each request gets a new token (`token-1`, `token-2`, ...)
         /// that expires in `expiresIn` seconds.
         case issuesTokens(expiresIn: Int)
@@ -176,6 +180,12 @@ package final class TestUpstream: Sendable {
                 context.close(promise: nil)
             case .status(let code):
                 respond(context, status: HTTPResponseStatus(statusCode: code), body: #"{"error":"test"}"#, delay: .zero)
+            case .rateLimited(let seconds):
+                respond(
+                    context, status: .tooManyRequests, body: #"{"success":false,"errors":[{"code":971,"message":"rate limited"}]}"#,
+                    delay: .zero, headers: [("Retry-After", String(seconds))])
+            case .first:
+                preconditionFailure("resolved by behavior(for:in:)")
             case .json(let body, let delay):
                 respond(context, status: .ok, body: body, delay: delay)
             case .answer(let code, let body):
@@ -210,6 +220,12 @@ package final class TestUpstream: Sendable {
 
         private static func behavior(for path: String, in state: inout State) -> Behavior {
             let behavior = state.behaviors[path] ?? .status(404)
+            if case .first(let times, let first, let then) = behavior {
+                let used = state.drops[path, default: 0]
+                guard used < times else { return then }
+                state.drops[path] = used + 1
+                return first
+            }
             guard case .dropConnection(let times, let then) = behavior else { return behavior }
             let dropped = state.drops[path, default: 0]
             guard dropped < times else { return then }
@@ -217,9 +233,12 @@ package final class TestUpstream: Sendable {
             return behavior
         }
 
-        private func respond(_ context: ChannelHandlerContext, status: HTTPResponseStatus, body: String, delay: TimeAmount) {
+        private func respond(
+            _ context: ChannelHandlerContext, status: HTTPResponseStatus, body: String, delay: TimeAmount,
+            headers extra: [(String, String)] = []
+        ) {
             let send = {
-                var headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(body.utf8.count)")])
+                var headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "\(body.utf8.count)")] + extra)
                 headers.add(name: "Connection", value: "keep-alive")
                 context.write(
                     NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil

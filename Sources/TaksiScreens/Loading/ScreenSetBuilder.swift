@@ -424,6 +424,10 @@ struct ScreenSetBuilder {
             }
             if var compiled {
                 compiled.dependencies = dependencies(of: compiled, compiler: compiler, context: context)
+                compiled.fragmentsUsed = compiler.reader.fragmentsUsed.sorted()
+                compiled.componentTypes = Set(
+                    (compiler.expandedComponents ?? []).flatMap { ScreenCompiler.componentTypes(in: $0, at: .root).map(\.0) }
+                ).filter { context.components.files[$0] != nil }.sorted()
                 compilation.compiled.append(VariantGrouping.Entry(screen: compiled, root: screen.node, file: screen.file))
             } else {
                 let alternative = screen.node["alternative"]?.stringValue ?? CompiledScreen.defaultAlternative

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import TaksiSchema
+import TaksiScreens
 
 extension ServerConfiguration {
     /// One setting, described once: its key in the configuration file, its environment variable,
@@ -186,6 +187,23 @@ extension ServerConfiguration {
         ) { _, _, source throws(ConfigurationError) in
             throw ConfigurationError(
                 source: source, message: "upstreams is an object of names and base URLs, or one TAKSI_UPSTREAM_<NAME> variable each")
+        },
+        // An object in the file; the same object as JSON text in the environment.
+        Setting(
+            key: "cdn", environment: "TAKSI_CDN", flags: nil, defaultText: "none",
+            meaning:
+                "a CDN or caching proxy in front: the tags skeletons carry (`tag_header`, `Surrogate-Key` by default), how long it may keep them (`skeleton_shared_max_age`), and where a change is purged (`purge`: Varnish nodes, Fastly, Cloudflare); an object (JSON text in the environment); see [A CDN in front](operations.md#a-cdn-in-front)",
+            takesList: false
+        ) { configuration, value, source throws(ConfigurationError) in
+            guard !value.isEmpty else {
+                configuration.cdn = nil
+                return
+            }
+            guard let node = try? JSONParser.parse(Array(value.utf8)), case .object(let members) = node.value else {
+                throw ConfigurationError(
+                    source: source, message: "cdn is a JSON object, like {\"purge\": [{\"varnish\": [\"http://varnish:6081\"]}]}")
+            }
+            configuration.cdn = try CDNSettings(members, relativeTo: "", source: source)
         },
         Setting(
             key: "apple_app_ids", environment: "TAKSI_APPLE_APP_IDS", flags: nil, defaultText: "none",

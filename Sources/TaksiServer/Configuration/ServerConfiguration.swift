@@ -61,6 +61,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var appLinks = AppLinks()
     /// Spans of requests and their upstream calls, exported over OTLP/HTTP: see ``TracingSettings``.
     public var tracing = TracingSettings()
+    /// A CDN in front: cache tags, shared caching, purges; off by default: see ``CDNSettings``.
+    public var cdn: CDNSettings?
     /// The fleet's shared store (PostgreSQL); off by default: see ``StoreSettings``.
     public var store = StoreSettings()
     /// Where the served screens come from: the screens directory, or the bundles published to
@@ -168,6 +170,14 @@ public struct ServerConfiguration: Sendable, Equatable {
             let value = member.value.value
             if member.key == "upstreams" {
                 try applyUpstreams(member.value, in: file, relativeTo: directory)
+                continue
+            }
+            if member.key == "cdn" {
+                let source = "\(path):\(file.location(ofOffset: member.value.offset)): \"cdn\""
+                guard case .object(let members) = value else {
+                    throw ConfigurationError(source: source, message: "cdn is an object: tag_header, skeleton_shared_max_age, purge")
+                }
+                cdn = try CDNSettings(members, relativeTo: directory, source: source)
                 continue
             }
             let text: String

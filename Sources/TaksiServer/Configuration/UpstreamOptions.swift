@@ -58,7 +58,7 @@ public struct Secret: Sendable, Equatable, CustomStringConvertible {
             return .failure(
                 ConfigurationError(
                     source: description,
-                    message: text == nil ? "it is not set (or cannot be read); give the upstream's credential there" : "it is empty"))
+                    message: text == nil ? "it is not set (or cannot be read); give the secret there" : "it is empty"))
         }
         // A header value with a line break would split the request: refused whatever it is.
         guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
@@ -164,7 +164,7 @@ extension UpstreamOptions {
         }
         let at = "\(source).\(kind)"
         func secret(_ value: JSONValue?, _ key: String) throws(ConfigurationError) -> Secret {
-            try Self.secret(value, relativeTo: directory, source: key.isEmpty ? at : "\(at).\(key)")
+            try Secret.read(value, relativeTo: directory, source: key.isEmpty ? at : "\(at).\(key)")
         }
         func object(_ keys: [String], required: [String]) throws(ConfigurationError) -> [String: JSONValue] {
             guard case .object(let members) = body else {
@@ -250,9 +250,12 @@ extension UpstreamOptions {
         }
         return client
     }
+}
 
-    /// `{"env": "NAME"}` or `{"file": "path"}`; a literal is refused, so no secret sits in the file.
-    private static func secret(_ value: JSONValue?, relativeTo directory: String, source: String) throws(ConfigurationError) -> Secret {
+extension Secret {
+    /// `{"env": "NAME"}` or `{"file": "path"}` (relative to `directory`, the configuration file's);
+    /// a literal is refused, so no secret sits in the file.
+    static func read(_ value: JSONValue?, relativeTo directory: String, source: String) throws(ConfigurationError) -> Secret {
         guard case .object(let members)? = value, members.count == 1, let (kind, where_) = members.first, case .string(let text) = where_,
             !text.isEmpty, kind == "env" || kind == "file"
         else {
@@ -269,6 +272,6 @@ extension UpstreamOptions {
             }
             return Secret(.environment(text))
         }
-        return Secret(.file(path(text, relativeTo: directory)))
+        return Secret(.file(text.hasPrefix("/") || directory.isEmpty ? text : (directory as NSString).appendingPathComponent(text)))
     }
 }

@@ -17,6 +17,8 @@ struct OperationsEndpoint: Sendable {
     let draining: Draining
     /// What this replica serves of the published screens, when they come from the store.
     var published: PublishedScreens.State? = nil
+    /// The CDN purges, when configured: `/readyz` names the targets whose last purge failed.
+    var purger: CDNPurger? = nil
 
     func ready() -> HTTPResponse {
         let draining = self.draining.isDraining
@@ -59,6 +61,15 @@ struct OperationsEndpoint: Sendable {
             "revisions": .object(revisions(of: store.snapshot)),
             "earlier_sets": .number(Double(store.earlierSets.count)),
             "published": published.map { Self.published($0, formatter: formatter) } ?? .null,
+            "cdn": purger.map { purger in
+                [
+                    "failing": .array(
+                        purger.failing.map {
+                            ["target": .string($0.target), "error": .string($0.error), "since": .string(formatter.string(from: $0.since))]
+                        }),
+                    "waiting_on": .array(purger.waitingOn.map(JSONValue.string)),
+                ]
+            } ?? .null,
         ]
     }
 

@@ -93,11 +93,12 @@ public struct Responder: Sendable {
     ///   - published: what this replica serves of the published screens, for `/readyz`.
     ///   - draining: set when shutdown begins, so `/readyz` answers 503.
     ///   - tracing: makes a span of each request and of each call it makes; nil for none.
+    ///   - purger: the CDN purges, whose failing targets `/readyz` names.
     public init(
         store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
         memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, fleet: FleetSubmits? = nil,
         kept: KeptBundles? = nil, published: PublishedScreens.State? = nil, draining: Draining = Draining(),
-        tracing: RequestTracing? = nil
+        tracing: RequestTracing? = nil, purger: CDNPurger? = nil
     ) {
         self.tracing = tracing
         self.kept = kept
@@ -106,7 +107,7 @@ public struct Responder: Sendable {
         self.skeletons = SkeletonEndpoint(selector: selector, memo: memo)
         self.data = DataEndpoint(selector: selector, logger: logger, resolver: resolver, memo: memo)
         self.actions = ActionEndpoint(selector: selector, logger: logger, resolver: resolver, idempotency: idempotency, fleet: fleet)
-        self.operations = OperationsEndpoint(store: store, metrics: metrics, draining: draining, published: published)
+        self.operations = OperationsEndpoint(store: store, metrics: metrics, draining: draining, published: published, purger: purger)
         self.links = LinksEndpoint(store: store)
         self.preview = previewEvents.map(Preview.init(events:))
     }

@@ -121,7 +121,8 @@ public struct PublishedScreens: Service {
         guard let (name, bundle) = try await store.bundle(named: name) else { return }
         switch Self.load(bundle, named: name, upstreams: upstreams) {
         case .success(let (screenSet, bytes)):
-            screens.replace(with: screenSet, loadedBytes: bytes)
+            // Reported as served from the moment it is: what the swap's observers (a CDN purge
+            // waiting for the fleet) read is already this bundle.
             let previous = state.values.withLockedValue { values in
                 defer {
                     values.report.bundle = name
@@ -129,6 +130,7 @@ public struct PublishedScreens: Service {
                 }
                 return values.report.bundle
             }
+            screens.replace(with: screenSet, loadedBytes: bytes)
             Self.recordServed(name, previous: previous, metrics: metrics)
             Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "ok")], factory: metrics).increment()
             logger.info(

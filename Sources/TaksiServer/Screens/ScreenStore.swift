@@ -116,16 +116,18 @@ public final class ScreenStore: Sendable {
         Self.recordSize(screenSet, metrics)
         let date = Date()
         let time = now()
-        let (status, kept) = state.withLockedValue { state in
+        let (status, kept, replaced) = state.withLockedValue { state in
+            let replaced = state.screens
             state.earlier.insert((state.screens, state.bytes, time), at: 0)
             state.screens = screens
             state.bytes = bytes
             Self.dropUnneeded(&state)
             state.status = Status(version: screens.screenSet.version, loadedAt: date, lastReloadAt: date, pendingErrors: [])
-            return (state.status, prune(&state, at: time))
+            return (state.status, prune(&state, at: time), replaced)
         }
         recordKept(kept)
         notify(status)
+        for observer in replaceObservers.withLockedValue({ $0 }) { observer(replaced, screens) }
     }
 
     /// The sets served before the current one whose skeletons may still be cached somewhere,
@@ -179,6 +181,13 @@ public final class ScreenStore: Sendable {
     }
 
     private let observers = NIOLockedValueBox<[@Sendable (Status) -> Void]>([])
+
+    /// Calls `observer` with the set replaced and the one now served, after each replace.
+    public func onReplace(_ observer: @escaping @Sendable (ServedScreenSet, ServedScreenSet) -> Void) {
+        replaceObservers.withLockedValue { $0.append(observer) }
+    }
+
+    private let replaceObservers = NIOLockedValueBox<[@Sendable (ServedScreenSet, ServedScreenSet) -> Void]>([])
 
     private func notify(_ status: Status) {
         for observer in observers.withLockedValue({ $0 }) { observer(status) }

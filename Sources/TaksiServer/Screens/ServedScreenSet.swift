@@ -16,18 +16,30 @@ public final class ServedScreenSet: Sendable {
         /// Seconds after that it may still serve it while it revalidates.
         public var skeletonStaleWhileRevalidate: Int
 
+        /// Seconds a shared cache (a CDN) may keep a skeleton, when purges keep it fresh (`s-maxage`).
+        public var skeletonSharedMaxAge: Int?
+        /// The tags skeletons carry for a CDN's purges, when one is configured.
+        public var cacheTags: CacheTags?
+
         /// The apps the association files name.
         public var appLinks: AppLinks
 
-        public init(skeletonMaxAge: Int = 60, skeletonStaleWhileRevalidate: Int = 300, appLinks: AppLinks = AppLinks()) {
+        public init(
+            skeletonMaxAge: Int = 60, skeletonStaleWhileRevalidate: Int = 300, skeletonSharedMaxAge: Int? = nil,
+            cacheTags: CacheTags? = nil, appLinks: AppLinks = AppLinks()
+        ) {
             self.skeletonMaxAge = skeletonMaxAge
             self.skeletonStaleWhileRevalidate = skeletonStaleWhileRevalidate
+            self.skeletonSharedMaxAge = skeletonSharedMaxAge
+            self.cacheTags = cacheTags
             self.appLinks = appLinks
         }
 
-        /// Public, so CDNs and shared caches may keep skeletons.
+        /// Public, so CDNs and shared caches may keep skeletons; a CDN that is purged on every
+        /// change may keep them longer than a phone (`s-maxage`).
         var skeletonCacheControl: String {
-            "public, max-age=\(skeletonMaxAge), stale-while-revalidate=\(skeletonStaleWhileRevalidate)"
+            "public, max-age=\(skeletonMaxAge)" + (skeletonSharedMaxAge.map { ", s-maxage=\($0)" } ?? "")
+                + ", stale-while-revalidate=\(skeletonStaleWhileRevalidate)"
         }
     }
 
@@ -196,7 +208,7 @@ public final class ServedScreenSet: Sendable {
             let byVersion = screenSet.epochs.count > 1 && !variants.isVersioned ? ["X-Taksi-Version"] : []
             let dataVaried = varied + byVersion + [Self.skeletonHeader]
             // Every response, skeleton and data, is precomputed per locale like it is per variant.
-            func served(_ compiled: CompiledScreen) -> Variant {
+            func served(_ compiled: CompiledScreen, translating sources: CompiledScreen? = nil) -> Variant {
                 let revision = SkeletonRevision(skeleton: compiled.skeleton, catalog: screenSet.catalog)
                 var headers = [
                     ("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version),
@@ -207,7 +219,11 @@ public final class ServedScreenSet: Sendable {
                 let dataBody = compiled.staticData.map { JSONWriter.bytes($0.jsonValue) }
                 // Identity and gzip bodies (gzip at most as large) and four heads of about 512 bytes.
                 approximateBytes += 2 * (skeletonBody.count + (dataBody?.count ?? 0)) + 2048
-                let skeletonHeaders = headers + [("Cache-Control", options.skeletonCacheControl)]
+                var skeletonHeaders = headers + [("Cache-Control", options.skeletonCacheControl)]
+                if let tags = options.cacheTags {
+                    let names = tags.tags(of: compiled, sources: sources, screensVersion: screenSet.version)
+                    skeletonHeaders.append((tags.header, tags.value(names)))
+                }
                 return Variant(
                     compiled: compiled, revision: revision,
                     headers: headers + [("Vary", dataVaried.joined(separator: ", "))],
@@ -221,7 +237,7 @@ public final class ServedScreenSet: Sendable {
                             headers: headers + [("Cache-Control", Self.dataCacheControl)], vary: dataVaried
                         )
                     },
-                    metrics: metrics, translations: compiled.translations.mapValues(served)
+                    metrics: metrics, translations: compiled.translations.mapValues { served($0, translating: compiled) }
                 )
             }
             var servedVariants: [String: Variant] = [:]

@@ -1,0 +1,323 @@
+import AsyncHTTPClient
+public import Foundation
+public import Logging
+public import Metrics
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import TaksiSchema
+import TaksiScreens
+
+/// Purges a CDN of the skeletons a change made stale, after this replica serves the new set.
+///
+/// What is purged is what changed, found by comparing the two sets' outputs (``changedScreens(from:to:)``):
+/// each changed or removed screen's tag (``CacheTags/screen(_:)``), so editing a fragment purges the
+/// screens that place it and nothing else, and a catalog change the screens whose skeletons it
+/// changed. Each target gets the tags in batches of its size, retried with backoff (1, 2, 4, 8 s;
+/// a `Retry-After` is honoured); each purge is counted (`taksi_cdn_purges_total`, by target and
+/// result, and `taksi_cdn_purge_duration_seconds`) and logged, and a target whose last purge failed
+/// is named in `/readyz` until one succeeds. Secrets are read when a purge is sent, never logged.
+public final class CDNPurger: Sendable {
+    public let settings: CDNSettings
+    private let http: HTTPClient
+    private let logger: Logger
+    private let metrics: any MetricsFactory
+    private let environment: [String: String]
+    /// The pauses between the attempts of one purge.
+    let backoff: [Duration]
+    private let state = NIOLockedValueBox(State())
+
+    struct State {
+        var running = 0
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        /// By target description: why its last purge failed, and since when.
+        var failing: [String: (error: String, since: Date)] = [:]
+        /// The live replicas a fleet's purge waits for.
+        var waitingOn: [String] = []
+    }
+
+    public init(
+        settings: CDNSettings, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        self.settings = settings
+        self.http = .shared
+        self.logger = logger
+        self.metrics = metrics
+        self.environment = environment
+        self.backoff = settings.backoff
+    }
+
+    /// The purge targets' secrets that are not there (unset, empty, unreadable): the start stops.
+    static func problems(_ settings: CDNSettings?, environment: [String: String]) -> [ConfigurationError] {
+        (settings?.targets ?? []).flatMap { target in
+            target.secrets.compactMap { secret -> ConfigurationError? in
+                guard case .failure(let error) = secret.value(environment: environment) else { return nil }
+                return ConfigurationError(source: "the cdn's \(target.kind) token in \(error.source)", message: error.message)
+            }
+        }
+    }
+
+    /// The screens whose skeletons differ between two sets (any variant, locale, revision or
+    /// header a cache keys on), and those `new` no longer has, sorted.
+    public static func changedScreens(from old: ServedScreenSet, to new: ServedScreenSet) -> [String] {
+        var changed: [String] = []
+        for (name, screen) in old.screens {
+            guard let now = new.screens[name] else {
+                changed.append(name)
+                continue
+            }
+            if fingerprint(screen) != fingerprint(now) { changed.append(name) }
+        }
+        return changed.sorted()
+    }
+
+    /// What a cached skeleton of the screen holds: per variant (by its id, not its file, whose
+    /// name a published bundle prefixes), its revision, `Vary`, whether path fields make one per
+    /// URL, and each locale's skeleton bytes.
+    private static func fingerprint(_ screen: ServedScreenSet.Screen) -> [String] {
+        screen.served.values.sorted { $0.compiled.variantID < $1.compiled.variantID }.flatMap { variant in
+            let locales =
+                [(variant.compiled.locale ?? "", variant)] + variant.translations.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            return [variant.compiled.variantID, variant.revision.digest, screen.vary ?? "", String(variant.compiled.pathFields.count)]
+                + locales.map { locale, served in
+                    locale + "\u{0}" + String(decoding: JSONWriter.bytes(served.compiled.skeleton.jsonValue), as: UTF8.self)
+                }
+        }
+    }
+
+    /// Purges the tags of `screens` from every target, in the background; with screens from the
+    /// fleet's store, once every live replica serves this replica's bundle (see ``follow(_:state:wait:poll:)``).
+    public func purge(screens: [String]) {
+        guard !screens.isEmpty, !settings.targets.isEmpty else { return }
+        let tags = screens.map(settings.tags.screen)
+        state.withLockedValue { $0.running += 1 }
+        Task {
+            if let fleet = fleet.withLockedValue({ $0 }), await !self.waitForFleet(fleet, screens: screens) {
+                return self.finished()
+            }
+            await withTaskGroup(of: Void.self) { group in
+                for target in self.settings.targets {
+                    group.addTask { await self.purge(tags, from: target, screens: screens) }
+                }
+            }
+            self.finished()
+        }
+    }
+
+    private func finished() {
+        let waiting = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            state.running -= 1
+            guard state.running == 0 else { return [] }
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// A fleet following published screens: its store, this replica's report, and how long and how
+    /// often a purge waits for the others.
+    struct Fleet: Sendable {
+        let store: any FleetStore
+        let state: PublishedScreens.State
+        let wait: Duration
+        let poll: Duration
+    }
+
+    private let fleet = NIOLockedValueBox<Fleet?>(nil)
+
+    /// Replicas that reported within this long are live (they report every second).
+    static let alive = Duration.seconds(10)
+
+    /// With screens from the fleet's store: a purge waits until every live replica serves the
+    /// bundle this one serves (a CDN refetching from a replica still on the earlier bundle would
+    /// keep it), asking the store every `poll`, at most `wait` (then it is sent, with a warning
+    /// naming the replicas behind); then only the live replica whose name sorts first sends it.
+    public func follow(_ store: any FleetStore, state: PublishedScreens.State, wait: Duration = .seconds(120), poll: Duration = .seconds(1))
+    {
+        fleet.withLockedValue { $0 = Fleet(store: store, state: state, wait: wait, poll: poll) }
+    }
+
+    /// The live replicas a purge waits for, for `/readyz`: those not yet serving this one's bundle.
+    public var waitingOn: [String] {
+        state.withLockedValue { $0.waitingOn }
+    }
+
+    /// Whether this replica sends the purge, once the fleet serves its bundle (or the wait is over).
+    private func waitForFleet(_ fleet: Fleet, screens: [String]) async -> Bool {
+        let deadline = ContinuousClock.now + fleet.wait
+        while true {
+            let report = fleet.state.report
+            if let bundle = report.bundle, let live = try? await fleet.store.replicas(seenWithin: Self.alive),
+                live.contains(where: { $0.replica == report.replica })
+            {
+                let behind = live.filter { $0.bundle != bundle }.map(\.replica).sorted()
+                state.withLockedValue { $0.waitingOn = behind }
+                if behind.isEmpty {
+                    let first = live.map(\.replica).min()
+                    if first != report.replica {
+                        logger.debug(
+                            "cdn purge left to \(first ?? "another replica")",
+                            metadata: ["screens": .string(screens.joined(separator: " "))])
+                    }
+                    return first == report.replica
+                }
+                if ContinuousClock.now >= deadline {
+                    state.withLockedValue { $0.waitingOn = [] }
+                    logger.warning(
+                        "cdn purge sent while replicas still serve another bundle",
+                        metadata: ["behind": .string(behind.joined(separator: " ")), "bundle": .string(String(bundle.prefix(12)))])
+                    return true
+                }
+            } else if ContinuousClock.now >= deadline {
+                state.withLockedValue { $0.waitingOn = [] }
+                logger.warning("cdn purge sent without the store's word on the other replicas")
+                return true
+            }
+            try? await Task.sleep(for: fleet.poll)
+        }
+    }
+
+    /// Returns when no purge is running: for tests and shutdown.
+    public func idle() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLockedValue { state -> Bool in
+                if state.running == 0 { return true }
+                state.waiting.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// The targets whose last purge failed, for `/readyz`: target, error, since.
+    public var failing: [(target: String, error: String, since: Date)] {
+        state.withLockedValue { $0.failing }.map { ($0.key, $0.value.error, $0.value.since) }.sorted { $0.target < $1.target }
+    }
+
+    private func purge(_ tags: [String], from target: CDNSettings.PurgeTarget, screens: [String]) async {
+        for endpoint in Self.endpoints(of: target) {
+            let name = "\(target.kind) \(endpoint)"
+            let start = ContinuousClock.now
+            var attempt = 0
+            var outcome: Result<Void, PurgeError> = .success(())
+            for batch in Self.batches(tags, for: target) {
+                attempt = 0
+                while true {
+                    attempt += 1
+                    outcome = await send(batch, to: target, endpoint: endpoint)
+                    guard case .failure(let error) = outcome, attempt <= backoff.count else { break }
+                    try? await Task.sleep(for: error.retryAfter ?? backoff[attempt - 1])
+                }
+                if case .failure = outcome { break }
+            }
+            let elapsed = ContinuousClock.now - start
+            Timer(label: "taksi_cdn_purge_duration_seconds", dimensions: [("target", target.kind)], factory: metrics).recordNanoseconds(
+                elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+            var metadata: Logger.Metadata = [
+                "target": .string(name), "screens": .string(screens.joined(separator: " ")), "tags": .stringConvertible(tags.count),
+                "attempts": .stringConvertible(attempt), "duration_ms": .stringConvertible(Int(elapsed / .milliseconds(1))),
+            ]
+            switch outcome {
+            case .success:
+                Counter(label: "taksi_cdn_purges_total", dimensions: [("target", target.kind), ("result", "ok")], factory: metrics)
+                    .increment()
+                state.withLockedValue { $0.failing[name] = nil }
+                logger.info("cdn purged", metadata: metadata)
+            case .failure(let error):
+                Counter(label: "taksi_cdn_purges_total", dimensions: [("target", target.kind), ("result", "failed")], factory: metrics)
+                    .increment()
+                state.withLockedValue { $0.failing[name] = $0.failing[name] ?? (error.message, Date()) }
+                metadata["error"] = .string(error.message)
+                logger.error("cdn purge failed; the CDN may serve the earlier skeletons until they expire", metadata: metadata)
+            }
+        }
+    }
+
+    /// Where one purge goes: each Varnish node, or the provider's API.
+    static func endpoints(of target: CDNSettings.PurgeTarget) -> [String] {
+        switch target {
+        case .varnish(let nodes): nodes.map(\.absoluteString)
+        case .fastly(let service, _, _, let api): [api.absoluteString + "/service/" + service + "/purge"]
+        case .cloudflare(let zone, _, let api): [api.absoluteString + "/client/v4/zones/" + zone + "/purge_cache"]
+        }
+    }
+
+    /// The tags in requests of the target's size: Fastly takes 256 keys, Cloudflare 100 tags, a
+    /// Varnish header 4,000 bytes (its default header limit is 8 KB).
+    static func batches(_ tags: [String], for target: CDNSettings.PurgeTarget) -> [[String]] {
+        switch target {
+        case .fastly: return stride(from: 0, to: tags.count, by: 256).map { Array(tags[$0..<min($0 + 256, tags.count)]) }
+        case .cloudflare: return stride(from: 0, to: tags.count, by: 100).map { Array(tags[$0..<min($0 + 100, tags.count)]) }
+        case .varnish:
+            var batches: [[String]] = []
+            var current: [String] = []
+            var bytes = 0
+            for tag in tags {
+                if bytes + tag.utf8.count + 1 > 4000, !current.isEmpty {
+                    batches.append(current)
+                    current = []
+                    bytes = 0
+                }
+                current.append(tag)
+                bytes += tag.utf8.count + 1
+            }
+            if !current.isEmpty { batches.append(current) }
+            return batches
+        }
+    }
+
+    struct PurgeError: Error {
+        let message: String
+        var retryAfter: Duration?
+    }
+
+    private func send(_ tags: [String], to target: CDNSettings.PurgeTarget, endpoint: String) async -> Result<Void, PurgeError> {
+        var request = HTTPClientRequest(url: endpoint)
+        request.headers.add(name: "User-Agent", value: "taksi-server/\(TaksiServerVersion.current)")
+        switch target {
+        case .varnish:
+            request.method = .RAW(value: "PURGE")
+            // vmod_xkey's example VCL reads `xkey` (0.20) or `xkey-purge` (later versions): both.
+            request.headers.add(name: "xkey-purge", value: tags.joined(separator: " "))
+            request.headers.add(name: "xkey", value: tags.joined(separator: " "))
+        case .fastly(_, let token, let soft, _):
+            guard case .success(let key) = token.value(environment: environment) else {
+                return .failure(PurgeError(message: "its token (\(token)) is not set"))
+            }
+            request.method = .POST
+            request.headers.add(name: "Fastly-Key", value: key)
+            request.headers.add(name: "Accept", value: "application/json")
+            request.headers.add(name: "Surrogate-Key", value: tags.joined(separator: " "))
+            if soft { request.headers.add(name: "Fastly-Soft-Purge", value: "1") }
+        case .cloudflare(_, let token, _):
+            guard case .success(let key) = token.value(environment: environment) else {
+                return .failure(PurgeError(message: "its token (\(token)) is not set"))
+            }
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: "Bearer " + key)
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: JSONWriter.bytes(["tags": .array(tags.map(JSONValue.string))])))
+        }
+        do {
+            let response = try await http.execute(request, timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            guard (200..<300).contains(response.status.code) else {
+                var error = PurgeError(message: "\(response.status.code) \(String(buffer: body).prefix(200))")
+                if let seconds = response.headers.first(name: "Retry-After").flatMap(Int.init), seconds >= 0, seconds <= 300 {
+                    error.retryAfter = .seconds(seconds)
+                }
+                return .failure(error)
+            }
+            // Cloudflare answers 200 with {"success": false} too.
+            if case .cloudflare = target, let answer = try? JSONParser.parse(Array(buffer: body)).value,
+                answer["success"]?.boolValue == false
+            {
+                return .failure(PurgeError(message: "200 with success false: \(String(buffer: body).prefix(200))"))
+            }
+            return .success(())
+        } catch {
+            return .failure(PurgeError(message: String(describing: error)))
+        }
+    }
+}

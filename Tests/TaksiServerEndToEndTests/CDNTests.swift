@@ -1,0 +1,284 @@
+import Foundation
+import MetricsTestKit
+import TaksiPostgres
+import TaksiScreens
+import TaksiServer
+import TaksiTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// taksi-server behind a real Varnish with vmod_xkey (Debian's `varnish` and `varnish-modules`),
+/// configured with the VCL the docs ship (`deploy/varnish/taksi.vcl`): skeletons kept for an hour
+/// (`s-maxage`), tagged, and purged by tag when a change is served.
+@Suite("A CDN in front")
+struct CDNTests {
+    /// The shipped VCL, its backend's port to be filled in.
+    static func vcl() throws -> String {
+        try String(contentsOf: repositoryRoot.appendingPathComponent("deploy/varnish/taksi.vcl"), encoding: .utf8)
+            .replacingOccurrences(of: ".port = \"8080\";", with: ".port = \"BACKEND_PORT\";")
+    }
+
+    /// Ten screens; the first four place the fragment `banner`, whose text is `banner`.
+    static func screens(banner: String) -> [String: [UInt8]] {
+        var files = [
+            "fragments/banner.yaml": Array(
+                "description: A banner.\ncomponents:\n  - {name: label_component, identifier: banner, content: {value: \(banner)}}\n".utf8)
+        ]
+        for index in 1...10 {
+            let fragment = index <= 4 ? "  - $fragment: banner\n" : ""
+            files["s\(index).yaml"] = Array(
+                "name: s\(index)\nentry: true\ncomponents:\n\(fragment)  - {name: label_component, identifier: title, content: {value: Screen \(index)}}\n"
+                    .utf8)
+        }
+        return files
+    }
+
+    /// A GET through Varnish: the body and whether Varnish answered it from its cache.
+    static func get(_ path: String, port: Int) async throws -> (body: String, cache: String?, status: Int) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        let session = URLSession(configuration: configuration)
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
+        return try await withCheckedThrowingContinuation { continuation in
+            session.dataTask(with: url) { body, response, error in
+                guard let body, let http = response as? HTTPURLResponse else {
+                    return continuation.resume(throwing: error ?? URLError(.badServerResponse))
+                }
+                continuation.resume(
+                    returning: (String(decoding: body, as: UTF8.self), http.value(forHTTPHeaderField: "X-Cache"), http.statusCode))
+            }.resume()
+        }
+    }
+
+    @Test("behind Varnish with skeletons kept for an hour, a fragment's edit purges exactly the screens that place it")
+    func varnishPurgesByTag() async throws {
+        guard VarnishServer.isAvailable else {
+            print("skipped: Varnish is not installed (apt-get install varnish varnish-modules)")
+            return
+        }
+        let vcl = try Self.vcl()
+        let varnish = try VarnishServer(vcl: vcl)
+        defer { varnish.stop() }
+        var configuration = ServerConfiguration.forTests()
+        configuration.cdn = CDNSettings(skeletonSharedMaxAge: 3600, targets: [.varnish([varnish.url])])
+        let first = try #require(ScreenSetLoader.load(files: Self.screens(banner: "Sale")).screenSet)
+        let application = buildApplication(configuration: configuration, screenSet: first, logger: testLogger("test"))
+        try await withRunningServer(application) { port in
+            try varnish.use(vcl, backendPort: port)
+            let names = (1...10).map { "s\($0)" }
+            for name in names { #expect(try await Self.get("/screens/\(name)", port: varnish.port).cache == "miss") }
+            var hitsBefore = 0
+            for name in names where try await Self.get("/screens/\(name)", port: varnish.port).cache == "hit" { hitsBefore += 1 }
+            #expect(hitsBefore == 10)
+
+            // A release: the banner's text changes. Once it is served, the purge has been sent.
+            let second = try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet)
+            application.store.replace(with: second)
+            await application.purger?.idle()
+            for name in names {
+                let answer = try await Self.get("/screens/\(name)", port: varnish.port)
+                #expect(answer.status == 200)
+                if ["s1", "s2", "s3", "s4"].contains(name) {
+                    #expect(answer.cache == "miss", "\(name) places the banner: purged")
+                    #expect(answer.body.contains("Summer sale"), "\(name): \(answer.body)")
+                } else {
+                    #expect(answer.cache == "hit", "\(name) does not place it: still cached")
+                }
+            }
+            #expect(application.purger?.failing.isEmpty == true)
+        }
+    }
+
+    @Test("a Varnish node that refuses the purge is retried, then named in /readyz until a purge succeeds")
+    func refusedPurgeIsVisible() async throws {
+        let node = try await TestUpstream()
+        node.on("/", .status(403))
+        var configuration = ServerConfiguration.forTests()
+        configuration.cdn = CDNSettings(targets: [.varnish([URL(string: node.baseURL)!])])
+        configuration.cdn?.backoff = [.zero, .zero]
+        let first = try #require(ScreenSetLoader.load(files: Self.screens(banner: "Sale")).screenSet)
+        let application = buildApplication(configuration: configuration, screenSet: first, logger: testLogger("test"))
+        let purger = try #require(application.purger)
+        application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
+        await purger.idle()
+        #expect(node.requests.count == 3, "tried, then retried after each of the two pauses")
+        let request = try #require(node.requests.first)
+        #expect(request.method == "PURGE")
+        let tags = request.headers.first { $0.0.lowercased() == "xkey-purge" }?.1
+        #expect(tags == "taksi:screen:s1 taksi:screen:s2 taksi:screen:s3 taksi:screen:s4")
+        let ready = await TestClient.router(application.responder).respond(uri: "/readyz")
+        let failing = ready.json?["cdn"]?["failing"]?.arrayValue ?? []
+        #expect(failing.count == 1)
+        #expect(failing.first?["error"]?.stringValue?.hasPrefix("403") == true, "\(ready.text)")
+        try await node.stop()
+    }
+
+    /// A purger of `target` with no pauses between attempts, and the header of a recorded request.
+    static func purger(_ target: CDNSettings.PurgeTarget, environment: [String: String]) -> CDNPurger {
+        var settings = CDNSettings(targets: [target])
+        settings.backoff = [.zero, .zero]
+        return CDNPurger(settings: settings, logger: testLogger("test"), environment: environment)
+    }
+
+    static func header(_ request: TestUpstream.Request, _ name: String) -> String? {
+        request.headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    // Fastly and Cloudflare cannot be reached from CI: their requests are checked here against
+    // each provider's documented API, by a local server standing for it.
+
+    @Test("Fastly: POST /service/<id>/purge with Fastly-Key and the keys in Surrogate-Key, 256 at most a request, soft by default")
+    func fastlyRequests() async throws {
+        let api = try await TestUpstream()
+        api.on("/service/SU1Z0isxPaozGVKXdv0eY/purge", .json(#"{"taksi:screen:s0": "108-1391560174-974124"}"#))
+        let purger = Self.purger(
+            .fastly(
+                serviceID: "SU1Z0isxPaozGVKXdv0eY", token: Secret(.environment("FASTLY_API_TOKEN")), soft: true,
+                api: URL(string: api.baseURL)!),
+            environment: ["FASTLY_API_TOKEN": "f4stly-t0ken"])
+        purger.purge(screens: (0..<300).map { "s\($0)" })
+        await purger.idle()
+        let requests = api.requests
+        #expect(requests.count == 2, "256 keys, then 44")
+        #expect(requests.map(\.method) == ["POST", "POST"])
+        #expect(requests.map { Self.header($0, "Surrogate-Key")?.split(separator: " ").count } == [256, 44])
+        #expect(Self.header(requests[0], "Surrogate-Key")?.hasPrefix("taksi:screen:s0 taksi:screen:s1 ") == true)
+        for request in requests {
+            #expect(Self.header(request, "Fastly-Key") == "f4stly-t0ken")
+            #expect(Self.header(request, "Fastly-Soft-Purge") == "1")
+            #expect(Self.header(request, "Accept") == "application/json")
+        }
+        #expect(purger.failing.isEmpty)
+        try await api.stop()
+    }
+
+    @Test(
+        "Cloudflare: POST /client/v4/zones/<id>/purge_cache with a Bearer token and {\"tags\": [...]}, 100 a request; a 429 waits its Retry-After"
+    )
+    func cloudflareRequests() async throws {
+        let api = try await TestUpstream()
+        let answer = #"{"success": true, "errors": [], "messages": [], "result": {"id": "023e105f4ecef8ad9ca31a8372d0c353"}}"#
+        api.on("/client/v4/zones/023e105f4ecef8ad9ca31a8372d0c353/purge_cache", .first(1, .rateLimited(retryAfter: 0), then: .json(answer)))
+        let purger = Self.purger(
+            .cloudflare(
+                zoneID: "023e105f4ecef8ad9ca31a8372d0c353", token: Secret(.environment("CLOUDFLARE_API_TOKEN")),
+                api: URL(string: api.baseURL)!),
+            environment: ["CLOUDFLARE_API_TOKEN": "cl0udfl4re"])
+        purger.purge(screens: (0..<250).map { "s\($0)" })
+        await purger.idle()
+        let requests = api.requests
+        #expect(requests.count == 4, "the first refused (429), sent again; then 100, 100, 50")
+        var sizes: [Int] = []
+        for request in requests {
+            #expect(request.method == "POST")
+            #expect(Self.header(request, "Authorization") == "Bearer cl0udfl4re")
+            #expect(Self.header(request, "Content-Type") == "application/json")
+            let body = try JSONDecoder().decode([String: [String]].self, from: Data(request.body.utf8))
+            #expect(Array(body.keys) == ["tags"])
+            sizes.append(body["tags"]?.count ?? 0)
+        }
+        #expect(sizes == [100, 100, 100, 50])
+        #expect(purger.failing.isEmpty)
+        try await api.stop()
+    }
+
+    @Test("Cloudflare's 200 with success false is a failure; a token that is not set fails the purge without a request, and the start")
+    func providerFailures() async throws {
+        let api = try await TestUpstream()
+        api.on(
+            "/client/v4/zones/z1/purge_cache",
+            .json(
+                #"{"success": false, "errors": [{"code": 1134, "message": "Purge by tag is not allowed"}], "messages": [], "result": null}"#
+            ))
+        let zone = CDNSettings.PurgeTarget.cloudflare(
+            zoneID: "z1", token: Secret(.environment("CLOUDFLARE_API_TOKEN")), api: URL(string: api.baseURL)!)
+        let refused = Self.purger(zone, environment: ["CLOUDFLARE_API_TOKEN": "t"])
+        refused.purge(screens: ["home"])
+        await refused.idle()
+        #expect(api.requests.count == 3, "sent, and again after each pause")
+        #expect(refused.failing.first?.error.contains("Purge by tag is not allowed") == true, "\(refused.failing)")
+
+        let unset = Self.purger(zone, environment: [:])
+        unset.purge(screens: ["home"])
+        await unset.idle()
+        #expect(api.requests.count == 3, "no request without a token")
+        #expect(unset.failing.first?.error.contains("CLOUDFLARE_API_TOKEN") == true)
+
+        var configuration = ServerConfiguration.forTests()
+        configuration.screensDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-none-\(UUID())").path
+        configuration.cdn = CDNSettings(targets: [zone])
+        #expect {
+            try buildApplication(configuration: configuration, logger: testLogger("test"), environment: [:])
+        } throws: { error in
+            guard case .credentials(let problems) = error as? ApplicationError else { return false }
+            return problems.map(\.description) == [
+                "the cdn's cloudflare token in the environment variable CLOUDFLARE_API_TOKEN: it is not set (or cannot be read); give the secret there"
+            ]
+        }
+        try await api.stop()
+    }
+
+    /// A replica of the fleet named `name`, on the store's bundle `bundle`, purging `node` (a
+    /// Varnish node standing in), and the service that makes it follow the store.
+    static func replica(
+        _ name: String, of store: PostgresFleetStore, bundle: String, node: TestUpstream
+    ) async throws -> (Application, PublishedScreens, CDNPurger) {
+        var configuration = ServerConfiguration.forTests()
+        configuration.cdn = CDNSettings(targets: [.varnish([URL(string: node.baseURL)!])])
+        let (named, files) = try #require(try await store.bundle(named: bundle))
+        guard case .success(let (screenSet, bytes)) = PublishedScreens.load(files, named: named, upstreams: []) else {
+            throw FixtureError.invalidScreens("the published bundle did not load")
+        }
+        var application = try buildApplication(
+            configuration: configuration, logger: testLogger(name), store: store, published: (named, screenSet, bytes))
+        // Two replicas in one process: each its own name in the store.
+        let state = PublishedScreens.State(replica: name, serving: named)
+        application.published = state
+        let purger = try #require(application.purger)
+        purger.follow(store, state: state, wait: .seconds(60), poll: .milliseconds(20))
+        let follower = PublishedScreens(
+            store: store, screens: application.store, upstreams: [], interval: .seconds(1), state: state, logger: testLogger(name),
+            metrics: TestMetrics())
+        return (application, follower, purger)
+    }
+
+    @Test("a fleet on the store purges once every live replica serves the new bundle, and only once: from the first-named replica")
+    func fleetPurgesOnce() async throws {
+        guard PostgresServer.isAvailable else {
+            print("skipped: PostgreSQL is not installed")
+            return
+        }
+        let database = try PostgresServer()
+        defer { database.remove() }
+        let node = try await TestUpstream()
+        node.on("/", .status(200))
+        try await PublishedScreensTests.withStore(database) { store in
+            let first = try await store.publish(ScreenBundle(files: Self.screens(banner: "Sale")), screens: 10, revisions: [], by: "test")
+            let (a, followerA, purgerA) = try await Self.replica("replica-a", of: store, bundle: first.release.bundle, node: node)
+            let (b, followerB, purgerB) = try await Self.replica("replica-b", of: store, bundle: first.release.bundle, node: node)
+            await followerA.follow()
+            await followerB.follow()
+
+            _ = try await store.publish(ScreenBundle(files: Self.screens(banner: "Summer sale")), screens: 10, revisions: [], by: "test")
+            await followerA.follow()
+            // replica-a serves the new bundle; its purge waits for replica-b.
+            #expect(await eventually { purgerA.waitingOn == ["replica-b"] })
+            #expect(node.requests.isEmpty, "nothing purged while a replica would answer a refetch with the earlier skeleton")
+            let ready = await TestClient.router(a.responder).respond(uri: "/readyz")
+            #expect(ready.json?["cdn"]?["waiting_on"] == ["replica-b"], "\(ready.text)")
+
+            await followerB.follow()
+            await purgerA.idle()
+            await purgerB.idle()
+            #expect(node.requests.count == 1, "one purge for the fleet")
+            let tags = node.requests.first.flatMap { Self.header($0, "xkey-purge") }
+            #expect(tags == "taksi:screen:s1 taksi:screen:s2 taksi:screen:s3 taksi:screen:s4")
+            #expect(purgerA.waitingOn.isEmpty && purgerB.waitingOn.isEmpty)
+            _ = b
+        }
+        try await node.stop()
+    }
+}
