@@ -191,6 +191,8 @@ def main():
         check("Open now near Central Station" in text_of(browser, '[data-identifier="headline"]'), "the headline is filled", browser)
         check("Sakura Ramen" in text_of(browser, '[data-identifier="restaurants"]'), "the restaurant cards are filled", browser)
         check(text_of(browser, "#variant").startswith("home|>= 2.0|default"), "the variant for app 2.1 is shown", browser)
+        tags = text_of(browser, "#cache-tags").split()
+        check("taksi:screen:home" in tags and "taksi:fragment:greeting" in tags, "the CDN tags of the variant are shown", browser)
         link = browser.evaluate("(document.querySelector('a[href^=\"/preview/restaurants/sakura-ramen\"]') || {}).href || ''")
         check("version=2.1" in link, "a card's navigation links to its target's preview, with the app version", browser)
         check(browser.evaluate("!!document.querySelector('a[href^=\"/preview/landing\"]')"), "the log out button links to landing's preview", browser)

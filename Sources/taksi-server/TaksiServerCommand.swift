@@ -265,6 +265,15 @@ struct Validate: ParsableCommand {
     )
     var affected: [String] = []
 
+    @Option(
+        parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "Print the tags these screens' skeletons carry for a CDN (with config.json's cdn header and prefix): what a change to them purges.",
+            valueName: "screen"
+        )
+    )
+    var tags: [String] = []
+
     func run() throws {
         let load = try project.load()
         if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
@@ -279,16 +288,41 @@ struct Validate: ParsableCommand {
         } catch {
             printError("warning: the editor schemas in \(schemas.path) could not be updated: \(error.localizedDescription)")
         }
-        if !affected.isEmpty, let screenSet = load.screenSet { print(Self.affectedReport(affected, in: screenSet)) }
+        let cacheTags = (try? project.configuration().cdn?.tags) ?? CacheTags()
+        if !affected.isEmpty, let screenSet = load.screenSet { print(Self.affectedReport(affected, in: screenSet, tags: cacheTags)) }
+        if !tags.isEmpty, let screenSet = load.screenSet { print(Self.tagsReport(of: tags, in: screenSet, tags: cacheTags)) }
+    }
+
+    /// The cache tags of each variant of `screens`, one line per variant and locale:
+    /// `home  Screens/home.yaml  en  taksi taksi:version:... taksi:screen:home ...`.
+    static func tagsReport(of screens: [String], in screenSet: ScreenSet, tags: CacheTags) -> String {
+        var lines: [String] = []
+        for name in screens {
+            guard let variants = screenSet.screens[name] else {
+                lines.append("\(name): no such screen" + NameSuggestion.hint(for: name, among: screenSet.names))
+                continue
+            }
+            for variant in variants.all {
+                let compilations = [variant] + variant.translations.sorted { $0.key < $1.key }.map(\.value)
+                for compiled in compilations {
+                    let names = tags.tags(of: compiled, sources: variant, screensVersion: screenSet.version)
+                    lines.append(
+                        [name, variant.file, compiled.locale].compactMap { $0 }.joined(separator: "  ") + "  "
+                            + names.joined(separator: " "))
+                }
+            }
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// Which variants depend on each of `files`, one per line, then a count:
     /// `home  Screens/home.yaml  (version >= 2.0; through Screens/fragments/greeting.yaml)`.
-    static func affectedReport(_ files: [String], in screenSet: ScreenSet) -> String {
+    static func affectedReport(_ files: [String], in screenSet: ScreenSet, tags: CacheTags = CacheTags()) -> String {
         func canonical(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
         let wanted = Dictionary(files.map { (canonical($0), $0) }, uniquingKeysWith: { first, _ in first })
         var lines: [String] = []
         var screens: Set<String> = []
+        var skeletons: Set<String> = []
         var matched: Set<String> = []
         for name in screenSet.names {
             for variant in screenSet.screens[name]?.all ?? [] {
@@ -296,6 +330,8 @@ struct Validate: ParsableCommand {
                 guard !through.isEmpty else { continue }
                 matched.formUnion(through)
                 screens.insert(name)
+                // A fixture makes data, which no CDN keeps: only the skeleton's files purge it.
+                if through.contains(where: { !$0.split(separator: "/").contains("fixtures") }) { skeletons.insert(name) }
                 var notes = [variant.requirement.map { "version \($0)" } ?? "every version"]
                 if variant.alternative != CompiledScreen.defaultAlternative { notes.append("alternative \(variant.alternative)") }
                 let others = through.filter { $0 != wanted[canonical(variant.file)] }
@@ -310,6 +346,10 @@ struct Validate: ParsableCommand {
         lines.append(
             "\(count) variant\(count == 1 ? "" : "s") of \(screens.count) screen\(screens.count == 1 ? "" : "s") change with \(files.count == 1 ? "this file" : "these files")"
         )
+        if !screens.isEmpty {
+            let purged = skeletons.sorted().map(tags.screen)
+            lines.append("a CDN purges: " + (purged.isEmpty ? "nothing (only data changes)" : purged.joined(separator: " ")))
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -238,7 +238,8 @@ struct CDNTests {
         let state = PublishedScreens.State(replica: name, serving: named)
         application.published = state
         let purger = try #require(application.purger)
-        purger.follow(store, state: state, wait: .seconds(60), poll: .milliseconds(20))
+        // Reports made once by hand here (no follower runs between them): live for the whole test.
+        purger.follow(store, state: state, wait: .seconds(60), poll: .milliseconds(20), alive: .seconds(3600))
         let follower = PublishedScreens(
             store: store, screens: application.store, upstreams: [], interval: .seconds(1), state: state, logger: testLogger(name),
             metrics: TestMetrics())

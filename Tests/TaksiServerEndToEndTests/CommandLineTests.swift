@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import TaksiScreens
 import TaksiTestSupport
 import Testing
 
@@ -78,6 +79,7 @@ struct CommandLineTests {
                 home  \(directory.path)/home-new.json  (version >= 2.0; through \(directory.path)/fragments/header.yaml)
                 home  \(directory.path)/home.json  (every version; through \(directory.path)/fragments/header.yaml)
                 2 variants of 1 screen change with this file
+                a CDN purges: taksi:screen:home
 
                 """
         )
@@ -91,6 +93,22 @@ struct CommandLineTests {
                 home  ./home.json  (every version; through strings/en.yaml)
                 links.yaml: no variant's payloads are made from it
                 3 variants of 2 screens change with these files
+                a CDN purges: taksi:screen:about taksi:screen:home
+
+                """
+        )
+        // What a CDN keyed with config.json's cdn would be purged of, per variant and locale.
+        let config = directory.deletingLastPathComponent().appendingPathComponent("taksi-config-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: config) }
+        try Data(#"{"cdn": {"tag_header": "Cache-Tag", "tag_prefix": "shop"}}"#.utf8).write(to: config)
+        let tags = try run(["validate", ".", "--config", config.path, "--tags", "home", "abuot"], in: directory)
+        let version = try #require(ScreenSetLoader.load(directory: directory.path).screenSet?.version)
+        #expect(
+            tags.output == """
+                2 screens (3 variants) are valid
+                home  ./home-new.json  en  shop shop:version:\(version) shop:screen:home shop:strings:en shop:fragment:header
+                home  ./home.json  en  shop shop:version:\(version) shop:screen:home shop:strings:en shop:fragment:header
+                abuot: no such screen (did you mean "about"?)
 
                 """
         )

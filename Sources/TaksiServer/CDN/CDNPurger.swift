@@ -122,20 +122,21 @@ public final class CDNPurger: Sendable {
         let state: PublishedScreens.State
         let wait: Duration
         let poll: Duration
+        let alive: Duration
     }
 
     private let fleet = NIOLockedValueBox<Fleet?>(nil)
-
-    /// Replicas that reported within this long are live (they report every second).
-    static let alive = Duration.seconds(10)
 
     /// With screens from the fleet's store: a purge waits until every live replica serves the
     /// bundle this one serves (a CDN refetching from a replica still on the earlier bundle would
     /// keep it), asking the store every `poll`, at most `wait` (then it is sent, with a warning
     /// naming the replicas behind); then only the live replica whose name sorts first sends it.
-    public func follow(_ store: any FleetStore, state: PublishedScreens.State, wait: Duration = .seconds(120), poll: Duration = .seconds(1))
-    {
-        fleet.withLockedValue { $0 = Fleet(store: store, state: state, wait: wait, poll: poll) }
+    /// Live: reported within `alive` (replicas report every second, as `rollout status` counts).
+    public func follow(
+        _ store: any FleetStore, state: PublishedScreens.State, wait: Duration = .seconds(120), poll: Duration = .seconds(1),
+        alive: Duration = .seconds(10)
+    ) {
+        fleet.withLockedValue { $0 = Fleet(store: store, state: state, wait: wait, poll: poll, alive: alive) }
     }
 
     /// The live replicas a purge waits for, for `/readyz`: those not yet serving this one's bundle.
@@ -148,7 +149,7 @@ public final class CDNPurger: Sendable {
         let deadline = ContinuousClock.now + fleet.wait
         while true {
             let report = fleet.state.report
-            if let bundle = report.bundle, let live = try? await fleet.store.replicas(seenWithin: Self.alive),
+            if let bundle = report.bundle, let live = try? await fleet.store.replicas(seenWithin: fleet.alive),
                 live.contains(where: { $0.replica == report.replica })
             {
                 let behind = live.filter { $0.bundle != bundle }.map(\.replica).sorted()

@@ -106,7 +106,8 @@ struct Preview: Sendable {
                 "name": .string(name),
                 "parameters": .object(pattern.parameters.mapValues(ScreenIndex.parameterEntry)),
                 "parameter_order": .array(pattern.parameterNames.map(JSONValue.string)),
-                "variants": .array(variants.all.map { variantEntry($0, of: variants) }),
+                "variants": .array(
+                    variants.all.map { variantEntry($0, of: variants, tags: screens.cacheTags ?? CacheTags(), version: screenSet.version) }),
                 "experiments": .array(ScreenIndex.experimentEntries(variants)),
             ])
         }
@@ -130,7 +131,8 @@ struct Preview: Sendable {
         return response
     }
 
-    private static func variantEntry(_ compiled: CompiledScreen, of variants: ScreenVariants) -> JSONValue {
+    private static func variantEntry(_ compiled: CompiledScreen, of variants: ScreenVariants, tags: CacheTags, version: String) -> JSONValue
+    {
         var query: [String: JSONValue] = [:]
         for source in compiled.dataPlan.sources.values {
             guard case .request(let parameters) = source else { continue }
@@ -151,6 +153,8 @@ struct Preview: Sendable {
             "query": .object(query),
             "actions": .array(compiled.actions.map(ScreenIndex.actionEntry)),
             "uses": .array(AppManifest.componentTypes(of: compiled.skeleton).map(JSONValue.string)),
+            // The tags its skeleton carries for a CDN (the configured ones, else the defaults).
+            "cache_tags": .array(tags.tags(of: compiled, screensVersion: version).map(JSONValue.string)),
         ]
     }
 

@@ -148,6 +148,8 @@ public final class ServedScreenSet: Sendable {
 
     /// The compiled screens and their catalog.
     public let screenSet: ScreenSet
+    /// The tags skeletons carry for a CDN, when one is configured.
+    let cacheTags: CacheTags?
     /// By name as written (`bikes/stations/{network}`).
     let screens: [String: Screen]
     let index: HTTPResponse
@@ -190,6 +192,7 @@ public final class ServedScreenSet: Sendable {
     ///   - metrics: where variant counters are created (the global metrics system by default).
     public init(_ screenSet: ScreenSet, options: Options = Options(), metrics: any MetricsFactory = MetricsSystem.factory) {
         self.screenSet = screenSet
+        self.cacheTags = options.cacheTags
         var screens: [String: Screen] = [:]
         var index: [JSONValue] = []
         var approximateBytes = 0

@@ -218,6 +218,7 @@ async function drawScreen(generation) {
   const view = {
     path, controls, query, found, details,
     variant: el('dd', { id: 'variant' }, '…'),
+    cacheTags: el('dd', { id: 'cache-tags' }, '…'),
     warnings: el('ul', { class: 'warnings', id: 'warnings' }),
     phone, components: [], filled: {}, actions: [], generation,
   };
@@ -229,7 +230,9 @@ async function drawScreen(generation) {
       el('div', { class: 'phone' }, el('div', { class: 'notch' }), phone),
       details));
   document.title = `${found ? found.screen.name : path} · taksi-server preview`;
-  details.append(el('h2', {}, found ? found.screen.name : path), el('dl', { class: 'facts' }, el('dt', {}, 'variant'), view.variant));
+  details.append(
+    el('h2', {}, found ? found.screen.name : path),
+    el('dl', { class: 'facts' }, el('dt', {}, 'variant'), view.variant, el('dt', {}, 'CDN tags'), view.cacheTags));
   if (!found) {
     main.dataset.phase = 'error';
     phone.append(el('p', { class: 'notice error' }, `There is no screen at "${path}". `, el('a', { href: '/preview' }, 'See the list of screens.')));
@@ -251,6 +254,8 @@ async function drawScreen(generation) {
   view.variant.textContent = variantID
     ? `${variantID}${variantInfo ? ` (${variantInfo.file})` : ''}${view.revision ? `, revision ${view.revision}` : ''}`
     : 'none';
+  // What a change to this variant purges from a CDN (docs/operations.md, "A CDN in front").
+  view.cacheTags.textContent = variantInfo ? variantInfo.cache_tags.join(' ') : '';
   view.actions = variantInfo ? variantInfo.actions : [];
   const components = payload(skeleton, 'components');
   view.components = components || [];
