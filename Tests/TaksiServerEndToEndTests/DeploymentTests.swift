@@ -320,7 +320,7 @@ struct DeploymentTests {
     }
 
     @Test(
-        "upstream credentials: variables from a Secret's keys, files mounted from it, the configuration pointing at them; no secret and no OpenAPI document shipped",
+        "upstream credentials and CDN tokens: variables from a Secret's keys, files mounted from it, the configuration pointing at them; no secret and no OpenAPI document shipped",
         .enabled(
             if: pythonHas("yaml", "kubernetes_validate"), "needs python3 -m pip install pyyaml kubernetes-validate (.ci/run installs them)")
     )
@@ -330,7 +330,9 @@ struct DeploymentTests {
             {"upstreams": {
               "shop": {"url": "https://shop.example.com/api", "openapi": "openapi/shop.json", "auth": {"bearer": {"env": "SHOP_TOKEN"}}},
               "legacy": {"url": "https://legacy.example.com", "auth": {"basic": {"username": {"env": "LEGACY_USER"}, "password": {"file": "secrets/legacy password"}}}}
-            }}
+            },
+             "cdn": {"purge": [{"fastly": {"service_id": "s1", "token": {"env": "FASTLY_API_TOKEN"}}},
+                               {"cloudflare": {"zone_id": "z1", "token": {"file": "secrets/cloudflare"}}}]}}
             """#
         try Data(production.utf8).write(to: project.appendingPathComponent("production.json"))
         try FileManager.default.createDirectory(at: project.appendingPathComponent("openapi"), withIntermediateDirectories: true)
@@ -345,14 +347,14 @@ struct DeploymentTests {
         let text = try String(contentsOf: manifest, encoding: .utf8)
         #expect(
             text.contains(
-                "kubectl create secret generic taksi-server-upstream-credentials --from-literal=LEGACY_USER=... --from-literal=SHOP_TOKEN=... --from-file=legacy-password='secrets/legacy password'"
+                "kubectl create secret generic taksi-server-upstream-credentials --from-literal=FASTLY_API_TOKEN=... --from-literal=LEGACY_USER=... --from-literal=SHOP_TOKEN=... --from-file=cloudflare=secrets/cloudflare --from-file=legacy-password='secrets/legacy password'"
             ), "\(text.prefix(800))")
 
         let objects = try Self.objects(of: manifest)
         let pod = objects["Deployment"]?["spec"]?["template"]?["spec"]
         let container = pod?["containers"]?[0]
-        #expect(container?["env"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["LEGACY_USER", "SHOP_TOKEN"])
-        #expect(container?["env"]?[1]?["valueFrom"]?["secretKeyRef"] == ["name": "taksi-server-upstream-credentials", "key": "SHOP_TOKEN"])
+        #expect(container?["env"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["FASTLY_API_TOKEN", "LEGACY_USER", "SHOP_TOKEN"])
+        #expect(container?["env"]?[2]?["valueFrom"]?["secretKeyRef"] == ["name": "taksi-server-upstream-credentials", "key": "SHOP_TOKEN"])
         #expect(
             container?["volumeMounts"]?.arrayValue?.contains([
                 "name": "credentials", "mountPath": "/etc/taksi/credentials", "readOnly": true,
@@ -362,13 +364,15 @@ struct DeploymentTests {
             pod?["volumes"]?.arrayValue?.first { $0["name"] == "credentials" }?["secret"]
                 == [
                     "secretName": "taksi-server-upstream-credentials",
-                    "items": [["key": "legacy-password", "path": "legacy-password"]],
+                    "items": [["key": "cloudflare", "path": "cloudflare"], ["key": "legacy-password", "path": "legacy-password"]],
                 ])
         let config = objects["ConfigMap/taksi-server-config"]?["data"]?["config.json"]?.stringValue ?? ""
         let shipped = try JSONDecoder().decode(JSONValue.self, from: Data(config.utf8))
         #expect(shipped["upstreams"]?["shop"] == ["url": "https://shop.example.com/api", "auth": ["bearer": ["env": "SHOP_TOKEN"]]])
         #expect(
             shipped["upstreams"]?["legacy"]?["auth"]?["basic"]?["password"] == ["file": "/etc/taksi/credentials/legacy-password"])
+        #expect(shipped["cdn"]?["purge"]?[1]?["cloudflare"]?["token"] == ["file": "/etc/taksi/credentials/cloudflare"])
+        #expect(shipped["cdn"]?["purge"]?[0]?["fastly"]?["token"] == ["env": "FASTLY_API_TOKEN"])
     }
 
     @Test("ConfigMap keys stay within 253 characters when long paths are cut to the same key")

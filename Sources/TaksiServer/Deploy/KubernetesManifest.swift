@@ -83,6 +83,7 @@ public struct KubernetesManifest: Sendable {
         let files = options.storeSecret == nil ? try mountedFiles(of: directory) : []
         var members = settings.members
         members["upstreams"] = settings.credentials.shippedUpstreams(members["upstreams"])
+        members["cdn"] = settings.credentials.shippedCDN(members["cdn"])
         if options.storeSecret != nil {
             members["screens_source"] = .string("store")
             members["screens"] = nil
@@ -259,7 +260,8 @@ public struct KubernetesManifest: Sendable {
         return ProductionSettings(
             members: members, screensDirectory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys),
             upstreamDocuments: configuration.upstreamDocuments,
-            credentials: UpstreamSecrets(configuration.upstreamOptions.compactMapValues(\.credential)),
+            credentials: UpstreamSecrets(
+                configuration.upstreamOptions.compactMapValues(\.credential), others: configuration.cdn?.targets.flatMap(\.secrets) ?? []),
             drainTimeout: configuration.drainTimeout, dataMemoMaxBytes: configuration.dataMemoMaxBytes,
             idempotencyMaxBytes: configuration.idempotencyMaxBytes
         )
@@ -520,11 +522,12 @@ struct UpstreamSecrets {
     /// The files credentials read: the Secret's key each is mounted as, and the path the configuration gave.
     var files: [(key: String, path: String)] = []
 
-    init(_ credentials: [String: UpstreamCredential]) {
+    /// - Parameter others: secrets of the configuration besides the upstreams' (the CDN's tokens).
+    init(_ credentials: [String: UpstreamCredential], others: [Secret] = []) {
         var variables: Set<String> = []
         var paths: Set<String> = []
-        for credential in credentials.values {
-            for secret in credential.secrets {
+        for secrets in credentials.values.map(\.secrets) + [others] {
+            for secret in secrets {
                 switch secret.origin {
                 case .environment(let name): variables.insert(name)
                 case .file(let path): paths.insert(path)
@@ -562,6 +565,13 @@ struct UpstreamSecrets {
         return .object(entries)
     }
 
+    /// `cdn` as the pods get it: each token file at its mounted path.
+    func shippedCDN(_ cdn: JSONValue?) -> JSONValue? {
+        guard let cdn else { return nil }
+        return Self.remapped(
+            cdn, Dictionary(uniqueKeysWithValues: files.map { ($0.path, KubernetesManifest.credentialsMountPath + "/" + $0.key) }))
+    }
+
     /// `value` with each `{"file": PATH}` of `mounted` pointing at its mounted path. The paths in
     /// the file may be relative (to it); `mounted` holds them resolved, so both are tried.
     private static func remapped(_ value: JSONValue, _ mounted: [String: String]) -> JSONValue {
@@ -572,6 +582,8 @@ struct UpstreamSecrets {
                 return .object(["file": .string(resolved ?? path)])
             }
             return .object(members.mapValues { remapped($0, mounted) })
+        case .array(let elements):
+            return .array(elements.map { remapped($0, mounted) })
         default:
             return value
         }
@@ -587,7 +599,7 @@ struct UpstreamSecrets {
         }
         let fromFiles = files.map { " --from-file=\($0.key)=\(quoted($0.path))" }.joined()
         return """
-            # The upstreams' credentials come from the Secret \(secret); make it before the first apply:
+            # The upstreams' credentials (and the CDN's tokens) come from the Secret \(secret); make it before the first apply:
             #   kubectl create secret generic \(secret)\(literals)\(fromFiles)
 
             """
