@@ -87,7 +87,7 @@ public final class CDNPurger: Sendable {
     }
 
     /// Purges the tags of `screens` from every target, in the background; with screens from the
-    /// fleet's store, once every live replica serves this replica's bundle (see ``follow(_:state:wait:poll:)``).
+    /// fleet's store, once every live replica serves this replica's bundle (see ``follow(_:state:wait:poll:alive:)``).
     public func purge(screens: [String]) {
         guard !screens.isEmpty, !settings.targets.isEmpty else { return }
         let tags = screens.map(settings.tags.screen)
