@@ -53,7 +53,8 @@ extension TaksiServer {
     /// The data request names the skeleton's revision. When the server no longer has that
     /// skeleton (`412 skeleton_outdated`: a deploy under way, another replica), the skeleton is
     /// fetched again past every cache and its data asked for again, up to ``Retry/loads`` passes;
-    /// a pass that gets no answer is made again the same way.
+    /// a pass that gets no answer, or a `502`, `503` or `504` (a balancer, a draining replica), is
+    /// made again the same way.
     ///
     /// - Returns: the screen, whose ``LoadedScreen/data`` may be an error (placeholders stay), or
     ///   the error that left no skeleton: `404 screen_not_found`, no answer after every pass...
@@ -61,7 +62,8 @@ extension TaksiServer {
         let path = ScreenPath(path)
         guard !path.isEmpty else { return .failure(.noScreen) }
         var lastError = TaksiServerError.cancelled
-        var outdated: (skeleton: Answer, passes: Int)?
+        // The last skeleton whose data did not come (412, or no answer): placeholders beat nothing.
+        var unfilled: (skeleton: Answer, error: TaksiServerError, passes: Int)?
         for pass in 1...retry.loads {
             await pause(before: pass)
             if Task.isCancelled { return .failure(.cancelled) }
@@ -80,23 +82,19 @@ extension TaksiServer {
             switch await fetchData(path, revision: revision) {
             case .success(let answer) where answer.status == 412:
                 memory.markOutdated(path.screen)
-                outdated = (skeleton, pass)
-                lastError = .skeletonOutdated
-                continue
+                unfilled = (skeleton, .skeletonOutdated, pass)
+            case .success(let answer) where Self.isPassing(answer.status):
+                unfilled = (skeleton, answer.error, pass)
             case .success(let answer):
                 memory.clearOutdated(path.screen)
                 return .success(
                     screen(path, skeleton: skeleton, data: answer.status == 200 ? .success(answer) : .failure(answer.error), passes: pass))
-            case .failure(let error) where pass < retry.loads:
-                lastError = error
-                continue
             case .failure(let error):
-                return .success(screen(path, skeleton: skeleton, data: .failure(error), passes: pass))
+                unfilled = (skeleton, error, pass)
             }
         }
-        // Every pass met 412: the last skeleton with its placeholders beats nothing.
-        if let outdated {
-            return .success(screen(path, skeleton: outdated.skeleton, data: .failure(.skeletonOutdated), passes: outdated.passes))
+        if let unfilled {
+            return .success(screen(path, skeleton: unfilled.skeleton, data: .failure(unfilled.error), passes: unfilled.passes))
         }
         return .failure(lastError)
     }

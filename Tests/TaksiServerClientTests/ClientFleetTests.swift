@@ -93,6 +93,24 @@ struct ClientFleetTests {
         #expect(balancer.passed.count == 8)
     }
 
+    @Test("a load whose data meets a draining replica (503) or none (502) asks again; after every pass, the placeholders and why")
+    func unavailableReplica() async throws {
+        let replica = try Replica()
+        defer { replica.stop() }
+        let balancer = try Balancer(replicas: [replica.port]) { _, _ in 0 }
+        defer { balancer.stop() }
+        let server = client(balancer.url)
+        balancer.answer("GET /screens/newsletter/data", status: 503, count: 1)
+        let screen = try await server.load("newsletter").get()
+        #expect(screen.passes == 2)
+        _ = try screen.data.get()
+        balancer.answer("GET /screens/newsletter/data", status: 502, count: 4)
+        let unfilled = try await server.load("newsletter").get()
+        #expect(unfilled.passes == 4)
+        #expect(unfilled.data.failureCode == "unavailable")
+        #expect(unfilled.identifiers.contains("email"), "the skeleton, with its placeholders")
+    }
+
     @Test("a submit whose answer is lost is sent again with the same key, and the upstream is called once")
     func submitRetried() async throws {
         let upstream = try await TestUpstream()

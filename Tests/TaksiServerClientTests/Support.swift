@@ -122,6 +122,7 @@ final class Balancer: @unchecked Sendable {
     private let lock = NSLock()
     private var passedRequests: [Passed] = []
     private var answersToDrop: (String, Int) = ("", 0)
+    private var answersToReplace: (String, Int, Int) = ("", 0, 0)
 
     /// - Parameter route: the index in `replicas` for the request numbered `n` (from 0) with
     ///   this request line.
@@ -151,6 +152,14 @@ final class Balancer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return passedRequests
+    }
+
+    /// Answers the next `count` requests whose line starts with `prefix` with `status` itself,
+    /// as a balancer does when a replica is draining or gone; no replica sees them.
+    func answer(_ prefix: String, status: Int, count: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        answersToReplace = (prefix, status, count)
     }
 
     /// Drops the answers of the next `count` requests whose line starts with `prefix`, after
@@ -186,7 +195,16 @@ final class Balancer: @unchecked Sendable {
         passedRequests.append(Passed(replica: replica, head: head))
         let drop = answersToDrop.1 > 0 && (lines.first ?? "").hasPrefix(answersToDrop.0)
         if drop { answersToDrop.1 -= 1 }
+        let replaced = answersToReplace.2 > 0 && (lines.first ?? "").hasPrefix(answersToReplace.0) ? answersToReplace.1 : nil
+        if replaced != nil { answersToReplace.2 -= 1 }
         lock.unlock()
+        if let replaced {
+            let body = #"{"error": {"code": "unavailable", "message": "no replica"}}"#
+            let answer =
+                "HTTP/1.1 \(replaced) Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+            _ = Self.write(Data(answer.utf8), to: connection)
+            return
+        }
 
         let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(upstream) }
