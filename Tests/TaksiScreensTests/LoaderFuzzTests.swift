@@ -1,5 +1,6 @@
 import TaksiSchema
 import TaksiScreens
+import TaksiTestSupport
 import Testing
 
 /// The loader never stops the process, whatever a file holds: a live reload of one bad file must
@@ -203,18 +204,5 @@ struct LoaderFuzzTests {
             }
             return bytes
         }
-    }
-}
-
-/// A small, seedable generator (SplitMix64), so a failing mutation can be run again.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TaksiTestSupport
 import Testing
 
 @testable import TaksiServerClient
@@ -43,23 +44,11 @@ struct ScreenPathTests {
 /// emoji), each made a request whose URL keeps the text, decoded, as it was.
 @Suite("Client library: any text")
 struct AnyTextTests {
-    /// A seeded generator: the same strings on every run.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let alphabet: [Character] = Array("aZ09-._~ %?#&=+/;:@!$'()*,[]{}|\\^`\"<>\t\n\r\u{0}\u{7F}é✓😀🇵🇹ﬁ\u{301}\u{200B}")
 
     @Test("two thousand random paths and queries each become a URL that carries them")
     func randomText() throws {
-        var generator = SplitMix(state: 42)
+        var generator = SplitMix64(seed: 42)
         let server = TaksiServer(baseURL: URL(string: "https://screens.example.com/base/")!, appVersion: "1.0.0")
         for _ in 0..<2000 {
             let length = Int.random(in: 0...24, using: &generator)
