@@ -30,7 +30,7 @@ struct ExampleScreensClientTests {
     func everyScreenAndVariant() async throws {
         let replica = try Replica()
         defer { replica.stop() }
-        let (body, _) = try await fetch(replica.url.appendingPathComponent("readyz"))
+        let (body, _) = try await httpGet(replica.url.appendingPathComponent("readyz"))
         let revisions = try #require((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["revisions"] as? [String: String])
         var opened: Set<String> = []
         var targets: [String] = []

@@ -45,7 +45,7 @@ final class Replica: Sendable {
 
     /// The screen set's version, from `/readyz`.
     func screensVersion() async -> String? {
-        guard let (body, _) = try? await fetch(url.appendingPathComponent("readyz")) else { return nil }
+        guard let (body, _) = try? await httpGet(url.appendingPathComponent("readyz")) else { return nil }
         return ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any])?["screens_version"] as? String
     }
 
@@ -64,21 +64,6 @@ final class Replica: Sendable {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(at: directory)
-    }
-}
-
-/// A GET with no cache: the body and the response.
-func fetch(_ url: URL, headers: [String: String] = [:]) async throws -> (Data, HTTPURLResponse) {
-    var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData)
-    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-    return try await withCheckedThrowingContinuation { continuation in
-        URLSession.shared.dataTask(with: request) { body, response, error in
-            if let body, let http = response as? HTTPURLResponse {
-                continuation.resume(returning: (body, http))
-            } else {
-                continuation.resume(throwing: error ?? URLError(.badServerResponse))
-            }
-        }.resume()
     }
 }
 
@@ -118,7 +103,7 @@ final class Balancer: @unchecked Sendable {
     let port: Int
     private let replicas: [Int]
     private let route: @Sendable (Int, String) -> Int
-    private let listener: Int32
+    private let listener: BoundSocket
     private let lock = NSLock()
     private var passedRequests: [Passed] = []
     private var answersToDrop: (String, Int) = ("", 0)
@@ -129,20 +114,8 @@ final class Balancer: @unchecked Sendable {
     init(replicas: [Int], route: @escaping @Sendable (Int, String) -> Int) throws {
         self.replicas = replicas
         self.route = route
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listener, pointer, length) == 0 && listen(listener, 64) == 0 && getsockname(listener, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw ServerProcessError(description: "the balancer could not listen") }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        listener = try BoundSocket(listening: true)
+        port = listener.port
         Thread { [self] in acceptLoop() }.start()
     }
 
@@ -170,14 +143,14 @@ final class Balancer: @unchecked Sendable {
         answersToDrop = (prefix, count)
     }
 
+    /// Stops taking connections (the socket closes with the balancer).
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        shutdown(listener.descriptor, Int32(SHUT_RDWR))
     }
 
     private func acceptLoop() {
         while true {
-            let connection = accept(listener, nil, nil)
+            let connection = accept(listener.descriptor, nil, nil)
             if connection < 0 { return }
             Thread { [self] in serve(connection) }.start()
         }

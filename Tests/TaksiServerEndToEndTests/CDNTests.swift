@@ -38,19 +38,8 @@ struct CDNTests {
 
     /// A GET through Varnish: the body and whether Varnish answered it from its cache.
     static func get(_ path: String, port: Int) async throws -> (body: String, cache: String?, status: Int) {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        let session = URLSession(configuration: configuration)
-        let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
-        return try await withCheckedThrowingContinuation { continuation in
-            session.dataTask(with: url) { body, response, error in
-                guard let body, let http = response as? HTTPURLResponse else {
-                    return continuation.resume(throwing: error ?? URLError(.badServerResponse))
-                }
-                continuation.resume(
-                    returning: (String(decoding: body, as: UTF8.self), http.value(forHTTPHeaderField: "X-Cache"), http.statusCode))
-            }.resume()
-        }
+        let (body, response) = try await httpGet(try #require(URL(string: "http://127.0.0.1:\(port)\(path)")))
+        return (String(decoding: body, as: UTF8.self), response.value(forHTTPHeaderField: "X-Cache"), response.statusCode)
     }
 
     @Test("behind Varnish with skeletons kept for an hour, a fragment's edit purges exactly the screens that place it")

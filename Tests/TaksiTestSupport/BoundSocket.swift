@@ -10,7 +10,8 @@ import Darwin
 /// it is refused; listening, connecting succeeds and nothing ever answers. While it is held, no
 /// other test can take its port.
 package final class BoundSocket {
-    private let descriptor: Int32
+    /// Its file descriptor: a listening one's to accept on.
+    package let descriptor: Int32
     /// The port it is bound to.
     package let port: Int
 

@@ -34,7 +34,7 @@ package final class VarnishServer: Sendable {
             [
                 "-F", "-a", "127.0.0.1:0", "-T", "127.0.0.1:0", "-n", directory.appendingPathComponent("work").path, "-f",
                 initial.path, "-s", "malloc,32m", "-j", "none",
-            ], output: log.path)
+            ], output: .file(log.path))
         // Listening once its management process answers: asked until it does (a hang guard of a
         // minute, never an assertion on time).
         let guardTime = ContinuousClock.now + .seconds(60)
@@ -74,16 +74,21 @@ package final class VarnishServer: Sendable {
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
     }
 
-    /// Starts `path` with `arguments`, its output appended to the file `output`, with no signal
-    /// blocked: a test's thread blocks signals, which a child inherits (varnishd then ignored
-    /// SIGTERM). Spawned with posix_spawn and reaped with waitpid, by ``end(_:)``.
-    private static func spawn(_ path: String, _ arguments: [String], output: String) throws -> pid_t {
+    /// Starts `path` with `arguments`, its standard output and error where `output` says (a file
+    /// opened for appending, or a pipe's writing end), with no signal blocked: a test's thread
+    /// blocks signals, which a child inherits (varnishd then ignored SIGTERM). Spawned with
+    /// posix_spawn; reaped with waitpid by the caller.
+    private static func spawn(_ path: String, _ arguments: [String], output: Output) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        switch output {
+        case .file(let file): posix_spawn_file_actions_addopen(&actions, 1, file, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        case .pipe(let read, let write):
+            posix_spawn_file_actions_adddup2(&actions, write, 1)
+            posix_spawn_file_actions_addclose(&actions, read)
+        }
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // The calling thread's blocked signals would be varnishd's: none blocked, the default actions.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -103,26 +108,25 @@ package final class VarnishServer: Sendable {
         return pid
     }
 
+    /// Where a spawned program's output goes.
+    private enum Output {
+        case file(String)
+        case pipe(read: Int32, write: Int32)
+    }
+
     /// Runs varnishadm and returns what it printed, reaped with waitpid.
     private static func admin(_ arguments: [String]) throws -> String {
-        // -t: a bound on each wait (for varnishd to come up, say), never forever.
-        let argv = [varnishadm, "-t", "5"] + arguments
         var pipe: [Int32] = [0, 0]
         guard Glibc.pipe(&pipe) == 0 else { throw VarnishError("no pipe") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], 2)
-        posix_spawn_file_actions_addclose(&actions, pipe[0])
-        var pid: pid_t = 0
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        let spawned = posix_spawn(&pid, varnishadm, &actions, nil, cArguments, environ)
-        close(pipe[1])
-        guard spawned == 0 else {
+        let pid: pid_t
+        do {
+            // -t: a bound on each wait (for varnishd to come up, say), never forever.
+            pid = try spawn(varnishadm, ["-t", "5"] + arguments, output: .pipe(read: pipe[0], write: pipe[1]))
+            close(pipe[1])
+        } catch {
             close(pipe[0])
-            throw VarnishError("varnishadm could not start (\(spawned))")
+            close(pipe[1])
+            throw error
         }
         var output = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)

@@ -51,10 +51,7 @@ public final class CDNPurger: Sendable {
     /// The purge targets' secrets that are not there (unset, empty, unreadable): the start stops.
     static func problems(_ settings: CDNSettings?, environment: [String: String]) -> [ConfigurationError] {
         (settings?.targets ?? []).flatMap { target in
-            target.secrets.compactMap { secret -> ConfigurationError? in
-                guard case .failure(let error) = secret.value(environment: environment) else { return nil }
-                return ConfigurationError(source: "the cdn's \(target.kind) token in \(error.source)", message: error.message)
-            }
+            Secret.problems(target.secrets, of: "the cdn's \(target.kind) token", environment: environment)
         }
     }
 

@@ -253,6 +253,15 @@ extension UpstreamOptions {
 }
 
 extension Secret {
+    /// One error per secret of `secrets` that cannot be read (unset, empty, unreadable), naming
+    /// whose it is (`owner`) and where it was looked for, never a value: what stops the start.
+    static func problems(_ secrets: [Secret], of owner: String, environment: [String: String]) -> [ConfigurationError] {
+        secrets.compactMap { secret in
+            guard case .failure(let error) = secret.value(environment: environment) else { return nil }
+            return ConfigurationError(source: "\(owner) in \(error.source)", message: error.message)
+        }
+    }
+
     /// `{"env": "NAME"}` or `{"file": "path"}` (relative to `directory`, the configuration file's);
     /// a literal is refused, so no secret sits in the file.
     static func read(_ value: JSONValue?, relativeTo directory: String, source: String) throws(ConfigurationError) -> Secret {

@@ -555,11 +555,10 @@ struct UpstreamSecrets {
     /// document (the screens were checked against it before the manifest was made; a pod has no copy).
     func shippedUpstreams(_ upstreams: JSONValue?) -> JSONValue? {
         guard case .object(var entries)? = upstreams else { return upstreams }
-        let mounted = Dictionary(uniqueKeysWithValues: files.map { ($0.path, KubernetesManifest.credentialsMountPath + "/" + $0.key) })
         for (name, entry) in entries {
             guard case .object(var members) = entry else { continue }
             members["openapi"] = nil
-            if let auth = members["auth"] { members["auth"] = Self.remapped(auth, mounted) }
+            if let auth = members["auth"] { members["auth"] = Self.remapped(auth, mountedPaths) }
             entries[name] = .object(members)
         }
         return .object(entries)
@@ -567,9 +566,12 @@ struct UpstreamSecrets {
 
     /// `cdn` as the pods get it: each token file at its mounted path.
     func shippedCDN(_ cdn: JSONValue?) -> JSONValue? {
-        guard let cdn else { return nil }
-        return Self.remapped(
-            cdn, Dictionary(uniqueKeysWithValues: files.map { ($0.path, KubernetesManifest.credentialsMountPath + "/" + $0.key) }))
+        cdn.map { Self.remapped($0, mountedPaths) }
+    }
+
+    /// Each secret file's path as the configuration gives it, and where the pods mount it.
+    private var mountedPaths: [String: String] {
+        Dictionary(uniqueKeysWithValues: files.map { ($0.path, KubernetesManifest.credentialsMountPath + "/" + $0.key) })
     }
 
     /// `value` with each `{"file": PATH}` of `mounted` pointing at its mounted path. The paths in

@@ -61,14 +61,7 @@ public struct CacheTags: Sendable, Equatable {
         var tag = prefix + ":" + kind
         guard let name else { return tag }
         tag += ":"
-        var encoded = ""
-        for byte in name.utf8 {
-            if Self.plain.contains(byte) {
-                encoded.append(Character(Unicode.Scalar(byte)))
-            } else {
-                encoded += "%" + String(byte, radix: 16, uppercase: true).paddedToTwo
-            }
-        }
+        let encoded = PercentEncoding.encode(name, allowed: Self.plain)
         guard tag.utf8.count + encoded.utf8.count > Self.maxLength else { return tag + encoded }
         var hash = FNV1a()
         hash.combine(name.utf8)
@@ -79,10 +72,5 @@ public struct CacheTags: Sendable, Equatable {
         return tag + cut + suffix
     }
 
-    private static let plain: Set<UInt8> = Set(
-        Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/@{}()[]!$*+;=".utf8))
-}
-
-extension String {
-    fileprivate var paddedToTwo: String { count < 2 ? "0" + self : self }
+    private static let plain = PercentEncoding.ByteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/@{}()[]!$*+;=")
 }

@@ -46,10 +46,7 @@ final class UpstreamCredentials: Sendable {
     /// unset, empty or unreadable, naming where it was looked for (never a value).
     static func problems(_ credentials: [String: UpstreamCredential], environment: [String: String]) -> [ConfigurationError] {
         credentials.sorted { $0.key < $1.key }.flatMap { upstream, credential in
-            credential.secrets.compactMap { secret -> ConfigurationError? in
-                guard case .failure(let error) = secret.value(environment: environment) else { return nil }
-                return ConfigurationError(source: "upstream \"\(upstream)\"'s credential in \(error.source)", message: error.message)
-            }
+            Secret.problems(credential.secrets, of: "upstream \"\(upstream)\"'s credential", environment: environment)
         }
     }
 
