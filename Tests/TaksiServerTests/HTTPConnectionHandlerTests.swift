@@ -7,7 +7,7 @@ import Testing
 
 @testable import TaksiServer
 
-/// The connection handler over an `EmbeddedChannel`: the pipeline a server connection has (timeouts,
+/// The connection handler over an `EmbeddedChannel`: the pipeline a server connection has (intake,
 /// decoder, handler), bytes in, bytes out, no socket and no clock but the embedded loop's.
 @Suite("Connection handler")
 struct HTTPConnectionHandlerTests {
@@ -15,13 +15,15 @@ struct HTTPConnectionHandlerTests {
     final class Connection {
         let channel = EmbeddedChannel()
         let reads = ReadCounter()
+        /// Its deadlines' sweeper, swept by hand with a `now` of the test's choosing.
+        let sweeper = ConnectionSweeper()
 
         init(limits: ConnectionLimits = ConnectionLimits(), application: Application = fixtureApplication()) throws {
-            let timeouts = RequestTimeoutHandler(limits: limits, sweeper: ConnectionSweeper())
-            try channel.pipeline.syncOperations.addHandlers([
-                reads, timeouts, HTTPConnectionHandler.makeDecoder(limits: limits),
-                HTTPConnectionHandler(responder: application.responder, limits: limits, timeouts: timeouts, accessLog: nil, observer: nil),
-            ])
+            try channel.pipeline.syncOperations.addHandler(reads)
+            try channel.pipeline.syncOperations.addHandlers(
+                HTTPConnectionHandler.handlers(
+                    responder: application.responder, limits: limits, sweeper: sweeper, accessLog: nil, observer: nil)
+            )
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         }
 
@@ -97,9 +99,25 @@ struct HTTPConnectionHandlerTests {
     func bodyTimeout() throws {
         let connection = try Connection()
         try connection.send("POST /screens/login/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n12")
-        connection.channel.pipeline.fireUserInboundEventTriggered(RequestTimeoutHandler.BodyTimedOut())
+        connection.sweeper.sweep(now: .now() + ConnectionLimits().bodyTimeout)
         #expect(try connection.statuses() == [408])
         #expect(!connection.channel.isActive)
+    }
+
+    @Test("the sweeper closes an idle connection and one whose head does not come whole at their deadlines")
+    func deadlines() throws {
+        let limits = ConnectionLimits()
+        let idle = try Connection()
+        try idle.send(Self.get)
+        #expect(try idle.statuses() == [200])
+        idle.sweeper.sweep(now: .now() + limits.idleTimeout)
+        #expect(!idle.channel.isActive)
+
+        let slow = try Connection()
+        try slow.send("GET /healthz HTTP/1.1\r\nHo")
+        slow.sweeper.sweep(now: .now() + limits.headerTimeout)
+        #expect(try slow.written().isEmpty, "a client that trickles its head gets no answer, nor a 400 for what it sent")
+        #expect(!slow.channel.isActive)
     }
 
     @Test("an upgrade offer is answered as a plain request, and the requests after it in the same bytes are read")
@@ -186,11 +204,11 @@ struct HTTPConnectionHandlerTests {
         let reads = ReadCounter()
         let responder = fixture.application.responder
         try await channel.testingEventLoop.executeInContext {
-            let timeouts = RequestTimeoutHandler(limits: limits, sweeper: ConnectionSweeper())
-            try channel.pipeline.syncOperations.addHandlers([
-                reads, timeouts, HTTPConnectionHandler.makeDecoder(limits: limits),
-                HTTPConnectionHandler(responder: responder, limits: limits, timeouts: timeouts, accessLog: nil, observer: nil),
-            ])
+            try channel.pipeline.syncOperations.addHandler(reads)
+            try channel.pipeline.syncOperations.addHandlers(
+                HTTPConnectionHandler.handlers(
+                    responder: responder, limits: limits, sweeper: ConnectionSweeper(), accessLog: nil, observer: nil)
+            )
         }
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1))
         return (fixture, channel, reads)

@@ -4,283 +4,355 @@ import Testing
 
 @testable import TaksiServer
 
-/// The connection's rules, driven as a value: no channel, no socket, no responder.
+/// The connection's rules, driven as a value: no channel, no socket, no responder, and no clock but
+/// the `now` each event is given.
 @Suite("Connection state machine")
 struct HTTPConnectionStateMachineTests {
-    /// A request as the handler makes it from a head.
-    func request(
-        _ method: HTTPMethod = .GET, _ uri: String = "/screens/home", version: HTTPVersion = .http1_1, headers: HTTPHeaders = ["Host": "a"]
-    ) -> ConnectionRequest {
-        var ids = RequestIDs()
-        let head = HTTPRequestHead(version: version, method: method, uri: uri, headers: headers)
-        return ConnectionRequest.read(head, limits: ConnectionLimits(), ids: &ids).request
+    typealias Machine = HTTPConnectionStateMachine
+    static let start = NIODeadline.uptimeNanoseconds(1_000_000_000_000)
+    let limits = ConnectionLimits()
+
+    func head(
+        _ method: HTTPMethod = .GET, _ uri: String = "/screens/home", version: HTTPVersion = .http1_1,
+        headers: HTTPHeaders = ["Host": "a"]
+    ) -> HTTPRequestHead {
+        HTTPRequestHead(version: version, method: method, uri: uri, headers: headers)
     }
 
-    /// Bytes that made no request, as the handler answers them.
-    func placeholder() -> ConnectionRequest {
-        var ids = RequestIDs()
-        return .placeholder(ids: &ids)
+    /// An action as a line: what the handler would do.
+    func line(_ action: Machine.Action) -> String {
+        switch action {
+        case .none: "none"
+        case .decode: "decode"
+        case .drop: "drop"
+        case .read: "read"
+        case .sendContinue: "continue"
+        case .answer(let request): "answer \(request.head.uri)" + (request.rejection.map { " \($0.status.code)" } ?? "")
+        case .write(let framing): "write \(framing)"
+        case .stream(let endsAtOnce): "stream" + (endsAtOnce ? " and end" : "")
+        case .replaceDecoder: "replace decoder"
+        case .closeOutputAndDrain: "close output and drain"
+        case .endStream: "end stream"
+        case .close: "close"
+        }
     }
 
-    /// Receives a whole request without a body.
-    func receive(_ machine: inout HTTPConnectionStateMachine, _ uri: String = "/screens/home", version: HTTPVersion = .http1_1) {
-        machine.receivedHead(request(.GET, uri, version: version))
-        _ = machine.receivedEnd()
+    /// Receives a head; returns what the machine says.
+    func receiveHead(
+        _ machine: inout Machine, _ head: HTTPRequestHead, isWritable: Bool = true, at now: NIODeadline = start,
+        refusal: APIError? = nil
+    ) -> String {
+        line(machine.receivedHead(head, isWritable: isWritable, now: now) { _ in refusal })
+    }
+
+    /// Receives a whole request without a body; returns what the machine says after its end.
+    @discardableResult
+    func receive(
+        _ machine: inout Machine, _ uri: String = "/screens/home", version: HTTPVersion = .http1_1, isWritable: Bool = true,
+        at now: NIODeadline = start
+    ) -> String {
+        _ = receiveHead(&machine, head(.GET, uri, version: version), isWritable: isWritable, at: now)
+        return line(machine.receivedEnd(isWritable: isWritable, now: now))
+    }
+
+    /// Writes the answer being made (kept alive) and returns what comes next.
+    func answer(_ machine: inout Machine, isWritable: Bool = true, at now: NIODeadline = start) -> String {
+        let write = line(machine.answerReady(streams: false))
+        guard write == "write keepAlive" else { return write }
+        return line(machine.responseWritten(isWritable: isWritable, now: now))
     }
 
     @Test("pipelined requests are answered in order, one at a time, and the connection is idle after the last")
     func pipelining() {
-        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
-        #expect(machine.isIdle)
-        for uri in ["/a", "/b", "/c"] { receive(&machine, uri) }
-        #expect(!machine.isIdle)
-
-        let first = machine.nextToAnswer(isWritable: true)
-        #expect(first?.head.uri == "/a")
-        let next = machine.nextToAnswer(isWritable: true)
-        #expect(next == nil, "one answer at a time")
-        let framing = machine.writing()
-        #expect(framing == .keepAlive)
-        let next2 = machine.nextToAnswer(isWritable: true)
-        #expect(next2?.head.uri == "/b")
-        let framing2 = machine.writing()
-        #expect(framing2 == .keepAlive)
-        let next3 = machine.nextToAnswer(isWritable: true)
-        #expect(next3?.head.uri == "/c")
-        #expect(machine.replyArrived(), "an answer made off the loop is written on an open connection")
-        let framing3 = machine.writing()
-        #expect(framing3 == .keepAlive)
-        let next4 = machine.nextToAnswer(isWritable: true)
-        #expect(next4 == nil)
-        #expect(machine.isIdle)
+        var machine = Machine(limits: limits, now: Self.start)
+        #expect(receive(&machine, "/a") == "answer /a")
+        #expect(receive(&machine, "/b") == "none", "one answer at a time")
+        #expect(receive(&machine, "/c") == "none")
+        #expect(answer(&machine) == "answer /b")
+        #expect(answer(&machine) == "answer /c")
+        #expect(answer(&machine) == "none")
+        #expect(machine.deadline?.clock == .idle)
         #expect(machine.state == .open)
     }
 
     @Test("nothing is answered or read while the client does not take its responses; the held read is owed after")
     func notWritable() {
-        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
-        receive(&machine)
-        let next = machine.nextToAnswer(isWritable: false)
-        #expect(next == nil)
-        let reads = machine.readRequested(isWritable: false)
-        #expect(!reads)
-        let owed = machine.owedRead(isWritable: false)
-        #expect(!owed)
-        let next2 = machine.nextToAnswer(isWritable: true)
-        #expect(next2 != nil)
-        _ = machine.writing()
-        let owed2 = machine.owedRead(isWritable: true)
-        #expect(owed2)
-        let owed3 = machine.owedRead(isWritable: true)
-        #expect(!owed3, "a held read is owed once")
+        var machine = Machine(limits: limits, now: Self.start)
+        #expect(receive(&machine, isWritable: false) == "none")
+        #expect(line(machine.readRequested(isWritable: false)) == "none")
+        #expect(line(machine.writabilityChanged(isWritable: false, now: Self.start)) == "none")
+        #expect(line(machine.writabilityChanged(isWritable: true, now: Self.start)) == "answer /screens/home")
+        #expect(answer(&machine) == "read", "the held read is owed")
+        #expect(line(machine.writabilityChanged(isWritable: true, now: Self.start)) == "none", "a held read is owed once")
     }
 
     @Test("reading stops at maxPipelinedRequests waiting requests and goes on when one is answered")
     func pipelineLimit() {
-        var machine = HTTPConnectionStateMachine(limits: .with { $0.maxPipelinedRequests = 3 })
+        var machine = Machine(limits: .with { $0.maxPipelinedRequests = 3 }, now: Self.start)
         for _ in 0..<2 { receive(&machine) }
-        let reads = machine.readRequested(isWritable: true)
-        #expect(reads)
+        #expect(line(machine.readRequested(isWritable: true)) == "read")
         receive(&machine)
-        let reads2 = machine.readRequested(isWritable: true)
-        #expect(!reads2, "three wait")
-        _ = machine.nextToAnswer(isWritable: true)
-        let owed = machine.owedRead(isWritable: true)
-        #expect(!owed, "the one being answered still counts")
-        _ = machine.writing()
-        let owed2 = machine.owedRead(isWritable: true)
-        #expect(owed2)
+        #expect(line(machine.readRequested(isWritable: true)) == "none", "three wait (the one being answered counts)")
+        #expect(answer(&machine) == "answer /screens/home", "the second")
+        #expect(answer(&machine) == "answer /screens/home", "the third")
+        #expect(answer(&machine) == "read", "the held read is owed once the answers are out")
     }
 
     @Test("nothing more is read while a waiting request holds a body; a request being received is read to its end")
     func waitingBody() {
-        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
-        machine.receivedHead(request(.POST, "/screens/login/actions/submit", headers: ["Host": "a", "Content-Length": "4"]))
-        let accepted = machine.receivedBody(ByteBuffer(string: "ab"))
-        #expect(accepted)
-        let reads = machine.readRequested(isWritable: true)
-        #expect(reads, "its body is still arriving")
-        let acceptedRest = machine.receivedBody(ByteBuffer(string: "cd"))
-        #expect(acceptedRest)
-        let submit = machine.receivedEnd()
-        #expect(submit?.body == ByteBuffer(string: "abcd"), "a POST's body is kept whole")
-        let reads2 = machine.readRequested(isWritable: true)
-        #expect(!reads2)
-        _ = machine.nextToAnswer(isWritable: true)
-        let owed = machine.owedRead(isWritable: true)
-        #expect(!owed, "nor while its answer is being made")
-        _ = machine.writing()
-        let owed2 = machine.owedRead(isWritable: true)
-        #expect(owed2)
+        var machine = Machine(limits: limits, now: Self.start)
+        let submit = head(.POST, "/screens/login/actions/submit", headers: ["Host": "a", "Content-Length": "4"])
+        #expect(receiveHead(&machine, submit) == "none")
+        #expect(line(machine.receivedBody(ByteBuffer(string: "ab"), isWritable: true, now: Self.start)) == "none")
+        #expect(line(machine.readRequested(isWritable: true)) == "read", "its body is still arriving")
+        _ = machine.receivedBody(ByteBuffer(string: "cd"), isWritable: true, now: Self.start)
+        guard case .answer(let request) = machine.receivedEnd(isWritable: true, now: Self.start) else {
+            Issue.record("the submit is answered")
+            return
+        }
+        #expect(request.body == ByteBuffer(string: "abcd"), "a POST's body is kept whole")
+        #expect(line(machine.readRequested(isWritable: true)) == "none", "nor while its answer is being made")
+        #expect(answer(&machine) == "read")
     }
 
     @Test("a head read with the end of the second body does not let reading go on; its body has no clock until it does")
     func thirdBody() {
-        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
-        func post() -> ConnectionRequest {
-            request(.POST, "/screens/login/actions/submit", headers: ["Host": "a", "Content-Length": "2"])
-        }
-        machine.receivedHead(post())
-        _ = machine.receivedBody(ByteBuffer(string: "ab"))
-        _ = machine.receivedEnd()
-        _ = machine.nextToAnswer(isWritable: true)
-        machine.receivedHead(post())
-        let readsSecond = machine.readRequested(isWritable: true)
-        #expect(readsSecond, "the second body is read to its end")
-        #expect(!machine.holdsBody(isWritable: true))
-        _ = machine.receivedBody(ByteBuffer(string: "cd"))
-        _ = machine.receivedEnd()
+        var machine = Machine(limits: limits, now: Self.start)
+        let post = head(.POST, "/screens/login/actions/submit", headers: ["Host": "a", "Content-Length": "2"])
+        _ = receiveHead(&machine, post)
+        _ = machine.receivedBody(ByteBuffer(string: "ab"), isWritable: true, now: Self.start)
+        #expect(line(machine.receivedEnd(isWritable: true, now: Self.start)) == "answer /screens/login/actions/submit")
+        _ = receiveHead(&machine, post)
+        #expect(line(machine.readRequested(isWritable: true)) == "read", "the second body is read to its end")
+        #expect(machine.deadline?.clock == .body)
+        _ = machine.receivedBody(ByteBuffer(string: "cd"), isWritable: true, now: Self.start)
+        _ = machine.receivedEnd(isWritable: true, now: Self.start)
         // The same read brought the third head.
-        machine.receivedHead(post())
-        let readsThird = machine.readRequested(isWritable: true)
-        #expect(!readsThird, "two bodies are kept: nothing more is read")
-        #expect(machine.holdsBody(isWritable: true))
-        _ = machine.writing()
-        let owed = machine.owedRead(isWritable: true)
-        #expect(owed, "the first answered: the third body is read")
-        #expect(!machine.holdsBody(isWritable: true))
+        _ = receiveHead(&machine, post, at: Self.start + .seconds(1))
+        #expect(line(machine.readRequested(isWritable: true)) == "none", "two bodies are kept: nothing more is read")
+        #expect(machine.deadline == nil, "the third body's wait is the server's")
+        #expect(line(machine.answerReady(streams: false)) == "write keepAlive")
+        #expect(line(machine.responseWritten(isWritable: true, now: Self.start + .seconds(2))) == "answer /screens/login/actions/submit")
+        #expect(answer(&machine, at: Self.start + .seconds(3)) == "read", "the first two answered: the third body is read")
+        #expect(machine.deadline?.clock == .body)
+        #expect(machine.deadline?.at == Self.start + .seconds(3) + limits.bodyTimeout, "its clock starts when it is read")
     }
 
     @Test("a GET's body is counted, not kept; one past maxBodyBytes is refused")
     func bodyLimit() {
-        var machine = HTTPConnectionStateMachine(limits: .with { $0.maxBodyBytes = 5 })
-        machine.receivedHead(request(.GET, headers: ["Host": "a", "Transfer-Encoding": "chunked"]))
-        let accepted = machine.receivedBody(ByteBuffer(string: "12345"))
-        #expect(accepted)
-        let acceptedMore = machine.receivedBody(ByteBuffer(string: "6"))
-        #expect(!acceptedMore)
-        machine.reject(.bodyTooLarge(limit: 5), placeholder: placeholder)
-        let refused = machine.nextToAnswer(isWritable: true)
-        #expect(refused?.body == nil)
-        #expect(refused?.rejection?.status == .payloadTooLarge)
+        var machine = Machine(limits: .with { $0.maxBodyBytes = 5 }, now: Self.start)
+        _ = receiveHead(&machine, head(.GET, headers: ["Host": "a", "Transfer-Encoding": "chunked"]))
+        #expect(line(machine.receivedBody(ByteBuffer(string: "12345"), isWritable: true, now: Self.start)) == "none")
+        guard case .answer(let refused) = machine.receivedBody(ByteBuffer(string: "6"), isWritable: true, now: Self.start) else {
+            Issue.record("the request is refused")
+            return
+        }
+        #expect(refused.body == nil)
+        #expect(refused.rejection?.status == .payloadTooLarge)
     }
 
     @Test("a rejection is the connection's last request: answered after the ones before it, then the connection lingers")
     func rejection() {
-        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
-        receive(&machine, "/first")
-        machine.reject(.malformedRequest, placeholder: placeholder)
+        var machine = Machine(limits: limits, now: Self.start)
+        #expect(receive(&machine, "/first") == "answer /first")
+        var bytes = ByteBuffer(string: "not http\r\n")
+        _ = machine.bytesArrived(&bytes, now: Self.start)
+        #expect(line(machine.errorCaught(.invalidMethod, isWritable: true, now: Self.start)) == "none", "after /first")
         #expect(machine.state == .discarding)
-        #expect(!machine.readsRequests)
-        let reads = machine.readRequested(isWritable: true)
-        #expect(!reads)
-        #expect(machine.errorCaught(isParserError: true) == .ignore, "one answer for one broken stream of bytes")
-
-        let next = machine.nextToAnswer(isWritable: true)
-        #expect(next?.head.uri == "/first")
-        let framing = machine.writing()
-        #expect(framing == .keepAlive)
-        let owed = machine.owedRead(isWritable: true)
-        #expect(!owed, "nothing more is read")
-        let refused = machine.nextToAnswer(isWritable: true)
-        #expect(refused?.head.uri == "-", "bytes that made no request are answered as a placeholder")
-        let framing2 = machine.writing()
-        #expect(framing2 == .closeAndLinger)
+        #expect(line(machine.readRequested(isWritable: true)) == "none")
+        #expect(
+            line(machine.errorCaught(.invalidMethod, isWritable: true, now: Self.start)) == "none",
+            "one answer for one broken stream of bytes")
+        #expect(line(machine.bytesArrived(&bytes, now: Self.start)) == "drop")
+        #expect(answer(&machine) == "answer - 400", "bytes that made no request are answered as a placeholder")
+        #expect(line(machine.answerReady(streams: false)) == "write closeAndLinger")
         #expect(machine.state == .closing)
-        machine.lingering()
-        let reads2 = machine.readRequested(isWritable: true)
-        #expect(reads2, "a lingering connection reads, to drop what arrives")
-        #expect(!machine.readsRequests)
-        let action = machine.quiesce()
-        #expect(action == .close, "shutdown does not wait for the linger time")
+        #expect(line(machine.lastResponseSent(lingers: true, now: Self.start)) == "close output and drain")
+        #expect(machine.deadline?.at == Self.start + limits.lingerTimeout)
+        #expect(line(machine.readRequested(isWritable: true)) == "read", "a lingering connection reads, to drop what arrives")
+        var lingered = machine
+        #expect(line(lingered.timedOut(now: Self.start + limits.lingerTimeout, isWritable: true)) == "close")
+        #expect(line(lingered.errorCaught(.invalidMethod, isWritable: true, now: Self.start)) == "close", "nothing is answered any more")
+        #expect(line(machine.quiesce()) == "close", "shutdown does not wait for the linger time")
     }
 
     @Test("HTTP/1.0 without keep-alive and the last of maxRequestsPerConnection close the connection")
     func closingResponses() {
-        var old = HTTPConnectionStateMachine(limits: ConnectionLimits())
-        receive(&old, version: .http1_0)
-        _ = old.nextToAnswer(isWritable: true)
-        let framing = old.writing()
-        #expect(framing == .close)
+        var old = Machine(limits: limits, now: Self.start)
+        #expect(receive(&old, version: .http1_0) == "answer /screens/home")
+        #expect(line(old.answerReady(streams: false)) == "write close")
         #expect(old.state == .closing)
-        let next = old.nextToAnswer(isWritable: true)
-        #expect(next == nil)
+        #expect(line(old.lastResponseSent(lingers: false, now: Self.start)) == "close")
 
-        var bounded = HTTPConnectionStateMachine(limits: .with { $0.maxRequestsPerConnection = 2 })
+        var bounded = Machine(limits: .with { $0.maxRequestsPerConnection = 2 }, now: Self.start)
         for _ in 0..<3 { receive(&bounded) }
-        _ = bounded.nextToAnswer(isWritable: true)
-        let framing2 = bounded.writing()
-        #expect(framing2 == .keepAlive)
-        _ = bounded.nextToAnswer(isWritable: true)
-        let framing3 = bounded.writing()
-        #expect(framing3 == .close)
-        let next2 = bounded.nextToAnswer(isWritable: true)
-        #expect(next2 == nil, "the third is never answered")
+        #expect(answer(&bounded) == "answer /screens/home")
+        #expect(line(bounded.answerReady(streams: false)) == "write close")
+        #expect(line(bounded.responseWritten(isWritable: true, now: Self.start)) == "none", "the third is never answered")
     }
 
     @Test("quiescing closes an idle connection now, a busy one after its next response, and ends a stream")
     func quiescing() {
-        var idle = HTTPConnectionStateMachine(limits: ConnectionLimits())
-        let action = idle.quiesce()
-        #expect(action == .close)
+        var idle = Machine(limits: limits, now: Self.start)
+        #expect(line(idle.quiesce()) == "close")
         #expect(idle.state == .closing)
 
-        var busy = HTTPConnectionStateMachine(limits: ConnectionLimits())
+        var busy = Machine(limits: limits, now: Self.start)
         receive(&busy)
         receive(&busy)
-        let action2 = busy.quiesce()
-        #expect(action2 == .none)
-        _ = busy.nextToAnswer(isWritable: true)
-        let framing = busy.writing()
-        #expect(framing == .close, "the next response says Connection: close")
-        let next = busy.nextToAnswer(isWritable: true)
-        #expect(next == nil)
+        #expect(line(busy.quiesce()) == "none")
+        #expect(line(busy.answerReady(streams: false)) == "write close", "the next response says Connection: close")
 
-        var streaming = HTTPConnectionStateMachine(limits: ConnectionLimits())
+        var receiving = Machine(limits: limits, now: Self.start)
+        _ = receiveHead(&receiving, head(.POST, headers: ["Host": "a", "Content-Length": "3"]))
+        #expect(line(receiving.quiesce()) == "none", "a request being read is answered")
+
+        var streaming = Machine(limits: limits, now: Self.start)
         receive(&streaming)
-        _ = streaming.nextToAnswer(isWritable: true)
-        streaming.streaming()
-        let action3 = streaming.quiesce()
-        #expect(action3 == .endStream)
+        #expect(line(streaming.answerReady(streams: true)) == "stream")
+        #expect(line(streaming.quiesce()) == "end stream")
         streaming.streamEnded()
         #expect(streaming.state == .closing)
+
+        var late = Machine(limits: limits, now: Self.start)
+        receive(&late)
+        _ = late.quiesce()
+        #expect(line(late.answerReady(streams: true)) == "stream and end", "a stream asked for while the server drains ends at once")
     }
 
     @Test("a stream carries the connection: requests behind it are dropped, what arrives is read and dropped")
     func streams() {
-        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
+        var machine = Machine(limits: limits, now: Self.start)
         receive(&machine, "/preview/events.stream")
         receive(&machine, "/behind")
-        _ = machine.nextToAnswer(isWritable: true)
-        machine.streaming()
+        #expect(line(machine.answerReady(streams: true)) == "stream")
         #expect(machine.state == .streaming)
-        #expect(!machine.readsRequests)
-        let reads = machine.readRequested(isWritable: false)
-        #expect(reads, "reads go on, to see the client go away")
-        let next = machine.nextToAnswer(isWritable: true)
-        #expect(next == nil)
-        #expect(machine.errorCaught(isParserError: true) == .close)
+        #expect(machine.deadline == nil, "a stream has its own end")
+        var bytes = ByteBuffer(string: "GET / HTTP/1.1\r\n")
+        #expect(line(machine.bytesArrived(&bytes, now: Self.start)) == "drop")
+        #expect(line(machine.readRequested(isWritable: false)) == "read", "reads go on, to see the client go away")
+        #expect(line(machine.errorCaught(.invalidMethod, isWritable: true, now: Self.start)) == "close")
     }
 
-    @Test("a body that does not arrive in time is refused only while it is awaited")
-    func bodyTimeout() {
-        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
-        #expect(!machine.bodyTimedOut())
-        machine.receivedHead(request(.POST, headers: ["Host": "a", "Content-Length": "10"]))
-        #expect(machine.bodyTimedOut())
+    @Test("every deadline is the machine's: idle, head, body, write and linger, each from its own event")
+    func deadlines() {
+        let t = Self.start
+        var machine = Machine(limits: limits, now: t)
+        #expect(machine.deadline?.clock == .idle)
+        #expect(machine.nextDeadline == t + limits.idleTimeout)
+        #expect(line(machine.timedOut(now: t + limits.idleTimeout - .nanoseconds(1), isWritable: true)) == "none")
+
+        // A head's clock starts with its first byte, not before.
+        var bytes = ByteBuffer(string: "POST /screens/login/actions/submit HT")
+        #expect(line(machine.bytesArrived(&bytes, now: t + .seconds(5))) == "decode")
+        #expect(machine.deadline?.clock == .head)
+        #expect(machine.nextDeadline == t + .seconds(5) + limits.headerTimeout)
+        var rest = ByteBuffer(string: "TP/1.1\r\n")
+        _ = machine.bytesArrived(&rest, now: t + .seconds(6))
+        #expect(machine.nextDeadline == t + .seconds(5) + limits.headerTimeout, "more bytes of the same head do not move it")
+
+        // Its body's clock starts with the head.
+        let post = head(.POST, "/screens/login/actions/submit", headers: ["Host": "a", "Content-Length": "4"])
+        _ = receiveHead(&machine, post, at: t + .seconds(7))
+        #expect(machine.deadline?.clock == .body)
+        #expect(machine.nextDeadline == t + .seconds(7) + limits.bodyTimeout)
+        let refused = line(machine.timedOut(now: t + .seconds(7) + limits.bodyTimeout, isWritable: true))
+        #expect(refused == "answer /screens/login/actions/submit 408")
+        #expect(machine.deadline == nil, "no clock while the answer is made")
+
+        // A client that takes none of its responses.
+        var slow = Machine(limits: limits, now: t)
+        receive(&slow, isWritable: false, at: t)
+        _ = slow.writabilityChanged(isWritable: false, now: t + .seconds(1))
+        _ = slow.writabilityChanged(isWritable: false, now: t + .seconds(2))
+        #expect(slow.writeDeadline == t + .seconds(1) + limits.writeTimeout, "the clock goes on while it still waits")
+        #expect(line(slow.timedOut(now: t + .seconds(1) + limits.writeTimeout, isWritable: false)) == "close")
+        _ = slow.writabilityChanged(isWritable: true, now: t + .seconds(3))
+        #expect(slow.writeDeadline == nil)
+
+        // An answered request leaves the idle clock; a head that arrived in part while it was
+        // answered gets its own.
+        var keepAlive = Machine(limits: limits, now: t)
+        receive(&keepAlive, at: t)
+        #expect(keepAlive.deadline == nil, "the wait for an answer is the server's")
+        #expect(answer(&keepAlive, at: t + .seconds(30)) == "none")
+        #expect(keepAlive.nextDeadline == t + .seconds(30) + limits.idleTimeout)
+        #expect(line(keepAlive.timedOut(now: t + .seconds(30) + limits.idleTimeout, isWritable: true)) == "close")
+
+        var partial = Machine(limits: limits, now: t)
+        receive(&partial, at: t)
+        var next = ByteBuffer(string: "GET /scr")
+        _ = partial.bytesArrived(&next, now: t + .seconds(1))
+        #expect(partial.deadline == nil)
+        _ = answer(&partial, at: t + .seconds(2))
+        #expect(partial.deadline?.clock == .head)
+        #expect(partial.nextDeadline == t + .seconds(2) + limits.headerTimeout)
     }
 
-    @Test("an error on an open connection: bytes that are not HTTP are answered, anything else closes")
+    @Test("bytes the decoder refuses are answered as precisely as their request line allows")
+    func refusedBytes() {
+        func refusal(_ text: String, _ error: HTTPParserError, limits: ConnectionLimits = ConnectionLimits()) -> String {
+            var machine = Machine(limits: limits, now: Self.start)
+            var bytes = ByteBuffer(string: text)
+            _ = machine.bytesArrived(&bytes, now: Self.start)
+            return line(machine.errorCaught(error, isWritable: true, now: Self.start))
+        }
+        let short = ConnectionLimits.with { $0.maxURILength = 20 }
+        #expect(
+            refusal("GET /" + String(repeating: "a", count: 30) + " HTTP/1.1\r\nHost: a\r\n", .headerOverflow, limits: short)
+                == "answer - 414")
+        #expect(refusal("GET /a HTTP/1.1\r\nX: " + String(repeating: "a", count: 30), .headerOverflow, limits: short) == "answer - 431")
+        #expect(refusal("BREW /screens/home HTTP/1.1\r\n", .invalidMethod) == "answer - 501")
+        #expect(refusal("GET /screens/home HTTP/2.0\r\n", .invalidVersion) == "answer - 505")
+        #expect(refusal("not http at all\r\n", .invalidMethod) == "answer - 400")
+        #expect(refusal("GET / HTTP/1.1\r\n", .invalidHeaderToken) == "answer - 400")
+
+        var machine = Machine(limits: ConnectionLimits(), now: Self.start)
+        var later = ByteBuffer(string: "GET /screens/home HTTP/1.2\r\nHost: a\r\n\r\n")
+        _ = machine.bytesArrived(&later, now: Self.start)
+        #expect(String(buffer: later).hasPrefix("GET /screens/home HTTP/1.1\r\n"), "a later HTTP/1.x is read as 1.1")
+        var second = ByteBuffer(string: "GET /a HTTP/1.2\r\n")
+        _ = machine.bytesArrived(&second, now: Self.start)
+        #expect(String(buffer: second) == "GET /a HTTP/1.2\r\n", "only a request line is changed")
+    }
+
+    @Test("an error on an open connection that is not the decoder's closes it")
     func errors() {
-        let machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
-        #expect(machine.errorCaught(isParserError: true) == .reject)
-        #expect(machine.errorCaught(isParserError: false) == .close)
+        var machine = Machine(limits: limits, now: Self.start)
+        #expect(line(machine.errorCaught(nil, isWritable: true, now: Self.start)) == "close")
+    }
+
+    @Test("an upgrade offer replaces the decoder before the request is answered")
+    func upgrade() {
+        var machine = Machine(limits: limits, now: Self.start)
+        _ = receiveHead(&machine, head(headers: ["Host": "a", "Upgrade": "websocket", "Connection": "Upgrade"]))
+        #expect(line(machine.receivedEnd(isWritable: true, now: Self.start)) == "replace decoder")
+        #expect(line(machine.decoderReplaced(isWritable: true, now: Self.start)) == "answer /screens/home")
+    }
+
+    @Test("a client waiting with Expect: 100-continue is told to send, or refused before it does")
+    func expectations() {
+        let continues = head(
+            .POST, "/screens/login/actions/submit", headers: ["Host": "a", "Expect": "100-continue", "Content-Length": "5"])
+        var machine = Machine(limits: limits, now: Self.start)
+        #expect(receiveHead(&machine, continues) == "continue")
+        var refused = Machine(limits: limits, now: Self.start)
+        #expect(receiveHead(&refused, continues, refusal: .methodNotAllowed(.POST)) == "answer /screens/login/actions/submit 405")
+        var behind = Machine(limits: limits, now: Self.start)
+        receive(&behind, "/first")
+        #expect(receiveHead(&behind, continues) == "none", "behind another answer, no interim response")
     }
 
     @Test("a connection that went away answers nothing, even a reply that arrives later")
     func closed() {
-        var machine = HTTPConnectionStateMachine(limits: ConnectionLimits())
+        var machine = Machine(limits: limits, now: Self.start)
         receive(&machine)
         receive(&machine)
-        _ = machine.nextToAnswer(isWritable: true)
         machine.closed()
-        #expect(!machine.replyArrived())
-        let next = machine.nextToAnswer(isWritable: true)
-        #expect(next == nil)
-        let reads = machine.readRequested(isWritable: true)
-        #expect(!reads)
-        let action = machine.quiesce()
-        #expect(action == .none)
+        #expect(line(machine.answerReady(streams: false)) == "none")
+        #expect(line(machine.readRequested(isWritable: true)) == "none")
+        #expect(line(machine.quiesce()) == "none")
+        #expect(machine.nextDeadline == nil)
     }
 
     @Test("what the head decides: limits, Host, lengths and expectations")

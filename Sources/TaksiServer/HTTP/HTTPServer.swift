@@ -109,14 +109,10 @@ public final class HTTPServer: Sendable {
                     guard let sweeper = allSweepers[ObjectIdentifier(channel.eventLoop)]?.value else {
                         throw ChannelError.inappropriateOperationForState
                     }
-                    let timeouts = RequestTimeoutHandler(limits: limits, sweeper: sweeper)
                     let accessLog = allAccessLogBuffers[ObjectIdentifier(channel.eventLoop)]?.value
-                    let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(timeouts)
-                    try pipeline.addHandler(HTTPConnectionHandler.makeDecoder(limits: limits))
-                    try pipeline.addHandler(
-                        HTTPConnectionHandler(
-                            responder: responder, limits: limits, timeouts: timeouts, accessLog: accessLog, observer: observer
+                    try channel.pipeline.syncOperations.addHandlers(
+                        HTTPConnectionHandler.handlers(
+                            responder: responder, limits: limits, sweeper: sweeper, accessLog: accessLog, observer: observer
                         )
                     )
                 }

@@ -2,39 +2,59 @@ import Foundation
 public import NIOCore
 import NIOHTTP1
 
-/// Serves HTTP/1.1 on one connection: asks ``HTTPConnectionStateMachine`` what to do with each
-/// event of the channel and does it: reads, answers through the ``Responder`` (on the event loop,
-/// or off it for a pending reply), writes precomputed responses as bytes, streams a streamed body,
-/// and closes. The rules (order, backpressure, limits, how the connection ends) are the machine's.
+/// Serves HTTP/1.1 on one connection: hands each event of the channel (bytes arriving, a decoded
+/// request part, a read asked for, writability, a deadline passed, shutdown, an error) to
+/// ``HTTPConnectionStateMachine`` and carries out the one ``HTTPConnectionStateMachine/Action`` it
+/// returns: reads, answers through the ``Responder`` (on the event loop, or off it for a pending
+/// reply), writes precomputed responses as bytes, streams a streamed body, and closes. The rules
+/// (order, backpressure, limits, deadlines, how the connection ends) are the machine's; this class
+/// only does I/O.
+///
+/// It sits after NIO's request decoder, and its ``intake`` before it, where the bytes arrive: a
+/// head's clock starts with its first byte, and its request line is measured there (see
+/// ``RequestLine``). Build a connection's pipeline with ``handlers(responder:limits:sweeper:accessLog:observer:)``.
 final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
+    typealias Action = HTTPConnectionStateMachine.Action
 
     private let responder: Responder
     private let limits: ConnectionLimits
-    private let timeouts: RequestTimeoutHandler
+    private let sweeper: ConnectionSweeper
     private let accessLog: AccessLogBuffer?
     private let observer: (any RequestObserver)?
 
     private var machine: HTTPConnectionStateMachine
-    private var ids = RequestIDs()
     private var date = HTTPDate()
     /// The streamed body being written, while the machine is `.streaming`.
     private var stream: OpenStream?
     /// Responses were written since the last flush.
     private var needsFlush = false
+    /// This handler's place in the pipeline, for what the sweeper and answers made off the event
+    /// loop start.
+    private var context: ChannelHandlerContext?
 
     init(
-        responder: Responder, limits: ConnectionLimits, timeouts: RequestTimeoutHandler, accessLog: AccessLogBuffer?,
+        responder: Responder, limits: ConnectionLimits, sweeper: ConnectionSweeper, accessLog: AccessLogBuffer?,
         observer: (any RequestObserver)?
     ) {
         self.responder = responder
         self.limits = limits
-        self.timeouts = timeouts
+        self.sweeper = sweeper
         self.accessLog = accessLog
         self.observer = observer
-        self.machine = HTTPConnectionStateMachine(limits: limits)
+        self.machine = HTTPConnectionStateMachine(limits: limits, now: .now())
+    }
+
+    /// A connection's handlers, in pipeline order: the intake, NIO's decoder, the handler.
+    static func handlers(
+        responder: Responder, limits: ConnectionLimits, sweeper: ConnectionSweeper, accessLog: AccessLogBuffer?,
+        observer: (any RequestObserver)?
+    ) -> [any ChannelHandler] {
+        let handler = HTTPConnectionHandler(
+            responder: responder, limits: limits, sweeper: sweeper, accessLog: accessLog, observer: observer)
+        return [Intake(handler), makeDecoder(limits: limits), handler]
     }
 
     /// NIO's request decoder, bounded a little above our own limits so an oversized head is
@@ -47,61 +67,89 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         return ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: decoderLimits))
     }
 
+    /// The connection handler's place before the decoder: hands it the bytes as they arrive. It
+    /// keeps nothing of its own.
+    final class Intake: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = ByteBuffer
+        typealias InboundOut = ByteBuffer
+        private let connection: HTTPConnectionHandler
+
+        init(_ connection: HTTPConnectionHandler) {
+            self.connection = connection
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var bytes = unwrapInboundIn(data)
+            if case .decode = connection.machine.bytesArrived(&bytes, now: .now()) {
+                context.fireChannelRead(wrapInboundOut(bytes))
+            }
+        }
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        sweeper.add(self)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        sweeper.remove(self)
+        self.context = nil
+    }
+
+    /// Carries out what the machine decided, and what follows from it.
+    private func run(_ action: Action, context: ChannelHandlerContext) {
+        var action = action
+        while true {
+            switch action {
+            case .none, .decode, .drop, .write, .stream:
+                // Bytes are the intake's; writes follow an answer (see `answer`).
+                return
+            case .read:
+                context.read()
+                return
+            case .sendContinue:
+                var interim = context.channel.allocator.buffer(capacity: 25)
+                interim.writeStaticString("HTTP/1.1 100 Continue\r\n\r\n")
+                context.writeAndFlush(wrapOutboundOut(.byteBuffer(interim)), promise: nil)
+                return
+            case .answer(let request):
+                action = answer(request, context: context)
+            case .replaceDecoder:
+                replaceDecoder(context: context)
+                action = machine.decoderReplaced(isWritable: context.channel.isWritable, now: .now())
+            case .closeOutputAndDrain:
+                let channel = context.channel
+                let halfClosed = context.eventLoop.makePromise(of: Void.self)
+                halfClosed.futureResult.whenFailure { _ in channel.close(promise: nil) }
+                channel.close(mode: .output, promise: halfClosed)
+                context.read()
+                return
+            case .endStream:
+                endStream(context: context)
+                return
+            case .close:
+                context.close(promise: nil)
+                return
+            }
+        }
+    }
+
     // MARK: Reading
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard machine.readsRequests else { return }
+        let isWritable = context.channel.isWritable
+        let action: Action
         switch unwrapInboundIn(data) {
         case .head(let head):
-            receivedHead(head, context: context)
-        case .body(let part):
-            if !machine.receivedBody(part) { reject(.bodyTooLarge(limit: limits.maxBodyBytes), context: context) }
-        case .end:
-            guard let request = machine.receivedEnd() else { return }
-            timeouts.requestStarted()
-            if request.offersUpgrade { replaceDecoder(context: context) }
-            answerWaiting(context: context)
-        }
-    }
-
-    /// A request head: what must be refused is decided now, and answered at once when it does
-    /// not depend on the body (which is then never read, nor asked for with `100 Continue`).
-    private func receivedHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let (request, verdict) = ConnectionRequest.read(head, limits: limits, ids: &ids)
-        machine.receivedHead(request)
-        if verdict.expectsContinue, machine.hasNothingAhead {
-            if let refusal = responder.refusal(beforeBodyOf: head.method, uri: head.uri, headers: head.headers) {
-                // Refused whatever the body: the final answer now, and the body never asked for.
-                reject(refusal, context: context)
-                return
+            action = machine.receivedHead(head, isWritable: isWritable, now: .now()) { head in
+                responder.refusal(beforeBodyOf: head.method, uri: head.uri, headers: head.headers)
             }
-            // The client waits for this before it sends the body. With answers still to write
-            // ahead of it, it is left out (RFC 9110, 10.1.1 lets the client go on).
-            var interim = context.channel.allocator.buffer(capacity: 25)
-            interim.writeStaticString("HTTP/1.1 100 Continue\r\n\r\n")
-            context.writeAndFlush(wrapOutboundOut(.byteBuffer(interim)), promise: nil)
+        case .body(let part):
+            action = machine.receivedBody(part, isWritable: isWritable, now: .now())
+        case .end:
+            action = machine.receivedEnd(isWritable: isWritable, now: .now())
         }
-        if verdict.answersBeforeBody, let rejection = verdict.rejection {
-            reject(rejection, context: context)
-            return
-        }
-        // A body the server does not read yet (bodies before it wait for their answers) has no
-        // clock until reading goes on: the wait is the server's, not the client's.
-        if verdict.hasBody, !machine.holdsBody(isWritable: context.channel.isWritable) {
-            timeouts.bodyStarted()
-        } else {
-            timeouts.requestStarted()
-        }
-    }
-
-    /// Answers the request being read (or a placeholder for bytes that never made one) with
-    /// `rejection`, after the requests before it; nothing more is read, and the connection closes
-    /// once the answer is written.
-    private func reject(_ rejection: APIError, context: ChannelHandlerContext) {
-        machine.reject(rejection) { ConnectionRequest.placeholder(ids: &ids) }
-        timeouts.requestStarted()
-        answerWaiting(context: context)
-        flushIfNeeded(context: context)
+        run(action, context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -110,62 +158,36 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func read(context: ChannelHandlerContext) {
-        if machine.readRequested(isWritable: context.channel.isWritable) { context.read() }
+        run(machine.readRequested(isWritable: context.channel.isWritable), context: context)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable {
-            timeouts.writesFlowing()
-            answerWaiting(context: context)
-            flushIfNeeded(context: context)
-        } else {
-            // The client is not taking its responses; it has ``ConnectionLimits/writeTimeout`` to.
-            timeouts.writesHeld()
-        }
+        run(machine.writabilityChanged(isWritable: context.channel.isWritable, now: .now()), context: context)
+        flushIfNeeded(context: context)
         context.fireChannelWritabilityChanged()
     }
 
+    /// A deadline passed (see ``ConnectionSweeper``).
+    func timedOut(now: NIODeadline) {
+        guard let context else { return }
+        run(machine.timedOut(now: now, isWritable: context.channel.isWritable), context: context)
+        flushIfNeeded(context: context)
+    }
+
+    /// When the sweeper looks at this connection again.
+    var nextDeadline: NIODeadline? { machine.nextDeadline }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is RequestTimeoutHandler.BodyTimedOut {
-            if machine.bodyTimedOut() { reject(.bodyTimeout, context: context) }
-            return
-        }
         guard event is ChannelShouldQuiesceEvent else {
             context.fireUserInboundEventTriggered(event)
             return
         }
-        switch machine.quiesce() {
-        case .none: break
-        case .close: context.close(promise: nil)
-        case .endStream: endStream(context: context)
-        }
+        run(machine.quiesce(), context: context)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        let parserError = error as? HTTPParserError
-        switch machine.errorCaught(isParserError: parserError != nil) {
-        case .ignore:
-            return
-        case .close:
-            // A broken connection is the client's business; close it and keep serving the others.
-            context.close(promise: nil)
-        case .reject:
-            // Answer the bytes that are not HTTP after the requests before them, then close.
-            reject(rejection(for: parserError), context: context)
-        }
-    }
-
-    /// The answer to bytes NIO's decoder could not read: the most precise the first line allows.
-    private func rejection(for error: HTTPParserError?) -> APIError {
-        switch error {
-        case .headerOverflow?:
-            // Too large for the decoder: the target, when the request line alone is over its limit.
-            timeouts.requestLineBytes > limits.maxURILength
-                ? .uriTooLong(limit: limits.maxURILength) : .headersTooLarge(limit: limits.maxHeaderBytes)
-        case .invalidMethod? where timeouts.wellFormedRequestLineMajorVersion == 1: .methodNotImplemented(nil)
-        case .invalidVersion? where (timeouts.wellFormedRequestLineMajorVersion ?? 1) != 1: .versionNotSupported
-        default: .malformedRequest
-        }
+        run(machine.errorCaught(error as? HTTPParserError, isWritable: context.channel.isWritable, now: .now()), context: context)
+        flushIfNeeded(context: context)
     }
 
     /// Upgrades are not taken (HTTP/2 belongs at the load balancer), but NIO's decoder stops
@@ -187,6 +209,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     func channelInactive(context: ChannelHandlerContext) {
         machine.closed()
+        sweeper.remove(self)
         stream?.stop()
         stream = nil
         context.fireChannelInactive()
@@ -194,36 +217,29 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     // MARK: Answering
 
-    /// Answers waiting requests in order while the client keeps reading; then reads on if a read
-    /// is owed, and starts the idle clock when nothing is left to do.
-    private func answerWaiting(context: ChannelHandlerContext) {
-        while var request = machine.nextToAnswer(isWritable: context.channel.isWritable) {
-            if let tracing = responder.tracing,
-                let span = tracing.requestSpan(method: request.head.method, target: request.head.uri, headers: request.head.headers)
-            {
-                request.trace = RequestTrace(span: span, tracing: tracing)
-            }
-            switch reply(to: request) {
-            case .ready(let response):
-                write(response, for: request, context: context)
-            case .pending(let work):
-                wait(for: work, of: request, context: context)
-                return
-            }
+    /// Makes the answer to `request` and writes it when it is ready now (returning what comes
+    /// next); an answer made off the event loop is written when it arrives.
+    private func answer(_ request: ConnectionRequest, context: ChannelHandlerContext) -> Action {
+        var request = request
+        if let tracing = responder.tracing,
+            let span = tracing.requestSpan(method: request.head.method, target: request.head.uri, headers: request.head.headers)
+        {
+            request.trace = RequestTrace(span: span, tracing: tracing)
         }
-        if machine.owedRead(isWritable: context.channel.isWritable) {
-            // A body held back gets its clock now that it is read.
-            if machine.isReceiving { timeouts.bodyStarted() }
-            context.read()
+        switch reply(to: request) {
+        case .ready(let response):
+            return write(response, for: request, context: context)
+        case .pending(let work):
+            wait(for: work, of: request, context: context)
+            return .none
         }
-        if machine.isIdle { timeouts.connectionIdle() }
     }
 
     /// The responder's reply, or the rejection decided while reading.
     private func reply(to request: ConnectionRequest) -> Reply {
         if let rejection = request.rejection { return .ready(HTTPResponse(error: rejection)) }
         var http = HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers, body: request.body)
-        http.id = ids.reference(request.id)
+        http.id = machine.ids.reference(request.id)
         http.trace = request.trace
         return responder.respond(to: http)
     }
@@ -235,19 +251,33 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         let promise = context.eventLoop.makePromise(of: HTTPResponse.self)
         promise.completeWithTask(work)
         promise.futureResult.assumeIsolated().whenSuccess { response in
-            guard self.machine.replyArrived(), context.channel.isActive else { return }
-            self.write(response, for: request, context: context)
-            self.answerWaiting(context: context)
+            guard context.channel.isActive else { return }
+            self.run(self.write(response, for: request, context: context), context: context)
             self.flushIfNeeded(context: context)
         }
     }
 
-    private func write(_ response: HTTPResponse, for request: ConnectionRequest, context: ChannelHandlerContext) {
-        if let body = response.stream, request.head.method != .HEAD {
+    /// Writes the answer to `request`, as the machine frames it; returns what comes next.
+    private func write(_ response: HTTPResponse, for request: ConnectionRequest, context: ChannelHandlerContext) -> Action {
+        let streams = response.stream != nil && request.head.method != .HEAD
+        switch machine.answerReady(streams: streams) {
+        case .write(let framing):
+            write(response, for: request, framing: framing, context: context)
+            guard framing == .keepAlive else { return .none }
+            return machine.responseWritten(isWritable: context.channel.isWritable, now: .now())
+        case .stream(let endsAtOnce):
+            guard let body = response.stream else { return .none }
             startStream(response, body: body, for: request, context: context)
-            return
+            return endsAtOnce ? .endStream : .none
+        default:
+            return .none
         }
-        let framing = machine.writing()
+    }
+
+    private func write(
+        _ response: HTTPResponse, for request: ConnectionRequest, framing: HTTPConnectionStateMachine.Framing,
+        context: ChannelHandlerContext
+    ) {
         let sendsBody = request.head.method != .HEAD && response.body.readableBytes > 0
         // A small body goes in the same buffer as the head: one write through the pipeline and one
         // system call instead of two. Large ones are written as they are, without a copy.
@@ -277,27 +307,14 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         finished(request, response: response, bytes: headBytes + (sendsBody ? response.body.readableBytes : 0))
         if let last {
             flushIfNeeded(context: context)
-            closeAfter(last.futureResult, lingering: framing == .closeAndLinger, context: context)
-        }
-    }
-
-    /// Closes the connection once its last response is out. After a rejection the client may
-    /// still be sending (a body, an oversized head): closing at once would reset the connection
-    /// and lose the answer, so the output closes and what arrives is dropped for a moment.
-    private func closeAfter(_ written: EventLoopFuture<Void>, lingering: Bool, context: ChannelHandlerContext) {
-        let channel = context.channel
-        guard lingering else {
-            written.whenComplete { _ in channel.close(promise: nil) }
-            return
-        }
-        written.assumeIsolated().whenComplete { _ in
-            guard channel.isActive else { return }
-            self.machine.lingering()
-            self.timeouts.linger()
-            let halfClosed = context.eventLoop.makePromise(of: Void.self)
-            halfClosed.futureResult.whenFailure { _ in channel.close(promise: nil) }
-            channel.close(mode: .output, promise: halfClosed)
-            context.read()
+            // After a rejection the client may still be sending (a body, an oversized head):
+            // closing at once would reset the connection and lose the answer, so the machine
+            // lingers.
+            let lingers = framing == .closeAndLinger
+            last.futureResult.assumeIsolated().whenComplete { _ in
+                guard context.channel.isActive else { return }
+                self.run(self.machine.lastResponseSent(lingers: lingers, now: .now()), context: context)
+            }
         }
     }
 
@@ -318,7 +335,6 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func startStream(
         _ response: HTTPResponse, body: any StreamedBody, for request: ConnectionRequest, context: ChannelHandlerContext
     ) {
-        machine.streaming()
         let chunked = request.head.version.minor >= 1
         var buffer = HTTPResponse.encodeHead(status: response.status, headers: response.headers)
         writeDateAndID(of: request, to: &buffer)
@@ -337,8 +353,6 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         OpenStream.frame(first, chunked: chunked, into: &buffer)
         finished(request, response: response, bytes: buffer.readableBytes)
         context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
-        // Asked for while the server drains: it ends at once, rather than holding the drain up.
-        if machine.isQuiescing { endStream(context: context) }
     }
 
     /// Writes one part; a client that stopped reading is disconnected (a browser reconnects).
@@ -381,7 +395,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         accessLog?.record(
             method: request.head.method.rawValue, uri: request.head.uri, status: response.status.code, bytes: bytes,
             duration: duration, variant: response.variant
-        ) { buffer in ids.write(request.id, to: &buffer) }
+        ) { buffer in machine.ids.write(request.id, to: &buffer) }
         if let trace = request.trace {
             trace.tracing.end(trace.span, route: response.route, status: response.status.code, bytes: bytes, variant: response.variant)
         }
@@ -393,7 +407,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         buffer.writeStaticString("Date: ")
         buffer.writeString(date.current())
         buffer.writeStaticString("\r\nX-Request-Id: ")
-        ids.write(request.id, to: &buffer)
+        machine.ids.write(request.id, to: &buffer)
         // With tracing on, the trace the request is part of (when it is recorded), so an app can
         // name it in a report.
         if let trace = request.trace, trace.span.isRecording,

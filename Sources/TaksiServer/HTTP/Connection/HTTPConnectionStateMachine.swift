@@ -1,14 +1,25 @@
 import NIOCore
+import NIOHTTP1
 
 /// The life of one HTTP/1.1 connection as a value: which requests are read, which wait, which one
-/// is answered next, whether more may be read, and how the connection ends. It does no I/O: each
-/// event returns what to do, and ``HTTPConnectionHandler`` does it, so every rule here is tested
-/// without a socket (`HTTPConnectionStateMachineTests`).
+/// is answered next, whether more may be read, every deadline the connection keeps, and how it
+/// ends. It does no I/O: each event returns one ``Action`` and ``HTTPConnectionHandler`` carries it
+/// out, so every rule here is tested without a socket or a clock (`HTTPConnectionStateMachineTests`),
+/// as async-http-client's `HTTP1ConnectionStateMachine` is.
 ///
 /// Requests are answered in the order they arrived (pipelined ones included), one at a time.
 /// Backpressure: while the client does not take its responses, or
 /// ``ConnectionLimits/maxPipelinedRequests`` requests wait, or a waiting request holds a body,
 /// nothing more is read (a read asked for then is held and owed).
+///
+/// Deadlines: an idle keep-alive connection closes after ``ConnectionLimits/idleTimeout``; a head
+/// must arrive within ``ConnectionLimits/headerTimeout`` of its first byte (slowloris); a body
+/// within ``ConnectionLimits/bodyTimeout`` of its head (408); a client that takes none of its
+/// responses is dropped after ``ConnectionLimits/writeTimeout``; after an error, what the client
+/// still sends is read and dropped for ``ConnectionLimits/lingerTimeout``. While a request is
+/// answered no clock runs: that time is the server's (upstream timeouts bound it). The machine only
+/// moves its deadlines; one ``ConnectionSweeper`` per event loop sends ``timedOut(now:)`` to the
+/// connections whose deadline passed (a timer per request cost a fifth of the server's time).
 struct HTTPConnectionStateMachine {
     /// Where the connection is in its life.
     enum State: Equatable {
@@ -29,6 +40,28 @@ struct HTTPConnectionStateMachine {
         case closed
     }
 
+    /// How far the request being read has come.
+    enum Reading {
+        /// No request is being read.
+        case between
+        /// The first bytes of a head arrived, and its request line is measured as they do.
+        case head(RequestLine)
+        /// The head arrived; the body has not ended.
+        case body(ConnectionRequest)
+    }
+
+    /// What a deadline ends.
+    enum Clock: Equatable {
+        /// Nothing is in progress: the connection closes.
+        case idle
+        /// A head is not whole: the connection closes.
+        case head
+        /// A body has not arrived: 408, then the connection closes.
+        case body
+        /// The connection lingers after its last answer: it closes.
+        case close
+    }
+
     /// How a response ends its connection.
     enum Framing: Equatable {
         /// The connection stays open for the next request.
@@ -39,31 +72,47 @@ struct HTTPConnectionStateMachine {
         case closeAndLinger
     }
 
-    /// What to do when the server asks connections to quiesce.
-    enum QuiesceAction: Equatable {
-        /// Nothing now: the next response says `Connection: close`.
+    /// What the handler does after an event.
+    enum Action {
+        /// Nothing.
         case none
-        /// Nothing is in progress: close now.
-        case close
-        /// End the streamed body.
+        /// Pass the bytes that arrived on to the decoder (changed as the event says).
+        case decode
+        /// Drop the bytes that arrived: nothing reads requests any more.
+        case drop
+        /// Ask the channel for more bytes.
+        case read
+        /// Tell the client waiting with `Expect: 100-continue` to send its body.
+        case sendContinue
+        /// Make the answer to this request; then ``answerReady(streams:)``.
+        case answer(ConnectionRequest)
+        /// Write the answer with this framing; then ``responseWritten(isWritable:now:)``, or once
+        /// a last response is out, ``lastResponseSent(lingers:now:)``.
+        case write(Framing)
+        /// Write the streamed body's head and first parts, and end it at once if told.
+        case stream(endsAtOnce: Bool)
+        /// NIO's decoder stops after an upgrade offer: put a fresh one in its place, then
+        /// ``decoderReplaced(isWritable:now:)``.
+        case replaceDecoder
+        /// The last response is out: close the output, and read on to drop what arrives.
+        case closeOutputAndDrain
+        /// End the streamed body, then close.
         case endStream
-    }
-
-    /// What to do with an error from the pipeline.
-    enum ErrorAction: Equatable {
-        /// Answer it (a request that is not HTTP) after the requests before it.
-        case reject
-        /// Close the connection (a broken socket, or the connection is ending anyway).
+        /// Close the connection now.
         case close
-        /// Nothing: the connection is already discarding or lingering.
-        case ignore
     }
 
     private(set) var state = State.open
+    private(set) var reading = Reading.between
     /// The server is shutting down: the next response closes the connection.
     private(set) var isQuiescing = false
-    /// The request whose head arrived and whose end has not.
-    private var receiving: ConnectionRequest?
+    /// When the connection ends unless something happens, and how; nil while the server has the
+    /// next move.
+    private(set) var deadline: (at: NIODeadline, clock: Clock)?
+    /// When the connection closes unless the client takes some of the responses held for it; nil
+    /// while writing goes on. Apart from ``deadline``: a client can be slow to read and to send at
+    /// once, and each clock runs on its own.
+    private(set) var writeDeadline: NIODeadline?
     /// Complete requests not answered yet, oldest first.
     private var waiting = CircularBuffer<ConnectionRequest>(initialCapacity: 4)
     /// The oldest request's answer is being made (off the event loop, or being written now).
@@ -72,44 +121,85 @@ struct HTTPConnectionStateMachine {
     private var readHeld = false
     /// Responses written on this connection (see ``ConnectionLimits/maxRequestsPerConnection``).
     private var answered = 0
+    /// The ids of this connection's requests.
+    private(set) var ids = RequestIDs()
+    private let limits: ConnectionLimits
 
-    private let maxPipelinedRequests: Int
-    private let maxRequestsPerConnection: Int
-    let maxBodyBytes: Int
+    /// A connection accepted at `now`: its idle clock runs.
+    init(limits: ConnectionLimits, now: NIODeadline) {
+        self.limits = limits
+        deadline = (now + limits.idleTimeout, .idle)
+    }
 
-    init(limits: ConnectionLimits) {
-        maxPipelinedRequests = limits.maxPipelinedRequests
-        maxRequestsPerConnection = limits.maxRequestsPerConnection
-        maxBodyBytes = limits.maxBodyBytes
+    /// The earlier of the two deadlines, for the sweeper.
+    var nextDeadline: NIODeadline? {
+        switch (deadline?.at, writeDeadline) {
+        case (let at?, let write?): min(at, write)
+        case (let at?, nil): at
+        case (nil, let write?): write
+        case (nil, nil): nil
+        }
     }
 
     // MARK: Reading
 
-    /// Whether what arrives is read as requests (else it is dropped).
-    var readsRequests: Bool { state == .open }
+    /// Bytes arrived, before the decoder reads them: a head's clock starts with its first byte,
+    /// its request line is measured (and `HTTP/1.x` read as `HTTP/1.1`, see ``RequestLine``).
+    /// - Returns: ``Action/decode`` or ``Action/drop``.
+    mutating func bytesArrived(_ bytes: inout ByteBuffer, now: @autoclosure () -> NIODeadline) -> Action {
+        guard state == .open else { return .drop }
+        switch reading {
+        case .between:
+            var line = RequestLine()
+            line.read(&bytes)
+            reading = .head(line)
+            if deadline?.clock == .idle { deadline = (now() + limits.headerTimeout, .head) }
+        case .head(var line):
+            reading = .between
+            line.read(&bytes)
+            reading = .head(line)
+        case .body:
+            break
+        }
+        return .decode
+    }
 
-    /// Nothing is being answered or waits: a new request would be answered at once.
-    var hasNothingAhead: Bool { waiting.isEmpty && answering == nil }
-
-    /// No request is in progress on an open connection: the idle timeout runs.
-    var isIdle: Bool { state == .open && hasNothingAhead && receiving == nil }
-
-    /// A request's head arrived.
-    mutating func receivedHead(_ request: ConnectionRequest) {
-        precondition(state == .open, "a head read on a connection that reads no requests")
-        receiving = request
+    /// A request's head was decoded: what must be refused is decided now, and answered at once
+    /// when it does not depend on the body (which is then never read, nor asked for with
+    /// `100 Continue`). `refusal` gives the route's answer whatever the body, asked for only when
+    /// the client waits for `100 Continue`.
+    mutating func receivedHead(
+        _ head: HTTPRequestHead, isWritable: Bool, now: @autoclosure () -> NIODeadline,
+        refusal: (HTTPRequestHead) -> APIError?
+    ) -> Action {
+        guard state == .open else { return .none }
+        let (request, verdict) = ConnectionRequest.read(head, limits: limits, ids: &ids)
+        reading = .body(request)
+        var sendsContinue = false
+        if verdict.expectsContinue, hasNothingAhead {
+            // Refused whatever the body: the final answer now, and the body never asked for.
+            if let refusal = refusal(head) { return reject(refusal, isWritable: isWritable, now: now()) }
+            // The client waits for this before it sends the body. With answers still to write
+            // ahead of it, it is left out (RFC 9110, 10.1.1 lets the client go on).
+            sendsContinue = true
+        }
+        if verdict.answersBeforeBody, let rejection = verdict.rejection {
+            return reject(rejection, isWritable: isWritable, now: now())
+        }
+        // A body the server does not read yet (bodies before it wait for their answers) has no
+        // clock until reading goes on: the wait is the server's, not the client's.
+        deadline = verdict.hasBody && mayReadMore(isWritable: isWritable) ? (now() + limits.bodyTimeout, .body) : nil
+        return sendsContinue ? .sendContinue : .none
     }
 
     /// Part of the body of the request being received. Only a POST's body is kept (actions take
-    /// one); others are counted and dropped, so the connection stays usable.
-    /// - Returns: false when the body passed ``ConnectionLimits/maxBodyBytes`` (reject it).
-    mutating func receivedBody(_ part: ByteBuffer) -> Bool {
-        guard var request = receiving else { return true }
-        receiving = nil
-        defer { receiving = request }
+    /// one); others are counted and dropped, so the connection stays usable. One past
+    /// ``ConnectionLimits/maxBodyBytes`` is refused.
+    mutating func receivedBody(_ part: ByteBuffer, isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
+        guard state == .open, case .body(var request) = reading else { return .none }
+        reading = .between
         request.bodyBytes += part.readableBytes
-        guard request.bodyBytes <= maxBodyBytes else { return false }
-        if request.head.method == .POST {
+        if request.head.method == .POST, request.bodyBytes <= limits.maxBodyBytes {
             var part = part
             if request.body == nil {
                 request.body = part
@@ -117,48 +207,104 @@ struct HTTPConnectionStateMachine {
                 request.body!.writeBuffer(&part)
             }
         }
-        return true
+        reading = .body(request)
+        guard request.bodyBytes <= limits.maxBodyBytes else {
+            return reject(.bodyTooLarge(limit: limits.maxBodyBytes), isWritable: isWritable, now: now())
+        }
+        return .none
     }
 
     /// The end of the request being received: it waits for its answer.
-    /// - Returns: the request, or nil when none was being received.
-    mutating func receivedEnd() -> ConnectionRequest? {
-        guard let request = receiving else { return nil }
-        receiving = nil
+    mutating func receivedEnd(isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
+        guard state == .open, case .body(let request) = reading else { return .none }
+        reading = .between
         waiting.append(request)
-        return request
+        deadline = nil
+        // Upgrades are not taken (HTTP/2 belongs at the load balancer), but NIO's decoder parses
+        // nothing after an upgrade offer.
+        return request.offersUpgrade ? .replaceDecoder : next(isWritable: isWritable, now: now())
     }
 
-    /// The request being received (or, when the bytes never made one, `placeholder`) is refused
-    /// with `rejection`: it is the connection's last; nothing more is read.
-    mutating func reject(_ rejection: APIError, placeholder: () -> ConnectionRequest) {
-        var request = receiving ?? placeholder()
+    /// A fresh decoder reads on after an upgrade offer.
+    mutating func decoderReplaced(isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
+        next(isWritable: isWritable, now: now())
+    }
+
+    /// The request being received (or, when the bytes never made one, a placeholder) is refused
+    /// with `rejection`: it is the connection's last; nothing more is read. It is answered after
+    /// the requests before it, and the connection closes once the answer is written.
+    private mutating func reject(_ rejection: APIError, isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
+        var request: ConnectionRequest
+        if case .body(let received) = reading { request = received } else { request = .placeholder(ids: &ids) }
         request.rejection = rejection
-        receiving = nil
+        reading = .between
         waiting.append(request)
         state = .discarding
+        deadline = nil
+        return next(isWritable: isWritable, now: now())
     }
 
-    /// A read is asked for. Returns whether to read now; if not, it is held and owed.
-    mutating func readRequested(isWritable: Bool) -> Bool {
+    /// An error reached the connection: bytes the decoder could not read (`parserError`) are
+    /// answered after the requests before them, as precisely as their request line allows;
+    /// anything else closes the connection.
+    mutating func errorCaught(_ parserError: HTTPParserError?, isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
         switch state {
-        case .lingering, .streaming:
-            // Read (and drop) on, to see the client go away.
-            return true
-        case .open where mayReadMore(isWritable: isWritable):
-            return true
-        case .open, .discarding, .closing, .closed:
-            readHeld = true
-            return false
+        case .lingering, .discarding:
+            // One answer for one broken stream of bytes.
+            return .none
+        case .open:
+            guard let parserError else { return close() }
+            return reject(rejection(for: parserError), isWritable: isWritable, now: now())
+        case .closing, .streaming, .closed:
+            // A broken connection is the client's business.
+            return .close
         }
     }
 
-    /// Whether a held read is owed now (answers went out, or the client read its responses).
-    mutating func owedRead(isWritable: Bool) -> Bool {
-        guard readHeld, state == .open, mayReadMore(isWritable: isWritable) else { return false }
-        readHeld = false
-        return true
+    /// The answer to bytes NIO's decoder could not read: the most precise the first line allows.
+    private func rejection(for error: HTTPParserError) -> APIError {
+        let line: RequestLine? = if case .head(let line) = reading { line } else { nil }
+        switch error {
+        case .headerOverflow:
+            // Too large for the decoder: the target, when the request line alone is over its limit.
+            return (line?.length ?? 0) > limits.maxURILength
+                ? .uriTooLong(limit: limits.maxURILength) : .headersTooLarge(limit: limits.maxHeaderBytes)
+        case .invalidMethod where line?.wellFormedMajorVersion == 1:
+            return .methodNotImplemented(nil)
+        case .invalidVersion where (line?.wellFormedMajorVersion ?? 1) != 1:
+            return .versionNotSupported
+        default:
+            return .malformedRequest
+        }
     }
+
+    /// A read is asked for: ``Action/read`` now, or none (it is held and owed).
+    mutating func readRequested(isWritable: Bool) -> Action {
+        switch state {
+        case .lingering, .streaming:
+            // Read (and drop) on, to see the client go away.
+            return .read
+        case .open where mayReadMore(isWritable: isWritable):
+            return .read
+        case .open, .discarding, .closing, .closed:
+            readHeld = true
+            return .none
+        }
+    }
+
+    /// The client took some of its responses (`isWritable`), or stopped taking them.
+    mutating func writabilityChanged(isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
+        guard isWritable else {
+            // Called again while it still waits, the clock goes on.
+            if writeDeadline == nil { writeDeadline = now() + limits.writeTimeout }
+            return .none
+        }
+        writeDeadline = nil
+        return next(isWritable: isWritable, now: now())
+    }
+
+    /// Nothing is being answered or waits: a new request would be answered at once.
+    private var hasNothingAhead: Bool { waiting.isEmpty && answering == nil }
 
     /// More requests may be read: the client takes its responses, fewer than
     /// ``ConnectionLimits/maxPipelinedRequests`` wait, and none of them holds a body, but for one
@@ -168,60 +314,75 @@ struct HTTPConnectionStateMachine {
     /// once did, read after read, to the end of everything a client pipelined.
     private func mayReadMore(isWritable: Bool) -> Bool {
         let count = waiting.count + (answering == nil ? 0 : 1)
-        guard isWritable, count < maxPipelinedRequests else { return false }
+        guard isWritable, count < limits.maxPipelinedRequests else { return false }
         let bodies = (answering?.body == nil ? 0 : 1) + waiting.count { $0.body != nil }
-        return bodies == 0 || (bodies == 1 && receiving != nil)
+        let receiving = if case .body = reading { true } else { false }
+        return bodies == 0 || (bodies == 1 && receiving)
     }
-
-    /// A request is being received whose body the server does not read now (reads are held):
-    /// its body clock should not run, since the wait is the server's.
-    func holdsBody(isWritable: Bool) -> Bool {
-        receiving != nil && !mayReadMore(isWritable: isWritable)
-    }
-
-    /// A request's body is being received (its head arrived, its end has not).
-    var isReceiving: Bool { receiving != nil }
 
     // MARK: Answering
 
-    /// The request to answer now, if one may be: the oldest waiting, when nothing else is being
-    /// answered, the client takes its responses and the connection still answers.
-    mutating func nextToAnswer(isWritable: Bool) -> ConnectionRequest? {
-        guard answering == nil, state == .open || state == .discarding, isWritable, let request = waiting.popFirst() else {
-            return nil
+    /// What comes next when something was answered or may be: the oldest waiting request, when
+    /// nothing else is being answered, the client takes its responses and the connection still
+    /// answers; else a read that is owed (a held body's clock starts then); else nothing, and when
+    /// nothing is left to do, the idle clock (or a partial head's) runs.
+    private mutating func next(isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
+        if answering == nil, state == .open || state == .discarding, isWritable, let request = waiting.popFirst() {
+            answering = request
+            deadline = nil
+            return .answer(request)
         }
-        answering = request
-        return request
+        guard state == .open else { return .none }
+        var action = Action.none
+        if readHeld, mayReadMore(isWritable: isWritable) {
+            readHeld = false
+            if case .body = reading { deadline = (now() + limits.bodyTimeout, .body) }
+            action = .read
+        }
+        if hasNothingAhead {
+            switch reading {
+            case .between where deadline?.clock != .idle: deadline = (now() + limits.idleTimeout, .idle)
+            case .head where deadline == nil: deadline = (now() + limits.headerTimeout, .head)
+            case .between, .head, .body: break
+            }
+        }
+        return action
     }
 
-    /// An answer made off the event loop arrived. Returns whether to write it (not when the
-    /// connection went away meanwhile).
-    func replyArrived() -> Bool {
-        answering != nil && (state == .open || state == .discarding)
-    }
-
-    /// The answer to the request being answered is written now: how it ends the connection.
-    mutating func writing() -> Framing {
-        guard let request = answering else { preconditionFailure("a response written with no request being answered") }
+    /// The answer being made is ready (one made off the event loop may arrive after the
+    /// connection went away): ``Action/write(_:)`` with how it ends the connection,
+    /// ``Action/stream(endsAtOnce:)`` for a streamed body (the connection carries it and answers
+    /// nothing more), or none.
+    mutating func answerReady(streams: Bool) -> Action {
+        guard let request = answering, state == .open || state == .discarding else { return .none }
         answering = nil
+        if streams {
+            waiting.removeAll()
+            state = .streaming
+            deadline = nil
+            // Asked for while the server drains: it ends at once, rather than holding the drain up.
+            return .stream(endsAtOnce: isQuiescing)
+        }
         answered += 1
-        if request.head.isKeepAlive, !isQuiescing, request.rejection == nil, answered < maxRequestsPerConnection {
-            return .keepAlive
+        if request.head.isKeepAlive, !isQuiescing, request.rejection == nil, answered < limits.maxRequestsPerConnection {
+            return .write(.keepAlive)
         }
         state = .closing
-        return request.rejection == nil ? .close : .closeAndLinger
+        return .write(request.rejection == nil ? .close : .closeAndLinger)
     }
 
-    /// The answer is a streamed body: the connection carries it and answers nothing more.
-    mutating func streaming() {
-        answering = nil
-        waiting.removeAll()
-        state = .streaming
+    /// A response was written (kept alive): what comes next.
+    mutating func responseWritten(isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
+        next(isWritable: isWritable, now: now())
     }
 
-    /// The last response of a rejected request is out: the output closes, the input is drained.
-    mutating func lingering() {
+    /// The last response is out (`lingers` after a rejection): the output closes and what arrives
+    /// is dropped until the linger deadline; else the connection closes.
+    mutating func lastResponseSent(lingers: Bool, now: @autoclosure () -> NIODeadline) -> Action {
+        guard lingers, state == .closing else { return .close }
         state = .lingering
+        deadline = (now() + limits.lingerTimeout, .close)
+        return .closeOutputAndDrain
     }
 
     /// The streamed body ended: the connection closes.
@@ -232,7 +393,7 @@ struct HTTPConnectionStateMachine {
     // MARK: Life
 
     /// The server is shutting down.
-    mutating func quiesce() -> QuiesceAction {
+    mutating func quiesce() -> Action {
         isQuiescing = true
         switch state {
         case .streaming:
@@ -241,7 +402,7 @@ struct HTTPConnectionStateMachine {
             // Its answer is out; the client has had its moment.
             state = .closing
             return .close
-        case .open where isIdle:
+        case .open where hasNothingAhead && isBetweenRequests:
             state = .closing
             return .close
         case .open, .discarding, .closing, .closed:
@@ -249,24 +410,94 @@ struct HTTPConnectionStateMachine {
         }
     }
 
-    /// The request's body did not arrive in time. Returns whether to reject it (with 408).
-    func bodyTimedOut() -> Bool {
-        receiving != nil && state == .open
+    /// No request has been read in part.
+    private var isBetweenRequests: Bool {
+        if case .body = reading { false } else { true }
     }
 
-    /// An error reached the connection; `isParserError` when the bytes were not HTTP.
-    func errorCaught(isParserError: Bool) -> ErrorAction {
-        switch state {
-        case .lingering, .discarding: .ignore
-        case .open where isParserError: .reject
-        case .open, .closing, .streaming, .closed: .close
+    /// A deadline passed (the sweeper's `now`): a body not arrived in time is refused with 408
+    /// (after the requests before it); anything else closes the connection. Nothing when no
+    /// deadline passed.
+    mutating func timedOut(now: NIODeadline, isWritable: Bool) -> Action {
+        if let writeDeadline, writeDeadline <= now {
+            // Nothing can be answered to a client that does not read.
+            return close()
         }
+        guard let deadline, deadline.at <= now else { return .none }
+        guard deadline.clock == .body, state == .open, case .body = reading else { return close() }
+        return reject(.bodyTimeout, isWritable: isWritable, now: now)
+    }
+
+    /// The connection closes now; what the decoder makes of the bytes it holds when it goes (an
+    /// error, for a head cut short) is not answered.
+    private mutating func close() -> Action {
+        state = .closing
+        deadline = nil
+        writeDeadline = nil
+        return .close
     }
 
     /// The channel went inactive: nothing more is answered.
     mutating func closed() {
         state = .closed
-        receiving = nil
+        reading = .between
         waiting.removeAll()
+        deadline = nil
+        writeDeadline = nil
+    }
+}
+
+/// The first line of a request as its bytes arrive, before the decoder reads them: how long it is
+/// (a head too large for the decoder is answered 414 when its target is what is too long: the
+/// decoder only says "too large"), and its first bytes (a reference, not a copy) to tell an unknown
+/// method or version from bytes that are not HTTP. `HTTP/1.2` (any later 1.x) is read as `HTTP/1.1`,
+/// the highest minor version this server implements, as RFC 9110, 2.5 asks of a recipient; NIO's
+/// decoder would refuse it.
+struct RequestLine {
+    /// Bytes of the line seen so far (the whole line once complete).
+    private(set) var length = 0
+    private var isComplete = false
+    /// The first bytes read of the request.
+    private var start: ByteBuffer?
+
+    /// Reads the next bytes of the request, changing `HTTP/1.x` to `HTTP/1.1` in them.
+    mutating func read(_ bytes: inout ByteBuffer) {
+        guard !isComplete else { return }
+        if let end = bytes.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+            length += end - bytes.readerIndex
+            isComplete = true
+            Self.downgradeMinorVersion(&bytes, lineEnd: end)
+        } else {
+            length += bytes.readableBytes
+        }
+        if start == nil { start = bytes }
+    }
+
+    private static func downgradeMinorVersion(_ buffer: inout ByteBuffer, lineEnd: Int) {
+        var end = lineEnd
+        if end > buffer.readerIndex, buffer.getInteger(at: end - 1, as: UInt8.self) == UInt8(ascii: "\r") { end -= 1 }
+        guard end - buffer.readerIndex >= 9, let minor = buffer.getInteger(at: end - 1, as: UInt8.self),
+            (UInt8(ascii: "2")...UInt8(ascii: "9")).contains(minor),
+            buffer.getBytes(at: end - 9, length: 8) == Array(" HTTP/1.".utf8)
+        else { return }
+        buffer.setInteger(UInt8(ascii: "1"), at: end - 1)
+    }
+
+    /// The major HTTP version when the line (whole in the first bytes read) reads
+    /// `TOKEN SP TARGET SP HTTP/D.D`; nil when it is not a request line at all. Tells a method or a
+    /// version the decoder does not know from bytes that are not HTTP.
+    var wellFormedMajorVersion: Int? {
+        guard let start, let end = start.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        var line = Array(start.readableBytesView[start.readerIndex..<end])
+        if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        let token = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+        guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(token.contains), !parts[1].isEmpty,
+            parts[2].count == 8, parts[2].starts(with: "HTTP/".utf8)
+        else { return nil }
+        let version = Array(parts[2].dropFirst(5))
+        guard digits.contains(version[0]), version[1] == UInt8(ascii: "."), digits.contains(version[2]) else { return nil }
+        return Int(version[0] - UInt8(ascii: "0"))
     }
 }
