@@ -4,17 +4,25 @@ import TaksiSchema
 /// by a copy of the fragment with its parameters filled in, before the components are compiled, so
 /// a use is checked like components written in place. The copies' offsets remember their fragment
 /// (see ``DefinitionReader/relocated(_:fragment:file:paths:use:)``), so a problem inside one is
-/// reported at the use, with the chain. A sub-compiler of ``ScreenCompiler``: it owns its state
-/// (the expansion's size, the sources its data arguments read) and returns the components.
+/// reported at the use, with the chain. A sub-compiler of ``ScreenCompiler``: it takes what it reads
+/// and returns what it made (``Expansion``), reporting into the screen's reader (which learns where
+/// the copies come from).
 struct FragmentExpander {
-    /// Reports into the screen's reader, moved in for the expansion and back out after it.
-    var reader: DefinitionReader
+    /// A screen's components with every fragment use expanded.
+    struct Expansion {
+        var components: [JSONNode]
+        /// The screen's sources the uses' data arguments read.
+        var sourcesUsed: Set<String>
+    }
+
+    /// The screen's reader, for the length of one ``expand(_:root:reporting:)``.
+    private var reader: DefinitionReader
     /// The screen's name, for messages.
-    let screenName: String
-    let fragments: [String: Fragment]
-    let catalog: ComponentCatalog
+    private let screenName: String
+    private let fragments: [String: Fragment]
+    private let catalog: ComponentCatalog
     /// The screen's sources, which data arguments may read; records what they read.
-    private(set) var sources: SourceTable
+    private var sources: SourceTable
     /// Bytes of JSON the expansion has produced so far (see ``ScreenSetLoader/maximumExpandedBytes``).
     private var expandedBytes = 0
     /// Fragment uses met so far, expanded or refused (see ``ScreenSetLoader/maximumFragmentUses``).
@@ -49,7 +57,20 @@ struct FragmentExpander {
         }
     }
 
-    init(
+    /// Expands the fragment uses in `components` (of the screen file `root`, named `screenName`,
+    /// whose data arguments may read `sources`).
+    static func expand(
+        _ components: [JSONNode], root: JSONNode, screenName: String, fragments: [String: Fragment], catalog: ComponentCatalog,
+        sources: SourceTable, reporting reader: inout DefinitionReader
+    ) -> Expansion {
+        var expander = FragmentExpander(reader: reader, screenName: screenName, fragments: fragments, catalog: catalog, sources: sources)
+        expander.reader.trackPaths(of: root)
+        let expanded = expander.expandList(components, in: nil)
+        reader = expander.reader
+        return Expansion(components: expanded, sourcesUsed: expander.sources.used)
+    }
+
+    private init(
         reader: DefinitionReader, screenName: String, fragments: [String: Fragment], catalog: ComponentCatalog,
         sources: SourceTable
     ) {
@@ -58,12 +79,6 @@ struct FragmentExpander {
         self.fragments = fragments
         self.catalog = catalog
         self.sources = sources
-    }
-
-    /// The screen's components with every fragment use expanded.
-    mutating func expand(_ components: [JSONNode], root: JSONNode) -> [JSONNode] {
-        reader.trackPaths(of: root)
-        return expandList(components, in: nil)
     }
 
     /// Counts `bytes` more of expanded JSON; past ``ScreenSetLoader/maximumExpandedBytes`` it reports

@@ -192,7 +192,7 @@ extension ScreenCompiler {
         }
         guard let request else { return (nil, nil) }
         var operation: CallOperation?
-        if let document = upstreams?.documents[request.upstream], let pathNode = member("path") {
+        if let document = context.upstreams?.documents[request.upstream], let pathNode = member("path") {
             let written = HTTPSource.written(request.path)
             switch document.operation(method.rawValue, written) {
             case .found(let template, _):
@@ -369,8 +369,8 @@ extension ScreenCompiler {
                             + "the app would run an executable of its own named \"\(name)\", and this one does nothing (did you mean \"\(meant)\"?); "
                             + "if the app does register \"\(name)\", rename it or the action so they cannot be mistaken"
                     )
-                } else if judgesUndeclared, !executables.contains(name) {
-                    let known = (actions + executables.sorted())
+                } else if judgesUndeclared, !context.executables.contains(name) {
+                    let known = (actions + context.executables.sorted())
                     reader.report(
                         .invalidAction, at: nameNode, path: namePath,
                         "executable \"\(name)\" is no action of this screen and no executable the app declares, so the button would do nothing; "

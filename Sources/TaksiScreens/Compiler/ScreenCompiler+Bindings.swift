@@ -284,10 +284,10 @@ extension ScreenCompiler {
     /// A format of the locale this compilation is for (the default locale, or English without
     /// string tables); nil when it is not one (reported).
     mutating func readFormat(_ text: String, node: JSONNode, at path: JSONPath) -> ValueFormat? {
-        let tag = locale.map { localization?.formattingLocale(for: $0) ?? $0 } ?? "en"
+        let tag = locale.map { context.localization?.formattingLocale(for: $0) ?? $0 } ?? "en"
         switch ValueFormat.parse(text, locale: tag) {
         case .success(let format):
-            formatsUsed = true
+            made.formatsUsed = true
             return format
         case .failure(let error):
             reader.report(.invalidBinding, at: node, path: path, "| \(text): \(error.message)")

@@ -25,7 +25,7 @@ extension ScreenCompiler {
         else { return nil }
         guard let schema = catalog.schema(named: typeName) else {
             // Its file has an error of its own, reported there: one mistake, one error.
-            if brokenComponents.contains(typeName) {
+            if context.brokenComponents.contains(typeName) {
                 usedBrokenComponent = true
                 return nil
             }
@@ -296,7 +296,7 @@ extension ScreenCompiler {
         // Not a string: the field's own check reports it (wrong type, or bound where it is static).
         guard let itemType = nameNode.stringValue else { return nil }
         guard let schema = catalog.schema(named: itemType) else {
-            if brokenComponents.contains(itemType) {
+            if context.brokenComponents.contains(itemType) {
                 usedBrokenComponent = true
                 return nil
             }

@@ -49,7 +49,7 @@ extension ScreenCompiler {
         guard let (shape, values) = targetShape(text, parts: parts, node: node, at: path) else { return nil }
         let written = shape.map { if case .text(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/")
         let screen: ScreenPattern
-        switch routes.resolve(shape) {
+        switch context.routes.resolve(shape) {
         case .opens(let only):
             screen = only
         case .valueAtFixedSegment(let near, let position, let fixed):
@@ -60,7 +60,7 @@ extension ScreenCompiler {
             return nil
         case .nothing:
             let shapes = Dictionary(
-                routes.patterns.values.map { pattern in
+                context.routes.patterns.values.map { pattern in
                     (
                         pattern.segments.map { if case .literal(let literal) = $0 { literal } else { "{}" } }.joined(separator: "/"),
                         pattern.name

@@ -6,12 +6,10 @@ import TaksiSchema
 extension ScreenCompiler {
     /// The screen's `sources` (see ``SourcesReader``).
     mutating func readSources(_ node: JSONNode, at path: JSONPath) {
-        var sourcesReader = SourcesReader(reader: reader, pattern: pattern, upstreams: upstreams, loadFixture: loadFixture)
-        sourcesReader.read(node, at: path)
-        reader = sourcesReader.reader
-        sourceTable.declare(sourcesReader.sources, invalid: sourcesReader.invalid, answers: sourcesReader.answers)
-        sourceTable.statusAnswers.merge(sourcesReader.statusAnswers) { _, read in read }
-        fixturesRead.formUnion(sourcesReader.fixturesRead)
+        let read = SourcesReader.read(node, at: path, pattern: pattern, context: context, reporting: &reader)
+        sourceTable.declare(read.sources, invalid: read.invalid, answers: read.answers)
+        sourceTable.statusAnswers.merge(read.statusAnswers) { _, read in read }
+        made.fixturesRead.formUnion(read.fixturesRead)
     }
 
     /// An `http` source, or an action's call (see ``HTTPSourceReader``).
@@ -19,7 +17,7 @@ extension ScreenCompiler {
     ///   no `parameters` of its own); nil for an http source.
     mutating func readHTTPSource(_ members: [JSONNode.Member], at path: JSONPath, inputs: [String: RequestParameter]? = nil) -> HTTPSource?
     {
-        var sourceReader = HTTPSourceReader(members: members, path: path, pattern: pattern, upstreams: upstreams, inputs: inputs)
+        var sourceReader = HTTPSourceReader(members: members, path: path, pattern: pattern, upstreams: context.upstreams, inputs: inputs)
         return sourceReader.read(reporting: &reader)
     }
 

@@ -3,7 +3,7 @@ import TaksiSchema
 // Reading a screen file's variant: its app-version requirement and its experiment.
 
 extension ScreenCompiler {
-    mutating func readRequirement(_ node: JSONNode, at path: JSONPath) -> VersionRequirement? {
+    static func readRequirement(_ node: JSONNode, at path: JSONPath, reader: inout DefinitionReader) -> VersionRequirement? {
         guard let text = reader.string(node, at: path, what: "version") else { return nil }
         do {
             return try VersionRequirement(parsing: text)

@@ -46,7 +46,7 @@ extension ScreenCompiler {
 
     /// A component type some reached versions do not decode fails the whole screen there.
     private mutating func checkComponentType(_ name: String, node: JSONNode, at path: JSONPath) {
-        guard let availability = catalogVersions.components[name], let served = reach.served(availability.missing) else { return }
+        guard let availability = context.catalogVersions.components[name], let served = reach.served(availability.missing) else { return }
         if availability.isNever {
             reader.report(
                 .componentTooNew, at: node, path: path,
@@ -72,7 +72,7 @@ extension ScreenCompiler {
             guard let field = fields.first(where: { $0.name == member.key }) else { continue }
             let key = CatalogVersions.FieldKey(component: component, path: prefix + field.name)
             let memberPath = path.appending(member.key)
-            if let availability = catalogVersions.fields[key], let served = reach.served(availability.missing) {
+            if let availability = context.catalogVersions.fields[key], let served = reach.served(availability.missing) {
                 reader.report(
                     .ignoredField, offset: member.keyOffset, path: memberPath,
                     "field \"\(key.path)\" of \(component) is decoded by apps \(availability) only, but \(served): apps there ignore it, so their users will not see it; raise the requirement, or add a variant for those versions",
@@ -81,7 +81,8 @@ extension ScreenCompiler {
             }
             // A field declared once per version range: a literal value must fit each declaration
             // the variant reaches (it was compiled against the newest).
-            if let declarations = catalogVersions.fieldDeclarations[key], Self.firstBinding(in: member.value, at: memberPath) == nil {
+            if let declarations = context.catalogVersions.fieldDeclarations[key], Self.firstBinding(in: member.value, at: memberPath) == nil
+            {
                 for declaration in declarations {
                     guard let served = reach.served(declaration.availability.versions) else { continue }
                     let result = catalog.check(member.value.value, as: declaration.field.type, mode: .definition)
@@ -100,7 +101,7 @@ extension ScreenCompiler {
         }
         for field in fields where !members.contains(where: { $0.key == field.name }) {
             let key = CatalogVersions.FieldKey(component: component, path: prefix + field.name)
-            guard let since = catalogVersions.requiredSince[key], let served = reach.served(.from(since)) else { continue }
+            guard let since = context.catalogVersions.requiredSince[key], let served = reach.served(.from(since)) else { continue }
             reader.report(
                 .notDecoded, at: node, path: path,
                 "field \"\(key.path)\" of \(component) is required by apps since \(since), but \(served), and there the component fails to decode without it; supply \(field.name)"
@@ -137,7 +138,7 @@ extension ScreenCompiler {
         switch type {
         case .enumeration:
             // A bound value is checked at run time, against the requesting app's catalog.
-            guard let value = node.stringValue, let availability = catalogVersions.enumValues[key]?[value],
+            guard let value = node.stringValue, let availability = context.catalogVersions.enumValues[key]?[value],
                 let served = reach.served(availability.missing)
             else { return }
             reader.report(
@@ -145,7 +146,7 @@ extension ScreenCompiler {
                 "\"\(value)\" of \(key.component).\(key.path) is decoded by apps \(availability) only, but \(served), and there an unknown enum value fails the component; raise the requirement, or add a variant for those versions with another value"
             )
         case .action:
-            guard let identifier = node["identifier"]?.stringValue, let availability = catalogVersions.actions[identifier],
+            guard let identifier = node["identifier"]?.stringValue, let availability = context.catalogVersions.actions[identifier],
                 let served = reach.served(availability.missing)
             else { return }
             reader.report(

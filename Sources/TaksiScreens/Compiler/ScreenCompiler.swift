@@ -12,95 +12,136 @@ struct ScreenCompiler {
     static let pathSourceName = "path"
     static let bindingKeys = ["$bind", "$template", "$each", "$text", "$when", "$fragment", "$param"]
 
-    let name: String
+    /// What every screen of a set is compiled against; nothing in it changes while one compiles.
+    struct Context {
+        /// Every screen's path shape, for navigation targets.
+        let routes: ScreenRoutes
+        /// What the app decodes (each field's newest declaration).
+        let catalog: ComponentCatalog
+        /// Which app versions decode each component type, field, enum value and custom action that says.
+        let catalogVersions: CatalogVersions
+        /// The configured upstreams, when known.
+        let upstreams: ConfiguredUpstreams?
+        /// Component types whose declaring file has errors (reported there): a use is not reported again.
+        let brokenComponents: Set<String>
+        /// The executables the app runs itself (`actions.json`): any other `executable` must be one
+        /// of the screen's actions.
+        let executables: Set<String>
+        /// The screen set's fragments by name.
+        let fragments: [String: Fragment]
+        /// The screen set's string tables.
+        let localization: Localization?
+        /// Reads a fixture file named in a `fixture` source; reports its own diagnostics.
+        let loadFixture: (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
+
+        init(
+            routes: ScreenRoutes, catalog: ComponentCatalog, catalogVersions: CatalogVersions = CatalogVersions(),
+            upstreams: ConfiguredUpstreams? = nil, brokenComponents: Set<String> = [], executables: Set<String> = [],
+            fragments: [String: Fragment] = [:], localization: Localization? = nil,
+            loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
+        ) {
+            self.routes = routes
+            self.catalog = catalog
+            self.catalogVersions = catalogVersions
+            self.upstreams = upstreams
+            self.brokenComponents = brokenComponents
+            self.executables = executables
+            self.fragments = fragments
+            self.localization = localization
+            self.loadFixture = loadFixture
+        }
+    }
+
+    /// What compiling one screen file made: the screen (nil when the file has errors), every
+    /// diagnostic, and what it read, for the set's dependencies and warnings.
+    struct Compilation {
+        var screen: CompiledScreen?
+        var diagnostics: [Diagnostic]
+        /// The fragments its components used (or named).
+        var fragmentsUsed: Set<String> = []
+        /// The message ids `$text` used.
+        var textsUsed: Set<String> = []
+        /// Whether a value is written in a format of the locale (`| currency EUR`): then the screen
+        /// is compiled in every locale, as one with `$text` is.
+        var formatsUsed = false
+        /// The fixture files its sources read, relative to the screens directory.
+        var fixturesRead: Set<String> = []
+        /// The components after fragments were expanded, for what reads the screen's components
+        /// outside the compiler; nil when the file did not get that far.
+        var expandedComponents: [JSONNode]?
+    }
+
+    // What the screen is compiled with: fixed before its components are read.
+    let context: Context
     /// The screen's path shape and parameter types (read before compiling, with every screen's).
     let pattern: ScreenPattern
-    /// Every screen's path shape, for navigation targets.
-    let routes: ScreenRoutes
-    /// What the app decodes; where a field's type differs by app version, the newest declaration
-    /// the variant reaches (set by ``compile(_:)``).
-    var catalog: ComponentCatalog
-    /// Which app versions decode each component type, field, enum value and custom action that says.
-    let catalogVersions: CatalogVersions
-    /// The app versions this variant reaches (its requirement), set by ``compile(_:)``.
-    var reach = Reach(nil)
-    /// Reads a fixture file named in a `fixture` source; reports its own diagnostics.
-    let loadFixture: (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
-    var reader: DefinitionReader
+    /// The locale this compilation is for.
+    let locale: String?
+    /// The app versions this variant reaches (its `version` requirement).
+    let reach: Reach
+    /// What the app decodes in those versions: where a field's type differs by app version, the
+    /// newest declaration the variant reaches.
+    let catalog: ComponentCatalog
 
+    // What the compilation makes as it goes (returned in a ``Compilation``).
+    /// Where every diagnostic is reported (and how a node copied from a fragment is located).
+    var reader: DefinitionReader
     /// What bindings may name (the screen's sources, or an action's values while it is read) and
     /// what they used.
     var sourceTable = SourceTable()
-    /// The configured upstreams, when known.
-    let upstreams: ConfiguredUpstreams?
-    /// Component types whose declaring file has errors (reported there): a use is not reported again.
-    let brokenComponents: Set<String>
-    /// The executables the app runs itself (`actions.json`): any other `executable` must be one of
-    /// the screen's actions.
-    let executables: Set<String>
-    /// Whether a component was left out for such a type: its error is in another file.
+    /// Whether a component was left out for a broken type: its error is in another file.
     var usedBrokenComponent = false
     /// The identifiers of components that failed to compile (their errors reported): a patch
     /// naming one is not a second mistake.
     var uncompiledIdentifiers: Set<String> = []
-    /// The screen set's fragments by name.
-    let fragments: [String: Fragment]
-    /// The screen set's string tables, and the locale this compilation is for.
-    let localization: Localization?
-    let locale: String?
-    /// The message ids `$text` used.
-    var textsUsed: Set<String> = []
-    /// Whether a value is written in a format of the locale (`| currency EUR`): then the screen
-    /// is compiled in every locale, as one with `$text` is.
-    var formatsUsed = false
-    /// The components after fragments were expanded (set by ``compile(_:)``), for what reads the
-    /// screen's components outside the compiler.
-    private(set) var expandedComponents: [JSONNode]?
+    /// What it read so far (texts, formats, fixtures), returned with the screen and the diagnostics.
+    var made = Compilation(screen: nil, diagnostics: [])
+    /// Static fields built from the path parameters, made per URL (``CompiledScreen/pathFields``).
+    var pathFields: [CompiledScreen.PathField] = []
     /// Whether the field being compiled is one the client requires (a binding that may find
     /// nothing there, with no default, is warned of).
     var fillsRequiredField = false
-    /// The fixture files its sources read, relative to the screens directory.
-    var fixturesRead: Set<String> = []
-    /// Static fields built from the path parameters, made per URL (``CompiledScreen/pathFields``).
-    var pathFields: [CompiledScreen.PathField] = []
 
-    init(
-        pattern: ScreenPattern, routes: ScreenRoutes, file: SourceFile, catalog: ComponentCatalog,
-        catalogVersions: CatalogVersions = CatalogVersions(),
-        upstreams: ConfiguredUpstreams? = nil, brokenComponents: Set<String> = [], executables: Set<String> = [],
-        fragments: [String: Fragment] = [:],
-        localization: Localization? = nil,
-        locale: String? = nil,
-        loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
-    ) {
-        self.name = pattern.name
+    var name: String { pattern.name }
+
+    private init(context: Context, pattern: ScreenPattern, locale: String?, requirement: VersionRequirement?, reader: DefinitionReader) {
+        self.context = context
         self.pattern = pattern
-        self.routes = routes
-        self.upstreams = upstreams
-        self.brokenComponents = brokenComponents
-        self.executables = executables
-        self.fragments = fragments
-        self.localization = localization
-        self.locale = locale ?? localization?.defaultLocale
-        self.catalog = catalog
-        self.catalogVersions = catalogVersions
-        self.loadFixture = loadFixture
-        self.reader = DefinitionReader(file: file)
+        self.locale = locale ?? context.localization?.defaultLocale
+        self.reach = Reach(requirement)
+        self.catalog = context.catalogVersions.compileCatalog(context.catalog, reach: reach.versions)
+        self.reader = reader
     }
 
-    mutating func compile(_ root: JSONNode) -> CompiledScreen? {
+    /// Compiles the screen file `root` (of `file`, whose path shape is `pattern`) in `locale` (nil:
+    /// the default one) against `context`.
+    static func compile(
+        _ root: JSONNode, file: SourceFile, pattern: ScreenPattern, locale: String?, in context: Context
+    ) -> Compilation {
+        var reader = DefinitionReader(file: file)
         let path = JSONPath.root
         guard
             let members = reader.object(
                 root, at: path, what: "a screen", allowed: Self.screenKeys, required: ["name", "components"]
             )
-        else { return nil }
+        else { return Compilation(screen: nil, diagnostics: reader.diagnostics) }
         let member = { (key: String) in members.first { $0.key == key }?.value }
         _ = reader.string(member("description"), at: path.appending("description"), what: "description")
         _ = reader.bool(member("entry"), at: path.appending("entry"), what: "entry")
-        let requirement = member("version").flatMap { readRequirement($0, at: path.appending("version")) }
-        reach = Reach(requirement)
-        catalog = catalogVersions.compileCatalog(catalog, reach: reach.versions)
+        // The requirement first: it decides what everything else is checked against.
+        let requirement = member("version").flatMap { readRequirement($0, at: path.appending("version"), reader: &reader) }
+        var compiler = ScreenCompiler(context: context, pattern: pattern, locale: locale, requirement: requirement, reader: reader)
+        let screen = compiler.compile(root, members: members, requirement: requirement)
+        var compilation = compiler.made
+        compilation.screen = screen
+        compilation.diagnostics = compiler.reader.diagnostics
+        compilation.fragmentsUsed = compiler.reader.fragmentsUsed
+        return compilation
+    }
+
+    private mutating func compile(_ root: JSONNode, members: [JSONNode.Member], requirement: VersionRequirement?) -> CompiledScreen? {
+        let path = JSONPath.root
+        let member = { (key: String) in members.first { $0.key == key }?.value }
         let alternative =
             member("alternative").map { readAlternative($0, at: path.appending("alternative")) } ?? CompiledScreen.defaultAlternative
         let experiment = member("experiment").flatMap { readExperiment($0, at: path.appending("experiment"), alternative: alternative) }
@@ -116,12 +157,13 @@ struct ScreenCompiler {
         }
         let usesFragments = FragmentExpander.usesFragments(componentsNode)
         if usesFragments {
-            var expander = FragmentExpander(reader: reader, screenName: name, fragments: fragments, catalog: catalog, sources: sourceTable)
-            componentNodes = expander.expand(componentNodes, root: root)
-            reader = expander.reader
-            sourceTable.merge(usesFrom: expander.sources)
+            let expansion = FragmentExpander.expand(
+                componentNodes, root: root, screenName: name, fragments: context.fragments, catalog: catalog, sources: sourceTable,
+                reporting: &reader)
+            componentNodes = expansion.components
+            sourceTable.markUsed(expansion.sourcesUsed)
         }
-        expandedComponents = componentNodes
+        made.expandedComponents = componentNodes
 
         let (components, entries, componentIndices) = compileComponents(componentNodes, at: componentsPath, usesFragments: usesFragments)
 
@@ -145,7 +187,7 @@ struct ScreenCompiler {
             name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative,
             experiment: experiment,
             skeleton: Skeleton(components: components),
-            dataPlan: plan.isStatic || catalogVersions.typeVaries(within: reach.versions)
+            dataPlan: plan.isStatic || context.catalogVersions.typeVaries(within: reach.versions)
                 ? plan : plan.compilingTemplates(catalog: catalog),
             staticData: staticData, actions: actions, pathFields: pathFields
         )
@@ -243,7 +285,7 @@ struct ScreenCompiler {
     /// decode of the entries made from them alone (an enum value newer than some of those
     /// versions) is an error here, not a value left out at run time.
     private mutating func checkFixtureVersions(_ plan: DataPlan, componentNodes: [JSONNode], indices: [String: Int], at path: JSONPath) {
-        guard !catalogVersions.isEmpty, !reader.diagnostics.containsErrors else { return }
+        guard !context.catalogVersions.isEmpty, !reader.diagnostics.containsErrors else { return }
         let staticValues = plan.staticValues
         let fixed = Set(
             plan.entries.filter { entry in entry.fields.values.allSatisfy { $0.sourceNames.isSubset(of: staticValues.keys) } }.map(
@@ -252,9 +294,9 @@ struct ScreenCompiler {
         let fixedPlan = plan.restricted(to: fixed)
         let (_, anyway) = fixedPlan.build(values: staticValues, catalog: catalog)
         var reported: Set<String> = []
-        for epoch in catalogVersions.epochs {
+        for epoch in context.catalogVersions.epochs {
             guard let served = reach.served(epoch) else { continue }
-            let (_, problems) = fixedPlan.build(values: staticValues, catalog: catalogVersions.catalog(catalog, for: epoch))
+            let (_, problems) = fixedPlan.build(values: staticValues, catalog: context.catalogVersions.catalog(catalog, for: epoch))
             for entry in fixedPlan.entries {
                 let lost = problems.filter { problem in
                     problem.identifier == entry.identifier && problem.isLoss && !anyway.contains { $0.message == problem.message }

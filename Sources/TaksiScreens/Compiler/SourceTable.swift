@@ -4,7 +4,7 @@ import TaksiSchema
 /// components, an action's call body or one of its answers), and which of them bindings used.
 ///
 /// ``ScreenCompiler`` owns one; its sub-compilers (``FragmentExpander``, ``TextCompiler``) take a
-/// copy, record what their bindings use in it and hand it back, so "declared but never used" and
+/// copy and return the names their bindings used, which it marks, so "declared but never used" and
 /// the data plan's sources are decided from one place.
 struct SourceTable {
     /// What may be bound: the screen's sources (`path` for its path parameters), or an action's
@@ -39,15 +39,11 @@ struct SourceTable {
         self.answers.merge(answers) { _, read in read }
     }
 
-    /// Records names as used without a checked binding: the loosely read roots of a component
-    /// that failed to compile, so they are not also reported as never used.
+    /// Records names as used: what a sub-compiler's bindings used, or (without a checked binding)
+    /// the loosely read roots of a component that failed to compile, so they are not also reported
+    /// as never used.
     mutating func markUsed(_ names: some Sequence<String>) {
         used.formUnion(names)
-    }
-
-    /// Takes what a sub-compiler's copy of this table recorded.
-    mutating func merge(usesFrom other: SourceTable) {
-        used.formUnion(other.used)
     }
 
     /// A binding path (`source.key.list[0]`) whose root is known here, recorded as used; nil when

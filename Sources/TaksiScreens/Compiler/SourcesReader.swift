@@ -1,28 +1,48 @@
 import TaksiSchema
 
 /// Reads a screen file's `sources`: fixtures (inline or from a file), request parameters and http
-/// upstreams. A sub-compiler of ``ScreenCompiler``: it returns the sources, the names declared with
-/// errors (bindings to them are not reported again) and the fixture files read.
+/// upstreams. A sub-compiler of ``ScreenCompiler``: it takes what it reads and returns what it
+/// made (``Result``), reporting into the screen's reader.
 struct SourcesReader {
-    /// Reports into the screen's reader, moved in for the sources and back out after them.
-    var reader: DefinitionReader
-    let pattern: ScreenPattern
+    /// What a screen's `sources` declare.
+    struct Result {
+        /// The sources read without errors, by name.
+        var sources: [String: SourceDefinition] = [:]
+        /// What the sources are known to answer (see ``KnownAnswer``), by source name.
+        var answers: [String: KnownAnswer] = [:]
+        /// What the sources' `answers` statuses answer, where the upstream's OpenAPI document
+        /// says, by source name.
+        var statusAnswers: [String: [HTTPSource.StatusMatch: KnownAnswer]] = [:]
+        /// The names declared with errors: bindings to them are not reported again.
+        var invalid: Set<String> = []
+        /// The fixture files read, relative to the screens directory.
+        var fixturesRead: Set<String> = []
+    }
+
+    /// Reads the `sources` object `node` of a screen whose path shape is `pattern`.
+    static func read(
+        _ node: JSONNode, at path: JSONPath, pattern: ScreenPattern, context: ScreenCompiler.Context,
+        reporting reader: inout DefinitionReader
+    ) -> Result {
+        var sourcesReader = SourcesReader(reader: reader, pattern: pattern, upstreams: context.upstreams, loadFixture: context.loadFixture)
+        sourcesReader.read(node, at: path)
+        reader = sourcesReader.reader
+        return sourcesReader.result
+    }
+
+    /// The screen's reader, for the length of one ``read(_:at:pattern:context:reporting:)``.
+    private var reader: DefinitionReader
+    private let pattern: ScreenPattern
     /// Configured upstream names, when known.
-    let upstreams: ConfiguredUpstreams?
-    let loadFixture: (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
-    private(set) var sources: [String: SourceDefinition] = [:]
-    /// What the sources are known to answer (see ``KnownAnswer``), by source name.
-    private(set) var answers: [String: KnownAnswer] = [:]
+    private let upstreams: ConfiguredUpstreams?
+    private let loadFixture:
+        (_ relativePath: String, _ reference: JSONNode, _ path: JSONPath, _ reader: inout DefinitionReader) -> JSONValue?
+    private var result = Result()
     /// What the source being read is known to answer, and with the statuses of its `answers`.
     private var readAnswer: KnownAnswer?
     private var readStatusAnswers: [HTTPSource.StatusMatch: KnownAnswer] = [:]
-    /// What the sources' `answers` statuses answer, where the upstream's OpenAPI document says, by source name.
-    private(set) var statusAnswers: [String: [HTTPSource.StatusMatch: KnownAnswer]] = [:]
-    private(set) var invalid: Set<String> = []
-    /// The fixture files read, relative to the screens directory.
-    private(set) var fixturesRead: Set<String> = []
 
-    init(
+    private init(
         reader: DefinitionReader, pattern: ScreenPattern, upstreams: ConfiguredUpstreams?,
         loadFixture: @escaping (String, JSONNode, JSONPath, inout DefinitionReader) -> JSONValue?
     ) {
@@ -32,7 +52,7 @@ struct SourcesReader {
         self.loadFixture = loadFixture
     }
 
-    mutating func read(_ node: JSONNode, at path: JSONPath) {
+    private mutating func read(_ node: JSONNode, at path: JSONPath) {
         guard let members = node.members else {
             reader.report(.wrongType, at: node, path: path, "sources must be an object of named sources")
             return
@@ -51,17 +71,17 @@ struct SourcesReader {
                     .invalidName, offset: member.keyOffset, path: sourcePath,
                     "\"\(ScreenCompiler.pathSourceName)\" is the source of this screen's path parameters ({$bind: path.\(pattern.parameterNames[0])}); name this source otherwise"
                 )
-                invalid.insert(member.key)
+                result.invalid.insert(member.key)
                 continue
             }
             readAnswer = nil
             readStatusAnswers = [:]
             if let source = readSource(member.value, at: sourcePath) {
-                sources[member.key] = source
-                answers[member.key] = readAnswer
-                if !readStatusAnswers.isEmpty { statusAnswers[member.key] = readStatusAnswers }
+                result.sources[member.key] = source
+                result.answers[member.key] = readAnswer
+                if !readStatusAnswers.isEmpty { result.statusAnswers[member.key] = readStatusAnswers }
             } else {
-                invalid.insert(member.key)
+                result.invalid.insert(member.key)
             }
         }
     }
@@ -89,7 +109,7 @@ struct SourcesReader {
             case (nil, let file?):
                 guard let relativePath = reader.string(file, at: path.appending("file"), what: "file") else { return nil }
                 guard let loaded = loadFixture(relativePath, file, path.appending("file"), &reader) else { return nil }
-                if let normalized = ScreenSetLoader.normalizedRelativePath(relativePath) { fixturesRead.insert(normalized) }
+                if let normalized = ScreenSetLoader.normalizedRelativePath(relativePath) { result.fixturesRead.insert(normalized) }
                 return .fixture(loaded)
             default:
                 reader.report(
@@ -153,7 +173,7 @@ struct SourcesReader {
                 let relativePath = reader.string(node, at: path.appending(key), what: key),
                 let loaded = loadFixture(relativePath, node, path.appending(key), &reader)
             else { continue }
-            if let normalized = ScreenSetLoader.normalizedRelativePath(relativePath) { fixturesRead.insert(normalized) }
+            if let normalized = ScreenSetLoader.normalizedRelativePath(relativePath) { result.fixturesRead.insert(normalized) }
             declared =
                 key == "schema"
                 ? KnownAnswer(

@@ -5,42 +5,65 @@ extension ScreenCompiler {
 
     /// A `$text` (see ``TextCompiler``).
     mutating func compileText(_ node: JSONNode, as type: FieldType?, at path: JSONPath, scope: Set<String>) -> ContentExpression? {
-        var text = TextCompiler(reader: reader, localization: localization, locale: locale, sources: sourceTable)
-        let expression = text.compile(node, as: type, at: path, scope: scope)
-        reader = text.reader
-        textsUsed.formUnion(text.textsUsed)
-        formatsUsed = formatsUsed || text.formatsUsed
-        sourceTable.merge(usesFrom: text.sources)
-        return expression
+        let text = TextCompiler.compile(
+            node, as: type, at: path, scope: scope, localization: context.localization, locale: locale, sources: sourceTable,
+            reporting: &reader)
+        made.textsUsed.formUnion(text.textsUsed)
+        made.formatsUsed = made.formatsUsed || text.formatsUsed
+        sourceTable.markUsed(text.sourcesUsed)
+        return text.expression
     }
 }
 
 /// Compiles localized text: `{$text: greeting, with: {name: query.name}}` is the message
 /// `greeting` of the locale being compiled, with its placeholders filled from binding paths (or
 /// literals). Without bindings it is a literal, so a static field can hold it; a screen that uses
-/// it is compiled once per locale. A sub-compiler of ``ScreenCompiler``: it returns the expression
-/// and what it used.
+/// it is compiled once per locale. A sub-compiler of ``ScreenCompiler``: it takes what it reads and
+/// returns what it made (``Result``), reporting into the screen's reader.
 struct TextCompiler {
-    /// Reports into the screen's reader, moved in for one `$text` and back out after it.
-    var reader: DefinitionReader
-    let localization: Localization?
-    /// The locale being compiled.
-    let locale: String?
-    /// The screen's sources, which arguments may read; records what they read.
-    private(set) var sources: SourceTable
-    /// The message ids used.
-    private(set) var textsUsed: Set<String> = []
-    /// Whether an argument is written in a format (`| currency EUR`).
-    private(set) var formatsUsed = false
+    /// One `$text`, compiled.
+    struct Result {
+        /// The expression; nil when the `$text` has errors (reported).
+        var expression: ContentExpression?
+        /// The message ids used.
+        var textsUsed: Set<String>
+        /// Whether an argument is written in a format (`| currency EUR`).
+        var formatsUsed: Bool
+        /// The sources its arguments read.
+        var sourcesUsed: Set<String>
+    }
 
-    init(reader: DefinitionReader, localization: Localization?, locale: String?, sources: SourceTable) {
+    /// Compiles the `$text` `node` for a field of `type` in `locale`; its arguments may read
+    /// `sources` and the loop variables in `scope`.
+    static func compile(
+        _ node: JSONNode, as type: FieldType?, at path: JSONPath, scope: Set<String>, localization: Localization?, locale: String?,
+        sources: SourceTable, reporting reader: inout DefinitionReader
+    ) -> Result {
+        var compiler = TextCompiler(reader: reader, localization: localization, locale: locale, sources: sources)
+        let expression = compiler.compile(node, as: type, at: path, scope: scope)
+        reader = compiler.reader
+        return Result(
+            expression: expression, textsUsed: compiler.textsUsed, formatsUsed: compiler.formatsUsed, sourcesUsed: compiler.sources.used)
+    }
+
+    /// The screen's reader, for the length of one ``compile(_:as:at:scope:localization:locale:sources:reporting:)``.
+    private var reader: DefinitionReader
+    private let localization: Localization?
+    /// The locale being compiled.
+    private let locale: String?
+    /// The screen's sources, which arguments may read; records what they read.
+    private var sources: SourceTable
+    private var textsUsed: Set<String> = []
+    private var formatsUsed = false
+
+    private init(reader: DefinitionReader, localization: Localization?, locale: String?, sources: SourceTable) {
         self.reader = reader
         self.localization = localization
         self.locale = locale
         self.sources = sources
     }
 
-    mutating func compile(_ node: JSONNode, as type: FieldType?, at path: JSONPath, scope: Set<String>) -> ContentExpression? {
+    private mutating func compile(_ node: JSONNode, as type: FieldType?, at path: JSONPath, scope: Set<String>) -> ContentExpression? {
         let textKey = ScreenCompiler.textKey
         let keyPath = path.appending(textKey)
         guard

@@ -412,21 +412,26 @@ struct ScreenSetBuilder {
     func compile(_ screens: [(ScreenFile, ScreenPattern)], context: CompileContext) -> Compilation {
         var compilation = Compilation()
         compilation.expandedFiles = screens.map(\.0)
+        let compilerContext = ScreenCompiler.Context(
+            routes: context.routes, catalog: context.catalog, catalogVersions: context.components.versions, upstreams: upstreams,
+            brokenComponents: context.components.failed, executables: context.components.executables, fragments: context.fragments,
+            localization: context.localization,
+            loadFixture: { [files] reference, node, path, reader in files.fixture(reference, at: node, path: path, reader: &reader) }
+        )
         for (index, (screen, pattern)) in screens.enumerated() {
-            var compiler = makeCompiler(for: screen.file, pattern: pattern, context: context, locale: nil)
-            let compiled = compileInEveryLocale(screen, compiler: &compiler, pattern: pattern, context: context)
-            compilation.fragmentsUsed.formUnion(compiler.reader.fragmentsUsed)
-            compilation.textsUsed.formUnion(compiler.textsUsed)
-            if let expanded = compiler.expandedComponents {
+            let made = compileInEveryLocale(screen, pattern: pattern, in: compilerContext)
+            compilation.fragmentsUsed.formUnion(made.fragmentsUsed)
+            compilation.textsUsed.formUnion(made.textsUsed)
+            if let expanded = made.expandedComponents {
                 // The components as written too: a use that failed to expand still names its types.
                 let node = screen.node
                 compilation.expandedFiles[index].node = node.replacing("components", with: (node["components"]?.elements ?? []) + expanded)
             }
-            if var compiled {
-                compiled.dependencies = dependencies(of: compiled, compiler: compiler, context: context)
-                compiled.fragmentsUsed = compiler.reader.fragmentsUsed.sorted()
+            if var compiled = made.screen {
+                compiled.dependencies = dependencies(of: compiled, made: made, file: screen.file, context: context)
+                compiled.fragmentsUsed = made.fragmentsUsed.sorted()
                 compiled.componentTypes = Set(
-                    (compiler.expandedComponents ?? []).flatMap { ScreenCompiler.componentTypes(in: $0, at: .root).map(\.0) }
+                    (made.expandedComponents ?? []).flatMap { ScreenCompiler.componentTypes(in: $0, at: .root).map(\.0) }
                 ).filter { context.components.files[$0] != nil }.sorted()
                 compilation.compiled.append(VariantGrouping.Entry(screen: compiled, root: screen.node, file: screen.file))
             } else {
@@ -440,42 +445,34 @@ struct ScreenSetBuilder {
     /// A screen compiled in the default locale and, when it has localized text, in each other one
     /// (the default's diagnostics stand for all: a translation only adds its own).
     private func compileInEveryLocale(
-        _ screen: ScreenFile, compiler: inout ScreenCompiler, pattern: ScreenPattern, context: CompileContext
-    ) -> CompiledScreen? {
-        var compiled = compiler.compile(screen.node)
-        files.diagnostics += compiler.reader.diagnostics
-        guard compiled != nil, let localization = context.localization, !compiler.textsUsed.isEmpty || compiler.formatsUsed else {
-            return compiled
+        _ screen: ScreenFile, pattern: ScreenPattern, in context: ScreenCompiler.Context
+    ) -> ScreenCompiler.Compilation {
+        var made = ScreenCompiler.compile(screen.node, file: screen.file, pattern: pattern, locale: nil, in: context)
+        files.diagnostics += made.diagnostics
+        guard made.screen != nil, let localization = context.localization, !made.textsUsed.isEmpty || made.formatsUsed else {
+            return made
         }
-        compiled?.locale = localization.defaultLocale
+        made.screen?.locale = localization.defaultLocale
         for locale in localization.locales where locale != localization.defaultLocale {
-            var translation = makeCompiler(for: screen.file, pattern: pattern, context: context, locale: locale)
-            if var translated = translation.compile(screen.node) {
+            let translation = ScreenCompiler.compile(screen.node, file: screen.file, pattern: pattern, locale: locale, in: context)
+            if var translated = translation.screen {
                 translated.locale = locale
-                compiled?.translations[locale] = translated
+                made.screen?.translations[locale] = translated
             }
-            files.diagnostics += translation.reader.diagnostics.filter { !compiler.reader.diagnostics.contains($0) }
+            files.diagnostics += translation.diagnostics.filter { !made.diagnostics.contains($0) }
         }
-        return compiled
-    }
-
-    private func makeCompiler(for file: SourceFile, pattern: ScreenPattern, context: CompileContext, locale: String?) -> ScreenCompiler {
-        ScreenCompiler(
-            pattern: pattern, routes: context.routes, file: file, catalog: context.catalog, catalogVersions: context.components.versions,
-            upstreams: upstreams, brokenComponents: context.components.failed, executables: context.components.executables,
-            fragments: context.fragments,
-            localization: context.localization, locale: locale,
-            loadFixture: { [files] reference, node, path, reader in files.fixture(reference, at: node, path: path, reader: &reader) }
-        )
+        return made
     }
 
     /// The files a compiled screen was made from: a change to any of them changes the screen.
-    private func dependencies(of screen: CompiledScreen, compiler: ScreenCompiler, context: CompileContext) -> [String] {
-        var dependencies: Set<String> = [compiler.reader.file.path]
+    private func dependencies(
+        of screen: CompiledScreen, made: ScreenCompiler.Compilation, file: SourceFile, context: CompileContext
+    ) -> [String] {
+        var dependencies: Set<String> = [file.path]
         if screen.locale != nil, let localization = context.localization { dependencies.formUnion(localization.files) }
-        dependencies.formUnion(compiler.reader.fragmentsUsed.compactMap { context.fragments[$0]?.file.path })
-        dependencies.formUnion(compiler.fixturesRead.map { "\(files.root)/\($0)" })
-        for component in compiler.expandedComponents ?? [] {
+        dependencies.formUnion(made.fragmentsUsed.compactMap { context.fragments[$0]?.file.path })
+        dependencies.formUnion(made.fixturesRead.map { "\(files.root)/\($0)" })
+        for component in made.expandedComponents ?? [] {
             dependencies.formUnion(ScreenCompiler.componentTypes(in: component, at: .root).compactMap { context.components.files[$0.0] })
         }
         return dependencies.sorted()
