@@ -29,7 +29,7 @@ public struct Application: Sendable {
     /// Request, byte, latency and connection metrics of the HTTP server.
     let serverMetrics: ServerMetrics
     /// Data responses kept for their inputs, dropped when an upstream entry they used is refreshed.
-    public let memo: DataMemo
+    public let memo: ResponseMemo
     /// The live preview's event stream, fed by every reload; nil when the preview is off.
     public let previewEvents: PreviewEvents?
     /// Answers of action submits kept by `Idempotency-Key`, for retries.
@@ -372,7 +372,7 @@ public func buildApplication(
             return factory
         }()
     let cache = cache ?? UpstreamCache()
-    let memo = DataMemo(limits: DataMemo.Limits(maxBytes: configuration.dataMemoMaxBytes), metrics: metrics, following: cache)
+    let memo = ResponseMemo(limits: ResponseMemo.Limits(maxBytes: configuration.dataMemoMaxBytes), metrics: metrics, following: cache)
     let store = ScreenStore(
         screenSet,
         options: .init(

@@ -36,7 +36,7 @@ extension ScreenCompiler {
             if let type, type != .string, type != .url {
                 reader.report(
                     .invalidBinding, at: node, path: path,
-                    "a $template makes text, but this field is \(Self.article(type.name)) \(type.name); use $bind"
+                    "a $template makes text, but this field is \(type.name.withArticle); use $bind"
                 )
                 return nil
             }
@@ -193,7 +193,7 @@ extension ScreenCompiler {
         case let type?:
             reader.report(
                 .invalidBinding, at: node, path: path,
-                "$each makes an array, but this field is \(Self.article(type.name)) \(type.name); use $bind or $template"
+                "$each makes an array, but this field is \(type.name.withArticle); use $bind or $template"
             )
             return nil
         }

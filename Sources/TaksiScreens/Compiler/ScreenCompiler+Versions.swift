@@ -89,7 +89,7 @@ extension ScreenCompiler {
                     guard let violation = result.violations.first else { continue }
                     reader.report(
                         .notDecoded, at: member.value, path: memberPath,
-                        "field \"\(key.path)\" of \(component) is \(Self.article(declaration.field.type.name)) \(declaration.field.type.name) for apps \(declaration.availability), and \(served), where this value does not decode (\(violation.message)); raise the requirement, or add a variant for those versions"
+                        "field \"\(key.path)\" of \(component) is \(declaration.field.type.name.withArticle) for apps \(declaration.availability), and \(served), where this value does not decode (\(violation.message)); raise the requirement, or add a variant for those versions"
                     )
                 }
             }

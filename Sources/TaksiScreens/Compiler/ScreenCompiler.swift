@@ -357,14 +357,4 @@ struct ScreenCompiler {
         return search(node, .root).map { ($0, path.appending($0)) }
     }
 
-    static func article(_ word: String) -> String {
-        ["a", "e", "i", "o", "u"].contains(word.first.map(String.init) ?? "") ? "an" : "a"
-    }
-}
-
-extension String {
-    /// The string without leading and trailing spaces (only U+0020: tabs and newlines are errors elsewhere).
-    var trimmingSpaces: String {
-        String(unicodeScalars.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed().map(Character.init))
-    }
 }

@@ -129,7 +129,7 @@ struct SourceTable {
         if let misfit = shape.misfit(for: type) {
             reader.report(
                 .answerTypeMismatch, at: node, path: path,
-                "\(valuePath) is \(misfit) as \(known.origin) has it, but this field is \(ScreenCompiler.article(type.name)) \(type.name), "
+                "\(valuePath) is \(misfit) as \(known.origin) has it, but this field is \(type.name.withArticle), "
                     + "which the client cannot decode from it; bind a value of that type"
             )
             return false

@@ -81,7 +81,7 @@ struct TextCompiler {
         if let type, type != .string, type != .url {
             reader.report(
                 .invalidBinding, at: node, path: path,
-                "$text makes text, but this field is \(ScreenCompiler.article(type.name)) \(type.name)")
+                "$text makes text, but this field is \(type.name.withArticle)")
             return nil
         }
         guard let message = localization.message(key, in: locale) else {

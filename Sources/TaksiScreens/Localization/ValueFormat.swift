@@ -163,7 +163,7 @@ public struct ValueFormat: Sendable, Hashable, CustomStringConvertible {
         case .string(let text):
             if let number = Double(text.trimmingSpaces), number.isFinite { return .success(number) }
             return .failure(FormatError("\"\(text)\" is not a number"))
-        default: return .failure(FormatError("it is \(ScreenCompiler.article(value.typeName)) \(value.typeName), not a number"))
+        default: return .failure(FormatError("it is \(value.typeName.withArticle), not a number"))
         }
     }
 
@@ -194,7 +194,7 @@ public struct ValueFormat: Sendable, Hashable, CustomStringConvertible {
         default:
             return .failure(
                 FormatError(
-                    "it is \(ScreenCompiler.article(value.typeName)) \(value.typeName), not a date (ISO 8601 text or seconds since 1970)"))
+                    "it is \(value.typeName.withArticle), not a date (ISO 8601 text or seconds since 1970)"))
         }
     }
 

@@ -45,7 +45,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var accessLogFormat: LogFormat?
     /// Where access log lines go: standard error (the default), standard output or a file.
     public var accessLogOutput: AccessLog.Output = .standardError
-    /// Bytes of data responses kept for requests with the same inputs (``DataMemo``); 0 keeps none.
+    /// Bytes of data responses kept for requests with the same inputs (``ResponseMemo``); 0 keeps none.
     public var dataMemoMaxBytes: Int = 16 << 20
     /// Seconds an action's answer is replayed to a retry with the same `Idempotency-Key`.
     public var idempotencyWindow: Double = 86_400

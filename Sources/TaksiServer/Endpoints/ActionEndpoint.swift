@@ -212,7 +212,7 @@ struct ActionEndpoint: Sendable {
             headers: [("Allow", APIError.actionMethods), ("Accept-Post", actionMediaTypes), ("Cache-Control", "no-store")],
             body: ByteBuffer()
         )
-        response.route = "options"
+        response.metricsLabel = .options
         return response.precomputed()
     }()
 
@@ -231,7 +231,7 @@ struct ActionEndpoint: Sendable {
         let headers = variant.headers.filter { $0.0 != "Vary" } + [("Cache-Control", "no-store")]
         var response = HTTPResponse(
             status: HTTPResponseStatus(statusCode: status), json: ByteBuffer(bytes: JSONWriter.bytes(body)), headers: headers)
-        response.route = "action"
+        response.metricsLabel = .action
         response.variant = variant.compiled.variantID
         return response
     }
@@ -336,7 +336,7 @@ extension HTTPResponse {
     /// A kept action answer, as a response.
     init(kept answer: IdempotencyStore.Answer) {
         self.init(status: answer.status, json: ByteBuffer(bytes: answer.body), headers: answer.headers)
-        route = "action"
+        metricsLabel = .action
         variant = answer.headers.first { $0.0 == "X-Taksi-Variant" }?.1
     }
 

@@ -7,7 +7,7 @@ import TaksiScreens
 
 /// `GET /screens/<path>/data`: the data patch for the skeleton the app holds. One path for every
 /// kind of source: the request's values are read, the upstream values looked up, the patch
-/// rendered with its headers (``render(_:lookups:)``) and kept for the same inputs (``DataMemo``).
+/// rendered with its headers (``render(_:lookups:)``) and kept for the same inputs (``ResponseMemo``).
 ///
 /// Answered on the event loop when it can be: kept from an earlier request with the same inputs,
 /// or rendered from request values and fresh cached upstream values. Only a source that must be
@@ -18,7 +18,7 @@ struct DataEndpoint: Sendable {
     /// Resolves upstream values; nil when the server calls no upstreams.
     let resolver: DataResolver?
     /// Data responses kept for their inputs; nil renders every one.
-    let memo: DataMemo?
+    let memo: ResponseMemo?
 
     /// What one data request asks for, read on the event loop before anything is awaited.
     struct Request: Sendable {
@@ -48,7 +48,7 @@ struct DataEndpoint: Sendable {
 
         var response: HTTPResponse {
             var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: headers)
-            response.route = "data"
+            response.metricsLabel = .data
             response.variant = variant
             return response
         }
@@ -80,7 +80,7 @@ struct DataEndpoint: Sendable {
             throw .badParameters(error)
         }
         for call in calls { try Self.checkForwarded(call.definition.forwardedHeaders, in: headers) }
-        let key = DataMemo.Key(variant: variant.memoKeyPrefix, requestValues: requestValues, only: only, epoch: epoch)
+        let key = ResponseMemo.Key(variant: variant.memoKeyPrefix, requestValues: requestValues, only: only, epoch: epoch)
         // Built only when something is rendered: a kept response needs none of it.
         func request() -> Request {
             Request(
@@ -112,7 +112,7 @@ struct DataEndpoint: Sendable {
 
     /// The response rendered from fresh upstream values, kept under their cache entries' generations.
     private func memoized(
-        _ key: DataMemo.Key, fresh: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)], request: Request
+        _ key: ResponseMemo.Key, fresh: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)], request: Request
     ) -> HTTPResponse {
         memoized(key.with(upstream: fresh.map { ($0.key, $0.fresh.generation) }), for: request.request, keep: !request.dependsOnTime) {
             render(request, lookups: fresh.map { ($0.call, .hit($0.fresh.found)) })
@@ -184,10 +184,10 @@ struct DataEndpoint: Sendable {
         }
     }
 
-    /// The response kept for these inputs (``DataMemo``), or the one `render` makes, kept unless
+    /// The response kept for these inputs (``ResponseMemo``), or the one `render` makes, kept unless
     /// it is degraded; with no memo, `render`'s as it is.
     /// - Parameter keep: false for data that depends on the moment, which is rendered every time.
-    private func memoized(_ key: DataMemo.Key, for http: HTTPRequest, keep: Bool, render: () -> Rendered) -> HTTPResponse {
+    private func memoized(_ key: ResponseMemo.Key, for http: HTTPRequest, keep: Bool, render: () -> Rendered) -> HTTPResponse {
         let headers = http.headers
         guard keep, let memo, memo.isEnabled else { return Self.validated(render(), request: headers) }
         let text = key.text
@@ -209,7 +209,7 @@ struct DataEndpoint: Sendable {
     /// the second; a degraded one as it is (`no-store`, nothing to revalidate).
     private static func validated(_ rendered: Rendered, request: HTTPHeaders) -> HTTPResponse {
         guard !rendered.degraded else { return rendered.response }
-        return DataMemo.response(notKept: rendered.body, headers: rendered.headers, variant: rendered.variant, to: request)
+        return ResponseMemo.response(notKept: rendered.body, headers: rendered.headers, variant: rendered.variant, to: request)
     }
 
     /// The identifiers of `?only=a,b`: each must be a dynamic component of the variant (one the

@@ -37,7 +37,7 @@ struct LinksEndpoint: Sendable {
             let action: JSONValue = ["identifier": "navigation", "content": ["interface_identifier": .string(target)]]
             var response = HTTPResponse(
                 json: ByteBuffer(bytes: JSONWriter.bytes(action)), headers: [("Cache-Control", "public, max-age=60")])
-            response.route = "links"
+            response.metricsLabel = .links
             return response
         case .failure(.notALink(let reason)):
             throw APIError(.invalidLink, message: "\"\(url)\" cannot be resolved: \(reason)")

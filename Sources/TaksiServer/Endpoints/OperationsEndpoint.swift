@@ -27,7 +27,7 @@ struct OperationsEndpoint: Sendable {
             json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status, draining: draining))),
             headers: [("Cache-Control", "no-store")]
         )
-        response.route = "ready"
+        response.metricsLabel = .ready
         return response
     }
 
@@ -35,7 +35,7 @@ struct OperationsEndpoint: Sendable {
         guard let metrics else { throw .notFound(path: String(target.path)) }
         let body = ByteBuffer(bytes: MetricFamilies.withHelp(metrics.emitToBuffer()))
         var response = HTTPResponse(body: body, type: "text/plain; version=0.0.4; charset=utf-8", headers: [("Cache-Control", "no-store")])
-        response.route = "metrics"
+        response.metricsLabel = .metrics
         return response
     }
 
@@ -99,7 +99,7 @@ struct OperationsEndpoint: Sendable {
         var response = HTTPResponse(
             status: .noContent, headers: [("Allow", APIError.allowedMethods), ("Cache-Control", "no-store")], body: ByteBuffer()
         )
-        response.route = "options"
+        response.metricsLabel = .options
         return response.precomputed()
     }()
 
@@ -111,7 +111,7 @@ struct OperationsEndpoint: Sendable {
                 "screens": "/screens", "openapi": "/openapi.yaml", "health": "/healthz", "ready": "/readyz",
             ], pretty: true)
         var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: [("Cache-Control", "no-store")])
-        response.route = "root"
+        response.metricsLabel = .root
         return response.precomputed()
     }()
 
@@ -119,14 +119,14 @@ struct OperationsEndpoint: Sendable {
     static let toPreview: HTTPResponse = {
         var response = HTTPResponse(
             status: .found, headers: [("Location", "/preview"), ("Cache-Control", "no-store")], body: ByteBuffer())
-        response.route = "root"
+        response.metricsLabel = .root
         return response.precomputed()
     }()
 
     static let health: HTTPResponse = {
         let body = JSONWriter.bytes(["status": "ok", "version": .string(TaksiServerVersion.current)])
         var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: [("Cache-Control", "no-store")])
-        response.route = "health"
+        response.metricsLabel = .health
         return response.precomputed()
     }()
 }

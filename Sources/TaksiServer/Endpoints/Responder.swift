@@ -96,7 +96,7 @@ public struct Responder: Sendable {
     ///   - purger: the CDN purges, whose failing targets `/readyz` names.
     public init(
         store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
-        memo: DataMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, fleet: FleetSubmits? = nil,
+        memo: ResponseMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, fleet: FleetSubmits? = nil,
         kept: KeptBundles? = nil, published: PublishedScreens.State? = nil, draining: Draining = Draining(),
         tracing: RequestTracing? = nil, purger: CDNPurger? = nil
     ) {

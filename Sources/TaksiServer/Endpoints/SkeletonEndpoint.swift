@@ -5,11 +5,11 @@ import TaksiScreens
 /// `GET /screens/<path>`: the skeleton of the variant the request selects, precomputed (bytes,
 /// gzip form, `ETag`, `304`), written as it is. A screen whose static fields are built from its
 /// path (a button opening `products/{path.id}/review`) has a skeleton per URL: made from the path
-/// parameters' values and kept like a data response (``DataMemo``), with the same validators.
+/// parameters' values and kept like a data response (``ResponseMemo``), with the same validators.
 struct SkeletonEndpoint: Sendable {
     let selector: VariantSelector
     /// Keeps the skeletons made per URL; nil makes every one.
-    let memo: DataMemo?
+    let memo: ResponseMemo?
 
     func respond(at path: String, target: RequestTarget, request: HTTPRequest) throws(APIError) -> HTTPResponse {
         let headers = request.headers
@@ -45,9 +45,9 @@ struct SkeletonEndpoint: Sendable {
         let body = JSONWriter.bytes(skeleton.jsonValue)
         let id = variant.compiled.variantID
         guard let memo else {
-            return DataMemo.response(notKept: body, headers: variant.skeletonHeaders, variant: id, to: headers, route: "skeleton")
+            return ResponseMemo.response(notKept: body, headers: variant.skeletonHeaders, variant: id, to: headers, label: .skeleton)
         }
         return memo.keep(
-            body, for: key, headers: variant.skeletonHeaders, variant: id, upstreamKeys: [], request: headers, route: "skeleton")
+            body, for: key, headers: variant.skeletonHeaders, variant: id, upstreamKeys: [], request: headers, label: .skeleton)
     }
 }

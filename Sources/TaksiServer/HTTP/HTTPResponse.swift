@@ -14,8 +14,8 @@ public struct HTTPResponse: Sendable {
     /// `HTTP/1.1 <status>\r\n` and every header line of ``headers``, without the blank line that
     /// ends the head (the connection adds `Date`, `X-Request-Id` and `Connection` before it).
     private(set) var encodedHead: ByteBuffer?
-    /// The endpoint, for metrics and the access log: `skeleton`, `data`, `index`, ...
-    var route: String = "other"
+    /// What the response is counted as in metrics, traces and the access log.
+    var metricsLabel = MetricsLabel.other
     /// The variant served, for the access log.
     var variant: String?
     /// Set for a streamed body (the preview's events): ``body`` is its first bytes, then the
@@ -57,7 +57,7 @@ public struct HTTPResponse: Sendable {
     init(error: APIError) {
         let caching = error.headers.contains { $0.0 == "Cache-Control" } ? [] : [("Cache-Control", "no-store")]
         self.init(status: error.status, json: ByteBuffer(bytes: JSONWriter.bytes(error.body)), headers: error.headers + caching)
-        self.route = "error"
+        metricsLabel = .error
     }
 
     /// Adds `names` to the `Vary` header of `headers`, or adds the header.

@@ -20,15 +20,15 @@ final class Representations: Sendable {
     ///   - body: the identity bytes.
     ///   - headers: headers every form carries (variant, set version, `Cache-Control`).
     ///   - vary: request headers that chose this resource; `Accept-Encoding` is added when there is a gzip form.
-    init(body: [UInt8], route: String, variant: String?, headers: [(String, String)], vary: [String]) {
+    init(body: [UInt8], label: MetricsLabel, variant: String?, headers: [(String, String)], vary: [String]) {
         let gzipped = Self.gzip(body)
         let varyValue = (vary + (gzipped == nil ? [] : ["Accept-Encoding"])).joined(separator: ", ")
         var shared = headers
         if !varyValue.isEmpty { shared.append(("Vary", varyValue)) }
         let tag = Self.entityTag(body)
-        identity = Self.form(body: body, etag: "\"\(tag)\"", encoding: nil, headers: shared, route: route, variant: variant)
+        identity = Self.form(body: body, etag: "\"\(tag)\"", encoding: nil, headers: shared, label: label, variant: variant)
         gzip = gzipped.map {
-            Self.form(body: $0, etag: "\"\(tag)-gzip\"", encoding: "gzip", headers: shared, route: route, variant: variant)
+            Self.form(body: $0, etag: "\"\(tag)-gzip\"", encoding: "gzip", headers: shared, label: label, variant: variant)
         }
     }
 
@@ -59,11 +59,11 @@ final class Representations: Sendable {
     }
 
     static func form(
-        body: [UInt8], etag: String, encoding: String?, headers: [(String, String)], route: String, variant: String?
+        body: [UInt8], etag: String, encoding: String?, headers: [(String, String)], label: MetricsLabel, variant: String?
     ) -> Form {
         func response(notModified: Bool) -> HTTPResponse {
             Self.response(
-                body: body, etag: etag, encoding: encoding, headers: headers, route: route, variant: variant, notModified: notModified
+                body: body, etag: etag, encoding: encoding, headers: headers, label: label, variant: variant, notModified: notModified
             ).precomputed()
         }
         return Form(full: response(notModified: false), notModified: response(notModified: true), etag: etag)
@@ -73,7 +73,7 @@ final class Representations: Sendable {
     /// `304` with the same validators and no body. ``form(body:etag:encoding:headers:route:variant:)``
     /// precomputes both; a response made for one request (data not kept) makes the one it needs.
     static func response(
-        body: [UInt8], etag: String, encoding: String?, headers: [(String, String)], route: String, variant: String?,
+        body: [UInt8], etag: String, encoding: String?, headers: [(String, String)], label: MetricsLabel, variant: String?,
         notModified: Bool
     ) -> HTTPResponse {
         var validators = headers + [("ETag", etag)]
@@ -84,7 +84,7 @@ final class Representations: Sendable {
             if let encoding { validators.append(("Content-Encoding", encoding)) }
             response = HTTPResponse(status: .ok, json: ByteBuffer(bytes: body), headers: validators)
         }
-        response.route = route
+        response.metricsLabel = label
         response.variant = variant
         return response
     }

@@ -81,7 +81,7 @@ public struct RequestTracing: Sendable {
         // Only context checked here reaches the tracer, never the request's headers: swift-otel
         // logs its whole carrier (an app's Authorization and Cookie with it) when it cannot read it.
         if client.traceParent != nil { tracer.extract(client, into: &context, using: ClientContextExtractor()) }
-        // Named by its method until its route is known (``end(_:route:status:bytes:variant:)``).
+        // Named by its method until its route is known (``end(_:label:status:bytes:variant:)``).
         let span = tracer.startSpan(method.rawValue, context: context, ofKind: .server)
         // A span sampled out records nothing: its attributes are not even made.
         guard span.isRecording else { return span }
@@ -92,10 +92,10 @@ public struct RequestTracing: Sendable {
 
     /// Ends a request's span with what the response was (OpenTelemetry's HTTP server
     /// conventions, plus the screen and variant served): a 5xx is an error.
-    func end(_ span: any Span, route: String, status: UInt, bytes: Int, variant: String?) {
+    func end(_ span: any Span, label: MetricsLabel, status: UInt, bytes: Int, variant: String?) {
         guard span.isRecording else { return span.end() }
-        span.operationName = "\(span.operationName) \(route)"
-        span.attributes["http.route"] = route
+        span.operationName = "\(span.operationName) \(label)"
+        span.attributes["http.route"] = label.rawValue
         span.attributes["http.response.status_code"] = Int(status)
         span.attributes["http.response.size"] = bytes  // head and body, as written
         if let variant {

@@ -22,12 +22,12 @@ public final class ServerMetrics: RequestObserver {
 
     /// A route and the variant it served (whose screen labels the latency).
     private struct ScreenRoute: Hashable {
-        var route: String
+        var label: MetricsLabel
         var variant: String
     }
 
     private struct State {
-        var routes: [String: RouteMetrics] = [:]
+        var routes: [MetricsLabel: RouteMetrics] = [:]
         var screens: [ScreenRoute: Timer] = [:]
     }
 
@@ -42,26 +42,28 @@ public final class ServerMetrics: RequestObserver {
         self.openConnections = Gauge(label: "taksi_open_connections", factory: factory)
     }
 
-    public func responded(route: String, status: UInt, bytes: Int, duration: TimeAmount, variant: String?) {
+    public func responded(label: MetricsLabel, status: UInt, bytes: Int, duration: TimeAmount, variant: String?) {
         let (requests, timer, written, byScreen) = state.withLockedValue { state -> (Counter, Timer, Counter, Timer?) in
             var metrics =
-                state.routes[route]
+                state.routes[label]
                 ?? RouteMetrics(
-                    duration: Timer(label: "taksi_http_request_duration_seconds", dimensions: [("route", route)], factory: factory),
-                    bytes: Counter(label: "taksi_http_response_bytes_total", dimensions: [("route", route)], factory: factory),
+                    duration: Timer(
+                        label: "taksi_http_request_duration_seconds", dimensions: [("route", label.rawValue)], factory: factory),
+                    bytes: Counter(label: "taksi_http_response_bytes_total", dimensions: [("route", label.rawValue)], factory: factory),
                     requests: [:]
                 )
             let counter =
                 metrics.requests[status]
                 ?? Counter(
-                    label: "taksi_http_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory)
+                    label: "taksi_http_requests_total", dimensions: [("route", label.rawValue), ("status", String(status))],
+                    factory: factory)
             if metrics.requests[status] == nil {
                 metrics.requests[status] = counter
-                state.routes[route] = metrics
-            } else if state.routes[route] == nil {
-                state.routes[route] = metrics
+                state.routes[label] = metrics
+            } else if state.routes[label] == nil {
+                state.routes[label] = metrics
             }
-            return (counter, metrics.duration, metrics.bytes, variant.map { screenTimer(route: route, variant: $0, in: &state) })
+            return (counter, metrics.duration, metrics.bytes, variant.map { screenTimer(label: label, variant: $0, in: &state) })
         }
         requests.increment()
         timer.recordNanoseconds(duration.nanoseconds)
@@ -71,12 +73,12 @@ public final class ServerMetrics: RequestObserver {
 
     /// The latency histogram of a route's responses for the screen of `variant` (`home|*|default`
     /// is `home`'s): one per screen, shared by its variants.
-    private func screenTimer(route: String, variant: String, in state: inout State) -> Timer {
-        let key = ScreenRoute(route: route, variant: variant)
+    private func screenTimer(label: MetricsLabel, variant: String, in state: inout State) -> Timer {
+        let key = ScreenRoute(label: label, variant: variant)
         if let timer = state.screens[key] { return timer }
         let screen = String(variant.prefix { $0 != "|" })
         let timer = Timer(
-            label: "taksi_screen_request_duration_seconds", dimensions: [("route", route), ("screen", screen)], factory: factory)
+            label: "taksi_screen_request_duration_seconds", dimensions: [("route", label.rawValue), ("screen", screen)], factory: factory)
         state.screens[key] = timer
         return timer
     }

@@ -34,7 +34,7 @@ enum OpenAPIDescription {
         }
         let body = ByteBuffer(string: text)
         var response = HTTPResponse(body: body, type: "application/yaml; charset=utf-8", headers: [("Cache-Control", "public, max-age=60")])
-        response.route = "openapi"
+        response.metricsLabel = .openAPI
         return response.precomputed()
     }
 

@@ -63,7 +63,7 @@ struct Preview: Sendable {
                 ],
                 body: PreviewEvents.preamble
             )
-            response.route = "preview"
+            response.metricsLabel = .preview
             response.stream = events
             return .ready(response)
         }
@@ -87,7 +87,7 @@ struct Preview: Sendable {
                 ("Referrer-Policy", "no-referrer"),
             ]
         )
-        response.route = "preview"
+        response.metricsLabel = .preview
         return response.precomputed()
     }
 
@@ -127,7 +127,7 @@ struct Preview: Sendable {
             "custom_actions": .array(screenSet.catalog.customActions.sorted().map(JSONValue.string)),
         ]
         var response = HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(body)), headers: [("Cache-Control", "no-store")])
-        response.route = "preview"
+        response.metricsLabel = .preview
         return response
     }
 
@@ -261,7 +261,7 @@ struct Preview: Sendable {
             "bytes": .number(Double(sent)),
         ]
         var envelope = HTTPResponse(json: ByteBuffer(bytes: JSONWriter.bytes(value)), headers: [("Cache-Control", "no-store")])
-        envelope.route = "preview"
+        envelope.metricsLabel = .preview
         return envelope
     }
 }

@@ -15,7 +15,7 @@ enum AppLinkAssociations {
         let body: JSONValue = [
             "applinks": ["details": [["appIDs": .array(appLinks.appleAppIDs.map(JSONValue.string)), "components": .array(components)]]]
         ]
-        return associationResponse(body, route: "apple-app-site-association")
+        return associationResponse(body, label: .appleAppSiteAssociation)
     }
 
     /// Google's Digital Asset Links statement that the Android app handles this site's links.
@@ -30,14 +30,14 @@ enum AppLinkAssociations {
                 ],
             ]
         ]
-        return associationResponse(body, route: "assetlinks")
+        return associationResponse(body, label: .assetLinks)
     }
 
     /// Exactly `application/json`, the type both platforms' verifiers ask for.
-    private static func associationResponse(_ body: JSONValue, route: String) -> HTTPResponse {
+    private static func associationResponse(_ body: JSONValue, label: MetricsLabel) -> HTTPResponse {
         let bytes = ByteBuffer(bytes: JSONWriter.bytes(body))
         var response = HTTPResponse(body: bytes, type: "application/json", headers: [("Cache-Control", "public, max-age=3600")])
-        response.route = route
+        response.metricsLabel = label
         return response.precomputed()
     }
 }

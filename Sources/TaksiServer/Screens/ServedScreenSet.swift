@@ -68,7 +68,7 @@ public final class ServedScreenSet: Sendable {
         let staticData: Representations?
         /// Counts skeleton and data responses of this variant, for experiment exposure.
         private let metrics: any MetricsFactory
-        /// Starts the ``DataMemo`` keys of this variant: unique to this object, so a response kept
+        /// Starts the ``ResponseMemo`` keys of this variant: unique to this object, so a response kept
         /// for a variant of an earlier screen set is never served for one of a later set.
         let memoKeyPrefix: String
         /// Whether its data depends on the moment (a relative time): then it is never kept.
@@ -231,12 +231,12 @@ public final class ServedScreenSet: Sendable {
                     compiled: compiled, revision: revision,
                     headers: headers + [("Vary", dataVaried.joined(separator: ", "))],
                     skeleton: Representations(
-                        body: skeletonBody, route: "skeleton", variant: compiled.variantID, headers: skeletonHeaders, vary: varied
+                        body: skeletonBody, label: .skeleton, variant: compiled.variantID, headers: skeletonHeaders, vary: varied
                     ),
                     skeletonHeaders: skeletonHeaders + (varied.isEmpty ? [] : [("Vary", varied.joined(separator: ", "))]),
                     staticData: dataBody.map {
                         Representations(
-                            body: $0, route: "data", variant: compiled.variantID,
+                            body: $0, label: .data, variant: compiled.variantID,
                             headers: headers + [("Cache-Control", Self.dataCacheControl)], vary: dataVaried
                         )
                     },
@@ -260,7 +260,7 @@ public final class ServedScreenSet: Sendable {
         var indexResponse = HTTPResponse(
             json: ByteBuffer(bytes: JSONWriter.bytes(["screens": .array(index)])), headers: [("Cache-Control", "no-store")]
         )
-        indexResponse.route = "index"
+        indexResponse.metricsLabel = .index
         self.index = indexResponse.precomputed()
         self.appleAssociation = AppLinkAssociations.apple(screenSet.links, appLinks: options.appLinks)
         self.androidAssociation = AppLinkAssociations.android(appLinks: options.appLinks)

@@ -29,7 +29,7 @@ public struct UpstreamValue: Sendable, Equatable {
 ///   one refresh runs; when a call fails, a value up to `staleIfError` past its expiry stands in.
 /// - Bounded in entries and bytes; the least recently used entries go first.
 /// - Each stored value has a generation, unique in this cache, so a response rendered from it
-///   can be kept until the value is replaced (see ``DataMemo``); `onChange` tells of replacements.
+///   can be kept until the value is replaced (see ``ResponseMemo``); `onChange` tells of replacements.
 ///
 /// A lock, not an actor: a data request whose sources are all fresh asks ``freshValue(for:ttl:)``
 /// on the event loop and is answered there, without a hop; each lookup is a few dictionary

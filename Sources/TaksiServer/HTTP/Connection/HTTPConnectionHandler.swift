@@ -391,13 +391,14 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func finished(_ request: ConnectionRequest, response: HTTPResponse, bytes: Int) {
         let duration = NIODeadline.now() - request.started
         observer?.responded(
-            route: response.route, status: response.status.code, bytes: bytes, duration: duration, variant: response.variant)
+            label: response.metricsLabel, status: response.status.code, bytes: bytes, duration: duration, variant: response.variant)
         accessLog?.record(
             method: request.head.method.rawValue, uri: request.head.uri, status: response.status.code, bytes: bytes,
             duration: duration, variant: response.variant
         ) { buffer in machine.ids.write(request.id, to: &buffer) }
         if let trace = request.trace {
-            trace.tracing.end(trace.span, route: response.route, status: response.status.code, bytes: bytes, variant: response.variant)
+            trace.tracing.end(
+                trace.span, label: response.metricsLabel, status: response.status.code, bytes: bytes, variant: response.variant)
         }
     }
 
@@ -422,5 +423,5 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 /// Told about every response written, for metrics.
 public protocol RequestObserver: Sendable {
     /// - Parameter variant: the screen variant served (`home|*|default`), if the response is one's.
-    func responded(route: String, status: UInt, bytes: Int, duration: TimeAmount, variant: String?)
+    func responded(label: MetricsLabel, status: UInt, bytes: Int, duration: TimeAmount, variant: String?)
 }

@@ -10,10 +10,10 @@ import TaksiServer
 import TaksiTestSupport
 import Testing
 
-/// Data answered on the event loop: kept per inputs (``DataMemo``), rendered from fresh cache
+/// Data answered on the event loop: kept per inputs (``ResponseMemo``), rendered from fresh cache
 /// values without leaving the loop, and dropped when an upstream entry is refreshed.
 @Suite("Data memo and the on-loop data path")
-struct DataMemoTests {
+struct ResponseMemoTests {
     /// A screen whose data comes from a request value and a fixture, large enough for gzip.
     static let greeting = """
         {"name": "greet", "entry": true,
@@ -38,7 +38,7 @@ struct DataMemoTests {
             let clock = self.clock
             cache = UpstreamCache(now: { clock.now })
             var files = UpstreamTests.screens.mapValues { Array($0.utf8) }
-            files["greet.json"] = Array(DataMemoTests.greeting.utf8)
+            files["greet.json"] = Array(ResponseMemoTests.greeting.utf8)
             let load = ScreenSetLoader.load(files: files, upstreams: ["api"])
             let screenSet = try #require(load.screenSet, "\(load.diagnostics.report)")
             var configuration = ServerConfiguration()

@@ -6,8 +6,9 @@ import NIOCore
 import NIOHTTP1
 import TaksiSchema
 
-/// Data responses kept for the inputs they were rendered from, so a thousand phones opening the
-/// same network's stations cost one render.
+/// Responses rendered per request (data, and the skeletons of screens with path parameters, made
+/// per URL) kept for the inputs they were rendered from, so a thousand phones opening the same
+/// network's stations cost one render.
 ///
 /// A data response is kept when it depends only on its variant, the request values its plan reads
 /// (request and path parameters, after conversion) and fresh upstream cache entries. The key names
@@ -22,7 +23,7 @@ import TaksiSchema
 /// generations, and when the newer one is full the older one is dropped, so what is used stays
 /// and what is not goes (an approximate least-recently-used order at the cost of a dictionary
 /// lookup).
-public final class DataMemo: Sendable {
+public final class ResponseMemo: Sendable {
     /// How much is kept.
     public struct Limits: Sendable, Equatable {
         /// Bytes of kept responses (identity and gzip) at most; 0 keeps nothing.
@@ -45,7 +46,7 @@ public final class DataMemo: Sendable {
         private let headers: [(String, String)]
         private let variant: String
         /// The route the responses are counted under (`data`, or `skeleton` for a URL's own skeleton).
-        private let route: String
+        private let label: MetricsLabel
         /// What the entry is charged against the limits.
         let cost: Int
         /// The upstream cache keys it was rendered from.
@@ -59,13 +60,13 @@ public final class DataMemo: Sendable {
             }
         }
 
-        init(body: [UInt8], key: String, headers: [(String, String)], variant: String, upstreamKeys: [String], route: String) {
-            let compressible = body.count >= DataMemo.smallestGzipped
-            let shared = DataMemo.sharedHeaders(headers, bodySize: body.count)
+        init(body: [UInt8], key: String, headers: [(String, String)], variant: String, upstreamKeys: [String], label: MetricsLabel) {
+            let compressible = body.count >= ResponseMemo.smallestGzipped
+            let shared = ResponseMemo.sharedHeaders(headers, bodySize: body.count)
             self.identity = Representations.form(
-                body: body, etag: DataMemo.entityTag(body), encoding: nil, headers: shared, route: route, variant: variant
+                body: body, etag: ResponseMemo.entityTag(body), encoding: nil, headers: shared, label: label, variant: variant
             )
-            self.route = route
+            self.label = label
             self.gzipSource = compressible ? body : nil
             self.headers = shared
             self.variant = variant
@@ -87,7 +88,7 @@ public final class DataMemo: Sendable {
             // Level 6: most of level 9's gain at a fraction of its time, paid once per kept response.
             let form = gzipSource.flatMap { Representations.gzip($0, level: .compressionLevel6) }.map { bytes in
                 Representations.form(
-                    body: bytes, etag: identity.etag.dropLast() + "-gzip\"", encoding: "gzip", headers: headers, route: route,
+                    body: bytes, etag: identity.etag.dropLast() + "-gzip\"", encoding: "gzip", headers: headers, label: label,
                     variant: variant
                 )
             }
@@ -158,9 +159,9 @@ public final class DataMemo: Sendable {
     ///   of one URL of a screen whose static fields are built from its path.
     func keep(
         _ body: [UInt8], for key: String, headers: [(String, String)], variant: String, upstreamKeys: [String],
-        request: HTTPHeaders, route: String = "data"
+        request: HTTPHeaders, label: MetricsLabel = .data
     ) -> HTTPResponse {
-        let notKept = { Self.response(notKept: body, headers: headers, variant: variant, to: request, route: route) }
+        let notKept = { Self.response(notKept: body, headers: headers, variant: variant, to: request, label: label) }
         guard isEnabled else { return notKept() }
         let hash = key.hashValue
         let secondTime = state.withLockedValue { state in
@@ -173,7 +174,7 @@ public final class DataMemo: Sendable {
         }
         // The first time (most one-off values never come back) costs no kept forms at all.
         guard secondTime else { return notKept() }
-        let entry = Entry(body: body, key: key, headers: headers, variant: variant, upstreamKeys: upstreamKeys, route: route)
+        let entry = Entry(body: body, key: key, headers: headers, variant: variant, upstreamKeys: upstreamKeys, label: label)
         guard entry.cost <= limits.maxBytes / 16 else { return notKept() }
         state.withLockedValue { state in
             Self.insert(entry, for: key, into: &state, limits: limits)
@@ -187,11 +188,11 @@ public final class DataMemo: Sendable {
     /// `304` to `If-None-Match`, the same `Vary`), made for this request alone: identity only,
     /// and nothing precomputed that it would not use.
     static func response(
-        notKept body: [UInt8], headers: [(String, String)], variant: String, to request: HTTPHeaders, route: String = "data"
+        notKept body: [UInt8], headers: [(String, String)], variant: String, to request: HTTPHeaders, label: MetricsLabel = .data
     ) -> HTTPResponse {
         let etag = entityTag(body)
         return Representations.response(
-            body: body, etag: etag, encoding: nil, headers: sharedHeaders(headers, bodySize: body.count), route: route, variant: variant,
+            body: body, etag: etag, encoding: nil, headers: sharedHeaders(headers, bodySize: body.count), label: label, variant: variant,
             notModified: Representations.matches(headers: request, etag: etag)
         )
     }
@@ -256,7 +257,7 @@ public final class DataMemo: Sendable {
     }
 }
 
-extension DataMemo {
+extension ResponseMemo {
     /// What a data response is kept under: its variant, the request values its plan read, the
     /// components asked for (`?only=`), and each upstream cache entry it was rendered from, by
     /// generation (a refreshed upstream value makes a new key).
