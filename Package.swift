@@ -173,8 +173,10 @@ let package = Package(
         .testTarget(
             name: "TaksiScreensTests", dependencies: ["TaksiScreens", "TaksiTestSupport"], exclude: ["Golden"], swiftSettings: swiftSettings
         ),
-        // In process: the responder, endpoints, the connection's state machine and handler over
-        // embedded channels, configuration. Fast, no sockets or processes.
+        // In process: the responder and endpoints (through TestClient's `.router`), the connection's
+        // state machine and handler over embedded channels, configuration. Its server is never
+        // bound and it starts no process; the upstreams its endpoints call are real ones on
+        // loopback (TestUpstream).
         .testTarget(
             name: "TaksiServerTests",
             dependencies: [

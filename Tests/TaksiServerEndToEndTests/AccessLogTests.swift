@@ -49,7 +49,7 @@ struct AccessLogTests {
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/login?token=secret HTTP/1.1\r\nHost: a\r\nX-Request-Id: q\"1\r\n\r\n")
             connection.send("GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n")
-            let responses = connection.receive(2)
+            let responses = await connection.receive(2)
             #expect(responses.map(\.status) == [200, 404])
             await server.flushAccessLog()
             let lines = Self.lines(file)
@@ -75,7 +75,7 @@ struct AccessLogTests {
         try await Self.withLoggingServer(format: .json, file: file) { port, server in
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/login HTTP/1.1\r\nHost: a\r\nX-Request-Id: one\r\n\r\n")
-            _ = connection.receive(1)
+            _ = await connection.receive(1)
             await server.flushAccessLog()
 
             // A rotator moves the file away, then signals; new lines go to a new file.
@@ -83,7 +83,7 @@ struct AccessLogTests {
             try FileManager.default.moveItem(at: file, to: rotated)
             await server.reopenAccessLog()
             connection.send("HEAD /screens/login HTTP/1.1\r\nHost: a\r\nX-Request-Id: two\r\n\r\n")
-            _ = connection.receive(1, headRequests: [0])
+            _ = await connection.receive(1, headRequests: [0])
             await server.flushAccessLog()
 
             let old = Self.lines(rotated).compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
@@ -145,7 +145,7 @@ struct AccessLogTests {
         )
         let connection = try RawConnection(port: try #require(server.port))
         for _ in 0..<3 { connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n") }
-        #expect(connection.receive(3).map(\.status) == [200, 200, 200])
+        #expect(await connection.receive(3).map(\.status) == [200, 200, 200])
         await server.flushAccessLog()
         #expect(Self.lines(file).isEmpty)
         #expect(metrics.counterTotal(label: "taksi_access_log_dropped_lines_total") == 3)
@@ -180,7 +180,7 @@ struct AccessLogTests {
         )
         let connection = try RawConnection(port: port)
         connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Request-Id: before\r\n\r\n")
-        _ = connection.receive(1)
+        _ = await connection.receive(1)
 
         let rotated = directory.appendingPathComponent("access.log.1")
         try FileManager.default.moveItem(at: file, to: rotated)
@@ -192,7 +192,7 @@ struct AccessLogTests {
         }
         #expect(reopened)
         connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Request-Id: after\r\n\r\n")
-        _ = connection.receive(1)
+        _ = await connection.receive(1)
         kill(process.processIdentifier, SIGTERM)
         while reader.next() != nil {}
         process.waitUntilExit()

@@ -32,7 +32,7 @@ struct ActionSocketTests {
                     + "Content-Length: 13\r\nConnection: close\r\nAuthorization: "
                 connection?.send(bytes: Array(head.utf8) + authorization + Array("\r\n\r\nemail=a%40b.c".utf8))
                 // Off the cooperative pool: the answer comes from a task waiting on the upstream.
-                return await connection?.receiveOffPool(1).first
+                return await connection?.receive(1).first
             }
             // "Bearer café" in Latin-1: a byte that is not UTF-8.
             let latin1 = try #require(await submit(authorization: Array("Bearer caf".utf8) + [0xE9]))
@@ -57,7 +57,7 @@ struct ActionSocketTests {
                 "POST /screens/signup/free/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                     + "GET /screens/feed HTTP/1.1\r\nHost: a\r\n\r\n"
             )
-            let responses = await connection.receiveOffPool(2)
+            let responses = await connection.receive(2)
             #expect(responses.map(\.status) == [200, 200])
             #expect(responses.first?.json?["then"] == ["identifier": "navigation", "content": ["interface_identifier": "welcome/3"]])
             #expect(try JSONDecoder().decode(JSONValue.self, from: Data((fixture.upstream.requests.last?.body ?? "").utf8))["age"] == 7)
@@ -66,7 +66,7 @@ struct ActionSocketTests {
             big.send(
                 "POST /screens/signup/free/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n"
             )
-            #expect(await big.receiveOffPool(1).first?.status == 413)
+            #expect(await big.receive(1).first?.status == 413)
         }
     }
 }

@@ -51,24 +51,19 @@ struct ConfigMapVolumeTests {
         try volume.publish(["config.json": Self.config, "Screens/start.json": Self.screen("One")])
         let configuration = try ServerConfiguration.resolve(file: mount.appendingPathComponent("config.json").path, environment: [:])
         let application = try buildApplication(configuration: configuration, logger: testLogger("configmap"))
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await application.start(on: group)
-        let port = try #require(server.port)
+        try await withRunningServer(application) { port in
+            let connection = try RawConnection(port: port)
+            connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(await connection.receive(1).first?.json?["components"]?.arrayValue?.first?["content"]?["value"] == "One")
 
-        let connection = try RawConnection(port: port)
-        connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
-        #expect(connection.receive(1).first?.json?["components"]?.arrayValue?.first?["content"]?["value"] == "One")
-
-        let watcher = application.watcher
-        let before = ScreenWatcher.fingerprint(of: watcher.directory)
-        try volume.publish(["config.json": Self.config, "Screens/start.json": Self.screen("Two")])
-        #expect(ScreenWatcher.fingerprint(of: watcher.directory) != before, "the watcher sees the swap")
-        #expect(watcher.reload())
-        connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
-        #expect(connection.receive(1).first?.json?["components"]?.arrayValue?.first?["content"]?["value"] == "Two")
-
-        await server.shutdown()
-        try await group.shutdownGracefully()
+            let watcher = application.watcher
+            let before = ScreenWatcher.fingerprint(of: watcher.directory)
+            try volume.publish(["config.json": Self.config, "Screens/start.json": Self.screen("Two")])
+            #expect(ScreenWatcher.fingerprint(of: watcher.directory) != before, "the watcher sees the swap")
+            #expect(watcher.reload())
+            connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(await connection.receive(1).first?.json?["components"]?.arrayValue?.first?["content"]?["value"] == "Two")
+        }
     }
 }
 

@@ -31,11 +31,11 @@ struct ConnectionBoundsTests {
             let fresh = try (0..<2).map { _ in try RawConnection(port: port) }
             for client in fresh {
                 client.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
-                #expect(client.receive(1).first?.status == 200)
+                #expect(await client.receive(1).first?.status == 200)
             }
             for flooder in flooders {
                 // What they get is cut short: fewer than the responses asked for, then the end.
-                #expect(flooder.receive(1000).count < 1000)
+                #expect(await flooder.receive(1000).count < 1000)
             }
         }
     }
@@ -45,10 +45,10 @@ struct ConnectionBoundsTests {
         try await HardeningTests.withServer(limits: .with { $0.maxRequestsPerConnection = 3 }) { port in
             let connection = try RawConnection(port: port)
             connection.send(String(repeating: "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n", count: 5))
-            let responses = connection.receive(5)
+            let responses = await connection.receive(5)
             #expect(responses.map(\.status) == [200, 200, 200], "the requests after the third are not answered here")
             #expect(responses.map { $0.header("Connection") } == [nil, nil, "close"])
-            #expect(connection.isClosedByPeer())
+            #expect(await connection.isClosedByPeer())
         }
     }
 
@@ -61,10 +61,10 @@ struct ConnectionBoundsTests {
             let connection = try RawConnection(port: port)
             connection.send("POST /screens/start HTTP/1.1\r\nHost: a\r\nContent-Length: \(length)\r\n\r\nx")
             // Far sooner than the body timeout: the answer does not wait for a body.
-            let response = try #require(connection.receive(1).first)
+            let response = try #require(await connection.receive(1).first)
             #expect(response.status == 413)
             #expect(response.json?["error"]?["code"] == "body_too_large")
-            #expect(connection.isClosedByPeer())
+            #expect(await connection.isClosedByPeer())
         }
     }
 
@@ -78,10 +78,10 @@ struct ConnectionBoundsTests {
             let stream = try RawConnection(port: port)
             stream.send("GET /preview/events.stream HTTP/1.1\r\nHost: a\r\n\r\n")
             // Nothing is read until the stream ends by itself: the last chunk, then the close.
-            let text = await stream.receiveTextOffPool(until: "0\r\n\r\n")
+            let text = await stream.receiveText(until: "0\r\n\r\n")
             #expect(text.contains("event: screens"))
             #expect(text.hasSuffix("0\r\n\r\n"), "the last chunk")
-            #expect(stream.isClosedByPeer())
+            #expect(await stream.isClosedByPeer())
             #expect(application.previewEvents?.subscriberCount == 0)
         }
     }

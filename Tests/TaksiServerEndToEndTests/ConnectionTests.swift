@@ -16,7 +16,7 @@ struct ConnectionTests {
                 "GET /healthz HTTP/1.1\r\nHost: a\r\nX-Request-Id: trace-42\r\n\r\n" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
                     + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /healthz HTTP/1.1\r\nHost: a\r\nX-Request-Id: two words\r\n\r\n"
             )
-            let responses = connection.receive(4)
+            let responses = await connection.receive(4)
             #expect(responses.first?.header("X-Request-Id") == "trace-42")
             let generated = responses.dropFirst().compactMap { $0.header("X-Request-Id") }
             #expect(generated.count == 3)
@@ -39,18 +39,18 @@ struct ConnectionTests {
         ) { port in
             let long = try RawConnection(port: port)
             long.send("GET /screens/home/data?name=\(String(repeating: "a", count: 100)) HTTP/1.1\r\nHost: a\r\n\r\n")
-            let uri = try #require(long.receive(1).first)
+            let uri = try #require(await long.receive(1).first)
             #expect(uri.status == 414)
             #expect(uri.json?["error"]?["code"] == "uri_too_long")
             #expect(uri.header("Connection") == "close")
-            #expect(long.isClosedByPeer())
+            #expect(await long.isClosedByPeer())
 
             let large = try RawConnection(port: port)
             large.send("GET /healthz HTTP/1.1\r\nHost: a\r\nCookie: \(String(repeating: "c", count: 200))\r\n\r\n")
-            let headers = try #require(large.receive(1).first)
+            let headers = try #require(await large.receive(1).first)
             #expect(headers.status == 431)
             #expect(headers.json?["error"]?["code"] == "headers_too_large")
-            #expect(large.isClosedByPeer())
+            #expect(await large.isClosedByPeer())
         }
     }
 
@@ -59,10 +59,10 @@ struct ConnectionTests {
         try await withRunningServer { port in
             let connection = try RawConnection(port: port)
             connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\nHELLO THERE\r\n\r\n")
-            let responses = connection.receive(2)
+            let responses = await connection.receive(2)
             #expect(responses.map(\.status) == [200, 400])
             #expect(responses.last?.json == ["error": ["code": "malformed_request", "message": "the request is not valid HTTP/1.1"]])
-            #expect(connection.isClosedByPeer())
+            #expect(await connection.isClosedByPeer())
         }
     }
 
@@ -76,10 +76,10 @@ struct ConnectionTests {
             // The flooder has not read a byte; a fresh client is answered anyway.
             let fresh = try RawConnection(port: port)
             fresh.send("GET /screens/login HTTP/1.1\r\nHost: a\r\n\r\n")
-            let freshResponse = try #require(fresh.receive(1).first)
+            let freshResponse = try #require(await fresh.receive(1).first)
             #expect(freshResponse.status == 200)
 
-            let responses = flooder.receive(paths.count)
+            let responses = await flooder.receive(paths.count)
             #expect(responses.count == paths.count)
             for (path, response) in zip(paths, responses) {
                 let expected: JSONValue? =
@@ -107,18 +107,18 @@ struct ConnectionTests {
             var answered = false
             for _ in 0..<20 {
                 idle.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
-                if idle.receive(1).first?.status == 200 {
+                if await idle.receive(1).first?.status == 200 {
                     answered = true
                     break
                 }
                 idle = try RawConnection(port: port)
             }
             #expect(answered)
-            #expect(idle.isClosedByPeer(), "closed after being idle")
+            #expect(await idle.isClosedByPeer(), "closed after being idle")
 
             let trickle = try RawConnection(port: port)
             trickle.send("GET /healthz HTTP/1.1\r\nHo")
-            #expect(trickle.isClosedByPeer(), "closed before the head was complete")
+            #expect(await trickle.isClosedByPeer(), "closed before the head was complete")
         }
     }
 
@@ -129,15 +129,15 @@ struct ConnectionTests {
             let second = try RawConnection(port: port)
             for connection in [first, second] {
                 connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
-                #expect(connection.receive(1).first?.status == 200)
+                #expect(await connection.receive(1).first?.status == 200)
             }
             let third = try RawConnection(port: port)
             third.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
-            #expect(!third.isReadable(within: 300), "the third connection is not accepted while two are open")
+            #expect(await !third.isReadable(within: 300), "the third connection is not accepted while two are open")
             first.send("GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-            #expect(first.receive(1).first?.status == 200)
-            #expect(first.isClosedByPeer())
-            #expect(third.receive(1).first?.status == 200, "accepted once one closed")
+            #expect(await first.receive(1).first?.status == 200)
+            #expect(await first.isClosedByPeer())
+            #expect(await third.receive(1).first?.status == 200, "accepted once one closed")
         }
     }
 }

@@ -28,7 +28,7 @@ struct ExampleFlowTests {
     /// the upstream calls of data requests run.
     static func get(_ connection: RawConnection, _ path: String, version: String) async throws -> RawResponse {
         connection.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\nX-Taksi-Version: \(version)\r\n\r\n")
-        let response = try #require(await connection.receiveOffPool(1).first)
+        let response = try #require(await connection.receive(1).first)
         #expect(response.status == 200, "\(path): \(response.status) \(response.body)")
         return response
     }
@@ -101,7 +101,7 @@ struct ExampleFlowTests {
                 #expect(reviews.body.contains(#""interface_identifier":"restaurants/\#(id)""#))
             }
             connection.send("GET /screens/restaurants/la-table/reviews/data HTTP/1.1\r\nHost: localhost\r\nAccept-Language: pt\r\n\r\n")
-            let data = try #require(await connection.receiveOffPool(1).first)
+            let data = try #require(await connection.receive(1).first)
             #expect(data.body.contains("Camille, 2 de nov. de 2026"), "\(data.body)")
         }
     }
@@ -112,7 +112,7 @@ struct ExampleFlowTests {
             let connection = try RawConnection(port: port)
             func labels(_ id: String, _ language: String) async throws -> [String: String] {
                 connection.send("GET /screens/restaurants/\(id)/data HTTP/1.1\r\nHost: localhost\r\nAccept-Language: \(language)\r\n\r\n")
-                let response = try #require(await connection.receiveOffPool(1).first)
+                let response = try #require(await connection.receive(1).first)
                 #expect(response.header("Vary")?.contains("Accept-Language") == true)
                 return Self.labels(response)
             }
@@ -132,7 +132,7 @@ struct ExampleFlowTests {
     ) async throws -> RawResponse {
         connection.send(
             "POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: \(type)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        let response = try #require(await connection.receiveOffPool(1).first)
+        let response = try #require(await connection.receive(1).first)
         #expect(response.header("Cache-Control") == "no-store")
         return response
     }

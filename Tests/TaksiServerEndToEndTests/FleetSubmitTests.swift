@@ -56,7 +56,7 @@ struct FleetSubmitTests {
             "POST \(submitPath) HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n"
                 + (key.map { "Idempotency-Key: \($0)\r\n" } ?? "") + "\r\n" + body)
         // Off the cooperative pool: the answer waits on the store and the upstream.
-        return await connection.receiveOffPool(1).first
+        return await connection.receive(1).first
     }
 
     /// Runs `body` with every application's server listening and its store running.
@@ -256,7 +256,7 @@ struct FleetSubmitTests {
             #expect(await Self.submit(ports[1], key: nil)?.status == 200)
             let connection = try RawConnection(port: ports[1])
             connection.send("GET /screens/feed HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-            #expect(await connection.receiveOffPool(1).first?.status == 200)
+            #expect(await connection.receive(1).first?.status == 200)
             #expect(fleet.upstream.count("/signups/pro") == 2)
 
             try fleet.database.start()

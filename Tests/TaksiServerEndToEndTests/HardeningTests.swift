@@ -82,12 +82,12 @@ struct HardeningTests {
         try await Self.withServer(limits: .with { $0.maxBodyBytes = 1000 }) { port in
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\n\r\nx")
-            let response = try #require(connection.receive(1).first)
+            let response = try #require(await connection.receive(1).first)
             #expect(response.status == 413)
             #expect(response.json?["error"]?["code"] == "body_too_large")
             #expect(response.header("Cache-Control") == "no-store")
             #expect(response.header("Connection") == "close")
-            #expect(connection.isClosedByPeer())
+            #expect(await connection.isClosedByPeer())
         }
     }
 
@@ -97,14 +97,14 @@ struct HardeningTests {
             let small = try RawConnection(port: port)
             small.send(
                 "GET /screens/start HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
-            #expect(small.receive(2).map(\.status) == [200, 200])
+            #expect(await small.receive(2).map(\.status) == [200, 200])
 
             let large = try RawConnection(port: port)
             let chunk = String(repeating: "z", count: 600)
             large.send("GET /screens/start HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n")
-            let response = try #require(large.receive(1).first)
+            let response = try #require(await large.receive(1).first)
             #expect(response.status == 413)
-            #expect(large.isClosedByPeer())
+            #expect(await large.isClosedByPeer())
         }
     }
 
@@ -118,15 +118,15 @@ struct HardeningTests {
             let stalled = try (0..<2).map { _ in try RawConnection(port: port) }
             for connection in stalled { connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\nContent-Length: 1000\r\n\r\nx") }
             for connection in stalled {
-                let response = try #require(connection.receive(1).first)
+                let response = try #require(await connection.receive(1).first)
                 #expect(response.status == 408)
                 #expect(response.json?["error"]?["code"] == "body_timeout")
-                #expect(connection.isClosedByPeer())
+                #expect(await connection.isClosedByPeer())
             }
             // Both slots were held; a new client is answered once they are cut.
             let fresh = try RawConnection(port: port)
             fresh.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
-            #expect(fresh.receive(1).first?.status == 200)
+            #expect(await fresh.receive(1).first?.status == 200)
         }
     }
 
@@ -147,7 +147,7 @@ struct HardeningTests {
                 "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n",
             ]
             connection.send(requests.joined())
-            let responses = connection.receive(requests.count)
+            let responses = await connection.receive(requests.count)
             try #require(responses.count == requests.count)
             #expect(responses.map(\.status) == [400, 404, 400, 404, 200, 200, 200, 200])
             #expect(responses[0].json?["error"]?["code"] == "invalid_version")
@@ -159,12 +159,12 @@ struct HardeningTests {
             }
             // The plain URL still answers with its public skeleton.
             connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
-            let plain = try #require(connection.receive(1).first)
+            let plain = try #require(await connection.receive(1).first)
             #expect(plain.status == 200)
             #expect(plain.header("Cache-Control")?.hasPrefix("public") == true)
             // A forced alternative the screen lacks gets the same public skeleton (the default).
             connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\nX-Taksi-Alternative: nope\r\n\r\n")
-            let forced = try #require(connection.receive(1).first)
+            let forced = try #require(await connection.receive(1).first)
             #expect(forced.status == 200)
             #expect(forced.bytes == plain.bytes)
             #expect(forced.header("X-Taksi-Variant") == plain.header("X-Taksi-Variant"))
@@ -182,11 +182,11 @@ struct HardeningTests {
                 "GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
             // Pipelined behind the offer, and sent after its answer.
             connection.send(offer + "GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
-            #expect(connection.receive(2).map(\.status) == [200, 200])
+            #expect(await connection.receive(2).map(\.status) == [200, 200])
             connection.send(offer)
-            #expect(connection.receive(1).first?.status == 200)
+            #expect(await connection.receive(1).first?.status == 200)
             connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
-            #expect(connection.receive(1).first?.status == 200)
+            #expect(await connection.receive(1).first?.status == 200)
         }
     }
 
@@ -195,13 +195,13 @@ struct HardeningTests {
         try await Self.withServer { port in
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
-            #expect(connection.receive(1).first?.status == 100)
+            #expect(await connection.receive(1).first?.status == 100)
             connection.send("abc")
-            #expect(connection.receive(1).first?.status == 200)
+            #expect(await connection.receive(1).first?.status == 200)
 
             let other = try RawConnection(port: port)
             other.send("GET /screens/start HTTP/1.1\r\nHost: a\r\nExpect: the-unexpected\r\n\r\n")
-            let refused = try #require(other.receive(1).first)
+            let refused = try #require(await other.receive(1).first)
             #expect(refused.status == 417)
             #expect(refused.json?["error"]?["code"] == "expectation_failed")
 
@@ -214,7 +214,7 @@ struct HardeningTests {
                 unknown.send(
                     "\(method) \(target) HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n"
                 )
-                let answer = try #require(unknown.receive(1).first)
+                let answer = try #require(await unknown.receive(1).first)
                 #expect(answer.status == status, "\(target)")
                 #expect(answer.json?["error"]?["code"] == .string(code))
                 #expect(answer.header("Connection") == "close", "the body was never asked for, so the connection ends")
@@ -227,23 +227,23 @@ struct HardeningTests {
         try await Self.withServer { port in
             let missing = try RawConnection(port: port)
             missing.send("GET /screens/start HTTP/1.1\r\n\r\n")
-            let noHost = try #require(missing.receive(1).first)
+            let noHost = try #require(await missing.receive(1).first)
             #expect(noHost.status == 400)
             #expect(noHost.json?["error"]?["code"] == "invalid_host")
 
             let twice = try RawConnection(port: port)
             twice.send("GET /screens/start HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n")
-            #expect(twice.receive(1).first?.json?["error"]?["code"] == "invalid_host")
+            #expect(await twice.receive(1).first?.json?["error"]?["code"] == "invalid_host")
 
             let old = try RawConnection(port: port)
             old.send("GET /screens/start HTTP/1.0\r\n\r\n")
-            #expect(old.receive(1).first?.status == 200)
+            #expect(await old.receive(1).first?.status == 200)
 
             let absolute = try RawConnection(port: port)
             absolute.send(
                 "GET http://example.com/screens/start HTTP/1.1\r\nHost: example.com\r\n\r\n"
                     + "GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
-            let both = absolute.receive(2)
+            let both = await absolute.receive(2)
             #expect(both.map(\.status) == [200, 200])
             #expect(both.first?.body == both.last?.body)
         }
@@ -255,13 +255,13 @@ struct HardeningTests {
             for length in [9_000, 40_000, 150_000] {
                 let connection = try RawConnection(port: port)
                 connection.send("GET /screens/\(String(repeating: "a", count: length)) HTTP/1.1\r\nHost: a\r\n\r\n")
-                let response = try #require(connection.receive(1).first, "\(length)")
+                let response = try #require(await connection.receive(1).first, "\(length)")
                 #expect(response.status == 414, "\(length)")
                 #expect(response.json?["error"]?["code"] == "uri_too_long")
             }
             let headers = try RawConnection(port: port)
             headers.send("GET /healthz HTTP/1.1\r\nHost: a\r\nCookie: \(String(repeating: "c", count: 40_000))\r\n\r\n")
-            #expect(headers.receive(1).first?.status == 431)
+            #expect(await headers.receive(1).first?.status == 431)
         }
     }
 
@@ -281,7 +281,7 @@ struct HardeningTests {
             for (request, status, code) in cases {
                 let connection = try RawConnection(port: port)
                 connection.send(request)
-                let response = try #require(connection.receive(1).first, "\(request)")
+                let response = try #require(await connection.receive(1).first, "\(request)")
                 #expect(response.status == status, "\(request)")
                 #expect(response.json?["error"]?["code"]?.stringValue == code, "\(request)")
                 if [405, 501, 204].contains(status) { #expect(response.header("Allow") == "GET, HEAD, OPTIONS", "\(request)") }
@@ -296,7 +296,7 @@ struct HardeningTests {
         let upstream = try await TestUpstream()
         upstream.on("/networks/velib", .stalledBody(#"{"name": "Vél"#))
         let application = try Self.makeApplication(upstream: upstream.baseURL)
-        let response = await application.responder.response(method: .GET, uri: "/screens/stations/data?network=velib")
+        let response = await TestClient.router(application.responder).respond(.GET, uri: "/screens/stations/data?network=velib")
         #expect(response.status == .ok)
         #expect(response.headers["X-Taksi-Degraded"] == ["api"])
         #expect(String(buffer: response.body) == #"{"interface_data":[]}"#)
@@ -310,15 +310,15 @@ struct HardeningTests {
         let application = try Self.makeApplication(upstream: upstream.baseURL)
         for screen in ["stations", "local"] {
             for value in ["..", ".", "", "%2E%2E", "velib%00", "velib.json%00", "a%0Ab"] {
-                let response = await application.responder.response(method: .GET, uri: "/screens/\(screen)/data?network=\(value)")
+                let response = await TestClient.router(application.responder).respond(.GET, uri: "/screens/\(screen)/data?network=\(value)")
                 #expect(response.status == .badRequest, "\(screen) \(value)")
                 let body = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
                 #expect(body?["error"]?["code"] == "invalid_parameter", "\(screen) \(value)")
             }
             // A value with "/" stays one segment: it names no network, and climbs nowhere.
-            let slash = await application.responder.response(method: .GET, uri: "/screens/\(screen)/data?network=..%2Fnetworks")
+            let slash = await TestClient.router(application.responder).respond(.GET, uri: "/screens/\(screen)/data?network=..%2Fnetworks")
             #expect(String(buffer: slash.body) == #"{"interface_data":[]}"#, "\(screen)")
-            let good = await application.responder.response(method: .GET, uri: "/screens/\(screen)/data?network=velib")
+            let good = await TestClient.router(application.responder).respond(.GET, uri: "/screens/\(screen)/data?network=velib")
             #expect(String(buffer: good.body) == #"{"interface_data":[{"content":{"value":"Vélib"},"identifier":"name"}]}"#, "\(screen)")
         }
         #expect(upstream.requests.map(\.uri) == ["/networks/..%2Fnetworks", "/networks/velib"])
@@ -336,18 +336,18 @@ struct HardeningTests {
         upstream.on("/networks/loop", .redirect(307, location: "/networks/loop"))
         let application = try Self.makeApplication(upstream: upstream.baseURL)
 
-        let away = await application.responder.response(
-            method: .GET, uri: "/screens/stations/data?network=away", headers: ["Accept-Language": "fr"]
+        let away = await TestClient.router(application.responder).respond(
+            .GET, uri: "/screens/stations/data?network=away", headers: ["Accept-Language": "fr"]
         )
         #expect(away.headers["X-Taksi-Degraded"] == ["api"])
         #expect(String(buffer: away.body) == #"{"interface_data":[]}"#)
         #expect(elsewhere.requests.isEmpty, "the other host was never called")
 
-        let moved = await application.responder.response(method: .GET, uri: "/screens/stations/data?network=moved")
+        let moved = await TestClient.router(application.responder).respond(.GET, uri: "/screens/stations/data?network=moved")
         #expect(String(buffer: moved.body) == #"{"interface_data":[{"content":{"value":"Vélib"},"identifier":"name"}]}"#)
         #expect(moved.headers["X-Taksi-Degraded"].isEmpty)
 
-        let loop = await application.responder.response(method: .GET, uri: "/screens/stations/data?network=loop")
+        let loop = await TestClient.router(application.responder).respond(.GET, uri: "/screens/stations/data?network=loop")
         #expect(loop.headers["X-Taksi-Degraded"] == ["api"])
         #expect(upstream.count("/networks/loop") == UpstreamClient.maxRedirects + 1)
         try await upstream.stop()
@@ -369,11 +369,11 @@ struct HardeningTests {
         upstream.on("/shapes/x", .json(body))
         upstream.on("/shapes/good", .json(Self.goodShape))
         let application = try Self.makeApplication(upstream: upstream.baseURL)
-        let response = await application.responder.response(method: .GET, uri: "/screens/shapes/data?case=x")
+        let response = await TestClient.router(application.responder).respond(.GET, uri: "/screens/shapes/data?case=x")
         #expect(response.status == .ok)
         #expect(response.headers["X-Taksi-Degraded"] == ["api"], "\(body)")
         #expect(response.headers["Cache-Control"] == ["private, no-store"])
-        let good = await application.responder.response(method: .GET, uri: "/screens/shapes/data?case=good")
+        let good = await TestClient.router(application.responder).respond(.GET, uri: "/screens/shapes/data?case=good")
         #expect(good.headers["X-Taksi-Degraded"].isEmpty)
         try await upstream.stop()
     }

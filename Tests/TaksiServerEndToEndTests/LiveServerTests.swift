@@ -13,9 +13,9 @@ struct LiveServerTests {
         try await withRunningServer { port in
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/home HTTP/1.1\r\nHost: localhost\r\n\r\n")
-            let skeleton = connection.receive(1)
+            let skeleton = await connection.receive(1)
             connection.send("GET /screens/home/data?name=Ada HTTP/1.1\r\nHost: localhost\r\n\r\n")
-            let data = connection.receive(1)
+            let data = await connection.receive(1)
             #expect(skeleton.first?.status == 200)
             #expect(skeleton.first?.json == fixtureScreens["home"]?.skeleton.jsonValue)
             #expect(
@@ -58,7 +58,7 @@ struct LiveServerTests {
                 "GET /screens/landing HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /screens/nope HTTP/1.1\r\nHost: a\r\n\r\n"
                     + "GET /screens/login HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
             )
-            let responses = connection.receive(4)
+            let responses = await connection.receive(4)
             #expect(responses.map(\.status) == [200, 404, 200, 200])
             #expect(responses[0].json == fixtureScreens["landing"]?.skeleton.jsonValue)
             #expect(responses[1].json?["error"]?["code"] == "screen_not_found")
@@ -72,11 +72,11 @@ struct LiveServerTests {
         try await withRunningServer { port in
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/login HTTP/1.1\r\nHost: a\r\n\r\n")
-            let etag = try #require(connection.receive(1).first?.header("ETag"))
+            let etag = try #require(await connection.receive(1).first?.header("ETag"))
             connection.send(
                 "GET /screens/login HTTP/1.1\r\nHost: a\r\nIf-None-Match: \(etag)\r\n\r\n" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
             )
-            let responses = connection.receive(2)
+            let responses = await connection.receive(2)
             #expect(responses.map(\.status) == [304, 200])
             #expect(responses.first?.body.isEmpty == true)
             #expect(responses.first?.header("Transfer-Encoding") == nil)
@@ -89,7 +89,7 @@ struct LiveServerTests {
         try await withRunningServer { port in
             let connection = try RawConnection(port: port)
             connection.send("HEAD /screens/landing HTTP/1.1\r\nHost: a\r\n\r\nGET /screens/landing HTTP/1.1\r\nHost: a\r\n\r\n")
-            let responses = connection.receive(2, headRequests: [0])
+            let responses = await connection.receive(2, headRequests: [0])
             #expect(responses.count == 2)
             #expect(responses[0].status == 200)
             #expect(responses[0].body.isEmpty)
@@ -103,13 +103,13 @@ struct LiveServerTests {
         try await withRunningServer { port in
             let closing = try RawConnection(port: port)
             closing.send("GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-            #expect(closing.receive(1).first?.header("Connection") == "close")
-            #expect(closing.isClosedByPeer())
+            #expect(await closing.receive(1).first?.header("Connection") == "close")
+            #expect(await closing.isClosedByPeer())
 
             let old = try RawConnection(port: port)
             old.send("GET /healthz HTTP/1.0\r\n\r\n")
-            #expect(old.receive(1).first?.status == 200)
-            #expect(old.isClosedByPeer())
+            #expect(await old.receive(1).first?.status == 200)
+            #expect(await old.isClosedByPeer())
         }
     }
 
@@ -118,10 +118,10 @@ struct LiveServerTests {
         try await withRunningServer { port in
             let bad = try RawConnection(port: port)
             bad.send("THIS IS NOT HTTP\r\n\r\n")
-            #expect(bad.receive(1).first?.status == 400)
+            #expect(await bad.receive(1).first?.status == 400)
             let good = try RawConnection(port: port)
             good.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
-            #expect(good.receive(1).first?.status == 200)
+            #expect(await good.receive(1).first?.status == 200)
         }
     }
 }

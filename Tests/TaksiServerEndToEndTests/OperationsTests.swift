@@ -26,13 +26,13 @@ struct OperationsTests {
         try await withRunningServer { port in
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/login HTTP/1.1\r\nHost: a\r\n\r\n")
-            let etag = try #require(connection.receive(1).first?.header("ETag"))
+            let etag = try #require(await connection.receive(1).first?.header("ETag"))
             connection.send(
                 "GET /screens/login HTTP/1.1\r\nHost: a\r\nIf-None-Match: \(etag)\r\n\r\n" + "GET /screens/nope HTTP/1.1\r\nHost: a\r\n\r\n"
                     + "GET /screens/bikes/stations/data?network=velib HTTP/1.1\r\nHost: a\r\n\r\n"
                     + "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n"
             )
-            let responses = await connection.receiveOffPool(4)
+            let responses = await connection.receive(4)
             #expect(responses.map(\.status) == [304, 404, 200, 200])
             let first = try #require(responses.last)
             #expect(first.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
@@ -58,7 +58,7 @@ struct OperationsTests {
 
             connection.send(
                 "GET /screens/bikes/stations/data?network=velib HTTP/1.1\r\nHost: a\r\n\r\nGET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
-            let again = try #require(await connection.receiveOffPool(2).last?.body)
+            let again = try #require(await connection.receive(2).last?.body)
             #expect(sample(again, #"taksi_http_requests_total{route="data",status="200"}"#) == 2)
             #expect(sample(again, #"taksi_http_requests_total{route="metrics",status="200"}"#) == 1)
             #expect(sample(again, #"taksi_upstream_cache_total{result="hit"}"#) == 1)
@@ -76,7 +76,7 @@ struct OperationsTests {
                 "GET /screens/login HTTP/1.1\r\nHost: a\r\n\r\n"
                     + "GET /screens/bikes/stations/data?network=velib HTTP/1.1\r\nHost: a\r\n\r\n"
                     + "GET /screens/nope HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
-            let text = try #require(await connection.receiveOffPool(4).last?.body)
+            let text = try #require(await connection.receive(4).last?.body)
             let lines = text.split(separator: "\n").map(String.init)
             var exported: Set<String> = []
             for (index, line) in lines.enumerated() where line.hasPrefix("# TYPE ") {
@@ -123,19 +123,19 @@ struct OperationsTests {
     @Test("/readyz answers 503 while the server drains, /healthz stays 200")
     func readiness() async throws {
         let application = fixtureApplication()
-        #expect(await application.responder.response(method: .GET, uri: "/readyz").status == .ok)
+        #expect(await TestClient.router(application.responder).respond(.GET, uri: "/readyz").status == .ok)
         application.draining.begin()
-        let draining = await application.responder.response(method: .GET, uri: "/readyz")
+        let draining = await TestClient.router(application.responder).respond(.GET, uri: "/readyz")
         #expect(draining.status == .serviceUnavailable)
         let body = try JSONDecoder().decode(JSONValue.self, from: Data(draining.body.readableBytesView))
         #expect(body["status"] == "draining")
-        #expect(await application.responder.response(method: .GET, uri: "/healthz").status == .ok)
+        #expect(await TestClient.router(application.responder).respond(.GET, uri: "/healthz").status == .ok)
     }
 
     @Test("the served OpenAPI document is docs/openapi.yaml, as YAML")
     func openAPIServed() async throws {
         let file = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
-        let served = await fixtureApplication().responder.response(method: .GET, uri: "/openapi.yaml")
+        let served = await TestClient.router(fixtureApplication().responder).respond(.GET, uri: "/openapi.yaml")
         #expect(served.headers["Content-Type"] == ["application/yaml; charset=utf-8"])
         #expect(
             String(buffer: served.body) == file,
@@ -160,7 +160,7 @@ struct OperationsTests {
             ("/screens/bikes/stations/data?network=velib", "/screens/{name}/data", []), ("/screens/nope", "/screens/{name}", []),
             ("/screens/home/data?version=x", "/screens/{name}/data", []), ("/readyz", "/readyz", []), ("/healthz", "/healthz", []),
         ] {
-            let response = await responder.response(method: .GET, uri: uri, headers: .init(headers))
+            let response = await TestClient.router(responder).respond(.GET, uri: uri, headers: .init(headers))
             let body = try JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
             samples.append(["path": .string(path), "status": .string(String(response.status.code)), "body": body])
         }
@@ -169,7 +169,7 @@ struct OperationsTests {
         // A set with actions: the served document adds one operation per action to the file's.
         let upstream = try await TestUpstream()
         let withActions = try upstreamApplication(files: SharedScreens.actions, upstream: upstream).application
-        let served = await withActions.responder.response(method: .GET, uri: "/openapi.yaml")
+        let served = await TestClient.router(withActions.responder).respond(.GET, uri: "/openapi.yaml")
         let servedFile = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-openapi-\(UUID().uuidString).yaml")
         try Data(served.body.readableBytesView).write(to: servedFile)
         try await upstream.stop()
@@ -276,7 +276,7 @@ struct OperationsTests {
         // The server stops accepting at once, but the requests in flight still get their answers.
         upstream.release()
         for (n, connection) in connections.enumerated() {
-            let response = try #require(connection.receive(1).first, "request \(n) got no answer")
+            let response = try #require(await connection.receive(1).first, "request \(n) got no answer")
             #expect(response.status == 200)
             #expect(response.json == ["interface_data": [["identifier": "text", "content": ["value": .string("slow \(n)")]]]])
             #expect(response.header("X-Request-Id") == "drain-\(n)")
@@ -317,7 +317,7 @@ struct OperationsTests {
             environment: environment)
         let connection = try RawConnection(port: port)
         connection.send("GET /screens/home HTTP/1.1\r\nHost: a\r\n\r\n")
-        #expect(await connection.receiveOffPool(1).first?.status == 200)
+        #expect(await connection.receive(1).first?.status == 200)
         kill(process.processIdentifier, SIGTERM)
         // A hang guard, far past what the bounded shutdown takes: the process is killed, and fails the test.
         let guardTask = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }

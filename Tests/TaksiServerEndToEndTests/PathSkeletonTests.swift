@@ -62,7 +62,7 @@ struct PathSkeletonTests {
     static func get(_ connection: RawConnection, _ path: String, _ headers: [(String, String)] = []) async -> RawResponse? {
         let head = headers.map { "\($0.0): \($0.1)\r\n" }.joined()
         connection.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\(head)\r\n")
-        return await connection.receiveOffPool(1).first
+        return await connection.receive(1).first
     }
 
     @Test("each URL gets its own skeleton: its target and title from its path, its ETag, 304 and gzip; the shape's revision is one")

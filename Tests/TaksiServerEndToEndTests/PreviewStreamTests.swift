@@ -17,7 +17,7 @@ struct PreviewStreamTests {
         try await withRunningServer(application) { port in
             let connection = try RawConnection(port: port)
             connection.send("GET /preview/events.stream HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n\r\n")
-            let opened = await connection.receiveTextOffPool(until: "\n\n", count: 2)
+            let opened = await connection.receiveText(until: "\n\n", count: 2)
             #expect(opened.hasPrefix("HTTP/1.1 200 OK\r\n"))
             #expect(opened.contains("Content-Type: text/event-stream; charset=utf-8\r\n"))
             #expect(opened.contains("Transfer-Encoding: chunked\r\n"))
@@ -31,12 +31,12 @@ struct PreviewStreamTests {
             #expect(application.watcher.reload())
             let second = application.store.status.version
             #expect(second != first)
-            let reloaded = await connection.receiveTextOffPool(until: "event: screens")
+            let reloaded = await connection.receiveText(until: "event: screens")
             #expect(reloaded.contains("id: \(second)\nevent: screens\ndata: {\"pending_errors\":[],\"screens_version\":\"\(second)\"}\n\n"))
 
             try Data(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#).utf8).write(to: login)
             #expect(!application.watcher.reload())
-            let failed = await connection.receiveTextOffPool(until: "\n\n")
+            let failed = await connection.receiveText(until: "\n\n")
             let event = try #require(failed.components(separatedBy: "event: screens\ndata: ").last?.components(separatedBy: "\n").first)
             let status = try JSONDecoder().decode(JSONValue.self, from: Data(event.utf8))
             #expect(status["screens_version"] == .string(second), "the last good set is still served")
@@ -54,13 +54,13 @@ struct PreviewStreamTests {
         let server = try await application.start(on: group)
         let connection = try RawConnection(port: try #require(server.port))
         connection.send("GET /preview/events.stream HTTP/1.1\r\nHost: test\r\n\r\n")
-        _ = await connection.receiveTextOffPool(until: "event: screens")
+        _ = await connection.receiveText(until: "event: screens")
         #expect(application.previewEvents?.subscriberCount == 1)
         // Far longer than the test may take: returning at all means the stream did not hold the drain.
         await server.shutdown(drainTimeout: .seconds(600))
-        let ended = await connection.receiveTextOffPool(until: "0\r\n\r\n")
+        let ended = await connection.receiveText(until: "0\r\n\r\n")
         #expect(ended.hasSuffix("0\r\n\r\n"), "the last chunk")
-        #expect(connection.isClosedByPeer())
+        #expect(await connection.isClosedByPeer())
         #expect(application.previewEvents?.subscriberCount == 0)
         try await group.shutdownGracefully()
     }
@@ -71,7 +71,7 @@ struct PreviewStreamTests {
         try await withRunningServer(application) { port in
             let connection = try RawConnection(port: port)
             connection.send("GET /preview/events.stream HTTP/1.0\r\n\r\n")
-            let opened = await connection.receiveTextOffPool(until: "event: screens")
+            let opened = await connection.receiveText(until: "event: screens")
             #expect(opened.contains("Connection: close\r\n"), "HTTP/1.0 has no chunks: the body ends with the connection")
             #expect(!opened.contains("Transfer-Encoding"))
             #expect(opened.hasSuffix("\n\n"), "events as they are, unframed")

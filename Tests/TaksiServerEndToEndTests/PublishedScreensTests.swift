@@ -184,7 +184,7 @@ struct PublishedScreensTests {
     }
 
     @Test("a replica started before anything is published does not listen until it is, then serves it and follows each release")
-    func replicaProcess() throws {
+    func replicaProcess() async throws {
         let database = try PostgresServer()
         defer { database.remove() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-replica-\(UUID().uuidString)")
@@ -222,16 +222,16 @@ struct PublishedScreensTests {
         #expect(try cli.run(["publish", directory.path], environment: environment).status == 0)
         let listening = try #require(message(startingWith: "listening on http://127.0.0.1:"))
         let port = try #require(Int(listening.split(separator: ":").last ?? ""))
-        func home() throws -> String {
+        func home() async throws -> String {
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/home HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-            return connection.receive(1).first?.body ?? ""
+            return await connection.receive(1).first?.body ?? ""
         }
-        #expect(try home().contains("One"))
+        #expect(try await home().contains("One"))
 
         try write("Two")
         #expect(try cli.run(["publish", directory.path, "--wait", "--timeout", "60"], environment: environment).status == 0)
-        #expect(try home().contains("Two"), "--wait returned once the replica served it")
+        #expect(try await home().contains("Two"), "--wait returned once the replica served it")
         let status = try cli.run(["rollout", "status"], environment: environment)
         #expect(status.status == 0)
         #expect(status.output.contains("1 live replica; 1 serves the current bundle"), "\(status.output)")

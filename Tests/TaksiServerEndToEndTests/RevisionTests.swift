@@ -55,17 +55,17 @@ struct RevisionTests {
         return (try buildApplication(configuration: configuration, logger: testLogger("revisions")), directory)
     }
 
-    static func get(_ port: Int, _ path: String, _ headers: [(String, String)] = []) throws -> RawResponse {
+    static func get(_ port: Int, _ path: String, _ headers: [(String, String)] = []) async throws -> RawResponse {
         let connection = try RawConnection(port: port)
         connection.send("GET \(path) HTTP/1.1\r\nHost: a\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n")
-        return try #require(connection.receive(1).first)
+        return try #require(await connection.receive(1).first)
     }
 
-    static func post(_ port: Int, _ path: String, _ headers: [(String, String)]) throws -> RawResponse {
+    static func post(_ port: Int, _ path: String, _ headers: [(String, String)]) async throws -> RawResponse {
         let connection = try RawConnection(port: port)
         connection.send(
             "POST \(path) HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n")
-        return try #require(connection.receive(1).first)
+        return try #require(await connection.receive(1).first)
     }
 
     /// Checks a data payload as the client decodes it against `skeleton`: every entry names one of
@@ -96,7 +96,7 @@ struct RevisionTests {
         let edit = try #require(Self.edits.first { $0.name == name })
         let (application, directory) = try Self.makeApplication()
         try await withRunningServer(application) { port in
-            let skeleton = try Self.get(port, "/screens/home")
+            let skeleton = try await Self.get(port, "/screens/home")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
             #expect(held.count == 16)
 
@@ -104,20 +104,20 @@ struct RevisionTests {
             #expect(edited != Self.original)
             try Data(edited.utf8).write(to: directory.appendingPathComponent("home.json"), options: .atomic)
             #expect(application.watcher.reload())
-            let current = try #require(try Self.get(port, "/screens/home").header("X-Taksi-Skeleton"))
+            let current = try #require(try await Self.get(port, "/screens/home").header("X-Taksi-Skeleton"))
             #expect((current != held) == edit.changesShape, "\(name): the revision \(edit.changesShape ? "changes" : "stays")")
 
             // The app's data request names its skeleton: answered for it, whatever changed.
-            let data = try Self.get(port, "/screens/home/data", [("X-Taksi-Skeleton", held)])
+            let data = try await Self.get(port, "/screens/home/data", [("X-Taksi-Skeleton", held)])
             #expect(data.status == 200)
             #expect(data.header("X-Taksi-Skeleton") == held)
             try Self.expectDecodes(data.json, against: skeleton.json)
-            let answer = try Self.post(port, "/screens/home/actions/ping", [("X-Taksi-Skeleton", held)])
+            let answer = try await Self.post(port, "/screens/home/actions/ping", [("X-Taksi-Skeleton", held)])
             #expect(answer.status == 200)
             try Self.expectDecodes(answer.json, against: skeleton.json)
 
             // Without the header (an app from before it), the current set answers, as it always did.
-            let fresh = try Self.get(port, "/screens/home/data")
+            let fresh = try await Self.get(port, "/screens/home/data")
             #expect(fresh.header("X-Taksi-Skeleton") == current)
             if name == "added" { #expect(fresh.json?["interface_data"]?.arrayValue?.contains { $0["identifier"] == "promo" } == true) }
         }
@@ -146,7 +146,7 @@ struct RevisionTests {
         let (application, directory) = try Self.makeApplication(files: ["note.yaml": note], upstreams: ["api": upstream.baseURL])
         let file = directory.appendingPathComponent("note.yaml")
         try await withRunningServer(application) { port in
-            let skeleton = try Self.get(port, "/screens/note")
+            let skeleton = try await Self.get(port, "/screens/note")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
             // Off the cooperative pool: the answer waits on the upstream call, which needs it.
             func send(_ text: String) async throws -> RawResponse {
@@ -155,7 +155,7 @@ struct RevisionTests {
                 connection.send(
                     "POST /screens/note/actions/send HTTP/1.1\r\nHost: a\r\nX-Taksi-Skeleton: \(held)\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                 )
-                return try #require(await connection.receiveOffPool(1).first)
+                return try #require(await connection.receive(1).first)
             }
             #expect(try await send("0123456789").status == 200)
             #expect(upstream.count("/notes") == 1)
@@ -169,7 +169,7 @@ struct RevisionTests {
             ).replacingOccurrences(of: "components:", with: "sources: {q: {type: request, parameters: {x: {default: Write}}}}\ncomponents:")
             try Data(reshaped.utf8).write(to: file, options: .atomic)
             #expect(application.watcher.reload())
-            #expect(try Self.get(port, "/screens/note").header("X-Taksi-Skeleton") != held, "the held skeleton is an earlier set's")
+            #expect(try await Self.get(port, "/screens/note").header("X-Taksi-Skeleton") != held, "the held skeleton is an earlier set's")
             let tightened = try await send("0123456789")
             #expect(tightened.status == 422, "the current check: \(tightened.body)")
             #expect(tightened.json?["interface_data"]?.arrayValue?.first?["content"]?["value"] == "Too long.")
@@ -233,7 +233,7 @@ struct RevisionTests {
         func keptBytes() async throws -> Int {
             let connection = try RawConnection(port: port)
             connection.send("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
-            let metrics = try #require(await connection.receiveOffPool(1).first).body
+            let metrics = try #require(await connection.receive(1).first).body
             let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("taksi_screen_sets_kept_bytes ") })
             let value: Double = try #require(Double(line.split(separator: " ").last ?? ""))
             return Int(value)
@@ -271,19 +271,19 @@ struct RevisionTests {
         let (new, _) = try Self.makeApplication(Self.original.replacingOccurrences(of: added.from, with: added.to))
         try await withRunningServer(old) { oldPort in
             try await withRunningServer(new) { newPort in
-                let skeleton = try Self.get(oldPort, "/screens/home")
+                let skeleton = try await Self.get(oldPort, "/screens/home")
                 let held = try #require(skeleton.header("X-Taksi-Skeleton"))
-                let refused = try Self.get(newPort, "/screens/home/data", [("X-Taksi-Skeleton", held)])
+                let refused = try await Self.get(newPort, "/screens/home/data", [("X-Taksi-Skeleton", held)])
                 #expect(refused.status == 412)
                 #expect(refused.json?["error"]?["code"] == "skeleton_outdated")
                 #expect(refused.header("Cache-Control") == "no-store")
                 #expect(refused.header("Vary")?.contains("X-Taksi-Skeleton") == true)
-                #expect(try Self.post(newPort, "/screens/home/actions/ping", [("X-Taksi-Skeleton", held)]).status == 412)
+                #expect(try await Self.post(newPort, "/screens/home/actions/ping", [("X-Taksi-Skeleton", held)]).status == 412)
 
                 // What docs/client.md does on 412: the skeleton again, past every cache, then its data.
-                let refetched = try Self.get(newPort, "/screens/home", [("Cache-Control", "no-cache")])
+                let refetched = try await Self.get(newPort, "/screens/home", [("Cache-Control", "no-cache")])
                 let current = try #require(refetched.header("X-Taksi-Skeleton"))
-                let data = try Self.get(newPort, "/screens/home/data", [("X-Taksi-Skeleton", current)])
+                let data = try await Self.get(newPort, "/screens/home/data", [("X-Taksi-Skeleton", current)])
                 #expect(data.status == 200)
                 try Self.expectDecodes(data.json, against: refetched.json)
             }
@@ -299,9 +299,9 @@ struct RevisionTests {
         let (application, _) = try Self.makeApplication(files: ["home.json": classic, "home-2.json": modern])
         try await withRunningServer(application) { port in
             // The docs' old client: no version on the skeleton, ?version=2.1 on the data.
-            let skeleton = try Self.get(port, "/screens/home")
+            let skeleton = try await Self.get(port, "/screens/home")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
-            let data = try Self.get(port, "/screens/home/data?name=Ada&version=2.1", [("X-Taksi-Skeleton", held)])
+            let data = try await Self.get(port, "/screens/home/data?name=Ada&version=2.1", [("X-Taksi-Skeleton", held)])
             #expect(data.status == 200)
             #expect(data.header("X-Taksi-Variant") == skeleton.header("X-Taksi-Variant"))
             try Self.expectDecodes(data.json, against: skeleton.json)
@@ -319,11 +319,11 @@ struct RevisionTests {
             let store = ScreenStore(sets[0], options: options, retention: retention, now: { clock.now })
             return (store, Responder(store: store, logger: testLogger("retention")))
         }
-        func data(_ responder: Responder, _ revision: String) async -> HTTPResponse {
-            await responder.response(method: .GET, uri: "/screens/home/data", headers: HTTPHeaders([("X-Taksi-Skeleton", revision)]))
+        func data(_ responder: Responder, _ revision: String) async -> TestResponse {
+            await TestClient.router(responder).respond(.GET, uri: "/screens/home/data", headers: HTTPHeaders([("X-Taksi-Skeleton", revision)]))
         }
         func revision(_ responder: Responder) async -> String {
-            await responder.response(method: .GET, uri: "/screens/home").headers.first(name: "X-Taksi-Skeleton") ?? ""
+            await TestClient.router(responder).respond(.GET, uri: "/screens/home").headers.first(name: "X-Taksi-Skeleton") ?? ""
         }
 
         let (timed, timedResponder) = store()
@@ -397,7 +397,7 @@ struct RevisionTests {
         // a busy machine can take longer than the default timeout of a source.
         let (application, directory) = try Self.makeApplication(files: ["feed.json": screen], upstreams: ["api": upstream.baseURL])
         try await withRunningServer(application) { port in
-            let skeleton = try Self.get(port, "/screens/feed")
+            let skeleton = try await Self.get(port, "/screens/feed")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/feed/data HTTP/1.1\r\nHost: a\r\nX-Taksi-Skeleton: \(held)\r\n\r\n")
@@ -407,10 +407,10 @@ struct RevisionTests {
             try Data(screen.replacingOccurrences(of: #""identifier": "title""#, with: #""identifier": "heading""#).utf8)
                 .write(to: directory.appendingPathComponent("feed.json"), options: .atomic)
             #expect(application.watcher.reload())
-            #expect(try Self.get(port, "/screens/feed").header("X-Taksi-Skeleton") != held)
+            #expect(try await Self.get(port, "/screens/feed").header("X-Taksi-Skeleton") != held)
             upstream.release()
 
-            let data = try #require(await connection.receiveOffPool(1).first)
+            let data = try #require(await connection.receive(1).first)
             #expect(data.status == 200)
             #expect(data.header("X-Taksi-Skeleton") == held)
             try Self.expectDecodes(data.json, against: skeleton.json)

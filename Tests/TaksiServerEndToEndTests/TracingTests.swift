@@ -71,7 +71,7 @@ struct TracingTests {
             connection.send(
                 "GET /screens/pair/data HTTP/1.1\r\nHost: a\r\nX-Request-Id: pair-1\r\ntraceparent: 00-\(Self.clientTrace)-\(Self.clientParent)-01\r\n\r\n"
             )
-            let response = try #require(await connection.receiveOffPool(1).first)
+            let response = try #require(await connection.receive(1).first)
             #expect(response.status == 200)
             #expect(response.header("X-Taksi-Degraded") == "backup, bad")
             // The response names the trace, with the server's span as the parent an app would report.
@@ -181,11 +181,11 @@ struct TracingTests {
             let key = upstream.baseURL + "/feed/Oslo?lang=en&v=2"
             #expect(await eventually { cache.call(for: key)?.joiners == 1 }, "the second request never joined the call")
             upstream.release()
-            #expect(await first.receiveOffPool(1).first?.status == 200)
-            #expect(await second.receiveOffPool(1).first?.status == 200)
+            #expect(await first.receive(1).first?.status == 200)
+            #expect(await second.receive(1).first?.status == 200)
             // A third is answered from the response kept for the same inputs.
             first.send(request(3))
-            #expect(await first.receiveOffPool(1).first?.status == 200)
+            #expect(await first.receive(1).first?.status == 200)
         }
         try await traced.flush()
         let spans = try receiver.spans()
@@ -227,7 +227,7 @@ struct TracingTests {
         try await withRunningServer(traced.application) { port in
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/retry/data HTTP/1.1\r\nHost: a\r\ntraceparent: \(Self.traceParent(4))\r\n\r\n")
-            #expect(await connection.receiveOffPool(1).first?.header("X-Taksi-Degraded") == "twice")
+            #expect(await connection.receive(1).first?.header("X-Taksi-Degraded") == "twice")
         }
         try await traced.flush()
         let spans = try receiver.spans()
@@ -261,7 +261,7 @@ struct TracingTests {
             }
             connection.send(
                 request(1, "") + request(2, "traceparent: \(Self.traceParent(5))\r\n") + request(3, "traceparent: \(notRecorded)\r\n"))
-            let responses = await connection.receiveOffPool(3)
+            let responses = await connection.receive(3)
             #expect(responses.map(\.status) == [200, 200, 200])
             #expect(responses.map { $0.header("traceparent") != nil } == [false, true, false])
         }
@@ -355,7 +355,7 @@ struct TracingTests {
                         )
                     }
                     connection.send("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
-                    let responses = await connection.receiveOffPool(cases.count + 1)
+                    let responses = await connection.receive(cases.count + 1)
                     #expect(responses.count == cases.count + 1)
                     #expect(responses.dropLast().allSatisfy { $0.status == 200 }, "\(responses.map(\.status))")
                     metrics = responses.last?.body ?? ""
@@ -386,7 +386,7 @@ struct TracingTests {
             let connection = try RawConnection(port: port)
             connection.send(
                 "GET /screens/me/data HTTP/1.1\r\nHost: a\r\ntraceparent: 00-\(Self.clientTrace)-\(Self.clientParent)-01\r\n\r\n")
-            let response = try #require(await connection.receiveOffPool(1).first)
+            let response = try #require(await connection.receive(1).first)
             #expect(response.header("traceparent") == nil)
         }
         let sent = try #require(upstream.requests.first { $0.uri == "/me" })

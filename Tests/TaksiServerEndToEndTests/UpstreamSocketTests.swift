@@ -13,20 +13,18 @@ struct UpstreamSocketTests {
         let upstream = try await TestUpstream()
         let application = try upstreamApplication(files: SharedScreens.upstreams, upstream: upstream).application
         upstream.on("/feed/Oslo", .json(SharedScreens.feedBody, delay: .milliseconds(100)))
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await application.start(on: group)
-        let connection = try RawConnection(port: try #require(server.port))
-        connection.send(
-            "GET /screens/feed/data?city=Oslo HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
-                + "GET /screens/feed/data?city=Oslo HTTP/1.1\r\nHost: a\r\n\r\n"
-        )
-        let responses = await connection.receiveOffPool(3)
-        #expect(responses.map(\.status) == [200, 200, 200])
-        #expect(responses[0].json?["interface_data"]?.arrayValue?.first == ["identifier": "title", "content": ["value": "Cafés"]])
-        #expect(responses[1].json == ["status": "ok", "version": .string(TaksiServerVersion.current)])
-        #expect(responses[2].body == responses[0].body)
-        await server.shutdown()
-        try await group.shutdownGracefully()
+        try await withRunningServer(application) { port in
+            let connection = try RawConnection(port: port)
+            connection.send(
+                "GET /screens/feed/data?city=Oslo HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
+                    + "GET /screens/feed/data?city=Oslo HTTP/1.1\r\nHost: a\r\n\r\n"
+            )
+            let responses = await connection.receive(3)
+            #expect(responses.map(\.status) == [200, 200, 200])
+            #expect(responses[0].json?["interface_data"]?.arrayValue?.first == ["identifier": "title", "content": ["value": "Cafés"]])
+            #expect(responses[1].json == ["status": "ok", "version": .string(TaksiServerVersion.current)])
+            #expect(responses[2].body == responses[0].body)
+        }
         try await upstream.stop()
     }
 
@@ -52,7 +50,7 @@ struct UpstreamSocketTests {
                 connection.send(
                     "GET \(path) HTTP/1.1\r\nHost: a\r\nX-Request-Id: \(id)\r\ntraceparent: \(Self.traceParent)\r\ntracestate: vendor=1\r\n\r\n"
                 )
-                return await connection.receiveOffPool(1).first
+                return await connection.receive(1).first
             }
             let first = try #require(await get("/screens/feed/data?city=Oslo", id: "first-request"))
             #expect(first.status == 200)
@@ -77,7 +75,7 @@ struct UpstreamSocketTests {
             connection.send(
                 "POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\nX-Request-Id: submit-1\r\ntraceparent: \(Self.traceParent)\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
             )
-            #expect(await connection.receiveOffPool(1).first?.status == 200)
+            #expect(await connection.receive(1).first?.status == 200)
             let submitted = try #require(upstream.requests.last { $0.uri.hasPrefix("/signups/pro") })
             #expect(submitted.headers.first { $0.0.lowercased() == "x-request-id" }?.1 == "submit-1")
             #expect(submitted.headers.first { $0.0.lowercased() == "traceparent" }?.1 == Self.traceParent)

@@ -159,7 +159,7 @@ struct PathRoutesTests {
     func associationFilesOff() async {
         let responder = Self.responder()
         for path in ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json"] {
-            let response = await responder.response(method: .GET, uri: path)
+            let response = await TestClient.router(responder).respond(.GET, uri: path)
             #expect(response.status == .notFound)
         }
     }

@@ -22,7 +22,7 @@ struct ReloadTests {
         try Data(text.utf8).write(to: url, options: .atomic)
     }
 
-    func json(_ response: HTTPResponse) -> JSONValue? {
+    func json(_ response: TestResponse) -> JSONValue? {
         try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
     }
 
@@ -36,7 +36,7 @@ struct ReloadTests {
 
         try write(original.replacingOccurrences(of: #""value": "Log in""#, with: #""value": "Sign in""#), to: login)
         #expect(application.watcher.reload())
-        let edited = await responder.response(method: .GET, uri: "/screens/login", headers: [:])
+        let edited = await TestClient.router(responder).respond(.GET, uri: "/screens/login", headers: [:])
         #expect(json(edited)?["components"]?.arrayValue?.first?["content"]?["value"] == "Sign in")
         let secondVersion = application.store.status.version
         #expect(secondVersion != firstVersion)
@@ -45,9 +45,9 @@ struct ReloadTests {
         try write(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#), to: login)
         #expect(!application.watcher.reload())
         #expect(
-            json(await responder.response(method: .GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?[
+            json(await TestClient.router(responder).respond(.GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?[
                 "content"]?["value"] == "Sign in")
-        let ready = json(await responder.response(method: .GET, uri: "/readyz", headers: [:]))
+        let ready = json(await TestClient.router(responder).respond(.GET, uri: "/readyz", headers: [:]))
         #expect(ready?["status"] == "ready")
         #expect(ready?["screens_version"] == .string(secondVersion))
         let pending = ready?["pending_errors"]?.arrayValue ?? []
@@ -59,7 +59,7 @@ struct ReloadTests {
         try write(original, to: login)
         #expect(application.watcher.reload())
         #expect(application.store.status.version == firstVersion)
-        #expect(json(await responder.response(method: .GET, uri: "/readyz", headers: [:]))?["pending_errors"] == [])
+        #expect(json(await TestClient.router(responder).respond(.GET, uri: "/readyz", headers: [:]))?["pending_errors"] == [])
     }
 
     @Test("a string table that stops parsing by live reload keeps the last good set serving, with the error in /readyz")
@@ -78,7 +78,7 @@ struct ReloadTests {
         let good = application.store.status.version
         let portuguese = HTTPHeaders([("Accept-Language", "pt")])
         #expect(
-            json(await responder.response(method: .GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?[
+            json(await TestClient.router(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?[
                 "content"]?["value"] == "Olá")
 
         // The reported typo: a key written twice. Before the fix, this ended the process.
@@ -86,9 +86,9 @@ struct ReloadTests {
         #expect(!application.watcher.reload())
         #expect(application.store.status.version == good)
         #expect(
-            json(await responder.response(method: .GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?[
+            json(await TestClient.router(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?[
                 "content"]?["value"] == "Olá")
-        let ready = json(await responder.response(method: .GET, uri: "/readyz", headers: [:]))
+        let ready = json(await TestClient.router(responder).respond(.GET, uri: "/readyz", headers: [:]))
         let pending = ready?["pending_errors"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(pending.contains { $0.contains("strings/pt.yaml:") && $0.contains(#"duplicate key "hello""#) }, "\(pending)")
     }
@@ -106,7 +106,7 @@ struct ReloadTests {
             ("/screens/home/data?name=Ada", [:]), ("/screens/landing", HTTPHeaders([("X-Taksi-User", "alice")])), ("/screens", [:]),
         ]
 
-        let responses = try await withThrowingTaskGroup(of: [(Int, HTTPResponse)].self) { group in
+        let responses = try await withThrowingTaskGroup(of: [(Int, TestResponse)].self) { group in
             group.addTask {
                 // The writer: valid edits, invalid edits, a file added and removed, each followed by a reload.
                 for round in 0..<30 {
@@ -130,16 +130,16 @@ struct ReloadTests {
             }
             for reader in 0..<4 {
                 group.addTask {
-                    var seen: [(Int, HTTPResponse)] = []
+                    var seen: [(Int, TestResponse)] = []
                     for iteration in 0..<300 {
                         let index = (iteration + reader) % requests.count
-                        seen.append((index, await responder.response(method: .GET, uri: requests[index].0, headers: requests[index].1)))
+                        seen.append((index, await TestClient.router(responder).respond(.GET, uri: requests[index].0, headers: requests[index].1)))
                         if iteration % 10 == 0 { await Task.yield() }
                     }
                     return seen
                 }
             }
-            var all: [(Int, HTTPResponse)] = []
+            var all: [(Int, TestResponse)] = []
             for try await part in group { all += part }
             return all
         }

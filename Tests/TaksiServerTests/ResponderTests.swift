@@ -84,7 +84,7 @@ struct ResponderTests {
             let response = await get(prefix + name)
             #expect(response.status == .ok)
             #expect(response.body == fixtureScreens[name]?.skeleton.jsonValue)
-            let length = await responder.response(method: .GET, uri: prefix + name, headers: [:]).body.readableBytes
+            let length = await TestClient.router(responder).respond(.GET, uri: prefix + name, headers: [:]).body.readableBytes
             #expect(response.headers["Content-Length"] == ["\(length)"])
         }
     }
@@ -102,13 +102,13 @@ struct ResponderTests {
 
     @Test("skeletons are public and revalidated by ETag; If-None-Match gives 304 with the same headers and no body")
     func caching() async throws {
-        let first = await responder.response(method: .GET, uri: "/screens/landing", headers: [:])
+        let first = await TestClient.router(responder).respond(.GET, uri: "/screens/landing", headers: [:])
         let etag = try #require(first.headers.first(name: "ETag"))
         #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 18)
         #expect(first.headers["Cache-Control"] == ["public, max-age=60, stale-while-revalidate=300"])
         for condition in [etag, "W/\(etag)", "\"other\", \(etag)", "*", " \t\(etag) ", "\"other\",,\t\(etag)", "\"a\" , * "] {
-            let revalidated = await responder.response(
-                method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
+            let revalidated = await TestClient.router(responder).respond(
+                .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
             #expect(revalidated.status == .notModified, "\(condition)")
             #expect(revalidated.body.readableBytes == 0)
             #expect(revalidated.headers["ETag"] == [etag])
@@ -119,30 +119,30 @@ struct ResponderTests {
         for condition in [
             "\"0000000000000000\"", "W/", String(etag.dropFirst().dropLast()), String(etag.dropLast()), "w/\(etag)", "**", ",",
         ] {
-            let changed = await responder.response(
-                method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
+            let changed = await TestClient.router(responder).respond(
+                .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
             #expect(changed.status == .ok, "\(condition)")
         }
         // Another variant has other bytes, so another tag.
-        let compact = await responder.response(
-            method: .GET, uri: "/screens/landing", headers: HTTPHeaders([("X-Taksi-Alternative", "compact")]))
+        let compact = await TestClient.router(responder).respond(
+            .GET, uri: "/screens/landing", headers: HTTPHeaders([("X-Taksi-Alternative", "compact")]))
         #expect(compact.headers.first(name: "ETag") != etag)
 
-        let data = await responder.response(method: .GET, uri: "/screens/home/data", headers: [:])
+        let data = await TestClient.router(responder).respond(.GET, uri: "/screens/home/data", headers: [:])
         #expect(data.headers["Cache-Control"] == ["private, no-cache"])
         // Request-dependent data is kept per request values, with its own tag, so the app's
         // revalidation (no-cache) is answered with a 304.
         let requestTag = try #require(data.headers.first(name: "ETag"))
         #expect(
-            await responder.response(method: .GET, uri: "/screens/home/data", headers: HTTPHeaders([("If-None-Match", requestTag)])).status
+            await TestClient.router(responder).respond(.GET, uri: "/screens/home/data", headers: HTTPHeaders([("If-None-Match", requestTag)])).status
                 == .notModified)
-        let other = await responder.response(
-            method: .GET, uri: "/screens/home/data?name=Ada", headers: HTTPHeaders([("If-None-Match", requestTag)]))
+        let other = await TestClient.router(responder).respond(
+            .GET, uri: "/screens/home/data?name=Ada", headers: HTTPHeaders([("If-None-Match", requestTag)]))
         #expect(other.status == .ok && other.headers.first(name: "ETag") != requestTag, "other values, other bytes, other tag")
-        let staticData = await responder.response(method: .GET, uri: "/screens/login/data", headers: [:])
+        let staticData = await TestClient.router(responder).respond(.GET, uri: "/screens/login/data", headers: [:])
         let dataTag = try #require(staticData.headers.first(name: "ETag"))
         #expect(
-            await responder.response(method: .GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)])).status
+            await TestClient.router(responder).respond(.GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)])).status
                 == .notModified)
     }
 
@@ -156,10 +156,10 @@ struct ResponderTests {
         ]
     )
     func gzip(acceptEncoding: String, gzipped: Bool) async throws {
-        let plain = await responder.response(method: .GET, uri: "/screens/home", headers: [:])
+        let plain = await TestClient.router(responder).respond(.GET, uri: "/screens/home", headers: [:])
         #expect(plain.headers["Content-Encoding"].isEmpty)
         let headers = acceptEncoding.isEmpty ? HTTPHeaders() : HTTPHeaders([("Accept-Encoding", acceptEncoding)])
-        let response = await responder.response(method: .GET, uri: "/screens/home", headers: headers)
+        let response = await TestClient.router(responder).respond(.GET, uri: "/screens/home", headers: headers)
         #expect(response.headers["Vary"] == ["X-Taksi-Version, Accept-Encoding"])
         guard gzipped else {
             #expect(response.headers["Content-Encoding"].isEmpty)
@@ -173,8 +173,8 @@ struct ResponderTests {
         #expect(try compressed.decompress(with: .gzip()) == plain.body)
         let etag = try #require(response.headers.first(name: "ETag"))
         #expect(etag != plain.headers.first(name: "ETag"))
-        let revalidated = await responder.response(
-            method: .GET, uri: "/screens/home", headers: HTTPHeaders([("Accept-Encoding", acceptEncoding), ("If-None-Match", etag)])
+        let revalidated = await TestClient.router(responder).respond(
+            .GET, uri: "/screens/home", headers: HTTPHeaders([("Accept-Encoding", acceptEncoding), ("If-None-Match", etag)])
         )
         #expect(revalidated.status == .notModified)
         #expect(revalidated.headers["Content-Encoding"].isEmpty)
@@ -225,9 +225,9 @@ struct ResponderTests {
         let set = try #require(load.screenSet, "\(load.diagnostics.report)")
         let responder = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t")).responder
         func body(_ uri: String) async -> JSONValue? {
-            try? JSONDecoder().decode(JSONValue.self, from: Data(await responder.response(method: .GET, uri: uri).body.readableBytesView))
+            try? JSONDecoder().decode(JSONValue.self, from: Data(await TestClient.router(responder).respond(.GET, uri: uri).body.readableBytesView))
         }
-        #expect(await responder.response(method: .GET, uri: "/screens/stations/data").status == .badRequest)
+        #expect(await TestClient.router(responder).respond(.GET, uri: "/screens/stations/data").status == .badRequest)
         #expect(
             await body("/screens/stations/data")
                 == error("missing_parameter", #"query parameter "network" (string) is required; add ?network=..."#))
@@ -245,9 +245,9 @@ struct ResponderTests {
         let load = ScreenSetLoader.load(files: ["s.json": Array(#"{"name": "bikes/stations", "components": []}"#.utf8)])
         let set = try #require(load.screenSet)
         let responder = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t")).responder
-        #expect(await responder.response(method: .GET, uri: "/screens/bikes/stations").status == .ok)
-        #expect(await responder.response(method: .GET, uri: "/screens/bikes/stations/data").status == .ok)
-        #expect(await responder.response(method: .GET, uri: "/screens/bikes").status == .notFound)
-        #expect(await responder.response(method: .GET, uri: "/healthz").status == .ok)
+        #expect(await TestClient.router(responder).respond(.GET, uri: "/screens/bikes/stations").status == .ok)
+        #expect(await TestClient.router(responder).respond(.GET, uri: "/screens/bikes/stations/data").status == .ok)
+        #expect(await TestClient.router(responder).respond(.GET, uri: "/screens/bikes").status == .notFound)
+        #expect(await TestClient.router(responder).respond(.GET, uri: "/healthz").status == .ok)
     }
 }

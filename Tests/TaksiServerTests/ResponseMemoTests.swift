@@ -65,8 +65,8 @@ struct ResponseMemoTests {
             metrics.counterTotal(label: "taksi_data_memo_lookups_total", dimensions: [("result", result)])
         }
 
-        func title(_ response: HTTPResponse) -> JSONValue? {
-            let body = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
+        func title(_ body: ByteBuffer) -> JSONValue? {
+            let body = try? JSONDecoder().decode(JSONValue.self, from: Data(body.readableBytesView))
             return body?["interface_data"]?.arrayValue?.first { $0["identifier"] == "title" }?["content"]?["value"]
         }
     }
@@ -80,9 +80,9 @@ struct ResponseMemoTests {
             Issue.record("nothing is cached yet: the first request must leave the loop to call the upstream")
             return
         }
-        let first = await fixture.application.responder.response(method: .GET, uri: uri)
+        let first = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri)
         await fixture.cache.settle()
-        #expect(fixture.title(first) == "Cafés")
+        #expect(fixture.title(first.body) == "Cafés")
 
         #expect(fixture.application.memo.size.entries == 0, "inputs seen once are not kept yet")
         #expect(fixture.lookups("miss") == 1, "the answer made off the loop goes through the memo too")
@@ -108,8 +108,8 @@ struct ResponseMemoTests {
         // Other request values are other inputs: rendered on their own.
         #expect(fixture.readyResponse(uri + "&lang=pt") == nil, "lang=pt is another upstream URL, not cached yet")
         #expect(fixture.upstream.count("/feed/Oslo") == 1)
-        let otherInputs = await fixture.application.responder.response(
-            method: .GET, uri: uri + "&lang=fr", headers: HTTPHeaders([("If-None-Match", "\"nothing\"")])
+        let otherInputs = await TestClient.router(fixture.application.responder).respond(
+            .GET, uri: uri + "&lang=fr", headers: HTTPHeaders([("If-None-Match", "\"nothing\"")])
         )
         #expect(otherInputs.status == .ok)
         #expect(otherInputs.headers.first(name: "ETag") != nil, "a first answer for other inputs has its tag too")
@@ -122,20 +122,20 @@ struct ResponseMemoTests {
         let body = { (title: String) in UpstreamTests.completeFeedBody.replacingOccurrences(of: "Cafés", with: title) }
         fixture.upstream.on("/feed/Oslo", .json(body("one")))
         let uri = "/screens/feed/data?city=Oslo"
-        _ = await fixture.application.responder.response(method: .GET, uri: uri)
+        _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri)
         await fixture.cache.settle()
-        for _ in 0..<2 { #expect(fixture.title(try #require(fixture.readyResponse(uri))) == "one") }
+        for _ in 0..<2 { #expect(fixture.title(try #require(fixture.readyResponse(uri)).body) == "one") }
         #expect(fixture.application.memo.size.entries == 1)
 
         // Past the TTL: the stale value is served while one refresh runs off the loop.
         fixture.upstream.on("/feed/Oslo", .json(body("two")))
         fixture.clock.advance(by: 15)
         #expect(fixture.readyResponse(uri) == nil, "a stale value is not fresh: the request leaves the loop")
-        #expect(fixture.title(await fixture.application.responder.response(method: .GET, uri: uri)) == "one")
+        #expect(fixture.title(await TestClient.router(fixture.application.responder).respond(.GET, uri: uri).body) == "one")
         await fixture.cache.settle()
         #expect(fixture.application.memo.size.entries == 0, "the refresh dropped what was rendered from the old value")
         #expect(fixture.metrics.counterTotal(label: "taksi_data_memo_dropped_total") == 1)
-        #expect(fixture.title(try #require(fixture.readyResponse(uri))) == "two")
+        #expect(fixture.title(try #require(fixture.readyResponse(uri)).body) == "two")
         try await fixture.upstream.stop()
     }
 
@@ -146,7 +146,7 @@ struct ResponseMemoTests {
         fixture.upstream.on("/bad", .status(500))
         fixture.upstream.on("/backup", .status(500))
         for _ in 0..<3 {
-            let response = await fixture.application.responder.response(method: .GET, uri: "/screens/pair/data")
+            let response = await TestClient.router(fixture.application.responder).respond(.GET, uri: "/screens/pair/data")
             #expect(response.headers["X-Taksi-Degraded"] == ["backup, bad"])
             #expect(response.headers["ETag"].isEmpty)
             await fixture.cache.settle()

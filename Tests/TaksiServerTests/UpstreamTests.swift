@@ -249,7 +249,7 @@ struct UpstreamTests {
         let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
         let offline = fixtureApplication().responder
         for uri in ["/screens/bikes/networks/data", "/screens/bikes/stations/data?network=velib", "/screens/repositories/data?q=swift"] {
-            let response = await application.responder.response(method: .GET, uri: uri, headers: ["Authorization": "Bearer t"])
+            let response = await TestClient.router(application.responder).respond(.GET, uri: uri, headers: ["Authorization": "Bearer t"])
             #expect(response.status == .ok)
             #expect(response.headers["X-Taksi-Degraded"].isEmpty)
             let expected = await offline.response(method: .GET, uri: uri, headers: ["Authorization": "Bearer t"])
@@ -269,7 +269,7 @@ struct UpstreamTests {
         // A new application has nothing cached to stand in.
         let restarted = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
         for uri in ["/screens/bikes/networks/data", "/screens/bikes/stations/data?network=velib", "/screens/repositories/data?q=swift"] {
-            let response = await restarted.responder.response(method: .GET, uri: uri)
+            let response = await TestClient.router(restarted.responder).respond(.GET, uri: uri)
             #expect(response.status == .ok)
             #expect(!response.headers["X-Taksi-Degraded"].isEmpty, "\(uri)")
             #expect((try? JSONDecoder().decode(InterfaceData.self, from: Data(response.body.readableBytesView))) != nil, "\(uri) decodes")
@@ -442,12 +442,16 @@ struct UpstreamTests {
         // can take the port while it is held.
         let held = try BoundSocket(listening: false)
         defer { withExtendedLifetime(held) {} }
-        let load = ScreenSetLoader.load(files: SharedScreens.upstreams.mapValues { Array($0.utf8) }, upstreams: ["api"])
+        // The source's timeout is a hang guard: with the default 2 s, a machine busy with the
+        // other suites can let it pass before the refusal is seen (it did).
+        var files = SharedScreens.upstreams
+        files["me.json"] = files["me.json"]?.replacingOccurrences(of: #""path": "/me","#, with: #""path": "/me", "timeout": 60,"#)
+        let load = ScreenSetLoader.load(files: files.mapValues { Array($0.utf8) }, upstreams: ["api"])
         var configuration = ServerConfiguration.forTests()
         configuration.upstreams = ["api": "http://127.0.0.1:\(held.port)"]
         let log = LogRecorder()
         let application = buildApplication(configuration: configuration, screenSet: try #require(load.screenSet), logger: log.logger)
-        let response = await application.responder.response(method: .GET, uri: "/screens/me/data")
+        let response = await TestClient.router(application.responder).respond(.GET, uri: "/screens/me/data")
         #expect(response.headers["X-Taksi-Degraded"] == ["me"])
         let line = try #require(log.lines(atLeast: .error).first { $0.message.contains("upstream failed") })
         let cause = line.metadata["cause"] ?? ""

@@ -105,7 +105,7 @@ struct VariantRoutesTests {
             configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: .init(label: "t")
         ).responder
         func body(_ uri: String, _ headers: [(String, String)]) async -> (HTTPResponseStatus, JSONValue?) {
-            let response = await responder.response(method: .GET, uri: uri, headers: HTTPHeaders(headers))
+            let response = await TestClient.router(responder).respond(.GET, uri: uri, headers: HTTPHeaders(headers))
             return (response.status, try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView)))
         }
         let old = await body("/screens/news", [("X-Taksi-Version", "2.9")])
@@ -122,14 +122,14 @@ struct VariantRoutesTests {
             none.1?["error"]?["message"]
                 == #"screen "news" is only served to app versions >= 3.0; send the app's version in X-Taksi-Version (or ?version=)"#)
         // A forced alternative the screen lacks (a QA build forcing B everywhere) gets the default.
-        let forced = await responder.response(
-            method: .GET, uri: "/screens/news", headers: HTTPHeaders([("X-Taksi-Version", "3.1"), ("X-Taksi-Alternative", "B")]))
+        let forced = await TestClient.router(responder).respond(
+            .GET, uri: "/screens/news", headers: HTTPHeaders([("X-Taksi-Version", "3.1"), ("X-Taksi-Alternative", "B")]))
         #expect(forced.status == .ok)
         #expect(forced.headers["X-Taksi-Variant"] == ["news|>= 3.0|default"])
         let invalid = await body("/screens/news", [("X-Taksi-Version", "latest")])
         #expect(invalid.0 == .badRequest)
         #expect(invalid.1?["error"]?["code"] == "invalid_version")
-        #expect(await responder.response(method: .GET, uri: "/screens/news", headers: [:]).headers["Vary"] == ["X-Taksi-Version"])
+        #expect(await TestClient.router(responder).respond(.GET, uri: "/screens/news", headers: [:]).headers["Vary"] == ["X-Taksi-Version"])
         // Semantic Versioning forms are app versions too; a pre-release is before its release.
         for accepted in ["3.1-beta.2", "3.0.0+45", "v3.1"] {
             #expect(await body("/screens/news", [("X-Taksi-Version", accepted)]).0 == .ok, "\(accepted)")

@@ -9,7 +9,7 @@ import Darwin
 #endif
 
 /// One parsed HTTP/1.1 response.
-package struct RawResponse {
+package struct RawResponse: Sendable {
     package var status: Int
     package var headers: [(String, String)]
     /// The body's bytes, as sent.
@@ -26,9 +26,9 @@ package struct RawResponse {
     }
 }
 
-/// A deliberately plain blocking HTTP/1.1 client over a socket: it writes exactly the bytes given
-/// (so tests can pipeline), and reads until it has parsed the expected responses or the peer
-/// closes. A receive timeout keeps a broken server from hanging the suite: a hang guard, never
+/// A deliberately plain HTTP/1.1 client over a socket: it writes exactly the bytes given (so tests
+/// can pipeline), and reads (awaited, off Swift's cooperative pool) until it has parsed the
+/// expected responses or the peer closes. A receive timeout keeps a broken server from hanging the suite: a hang guard, never
 /// an assertion, so it is far longer than any answer takes on a busy machine (a 10 s one fired
 /// under a parallel build on two cores).
 package final class RawConnection {
@@ -97,8 +97,44 @@ package final class RawConnection {
         }
     }
 
+    // Every read runs on a thread of its own and is awaited: a blocking read on Swift's
+    // cooperative pool (two threads on a two-core machine) could starve the very tasks that make
+    // the server's answer.
+
     /// Reads `count` responses; `headRequests` says which of them answer HEAD (and so have no body).
-    package func receive(_ count: Int, headRequests: Set<Int> = []) -> [RawResponse] {
+    package func receive(_ count: Int, headRequests: Set<Int> = []) async -> [RawResponse] {
+        await offPool { $0.blockingReceive(count, headRequests: headRequests) }
+    }
+
+    /// What arrives until `marker` has arrived `count` times (or the peer closes, or the receive
+    /// timeout passes), as text from the first unread byte, all of it read: for streamed responses.
+    package func receiveText(until marker: String, count: Int = 1) async -> String {
+        await offPool { $0.blockingReceiveText(until: marker, count: count) }
+    }
+
+    /// Whether the server closed the connection (reads end-of-file).
+    package func isClosedByPeer() async -> Bool {
+        // The hang guard firing is not a close: a server that never closes fails this.
+        await offPool { !$0.fill() && !$0.timedOut && $0.start == $0.buffer.count }
+    }
+
+    /// Whether bytes (or end-of-file) arrive within `milliseconds`.
+    package func isReadable(within milliseconds: Int32) async -> Bool {
+        await offPool { connection in
+            var descriptor = pollfd(fd: connection.descriptor, events: Int16(POLLIN), revents: 0)
+            return poll(&descriptor, 1, milliseconds) > 0
+        }
+    }
+
+    /// Runs `read` on a thread of its own, which is the connection's only user until it returns.
+    private func offPool<Value: Sendable>(_ read: @escaping @Sendable (RawConnection) -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            let box = UncheckedBox(self)
+            Thread { continuation.resume(returning: read(box.value)) }.start()
+        }
+    }
+
+    private func blockingReceive(_ count: Int, headRequests: Set<Int>) -> [RawResponse] {
         var responses: [RawResponse] = []
         while responses.count < count {
             if let response = parse(isHead: headRequests.contains(responses.count)) {
@@ -110,44 +146,13 @@ package final class RawConnection {
         return responses
     }
 
-    /// ``receive(_:headRequests:)`` on a thread of its own, for tests whose server answers from
-    /// Swift tasks: a blocking read on the cooperative pool could starve the tasks it waits for.
-    package func receiveOffPool(_ count: Int, headRequests: Set<Int> = []) async -> [RawResponse] {
-        await withCheckedContinuation { continuation in
-            let box = UncheckedBox(self)
-            Thread { continuation.resume(returning: box.value.receive(count, headRequests: headRequests)) }.start()
-        }
-    }
-
-    /// What arrives until `marker` has arrived `count` times (or the peer closes, or the receive
-    /// timeout passes), as text from the first unread byte, all of it read: for streamed responses.
-    package func receiveText(until marker: String, count: Int = 1) -> String {
+    private func blockingReceiveText(until marker: String, count: Int) -> String {
         func text() -> String { String(decoding: buffer[start...], as: UTF8.self) }
         while text().components(separatedBy: marker).count - 1 < count {
             guard fill() else { break }
         }
         defer { start = buffer.count }
         return text()
-    }
-
-    /// ``receiveText(until:count:)`` on a thread of its own (see ``receiveOffPool(_:)``).
-    package func receiveTextOffPool(until marker: String, count: Int = 1) async -> String {
-        await withCheckedContinuation { continuation in
-            let box = UncheckedBox(self)
-            Thread { continuation.resume(returning: box.value.receiveText(until: marker, count: count)) }.start()
-        }
-    }
-
-    /// Whether the server closed the connection (reads end-of-file).
-    package func isClosedByPeer() -> Bool {
-        // The hang guard firing is not a close: a server that never closes fails this.
-        !fill() && !timedOut && start == buffer.count
-    }
-
-    /// Whether bytes (or end-of-file) arrive within `milliseconds`.
-    package func isReadable(within milliseconds: Int32) -> Bool {
-        var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&descriptor, 1, milliseconds) > 0
     }
 
     private func fill() -> Bool {

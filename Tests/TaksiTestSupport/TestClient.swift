@@ -53,7 +53,7 @@ package struct TestClient: Sendable {
             for (name, value) in headers { head += "\(name): \(value)\r\n" }
             if let body { head += "Content-Length: \(body.utf8.count)\r\n" }
             connection.send(head + "\r\n" + (body ?? ""))
-            guard let raw = await connection.receiveOffPool(1, headRequests: method == .HEAD ? [0] : []).first else {
+            guard let raw = await connection.receive(1, headRequests: method == .HEAD ? [0] : []).first else {
                 throw TestClientError.noResponse(uri)
             }
             return TestResponse(
@@ -68,6 +68,13 @@ package struct TestClient: Sendable {
     ) async -> TestResponse {
         guard case .responder(let responder) = target else { preconditionFailure("respond(...) is for .router clients; use execute(...)") }
         return await Self.respond(responder, method, uri: uri, headers: headers, body: body)
+    }
+
+    /// ``respond(_:uri:headers:body:)`` with the headers as NIO holds them.
+    package func respond(
+        _ method: HTTPMethod = .GET, uri: String, headers: HTTPHeaders, body: String? = nil
+    ) async -> TestResponse {
+        await respond(method, uri: uri, headers: Array(headers), body: body)
     }
 
     private static func respond(
