@@ -151,7 +151,7 @@ public struct Application: Sendable {
 /// The span exporter as a service of the group, whose flush at shutdown may be cut short (see
 /// ``Application/run()``): cancelled then, it says so and ends like a finished service instead of
 /// failing the process.
-struct SpanExporterService: Service {
+struct SpanExporterService: Service, CustomStringConvertible {
     let exporter: any Service
     let logger: Logger
 
@@ -168,14 +168,15 @@ struct SpanExporterService: Service {
 }
 
 /// The fleet's store as a service of the group: its connections and housekeeping.
-struct FleetStoreService: Service {
+struct FleetStoreService: Service, CustomStringConvertible {
     let store: any FleetStore
 
     func run() async throws { try await store.run() }
 }
 
 /// The HTTP server as a service of the service group: serves until graceful shutdown, then drains.
-struct HTTPService: Service {
+struct HTTPService: Service, CustomStringConvertible {
+
     let application: Application
     let group: any EventLoopGroup
 
@@ -416,4 +417,19 @@ public func buildApplication(
         ),
         purger: purger
     )
+}
+
+// The service group logs its services at debug level, by their descriptions: a reflection of one
+// would write what it holds there (the configuration with its tracing headers, the store's
+// connection). Each is described by its name alone.
+extension HTTPService {
+    var description: String { "HTTPService" }
+}
+
+extension SpanExporterService {
+    var description: String { "SpanExporterService" }
+}
+
+extension FleetStoreService {
+    var description: String { "FleetStoreService" }
 }

@@ -227,6 +227,28 @@ struct CommandLineTests {
         )
     }
 
+    @Test("serve's flags are read as their settings say; a debug log does not write the configuration's values")
+    func serveFlags() throws {
+        let secret = "Bearer flags-test-secret"
+        let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }.merging([
+            "TAKSI_TRACING_HEADERS": "authorization=" + secret.replacingOccurrences(of: " ", with: "%20")
+        ]) { $1 }
+        let (process, logs, _) = try startServerProcess(
+            [
+                "--screens", fixtureScreensDirectory.path, "--port", "0", "--no-watch", "--log-level", "debug", "--log-format", "json",
+                "--no-preview", "--access-log-format", "json",
+            ], environment: environment)
+        process.terminate()
+        var lines: [String] = []
+        while let line = logs.next() { lines.append(line) }
+        process.waitUntilExit()
+        #expect(lines.contains { $0.contains("\"log.level\":\"debug\"") }, "--log-level debug is applied")
+        #expect(!lines.contains { $0.contains("flags-test-secret") }, "\(lines.filter { $0.contains("flags-test-secret") })")
+        let wrong = try run(["--access-log-format", "yaml"])
+        #expect(wrong.status == 2)
+        #expect(wrong.error.contains("--access-log-format"), "\(wrong.error)")
+    }
+
     @Test("--version prints the release")
     func version() throws {
         let result = try run(["--version"])

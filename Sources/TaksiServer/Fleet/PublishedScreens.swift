@@ -12,7 +12,10 @@ public import TaksiScreens
 /// this replica serves and that it is alive. A bundle that does not load here (a later format, a
 /// check this version makes that the publisher's did not) is refused and recorded, once; the
 /// replica keeps serving what it had. A store that cannot be reached changes nothing served.
-public struct PublishedScreens: Service {
+public struct PublishedScreens: Service, CustomStringConvertible {
+    /// Its name alone, for the service group's log (see `HTTPService`).
+    public var description: String { "PublishedScreens" }
+
     let store: any FleetStore
     let screens: ScreenStore
     let upstreams: Set<String>

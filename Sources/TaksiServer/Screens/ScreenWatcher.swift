@@ -11,7 +11,10 @@ import TaksiScreens
 /// Polling, not inotify: a listing of names, sizes and modification times every interval (1 s by
 /// default) is cheap for screen directories, works on every file system (bind mounts, ConfigMaps
 /// that swap symlinks) and on macOS alike.
-public struct ScreenWatcher: Service {
+public struct ScreenWatcher: Service, CustomStringConvertible {
+    /// Its name alone, for the service group's log (see `HTTPService`).
+    public var description: String { "ScreenWatcher" }
+
     let directory: String
     let interval: Duration
     let store: ScreenStore
