@@ -49,6 +49,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // The documentation of the app side's library (TaksiServerClient): `swift package generate-documentation`.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
     ],
     targets: [
         // The wire contract. Foundation only, so an iOS app can depend on it too.
@@ -121,6 +122,8 @@ let package = Package(
                 "TaksiScreens",
                 "TaksiSchema",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // The git calls of `compat` (a base at a revision).
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             swiftSettings: swiftSettings,
             plugins: ["ValidateScreens"]

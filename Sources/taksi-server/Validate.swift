@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TaksiPostgres
+import TaksiSchema
+import TaksiScreens
+import TaksiServer
+
+/// Checks a screen set and prints every diagnostic.
+struct Validate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a screen directory and print every problem; exits 1 on any error.",
+        discussion: "Warnings are printed but do not fail. Diagnostics read FILE:LINE:COLUMN: error: PATH: MESSAGE."
+    )
+
+    @OptionGroup var project: ProjectOptions
+
+    @Option(
+        parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "List the screen variants whose payloads are made from these files (a fragment, a string table, a fixture, a component schema, a screen file).",
+            valueName: "file"
+        )
+    )
+    var affected: [String] = []
+
+    @Option(
+        parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "Print the tags these screens' skeletons carry for a CDN (with config.json's cdn header and prefix): what a change to them purges.",
+            valueName: "screen"
+        )
+    )
+    var tags: [String] = []
+
+    func run() throws {
+        let load = try project.load()
+        if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
+        print(load.summary)
+        if load.diagnostics.containsErrors { throw ExitCode.failure }
+        // The editors' schema follows the catalog: rewritten when a project keeps one and it is stale.
+        let schemas = EditorSchemas.directory(besides: try project.screens())
+        do {
+            for path in try EditorSchemas.write(catalog: load.catalog, into: schemas, onlyExisting: true) {
+                print("updated \(ScreenDirectory.shown(path)) (the components changed)")
+            }
+        } catch {
+            printError("warning: the editor schemas in \(schemas.path) could not be updated: \(error.localizedDescription)")
+        }
+        let cacheTags = (try? project.configuration().cdn?.tags) ?? CacheTags()
+        if !affected.isEmpty, let screenSet = load.screenSet { print(Self.affectedReport(affected, in: screenSet, tags: cacheTags)) }
+        if !tags.isEmpty, let screenSet = load.screenSet { print(Self.tagsReport(of: tags, in: screenSet, tags: cacheTags)) }
+    }
+
+    /// The cache tags of each variant of `screens`, one line per variant and locale:
+    /// `home  Screens/home.yaml  en  taksi taksi:version:... taksi:screen:home ...`.
+    static func tagsReport(of screens: [String], in screenSet: ScreenSet, tags: CacheTags) -> String {
+        var lines: [String] = []
+        for name in screens {
+            guard let variants = screenSet.screens[name] else {
+                lines.append("\(name): no such screen" + NameSuggestion.hint(for: name, among: screenSet.names))
+                continue
+            }
+            for variant in variants.all {
+                let compilations = [variant] + variant.translations.sorted { $0.key < $1.key }.map(\.value)
+                for compiled in compilations {
+                    let names = tags.tags(of: compiled, sources: variant, screensVersion: screenSet.version)
+                    lines.append(
+                        [name, variant.file, compiled.locale].compactMap { $0 }.joined(separator: "  ") + "  "
+                            + names.joined(separator: " "))
+                }
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Which variants depend on each of `files`, one per line, then a count:
+    /// `home  Screens/home.yaml  (version >= 2.0; through Screens/fragments/greeting.yaml)`.
+    static func affectedReport(_ files: [String], in screenSet: ScreenSet, tags: CacheTags = CacheTags()) -> String {
+        func canonical(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+        let wanted = Dictionary(files.map { (canonical($0), $0) }, uniquingKeysWith: { first, _ in first })
+        var lines: [String] = []
+        var screens: Set<String> = []
+        var skeletons: Set<String> = []
+        var matched: Set<String> = []
+        for name in screenSet.names {
+            for variant in screenSet.screens[name]?.all ?? [] {
+                let through = variant.dependencies.compactMap { wanted[canonical($0)] }
+                guard !through.isEmpty else { continue }
+                matched.formUnion(through)
+                screens.insert(name)
+                // A fixture makes data, which no CDN keeps: only the skeleton's files purge it.
+                if through.contains(where: { !$0.split(separator: "/").contains("fixtures") }) { skeletons.insert(name) }
+                var notes = [variant.requirement.map { "version \($0)" } ?? "every version"]
+                if variant.alternative != CompiledScreen.defaultAlternative { notes.append("alternative \(variant.alternative)") }
+                let others = through.filter { $0 != wanted[canonical(variant.file)] }
+                if !others.isEmpty { notes.append("through \(others.joined(separator: ", "))") }
+                lines.append("\(name)  \(variant.file)  (\(notes.joined(separator: "; ")))")
+            }
+        }
+        for file in files where !matched.contains(file) {
+            lines.append("\(file): no variant's payloads are made from it")
+        }
+        let count = lines.count - files.filter { !matched.contains($0) }.count
+        lines.append(
+            "\(count) variant\(count == 1 ? "" : "s") of \(screens.count) screen\(screens.count == 1 ? "" : "s") change with \(files.count == 1 ? "this file" : "these files")"
+        )
+        if !screens.isEmpty {
+            let purged = skeletons.sorted().map(tags.screen)
+            lines.append("a CDN purges: " + (purged.isEmpty ? "nothing (only data changes)" : purged.joined(separator: " ")))
+        }
+        return lines.joined(separator: "\n")
+    }
+}
