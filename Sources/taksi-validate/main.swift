@@ -51,7 +51,7 @@ func upstreams(inConfiguration path: String) -> (names: Set<String>, directories
     for member in root["upstreams"]?.members ?? [] {
         found.names.insert(member.key)
         let url = member.value.value.stringValue ?? member.value["url"]?.value.stringValue ?? ""
-        if url.hasPrefix("file:") { found.directories[member.key] = resolved(String(url.dropFirst("file:".count))) }
+        if let directory = UpstreamLocation(url).directory { found.directories[member.key] = resolved(directory) }
         if let document = member.value["openapi"]?.value.stringValue { found.documents[member.key] = resolved(document) }
     }
     return found

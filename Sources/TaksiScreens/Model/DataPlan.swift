@@ -85,8 +85,9 @@ public struct DataPlan: Sendable {
         public var isLoss: Bool
         /// The field the problem is in, when known.
         public var field: String? = nil
-        /// The source(s) the field is bound to, comma-separated.
-        public var source: String? = nil
+        /// The sources the field (or, when no field is known, the entry) is bound to, sorted; nil
+        /// when neither is known.
+        public var sources: [String]? = nil
         public var description: String { "component \"\(identifier)\": \(message)" }
     }
 
@@ -174,7 +175,7 @@ public struct DataPlan: Sendable {
         )
         problems += checked.violations.map { violation in
             let field: String? = if case .key(let key)? = violation.path.segments.first { key } else { nil }
-            let source = field.flatMap { entry.fields[$0] }.map { $0.sourceNames.sorted().joined(separator: ",") }
+            let sources = field.flatMap { entry.fields[$0] }.map { $0.sourceNames.sorted() }
             // A field the data left out is the binding's story, not the schema's: what it read and
             // from which source, where a binding made it (inside an $each's items too).
             let message =
@@ -182,7 +183,7 @@ public struct DataPlan: Sendable {
                 ?? Self.unboundMessage(violation, in: entry)
             return Problem(
                 identifier: entry.identifier, message: message ?? violation.description, isLoss: true, field: field,
-                source: source ?? entrySources.sorted().joined(separator: ",")
+                sources: sources ?? entrySources.sorted()
             )
         }
         guard let value = checked.value else {
@@ -218,10 +219,11 @@ public struct DataPlan: Sendable {
     /// What evaluating one field of an entry found missing or dropped, as the entry's problems.
     static func problems(of result: Evaluation, field name: String, expression: ContentExpression, entry identifier: String) -> [Problem] {
         guard !result.problems.isEmpty else { return [] }
-        let source = expression.sourceNames.sorted().joined(separator: ",")
+        let sources = expression.sourceNames.sorted()
         return result.problems.map {
             // A shape fault drops a value (or an item) the source should have had.
-            Problem(identifier: identifier, message: "\(name): \($0)", isLoss: result.shapeFaults.contains($0), field: name, source: source)
+            Problem(
+                identifier: identifier, message: "\(name): \($0)", isLoss: result.shapeFaults.contains($0), field: name, sources: sources)
         }
     }
 

@@ -258,7 +258,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The folders of the upstreams that answer from files (`file:DIR`), by name: the screens'
     /// sources are checked against the files there.
     public var upstreamDirectories: [String: String] {
-        upstreams.compactMapValues { $0.hasPrefix("file:") ? String($0.dropFirst("file:".count)) : nil }
+        upstreams.compactMapValues { UpstreamLocation($0).directory }
     }
 
     /// The paths of the upstreams' OpenAPI documents, by name: the screens' sources are checked against them.
@@ -273,13 +273,12 @@ public struct ServerConfiguration: Sendable, Equatable {
             throw ConfigurationError(source: source, message: "upstream names use letters, digits, '_' and '-', like citybikes")
         }
         var base = base.trimmingCharacters(in: .whitespaces)
-        if base.hasPrefix("file:") {
-            let path = String(base.dropFirst("file:".count))
+        if let path = UpstreamLocation(base).directory {
             guard !path.isEmpty else {
                 throw ConfigurationError(source: source, message: "a file: upstream names a directory, like file:upstreams/citybikes")
             }
             let absolute = path.hasPrefix("/") || directory.isEmpty ? path : (directory as NSString).appendingPathComponent(path)
-            base = "file:" + absolute
+            base = UpstreamLocation.files(directory: absolute).text
         } else {
             // Credentials in the URL would never be sent (the client takes the base as a prefix) and
             // would be logged and shown wherever the URL is: refused, with the URL shown without them.

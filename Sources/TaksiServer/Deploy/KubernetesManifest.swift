@@ -239,7 +239,7 @@ public struct KubernetesManifest: Sendable {
                 for member in node.members ?? [] { members[member.key] = member.value.value }
             }
         }
-        for (name, base) in configuration.upstreams.sorted(by: { $0.key < $1.key }) where base.hasPrefix("file:") {
+        for (name, base) in configuration.upstreams.sorted(by: { $0.key < $1.key }) where UpstreamLocation(base).directory != nil {
             throw Failure(
                 message: "\(path ?? "the configuration"): upstream \"\(name)\" answers from files (\(base)), which a pod does not have: "
                     + "give the configuration you run in production (--config), whose upstreams are http(s) URLs"

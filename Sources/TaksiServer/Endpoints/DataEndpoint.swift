@@ -148,7 +148,7 @@ struct DataEndpoint: Sendable {
         // should have filled was left out.
         let called = Set(request.calls.map(\.source))
         for problem in problems where problem.isLoss {
-            for source in (problem.source ?? "").split(separator: ",").map(String.init)
+            for source in problem.sources ?? []
             where called.contains(source) && !degraded.contains(source) {
                 degraded.append(source)
             }
@@ -257,7 +257,7 @@ extension Logger {
                 metadata: correlation.logMetadata.merging([
                     "screen": .string(screen.name), "variant": .string(screen.variantID),
                     "component": .string(problem.identifier), "field": .string(problem.field ?? "-"),
-                    "source": .string(problem.source ?? "-"), "problem": .string(problem.message),
+                    "source": .string(problem.sources?.joined(separator: ",") ?? "-"), "problem": .string(problem.message),
                 ]) { $1 }
             )
         }

@@ -76,7 +76,7 @@ public struct APIError: Error, Sendable, Equatable {
 
         /// The code of a data request the screen refuses (``DataRequestError``).
         static func of(_ error: DataRequestError) -> Code {
-            error.code == missingParameter.rawValue ? .missingParameter : .invalidParameter
+            if case .missingParameter = error { .missingParameter } else { .invalidParameter }
         }
     }
 

@@ -116,8 +116,8 @@ public struct UpstreamClient: Sendable {
         _ call: UpstreamCall, headers: [(String, String)], span: (any Span)? = nil
     ) async -> Result<UpstreamValue, UpstreamFailure> {
         guard let base = bases[call.definition.upstream] else { return .failure(.notConfigured(call.definition.upstream)) }
-        if base.hasPrefix("file:") {
-            let result = readFile(directory: String(base.dropFirst("file:".count)), call: call)
+        if case .files(let directory) = UpstreamLocation(base) {
+            let result = readFile(directory: directory, call: call)
             // A missing file is the offline upstream's 404, which the source may answer.
             if case .failure(.status(let code)) = result, let answer = call.definition.answer(for: Int(code)) {
                 return .success(UpstreamValue(value: .null, bytes: 0, answered: Int(code), ttl: answer.ttl))
@@ -213,8 +213,8 @@ public struct UpstreamClient: Sendable {
     /// and are retried only when it could not be opened, so nothing was sent.
     func submit(_ submit: Submit, headers: [(String, String)], span: (any Span)? = nil) async -> Result<Answer, UpstreamFailure> {
         guard let base = bases[submit.upstream] else { return .failure(.notConfigured(submit.upstream)) }
-        if base.hasPrefix("file:") {
-            return FileUpstream(directory: String(base.dropFirst("file:".count))).answer(submit)
+        if case .files(let directory) = UpstreamLocation(base) {
+            return FileUpstream(directory: directory).answer(submit)
         }
         var authorization: [(String, String)]
         switch await credentials.headers(for: submit.upstream) {
