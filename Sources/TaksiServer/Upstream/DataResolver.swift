@@ -1,10 +1,8 @@
 public import CoreMetrics
 public import Logging
-import NIOCore
 import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
-import Tracing
 
 /// Looks up the upstream values of a data request: every call at once, through the cache, each
 /// logged and counted. A call that fails is one lookup's outcome (``DataEndpoint`` degrades only
@@ -71,7 +69,9 @@ public struct DataResolver: Sendable {
         return ([url] + forwarded.map { "\($0.0.lowercased()): \($0.1)" }).joined(separator: "\n")
     }
 
-    /// One source's value through the cache, with its call logged and counted.
+    /// One source's value through the cache: made by this request's call, or one it joined, or
+    /// found there. What is watched of it (spans, counters, log lines) is its
+    /// ``UpstreamCallObservation``'s.
     private func resolve(
         _ call: UpstreamCall, requestHeaders: HTTPHeaders, screen: CompiledScreen, correlation: Correlation
     ) async -> UpstreamCache.Lookup {
@@ -83,116 +83,16 @@ public struct DataResolver: Sendable {
             ttl: call.definition.ttl, staleWhileRevalidate: call.definition.staleWhileRevalidate,
             staleIfError: call.definition.staleIfError
         )
-        let dimensions = [("upstream", call.definition.upstream), ("source", call.source)]
         let client = self.client
-        let metrics = self.metrics
-        // When the request is traced, when it began waiting: a request that joins another's call
-        // gets a span for its wait, from then.
-        let started = correlation.isRecording ? DefaultTracerClock.now : nil
+        let observation = UpstreamCallObservation(
+            call: call, screen: screen.name, correlation: correlation, metrics: metrics, logger: logger)
         let joined = await cache.lookUp(key, policy: policy) { made in
-            let start = NIODeadline.now()
-            let span = correlation.callSpan("GET \(call.definition.upstream)")
-            if let span, span.isRecording {
-                made.context = span.context
-                span.attributes["taksi.cache"] = made.isRefresh ? "refresh" : "miss"
+            await observation.call(made) { span in
+                await client.fetch(call, headers: forwarded + correlation.headers(for: span), span: span)
             }
-            span?.describe(call)
-            let result = await client.fetch(call, headers: forwarded + correlation.headers(for: span), span: span)
-            let outcome = Outcome(result.map(\.answered))
-            if let span, made.joiners > 0, span.isRecording { span.attributes["taksi.upstream.joiners"] = made.joiners }
-            span?.end(with: outcome)
-            Counter(label: "taksi_upstream_requests_total", dimensions: dimensions + [("result", outcome.label)], factory: metrics)
-                .increment()
-            Timer(label: "taksi_upstream_duration_seconds", dimensions: dimensions, factory: metrics)
-                .recordNanoseconds((NIODeadline.now() - start).nanoseconds)
-            return result
         }
-        let lookup = joined.lookup
-        if let made = joined.call, let started, let span = correlation.callSpan("GET \(call.definition.upstream)", at: started) {
-            // It made no call of its own: its span is its wait, linked to the call it waited for.
-            span.attributes["taksi.cache"] = "joined"
-            if let context = made.context { span.addLink(SpanLink(context: context, attributes: [:])) }
-            span.describe(call)
-            span.end(with: Outcome(lookup))
-        }
-        let cacheResult: String =
-            switch lookup {
-            case .hit: "hit"
-            case .fetched: joined.call == nil ? "miss" : "joined"
-            case .stale: "stale"
-            case .staleOnError: "stale_on_error"
-            case .failed: "failed"
-            }
-        Counter(label: "taksi_upstream_cache_total", dimensions: [("result", cacheResult)], factory: metrics).increment()
-        if correlation.isRecording { correlation.span?.attributes["taksi.cache.\(call.source)"] = cacheResult }
-        // The URL's query may hold a user's input, the headers their credentials: neither is logged.
-        let where_: Logger.Metadata = correlation.logMetadata.merging([
-            "screen": .string(screen.name), "source": .string(call.source), "upstream": .string(call.definition.upstream),
-        ]) { $1 }
-        switch lookup {
-        case .fetched(let found) where found.answered != nil:
-            // A status the source declares an answer for is the upstream's word, not a failure.
-            logger.debug(
-                "upstream answered a status the source answers", metadata: where_.merging(["status": "\(found.answered ?? 0)"]) { $1 })
-        case .failed(let failure):
-            logger.error(
-                "upstream failed; its components are degraded", metadata: where_.merging(["cause": .string(failure.description)]) { $1 })
-        case .staleOnError(_, let failure):
-            logger.warning(
-                "upstream failed; serving a stale copy", metadata: where_.merging(["cause": .string(failure.description)]) { $1 })
-        default:
-            break
-        }
-        return lookup
-    }
-}
-
-/// How an upstream call ended: a 2xx, a status its source answers, or a failure.
-private struct Outcome {
-    var result: Result<Int?, UpstreamFailure>
-
-    init(_ result: Result<Int?, UpstreamFailure>) { self.result = result }
-
-    /// The outcome of the call a lookup waited for.
-    init(_ lookup: UpstreamCache.Lookup) {
-        switch lookup {
-        case .failed(let failure), .staleOnError(_, let failure): result = .failure(failure)
-        case .hit(let found), .fetched(let found), .stale(let found): result = .success(found.answered)
-        }
-    }
-
-    /// Its `result` label in `taksi_upstream_requests_total`: `ok`, `answered` or the failure's code.
-    var label: String {
-        switch result {
-        case .success(let answered): answered == nil ? "ok" : "answered"
-        case .failure(let failure): failure.code
-        }
-    }
-}
-
-extension Span {
-    /// The attributes of an upstream call's span: the upstream, the source, the path as written.
-    fileprivate func describe(_ call: UpstreamCall) {
-        guard isRecording else { return }
-        attributes["taksi.upstream"] = call.definition.upstream
-        attributes["taksi.source"] = call.source
-        attributes["url.template"] = call.definition.pathTemplate
-    }
-
-    /// Ends an upstream call's span with its outcome: a status the source answers, or the
-    /// failure, recorded as the span's error.
-    fileprivate func end(with outcome: Outcome) {
-        guard isRecording else { return end() }
-        attributes["taksi.upstream.result"] = outcome.label
-        switch outcome.result {
-        case .success(let answered):
-            if let answered { attributes["http.response.status_code"] = answered }
-        case .failure(let failure):
-            if case .status(let status) = failure { attributes["http.response.status_code"] = Int(status) }
-            recordError(failure)
-            setStatus(SpanStatus(code: .error, message: failure.description))
-        }
-        end()
+        observation.looked(up: joined)
+        return joined.lookup
     }
 }
 
