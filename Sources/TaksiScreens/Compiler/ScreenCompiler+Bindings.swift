@@ -6,7 +6,8 @@ import TaksiSchema
 extension ScreenCompiler {
     /// A `$bind`, `$template`, `$each` or `$text` in a field of type `type`.
     mutating func compileBinding(
-        _ node: JSONNode, key: String, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
+        _ node: JSONNode, key: String, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>,
+        fillsRequiredField: Bool
     ) -> ContentExpression? {
         let bindingPath = path.appending(key)
         switch key {
@@ -45,9 +46,9 @@ extension ScreenCompiler {
             else { return nil }
             return .template(parts, options)
         case "$each":
-            return compileEach(node, as: type, at: path, siblings: siblings, scope: scope)
+            return compileEach(node, as: type, at: path, siblings: siblings, scope: scope, fillsRequiredField: fillsRequiredField)
         case "$when":
-            return compileWhen(node, as: type, at: path, siblings: siblings, scope: scope)
+            return compileWhen(node, as: type, at: path, siblings: siblings, scope: scope, fillsRequiredField: fillsRequiredField)
         case Self.textKey:
             return compileText(node, as: type, at: path, scope: scope)
         default:
@@ -63,7 +64,8 @@ extension ScreenCompiler {
     /// A `$when`: branches of `{if: {value: PATH, equals|one_of|above|below|present: ...}, then: VALUE}`
     /// and an optional `else`, each value compiled as one of the field's type.
     private mutating func compileWhen(
-        _ node: JSONNode, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
+        _ node: JSONNode, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>,
+        fillsRequiredField: Bool
     ) -> ContentExpression? {
         guard let members = reader.object(node, at: path, what: "a $when binding", allowed: ["$when", "else"], required: ["$when"]),
             let list = members.first(where: { $0.key == "$when" })?.value
@@ -85,7 +87,9 @@ extension ScreenCompiler {
                 let condition = branch.first(where: { $0.key == "if" })?.value,
                 let thenNode = branch.first(where: { $0.key == "then" })?.value,
                 let (valuePath, test) = readTest(condition, at: branchPath.appending("if"), scope: scope),
-                let value = compileValue(thenNode, as: type, at: branchPath.appending("then"), siblings: siblings, scope: scope)
+                let value = compileValue(
+                    thenNode, as: type, at: branchPath.appending("then"), siblings: siblings, scope: scope,
+                    fillsRequiredField: fillsRequiredField)
             else {
                 valid = false
                 continue
@@ -94,7 +98,8 @@ extension ScreenCompiler {
         }
         var otherwise: ContentExpression?
         if let elseNode = members.first(where: { $0.key == "else" })?.value {
-            otherwise = compileValue(elseNode, as: type, at: path.appending("else"), siblings: siblings, scope: scope)
+            otherwise = compileValue(
+                elseNode, as: type, at: path.appending("else"), siblings: siblings, scope: scope, fillsRequiredField: fillsRequiredField)
             if otherwise == nil { valid = false }
         }
         return valid ? .when(branches, otherwise: otherwise) : nil
@@ -143,7 +148,8 @@ extension ScreenCompiler {
     /// An `$each`: a list read from a binding path, each element made from `template` with the
     /// loop variable (`as`, `item` by default) in scope, at most `limit` of them.
     private mutating func compileEach(
-        _ node: JSONNode, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
+        _ node: JSONNode, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>,
+        fillsRequiredField: Bool
     ) -> ContentExpression? {
         guard
             let members = reader.object(
@@ -187,9 +193,11 @@ extension ScreenCompiler {
             template = compileContent(templateNode, schema: itemSchema, at: templatePath, topLevel: false, scope: innerScope)
                 .map { Self.normalized(.object($0)) }
         case .array(let items):
-            template = compileValue(templateNode, as: items, at: templatePath, siblings: [], scope: innerScope)
+            template = compileValue(
+                templateNode, as: items, at: templatePath, siblings: [], scope: innerScope, fillsRequiredField: fillsRequiredField)
         case nil:
-            template = compileValue(templateNode, as: nil, at: templatePath, siblings: [], scope: innerScope)
+            template = compileValue(
+                templateNode, as: nil, at: templatePath, siblings: [], scope: innerScope, fillsRequiredField: fillsRequiredField)
         case let type?:
             reader.report(
                 .invalidBinding, at: node, path: path,

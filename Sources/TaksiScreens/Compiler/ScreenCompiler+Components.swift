@@ -176,10 +176,8 @@ extension ScreenCompiler {
                 }
                 continue
             }
-            let outerRequirement = fillsRequiredField
-            fillsRequiredField = field.isRequired
-            let compiled = compileValue(valueNode, as: field.type, at: fieldPath, siblings: members, scope: scope)
-            fillsRequiredField = outerRequirement
+            let compiled = compileValue(
+                valueNode, as: field.type, at: fieldPath, siblings: members, scope: scope, fillsRequiredField: field.isRequired)
             guard let expression = compiled else {
                 valid = false
                 continue
@@ -224,11 +222,15 @@ extension ScreenCompiler {
 
     /// Compiles one value: a binding, a structure that holds bindings, or a literal that must decode
     /// as `type` (`nil` accepts any JSON, e.g. inside an untyped object).
+    /// - Parameter fillsRequiredField: whether the value fills (or is inside what fills) a field
+    ///   the client requires: a binding that may find nothing there, with no default, is warned of.
     mutating func compileValue(
-        _ node: JSONNode, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>
+        _ node: JSONNode, as type: FieldType?, at path: JSONPath, siblings: [JSONNode.Member], scope: Set<String>,
+        fillsRequiredField: Bool = false
     ) -> ContentExpression? {
         if let members = node.members, let bindingKey = members.first(where: { $0.key.hasPrefix("$") })?.key {
-            return compileBinding(node, key: bindingKey, as: type, at: path, siblings: siblings, scope: scope)
+            return compileBinding(
+                node, key: bindingKey, as: type, at: path, siblings: siblings, scope: scope, fillsRequiredField: fillsRequiredField)
         }
         switch (type, node.kind) {
         case (.object(let fields?), .object):
@@ -239,7 +241,10 @@ extension ScreenCompiler {
         case (.array(let items), .array(let elements)) where Self.firstBinding(in: node, at: path) != nil:
             var compiled: [ContentExpression] = []
             for (index, element) in elements.enumerated() {
-                guard let expression = compileValue(element, as: items, at: path.appending(index), siblings: [], scope: scope) else {
+                guard
+                    let expression = compileValue(
+                        element, as: items, at: path.appending(index), siblings: [], scope: scope, fillsRequiredField: fillsRequiredField)
+                else {
                     return nil
                 }
                 compiled.append(expression)
@@ -263,7 +268,10 @@ extension ScreenCompiler {
         case (nil, .object(let members)) where Self.firstBinding(in: node, at: path) != nil:
             var compiled: [String: ContentExpression] = [:]
             for member in members {
-                guard let expression = compileValue(member.value, as: nil, at: path.appending(member.key), siblings: [], scope: scope)
+                guard
+                    let expression = compileValue(
+                        member.value, as: nil, at: path.appending(member.key), siblings: [], scope: scope,
+                        fillsRequiredField: fillsRequiredField)
                 else {
                     return nil
                 }

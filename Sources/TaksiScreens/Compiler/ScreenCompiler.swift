@@ -98,9 +98,6 @@ struct ScreenCompiler {
     var made = Compilation(screen: nil, diagnostics: [])
     /// Static fields built from the path parameters, made per URL (``CompiledScreen/pathFields``).
     var pathFields: [CompiledScreen.PathField] = []
-    /// Whether the field being compiled is one the client requires (a binding that may find
-    /// nothing there, with no default, is warned of).
-    var fillsRequiredField = false
 
     var name: String { pattern.name }
 
