@@ -320,7 +320,8 @@ struct RevisionTests {
             return (store, Responder(store: store, logger: testLogger("retention")))
         }
         func data(_ responder: Responder, _ revision: String) async -> TestResponse {
-            await TestClient.router(responder).respond(.GET, uri: "/screens/home/data", headers: HTTPHeaders([("X-Taksi-Skeleton", revision)]))
+            await TestClient.router(responder).respond(
+                .GET, uri: "/screens/home/data", headers: HTTPHeaders([("X-Taksi-Skeleton", revision)]))
         }
         func revision(_ responder: Responder) async -> String {
             await TestClient.router(responder).respond(.GET, uri: "/screens/home").headers.first(name: "X-Taksi-Skeleton") ?? ""

@@ -78,16 +78,18 @@ struct ReloadTests {
         let good = application.store.status.version
         let portuguese = HTTPHeaders([("Accept-Language", "pt")])
         #expect(
-            json(await TestClient.router(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?[
-                "content"]?["value"] == "Olá")
+            json(await TestClient.router(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?
+                .first?[
+                    "content"]?["value"] == "Olá")
 
         // The reported typo: a key written twice. Before the fix, this ended the process.
         try write("hello: Olá\nhello: Olá de novo\n", to: strings.appendingPathComponent("pt.yaml"))
         #expect(!application.watcher.reload())
         #expect(application.store.status.version == good)
         #expect(
-            json(await TestClient.router(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?.first?[
-                "content"]?["value"] == "Olá")
+            json(await TestClient.router(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?
+                .first?[
+                    "content"]?["value"] == "Olá")
         let ready = json(await TestClient.router(responder).respond(.GET, uri: "/readyz", headers: [:]))
         let pending = ready?["pending_errors"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(pending.contains { $0.contains("strings/pt.yaml:") && $0.contains(#"duplicate key "hello""#) }, "\(pending)")
@@ -133,7 +135,8 @@ struct ReloadTests {
                     var seen: [(Int, TestResponse)] = []
                     for iteration in 0..<300 {
                         let index = (iteration + reader) % requests.count
-                        seen.append((index, await TestClient.router(responder).respond(.GET, uri: requests[index].0, headers: requests[index].1)))
+                        seen.append(
+                            (index, await TestClient.router(responder).respond(.GET, uri: requests[index].0, headers: requests[index].1)))
                         if iteration % 10 == 0 { await Task.yield() }
                     }
                     return seen

@@ -134,7 +134,9 @@ struct ResponderTests {
         // revalidation (no-cache) is answered with a 304.
         let requestTag = try #require(data.headers.first(name: "ETag"))
         #expect(
-            await TestClient.router(responder).respond(.GET, uri: "/screens/home/data", headers: HTTPHeaders([("If-None-Match", requestTag)])).status
+            await TestClient.router(responder).respond(
+                .GET, uri: "/screens/home/data", headers: HTTPHeaders([("If-None-Match", requestTag)])
+            ).status
                 == .notModified)
         let other = await TestClient.router(responder).respond(
             .GET, uri: "/screens/home/data?name=Ada", headers: HTTPHeaders([("If-None-Match", requestTag)]))
@@ -142,7 +144,8 @@ struct ResponderTests {
         let staticData = await TestClient.router(responder).respond(.GET, uri: "/screens/login/data", headers: [:])
         let dataTag = try #require(staticData.headers.first(name: "ETag"))
         #expect(
-            await TestClient.router(responder).respond(.GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)])).status
+            await TestClient.router(responder).respond(.GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)]))
+                .status
                 == .notModified)
     }
 
@@ -225,7 +228,8 @@ struct ResponderTests {
         let set = try #require(load.screenSet, "\(load.diagnostics.report)")
         let responder = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t")).responder
         func body(_ uri: String) async -> JSONValue? {
-            try? JSONDecoder().decode(JSONValue.self, from: Data(await TestClient.router(responder).respond(.GET, uri: uri).body.readableBytesView))
+            try? JSONDecoder().decode(
+                JSONValue.self, from: Data(await TestClient.router(responder).respond(.GET, uri: uri).body.readableBytesView))
         }
         #expect(await TestClient.router(responder).respond(.GET, uri: "/screens/stations/data").status == .badRequest)
         #expect(
