@@ -3,6 +3,11 @@ import TaksiSchema
 /// Turns one screen file into a ``CompiledScreen``: checks every component against the catalog,
 /// every binding against the screen's sources and every field's dynamic-ness, then builds the
 /// skeleton (typed placeholders, `requires_data` exactly where data will come) and the data plan.
+///
+/// ``compile(_:file:pattern:locale:in:)`` takes an immutable ``Context`` (what every screen of a
+/// set is compiled against) and returns a ``Compilation`` (the screen, every diagnostic, what it
+/// read). Its sub-compilers (``SourcesReader``, ``FragmentExpander``, ``TextCompiler``) take what
+/// they read and the reader to report into, and return what they made.
 struct ScreenCompiler {
     /// The keys a screen file may have at its top level.
     static let screenKeys = [

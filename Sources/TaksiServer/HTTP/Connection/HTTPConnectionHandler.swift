@@ -10,7 +10,7 @@ import NIOHTTP1
 /// (order, backpressure, limits, deadlines, how the connection ends) are the machine's; this class
 /// only does I/O.
 ///
-/// It sits after NIO's request decoder, and its ``intake`` before it, where the bytes arrive: a
+/// It sits after NIO's request decoder, and its ``Intake`` before it, where the bytes arrive: a
 /// head's clock starts with its first byte, and its request line is measured there (see
 /// ``RequestLine``). Build a connection's pipeline with ``handlers(responder:limits:sweeper:accessLog:observer:)``.
 final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -31,8 +31,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var stream: OpenStream?
     /// Responses were written since the last flush.
     private var needsFlush = false
-    /// This handler's place in the pipeline, for what the sweeper and answers made off the event
-    /// loop start.
+    /// This handler's place in the pipeline, for the sweeper's calls (every other event brings
+    /// its own).
     private var context: ChannelHandlerContext?
 
     init(
