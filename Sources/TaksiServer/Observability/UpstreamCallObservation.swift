@@ -18,6 +18,8 @@ struct UpstreamCallObservation: Sendable {
     /// When a traced request began waiting: a request that joins another's call gets a span for
     /// its wait, from then.
     private let started: DefaultTracerClock.Instant?
+    /// The labels of its counter and timer.
+    private let dimensions: [(String, String)]
 
     init(call: UpstreamCall, screen: String, correlation: Correlation, metrics: any MetricsFactory, logger: Logger) {
         self.call = call
@@ -26,9 +28,8 @@ struct UpstreamCallObservation: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.started = correlation.isRecording ? DefaultTracerClock.now : nil
+        self.dimensions = [("upstream", call.definition.upstream), ("source", call.source)]
     }
-
-    private var dimensions: [(String, String)] { [("upstream", call.definition.upstream), ("source", call.source)] }
 
     /// Makes the cache's call `made` with `fetch`, in a span of its own (which `fetch` is given,
     /// for the trace context it sends), counted by outcome and timed.
