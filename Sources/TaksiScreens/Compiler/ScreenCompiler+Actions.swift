@@ -338,7 +338,8 @@ extension ScreenCompiler {
         let contentPath = path.appending("content")
         let mergedNode = JSONNode(kind: .object(merged), offset: contentNode.offset)
         guard let fields = compileContent(mergedNode, schema: schema, at: contentPath, topLevel: true, scope: []) else { return nil }
-        checkContentVersions(mergedNode, fields: schema.dynamicFields, component: component.name, prefix: "", at: contentPath)
+        reader.report(
+            versionCheck.findings(inContent: mergedNode, fields: schema.dynamicFields, component: component.name, at: contentPath))
         return DataPlan.Entry(
             identifier: identifier, componentName: component.name, staticContent: staticContent,
             fields: fields.filter { schema.field(named: $0.key)?.isDynamic == true }

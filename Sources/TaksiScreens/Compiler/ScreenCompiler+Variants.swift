@@ -1,6 +1,6 @@
 import TaksiSchema
 
-// Reading a screen file's variant: its app-version requirement and its experiment.
+// Reading a screen file's variant, before anything else: its app-version requirement, its alternative and its experiment.
 
 extension ScreenCompiler {
     static func readRequirement(_ node: JSONNode, at path: JSONPath, reader: inout DefinitionReader) -> VersionRequirement? {
@@ -13,7 +13,17 @@ extension ScreenCompiler {
         }
     }
 
-    mutating func readExperiment(_ node: JSONNode, at path: JSONPath, alternative: String) -> Experiment? {
+    /// The screen's `alternative`: a name of letters, digits, `-` and `_`.
+    static func readAlternative(_ node: JSONNode, at path: JSONPath, reader: inout DefinitionReader) -> String {
+        guard let given = reader.string(node, at: path, what: "alternative") else { return CompiledScreen.defaultAlternative }
+        if given.isEmpty || !given.unicodeScalars.allSatisfy({ DefinitionReader.isIdentifierScalar($0) || $0 == "-" }) {
+            reader.report(.invalidName, at: node, path: path, "an alternative's name uses letters, digits, '-' and '_' (like B or compact)")
+        }
+        return given
+    }
+
+    /// The experiment over the screen's alternatives, declared in the default alternative's file.
+    static func readExperiment(_ node: JSONNode, at path: JSONPath, alternative: String, reader: inout DefinitionReader) -> Experiment? {
         guard
             let members = reader.object(
                 node, at: path, what: "an experiment", allowed: ["name", "weights", "summary"], required: ["name", "weights"]

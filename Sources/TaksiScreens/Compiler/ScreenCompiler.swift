@@ -83,7 +83,7 @@ struct ScreenCompiler {
     /// The locale this compilation is for.
     let locale: String?
     /// The app versions this variant reaches (its `version` requirement).
-    let reach: Reach
+    let reach: VersionCheck.Reach
     /// What the app decodes in those versions: where a field's type differs by app version, the
     /// newest declaration the variant reaches.
     let catalog: ComponentCatalog
@@ -105,12 +105,14 @@ struct ScreenCompiler {
     var pathFields: [CompiledScreen.PathField] = []
 
     var name: String { pattern.name }
+    /// What the versions the variant reaches cannot decode.
+    var versionCheck: VersionCheck { VersionCheck(versions: context.catalogVersions, reach: reach, catalog: catalog) }
 
     private init(context: Context, pattern: ScreenPattern, locale: String?, requirement: VersionRequirement?, reader: DefinitionReader) {
         self.context = context
         self.pattern = pattern
         self.locale = locale ?? context.localization?.defaultLocale
-        self.reach = Reach(requirement)
+        self.reach = VersionCheck.Reach(requirement)
         self.catalog = context.catalogVersions.compileCatalog(context.catalog, reach: reach.versions)
         self.reader = reader
     }
@@ -132,8 +134,14 @@ struct ScreenCompiler {
         _ = reader.bool(member("entry"), at: path.appending("entry"), what: "entry")
         // The requirement first: it decides what everything else is checked against.
         let requirement = member("version").flatMap { readRequirement($0, at: path.appending("version"), reader: &reader) }
+        let alternative =
+            member("alternative").map { readAlternative($0, at: path.appending("alternative"), reader: &reader) }
+            ?? CompiledScreen.defaultAlternative
+        let experiment = member("experiment").flatMap {
+            readExperiment($0, at: path.appending("experiment"), alternative: alternative, reader: &reader)
+        }
         var compiler = ScreenCompiler(context: context, pattern: pattern, locale: locale, requirement: requirement, reader: reader)
-        let screen = compiler.compile(root, members: members, requirement: requirement)
+        let screen = compiler.compile(root, members: members, requirement: requirement, alternative: alternative, experiment: experiment)
         var compilation = compiler.made
         compilation.screen = screen
         compilation.diagnostics = compiler.reader.diagnostics
@@ -141,12 +149,11 @@ struct ScreenCompiler {
         return compilation
     }
 
-    private mutating func compile(_ root: JSONNode, members: [JSONNode.Member], requirement: VersionRequirement?) -> CompiledScreen? {
+    private mutating func compile(
+        _ root: JSONNode, members: [JSONNode.Member], requirement: VersionRequirement?, alternative: String, experiment: Experiment?
+    ) -> CompiledScreen? {
         let path = JSONPath.root
         let member = { (key: String) in members.first { $0.key == key }?.value }
-        let alternative =
-            member("alternative").map { readAlternative($0, at: path.appending("alternative")) } ?? CompiledScreen.defaultAlternative
-        let experiment = member("experiment").flatMap { readExperiment($0, at: path.appending("experiment"), alternative: alternative) }
         if pattern.hasParameters { sourceTable.declare([Self.pathSourceName: .path(pattern.parameters)]) }
         if let sourcesNode = member("sources") {
             readSources(sourcesNode, at: path.appending("sources"))
@@ -177,7 +184,7 @@ struct ScreenCompiler {
         let answers = member("sources").map { readSourceAnswers($0, at: path.appending("sources"), components: components) } ?? [:]
 
         warnUnusedSources(root)
-        checkVersions(componentNodes, at: componentsPath)
+        reader.report(versionCheck.findings(in: componentNodes, at: componentsPath))
         let plan = DataPlan(
             sources: sourceTable.declared.filter { sourceTable.used.contains($0.key) }, entries: entries,
             answers: answers.filter { sourceTable.used.contains($0.key) })
@@ -193,15 +200,6 @@ struct ScreenCompiler {
                 ? plan : plan.compilingTemplates(catalog: catalog),
             staticData: staticData, actions: actions, pathFields: pathFields
         )
-    }
-
-    /// The screen's `alternative`: a name of letters, digits, `-` and `_`.
-    private mutating func readAlternative(_ node: JSONNode, at path: JSONPath) -> String {
-        guard let given = reader.string(node, at: path, what: "alternative") else { return CompiledScreen.defaultAlternative }
-        if given.isEmpty || !given.unicodeScalars.allSatisfy({ DefinitionReader.isIdentifierScalar($0) || $0 == "-" }) {
-            reader.report(.invalidName, at: node, path: path, "an alternative's name uses letters, digits, '-' and '_' (like B or compact)")
-        }
-        return given
     }
 
     /// Every component (fragments expanded), with the data plan's entries of the dynamic ones and
