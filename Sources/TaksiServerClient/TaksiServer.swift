@@ -50,7 +50,7 @@ public final class TaksiServer: Sendable {
     public let languages: [String]
     public let retry: Retry
     let session: URLSession
-    let memory = ScreenMemory()
+    let memory = SkeletonMemory()
 
     /// - Parameters:
     ///   - baseURL: the server, e.g. `https://screens.example.com`.
@@ -194,7 +194,7 @@ final class RunningTask: @unchecked Sendable {
 /// What a ``TaksiServer`` keeps between requests, by screen path without its query: the
 /// revision of the last skeleton fetched, and the screens whose skeleton the server no longer
 /// had (their next skeleton is fetched past `URLSession`'s cache and any CDN).
-final class ScreenMemory: @unchecked Sendable {
+final class SkeletonMemory: @unchecked Sendable {
     private let lock = NSLock()
     private var revisions: [String: String] = [:]
     private var outdated: Set<String> = []

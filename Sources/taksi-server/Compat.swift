@@ -31,13 +31,13 @@ struct Compat: AsyncParsableCommand {
     func run() async throws {
         let releasedVersion = try released.map { try parseVersion($0, option: "--released", meaning: "the newest app version already out") }
         let screens = try project.screens()
-        guard let head = ScreenFiles.read(directory: screens) else {
+        guard let head = RevisionFiles.read(directory: screens) else {
             printError("error: \(screens): not a directory of screens; give it as the second argument")
             throw ExitCode(2)
         }
         let baseFiles: (files: [String: [UInt8]], root: String)
         do {
-            baseFiles = try await ScreenFiles.base(base, screens: screens)
+            baseFiles = try await RevisionFiles.base(base, screens: screens)
         } catch {
             printError("error: \(error)")
             throw ExitCode(2)

@@ -92,7 +92,7 @@ struct Validate: ParsableCommand {
                 // A fixture makes data, which no CDN keeps: only the skeleton's files purge it.
                 if through.contains(where: { !$0.split(separator: "/").contains("fixtures") }) { skeletons.insert(name) }
                 var notes = [variant.requirement.map { "version \($0)" } ?? "every version"]
-                if variant.alternative != CompiledScreen.defaultAlternative { notes.append("alternative \(variant.alternative)") }
+                if variant.alternative != ScreenVariant.defaultAlternative { notes.append("alternative \(variant.alternative)") }
                 let others = through.filter { $0 != wanted[canonical(variant.file)] }
                 if !others.isEmpty { notes.append("through \(others.joined(separator: ", "))") }
                 lines.append("\(name)  \(variant.file)  (\(notes.joined(separator: "; ")))")

@@ -29,9 +29,9 @@ struct ExampleScreensTests {
     static let variantFiles: [String] = allVariants.keys.sorted()
 
     /// The variants (each translation as one) by golden file name.
-    static let allVariants: [String: CompiledScreen] = {
+    static let allVariants: [String: ScreenVariant] = {
         guard let set = screens.screenSet else { return [:] }
-        var variants: [String: CompiledScreen] = [:]
+        var variants: [String: ScreenVariant] = [:]
         for screen in set.screens.values.flatMap(\.all) {
             let name = ((screen.file as NSString).lastPathComponent as NSString).deletingPathExtension
             variants[name] = screen
@@ -50,7 +50,7 @@ struct ExampleScreensTests {
     ]
 
     /// The typed path parameters of the screen's sample path.
-    static func pathValues(_ screen: CompiledScreen) throws -> [String: JSONValue] {
+    static func pathValues(_ screen: ScreenVariant) throws -> [String: JSONValue] {
         guard screen.pattern.hasParameters else { return [:] }
         let path = try #require(
             samplePaths[screen.name], "\(screen.name) has path parameters; add a sample path to ExampleScreensTests.samplePaths")
@@ -61,7 +61,7 @@ struct ExampleScreensTests {
 
     /// The values of a screen's `http` sources, read from the offline fixtures under upstreams/
     /// the way the server's `file:` upstreams answer (config.json points there).
-    static func upstreamValues(_ screen: CompiledScreen) throws -> [String: JSONValue] {
+    static func upstreamValues(_ screen: ScreenVariant) throws -> [String: JSONValue] {
         var values: [String: JSONValue] = [:]
         for call in try screen.dataPlan.upstreamCalls(query: sampleQueries[screen.name] ?? [:], path: pathValues(screen)) {
             let path = call.target.split(separator: "?").first.map(String.init) ?? ""

@@ -414,7 +414,7 @@ struct PathParameterTests {
     }
 }
 
-/// Static fields built from the screen's own path (``CompiledScreen/pathFields``).
+/// Static fields built from the screen's own path (``ScreenVariant/pathFields``).
 @Suite("Static fields from the path")
 struct PathFieldTests {
     static func set(_ product: String) -> ScreenSetLoad {

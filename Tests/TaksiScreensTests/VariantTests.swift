@@ -145,9 +145,9 @@ struct VariantTests {
             #"{"name": "home", "version": ">= 2.0", "alternative": "B", "components": [{"name": "label_component", "content": {"value": "new B"}}]}"#,
     ]
 
-    func value(_ screen: CompiledScreen?) -> JSONValue? { screen?.skeleton.components.first?.content["value"] }
+    func value(_ screen: ScreenVariant?) -> JSONValue? { screen?.skeleton.components.first?.content["value"] }
 
-    func failure(_ result: Result<CompiledScreen, ScreenVariants.SelectionError>) -> ScreenVariants.SelectionError? {
+    func failure(_ result: Result<ScreenVariant, ScreenVariants.SelectionError>) -> ScreenVariants.SelectionError? {
         if case .failure(let error) = result { return error }
         return nil
     }
@@ -158,7 +158,7 @@ struct VariantTests {
         let home = try #require(set.screens["home"])
         func pick(
             _ version: String?, alternative: String? = nil, user: String? = nil
-        ) -> Result<CompiledScreen, ScreenVariants.SelectionError> {
+        ) -> Result<ScreenVariant, ScreenVariants.SelectionError> {
             home.select(.init(version: version.flatMap(Version.init), alternative: alternative, user: user))
         }
         #expect(value(try pick("1.5").get()) == "old")

@@ -90,7 +90,7 @@ extension ScreenCompiler {
                 // A static field built from the path (``compileFields`` allows nothing else): made
                 // per URL, into the skeleton, never data.
                 pathFields.append(
-                    CompiledScreen.PathField(identifier: identifier, field: fieldName, expression: expression, type: field.type))
+                    ScreenVariant.PathField(identifier: identifier, field: fieldName, expression: expression, type: field.type))
                 skeletonContent[fieldName] = field.type.placeholder()
                 continue
             }

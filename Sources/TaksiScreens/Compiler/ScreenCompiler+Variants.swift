@@ -15,7 +15,7 @@ extension ScreenCompiler {
 
     /// The screen's `alternative`: a name of letters, digits, `-` and `_`.
     static func readAlternative(_ node: JSONNode, at path: JSONPath, reader: inout DefinitionReader) -> String {
-        guard let given = reader.string(node, at: path, what: "alternative") else { return CompiledScreen.defaultAlternative }
+        guard let given = reader.string(node, at: path, what: "alternative") else { return ScreenVariant.defaultAlternative }
         if given.isEmpty || !given.unicodeScalars.allSatisfy({ DefinitionReader.isIdentifierScalar($0) || $0 == "-" }) {
             reader.report(.invalidName, at: node, path: path, "an alternative's name uses letters, digits, '-' and '_' (like B or compact)")
         }
@@ -31,7 +31,7 @@ extension ScreenCompiler {
             let name = reader.string(members.first { $0.key == "name" }?.value, at: path.appending("name"), what: "the experiment's name"),
             let weightsNode = members.first(where: { $0.key == "weights" })?.value
         else { return nil }
-        if alternative != CompiledScreen.defaultAlternative {
+        if alternative != ScreenVariant.defaultAlternative {
             reader.report(
                 .invalidExperiment, at: node, path: path,
                 "declare the experiment in the default alternative's file (the one without \"alternative\"), once for all alternatives"

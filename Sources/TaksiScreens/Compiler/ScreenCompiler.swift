@@ -1,6 +1,6 @@
 import TaksiSchema
 
-/// Turns one screen file into a ``CompiledScreen``: checks every component against the catalog,
+/// Turns one screen file into a ``ScreenVariant``: checks every component against the catalog,
 /// every binding against the screen's sources and every field's dynamic-ness, then builds the
 /// skeleton (typed placeholders, `requires_data` exactly where data will come) and the data plan.
 ///
@@ -60,7 +60,7 @@ struct ScreenCompiler {
     /// What compiling one screen file made: the screen (nil when the file has errors), every
     /// diagnostic, and what it read, for the set's dependencies and warnings.
     struct Compilation {
-        var screen: CompiledScreen?
+        var screen: ScreenVariant?
         var diagnostics: [Diagnostic]
         /// The fragments its components used (or named).
         var fragmentsUsed: Set<String> = []
@@ -101,8 +101,8 @@ struct ScreenCompiler {
     var uncompiledIdentifiers: Set<String> = []
     /// What it read so far (texts, formats, fixtures), returned with the screen and the diagnostics.
     var made = Compilation(screen: nil, diagnostics: [])
-    /// Static fields built from the path parameters, made per URL (``CompiledScreen/pathFields``).
-    var pathFields: [CompiledScreen.PathField] = []
+    /// Static fields built from the path parameters, made per URL (``ScreenVariant/pathFields``).
+    var pathFields: [ScreenVariant.PathField] = []
 
     var name: String { pattern.name }
     /// What the versions the variant reaches cannot decode.
@@ -136,7 +136,7 @@ struct ScreenCompiler {
         let requirement = member("version").flatMap { readRequirement($0, at: path.appending("version"), reader: &reader) }
         let alternative =
             member("alternative").map { readAlternative($0, at: path.appending("alternative"), reader: &reader) }
-            ?? CompiledScreen.defaultAlternative
+            ?? ScreenVariant.defaultAlternative
         let experiment = member("experiment").flatMap {
             readExperiment($0, at: path.appending("experiment"), alternative: alternative, reader: &reader)
         }
@@ -151,7 +151,7 @@ struct ScreenCompiler {
 
     private mutating func compile(
         _ root: JSONNode, members: [JSONNode.Member], requirement: VersionRequirement?, alternative: String, experiment: Experiment?
-    ) -> CompiledScreen? {
+    ) -> ScreenVariant? {
         let path = JSONPath.root
         let member = { (key: String) in members.first { $0.key == key }?.value }
         if pattern.hasParameters { sourceTable.declare([Self.pathSourceName: .path(pattern.parameters)]) }
@@ -192,7 +192,7 @@ struct ScreenCompiler {
             plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
         checkFixtureVersions(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath)
         guard !reader.diagnostics.containsErrors else { return nil }
-        return CompiledScreen(
+        return ScreenVariant(
             name: name, pattern: pattern, file: reader.file.path, requirement: requirement, alternative: alternative,
             experiment: experiment,
             skeleton: Skeleton(components: components),

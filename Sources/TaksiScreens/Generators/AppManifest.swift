@@ -9,7 +9,7 @@ public struct AppManifest: Sendable {
     public var catalog: ComponentCatalog
     /// The variants the version gets, by screen name: the version range it falls in, every
     /// alternative of it.
-    public var screens: [(name: String, variants: [CompiledScreen])]
+    public var screens: [(name: String, variants: [ScreenVariant])]
 
     public init(_ screenSet: ScreenSet, appVersion: Version) {
         self.appVersion = appVersion

@@ -29,7 +29,7 @@ extension ScreenSetBuilder {
 
     /// Warnings for what nothing uses: custom component types no screen uses, and screens no other
     /// screen navigates to unless they are marked `"entry": true` (a screen the app opens itself).
-    func reachabilityWarnings(screenFiles: [ScreenFile], context: CompileContext, links: [DeepLink]) -> [Diagnostic] {
+    func reachabilityWarnings(screenFiles: [NamedFile], context: CompileContext, links: [DeepLink]) -> [Diagnostic] {
         let routes = context.routes
         let componentFiles = context.components.files
         let componentLocations = context.components.locations

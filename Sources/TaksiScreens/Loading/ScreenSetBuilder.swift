@@ -19,7 +19,7 @@ struct ScreenSetBuilder {
     let upstreams: ConfiguredUpstreams?
 
     /// A screen file whose name was read: what the later phases start from.
-    struct ScreenFile {
+    struct NamedFile {
         let name: String
         let file: SourceFile
         var node: JSONNode
@@ -43,7 +43,7 @@ struct ScreenSetBuilder {
         var failed: Set<String> = []
     }
 
-    /// Every screen's path shape (in the order of ``ScreenFile``s), and the routes over them.
+    /// Every screen's path shape (in the order of ``NamedFile``s), and the routes over them.
     struct Routing {
         var patterns: [ScreenPattern]
         var routes: ScreenRoutes
@@ -73,7 +73,7 @@ struct ScreenSetBuilder {
         var textsUsed: Set<String> = []
         var fragmentsUsed: Set<String> = []
         /// Each screen file as compiled, its fragments expanded, for the reachability warnings.
-        var expandedFiles: [ScreenFile] = []
+        var expandedFiles: [NamedFile] = []
     }
 
     /// Whether a file of this path can use components, messages, fragments or screens (a screen,
@@ -197,7 +197,7 @@ struct ScreenSetBuilder {
     /// Every screen file with its name: read first, so navigation targets can be checked across the
     /// set. `unread`: the names screen files that failed to parse would most likely declare (the
     /// `name:` line found in the text, else the path), so a target naming one is not a second error.
-    func readScreenFiles() -> (screens: [ScreenFile], unread: [String]) {
+    func readScreenFiles() -> (screens: [NamedFile], unread: [String]) {
         let folders = [ScreenSetLoader.componentsFolder, ScreenSetLoader.fixturesFolder, Fragment.folder, StringTable.folder].map {
             $0 + "/"
         }
@@ -205,14 +205,14 @@ struct ScreenSetBuilder {
             !folders.contains { path.hasPrefix($0) } && !ScreenSetLoader.actionsFiles.contains(path)
                 && !ScreenSetLoader.linksFiles.contains(path) && !ClientReleases.files.contains(path)
         }
-        var screenFiles: [ScreenFile] = []
+        var screenFiles: [NamedFile] = []
         var unread: [String] = []
         for relative in screenPaths {
             guard let (file, node) = files.parse(relative) else {
                 unread.append(Self.likelyName(of: files.bytes[relative] ?? [], path: relative))
                 continue
             }
-            if let name = screenName(of: node, in: file) { screenFiles.append(ScreenFile(name: name, file: file, node: node)) }
+            if let name = screenName(of: node, in: file) { screenFiles.append(NamedFile(name: name, file: file, node: node)) }
         }
         if screenPaths.isEmpty {
             files.diagnostics.append(
@@ -288,7 +288,7 @@ struct ScreenSetBuilder {
     }
 
     /// Every screen's path shape (all variants of a name declare the same), and the routes over them.
-    func readRoutes(of screenFiles: [ScreenFile]) -> Routing {
+    func readRoutes(of screenFiles: [NamedFile]) -> Routing {
         var patterns: [ScreenPattern] = []
         var patternFiles: [String: (pattern: ScreenPattern, file: String)] = [:]
         for screen in screenFiles {
@@ -409,7 +409,7 @@ struct ScreenSetBuilder {
     // MARK: Compiling
 
     /// Compiles every screen file (in every locale, when it has localized text).
-    func compile(_ screens: [(ScreenFile, ScreenPattern)], context: CompileContext) -> Compilation {
+    func compile(_ screens: [(NamedFile, ScreenPattern)], context: CompileContext) -> Compilation {
         var compilation = Compilation()
         compilation.expandedFiles = screens.map(\.0)
         let compilerContext = ScreenCompiler.Context(
@@ -435,7 +435,7 @@ struct ScreenSetBuilder {
                 ).filter { context.components.files[$0] != nil }.sorted()
                 compilation.compiled.append(VariantGrouping.Entry(screen: compiled, root: screen.node, file: screen.file))
             } else {
-                let alternative = screen.node["alternative"]?.stringValue ?? CompiledScreen.defaultAlternative
+                let alternative = screen.node["alternative"]?.stringValue ?? ScreenVariant.defaultAlternative
                 compilation.failed.insert(AlternativeKey(name: screen.name, alternative: alternative))
             }
         }
@@ -445,7 +445,7 @@ struct ScreenSetBuilder {
     /// A screen compiled in the default locale and, when it has localized text, in each other one
     /// (the default's diagnostics stand for all: a translation only adds its own).
     private func compileInEveryLocale(
-        _ screen: ScreenFile, pattern: ScreenPattern, in context: ScreenCompiler.Context
+        _ screen: NamedFile, pattern: ScreenPattern, in context: ScreenCompiler.Context
     ) -> ScreenCompiler.Compilation {
         var made = ScreenCompiler.compile(screen.node, file: screen.file, pattern: pattern, locale: nil, in: context)
         files.diagnostics += made.diagnostics
@@ -466,7 +466,7 @@ struct ScreenSetBuilder {
 
     /// The files a compiled screen was made from: a change to any of them changes the screen.
     private func dependencies(
-        of screen: CompiledScreen, made: ScreenCompiler.Compilation, file: SourceFile, context: CompileContext
+        of screen: ScreenVariant, made: ScreenCompiler.Compilation, file: SourceFile, context: CompileContext
     ) -> [String] {
         var dependencies: Set<String> = [file.path]
         if screen.locale != nil, let localization = context.localization { dependencies.formUnion(localization.files) }

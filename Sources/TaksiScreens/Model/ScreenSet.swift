@@ -3,7 +3,7 @@ public import TaksiSchema
 /// One variant of a screen, compiled: its skeleton (ready to send) and the plan for its data.
 /// A screen file is one variant: a screen name, optionally for a range of app versions and as a
 /// named alternative.
-public struct CompiledScreen: Sendable {
+public struct ScreenVariant: Sendable {
     /// The alternative's name when a file does not name one.
     public static let defaultAlternative = "default"
 
@@ -37,7 +37,7 @@ public struct CompiledScreen: Sendable {
     /// The locale of this compilation, for a screen with localized text (`$text`); nil otherwise.
     public var locale: String?
     /// The same variant compiled in each other locale, by tag.
-    public var translations: [String: CompiledScreen] = [:]
+    public var translations: [String: ScreenVariant] = [:]
     /// Static fields built from the screen's path parameters (a button opening
     /// `products/{path.id}/review`): the skeleton holds a placeholder there, and each URL's
     /// skeleton is made by ``skeleton(path:catalog:)``.
@@ -90,7 +90,7 @@ public struct CompiledScreen: Sendable {
     }
 
     /// This variant in `locale`: itself for its own locale, a screen without text, or a locale it lacks.
-    public func translated(to locale: String) -> CompiledScreen {
+    public func translated(to locale: String) -> ScreenVariant {
         translations[locale] ?? self
     }
 
@@ -105,11 +105,11 @@ public struct CompiledScreen: Sendable {
 }
 
 /// The variants of one app-version range of a screen: its alternatives and the experiment over them.
-public struct VersionedScreen: Sendable {
+public struct VariantRange: Sendable {
     /// The app versions served; nil for any.
     public var requirement: VersionRequirement?
     /// Alternatives by name; `default` is always present.
-    public var alternatives: [String: CompiledScreen]
+    public var alternatives: [String: ScreenVariant]
     /// How users without an explicit alternative are split; nil sends everyone the default.
     public var experiment: Experiment?
 }
@@ -118,7 +118,7 @@ public struct VersionedScreen: Sendable {
 public struct ScreenVariants: Sendable {
     public var name: String
     /// The version ranges: those with a requirement first, the one without (if any) last.
-    public var versions: [VersionedScreen]
+    public var versions: [VariantRange]
 
     /// The paths the screen serves (every variant declares the same).
     public var pattern: ScreenPattern { versions.first?.alternatives.values.first?.pattern ?? ScreenPattern(name: name) }
@@ -131,7 +131,7 @@ public struct ScreenVariants: Sendable {
     public var hasExperiment: Bool { versions.contains { $0.experiment != nil } }
 
     /// Every variant, versioned ones first, alternatives by name.
-    public var all: [CompiledScreen] {
+    public var all: [ScreenVariant] {
         versions.flatMap { version in version.alternatives.keys.sorted().compactMap { version.alternatives[$0] } }
     }
 
@@ -173,9 +173,9 @@ public struct ScreenVariants: Sendable {
     /// meets, else the one without a requirement; then the alternative asked for, else the
     /// experiment's assignment for the user, else the default. An alternative asked for that the
     /// range lacks gets the default: a QA build forcing `compact` everywhere sees `compact` where a
-    /// screen has it and every other screen as usual, never a 404 (``CompiledScreen/variantID``,
+    /// screen has it and every other screen as usual, never a 404 (``ScreenVariant/variantID``,
     /// sent as `X-Taksi-Variant`, says which it got).
-    public func select(_ request: Request) -> Result<CompiledScreen, SelectionError> {
+    public func select(_ request: Request) -> Result<ScreenVariant, SelectionError> {
         let versioned = versions.filter { $0.requirement != nil }
         let matching =
             request.version.flatMap { version in versioned.first { $0.requirement?.isSatisfied(by: version) == true } }
@@ -193,10 +193,10 @@ public struct ScreenVariants: Sendable {
             return .success(screen)
         }
         // Validation guarantees every version range has a default alternative.
-        return group.alternatives[CompiledScreen.defaultAlternative].map { .success($0) }
+        return group.alternatives[ScreenVariant.defaultAlternative].map { .success($0) }
             ?? .failure(
                 .alternativeNotFound(
-                    screen: name, alternative: CompiledScreen.defaultAlternative, alternatives: group.alternatives.keys.sorted()))
+                    screen: name, alternative: ScreenVariant.defaultAlternative, alternatives: group.alternatives.keys.sorted()))
     }
 }
 
@@ -257,7 +257,7 @@ public struct ScreenSet: Sendable {
 
     /// The variant a request with no version, alternative or user gets, if there is one (by the
     /// screen's name as written: `bikes/stations/{network}`).
-    public subscript(name: String) -> CompiledScreen? {
+    public subscript(name: String) -> ScreenVariant? {
         try? screens[name]?.select(ScreenVariants.Request()).get()
     }
 }

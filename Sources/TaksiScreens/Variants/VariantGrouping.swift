@@ -7,7 +7,7 @@ import TaksiSchema
 enum VariantGrouping {
     /// A compiled screen file: the screen, the file's tree and the file.
     struct Entry {
-        var screen: CompiledScreen
+        var screen: ScreenVariant
         var root: JSONNode
         var file: SourceFile
     }
@@ -24,9 +24,9 @@ enum VariantGrouping {
             // File order (sorted paths) decides which of two clashing files is reported.
             let ranges = Self.ranges(of: byName[name] ?? [])
             grouping.checkOverlaps(ranges)
-            var versions = ranges.compactMap { grouping.versionedScreen(name, range: $0) }
+            var versions = ranges.compactMap { grouping.variantRange(name, range: $0) }
             // Versioned ranges from the oldest versions up (unbounded below first), the unversioned one last.
-            func rank(_ screen: VersionedScreen) -> (Int, Version) {
+            func rank(_ screen: VariantRange) -> (Int, Version) {
                 guard let requirement = screen.requirement else { return (2, Version([0])) }
                 guard let lower = requirement.versions.lowestBound?.version else { return (0, Version([0])) }
                 return (1, lower)
@@ -86,15 +86,15 @@ enum VariantGrouping {
 
         /// One version range's alternatives: each once, a default among them, and an experiment
         /// only over alternatives that exist. Nil when the range has no default.
-        mutating func versionedScreen(_ name: String, range: Range) -> VersionedScreen? {
-            var alternatives: [String: CompiledScreen] = [:]
+        mutating func variantRange(_ name: String, range: Range) -> VariantRange? {
+            var alternatives: [String: ScreenVariant] = [:]
             var files: [String: String] = [:]
             for entry in range.entries {
                 let alternative = entry.screen.alternative
                 if let other = files[alternative] {
                     let what = [
                         range.requirement.map { "version \"\($0)\"" },
-                        alternative == CompiledScreen.defaultAlternative ? nil : "alternative \"\(alternative)\"",
+                        alternative == ScreenVariant.defaultAlternative ? nil : "alternative \"\(alternative)\"",
                     ]
                     .compactMap { $0 }.joined(separator: " and ")
                     report(
@@ -106,9 +106,9 @@ enum VariantGrouping {
                 files[alternative] = entry.file.path
                 alternatives[alternative] = entry.screen
             }
-            guard let defaultScreen = alternatives[CompiledScreen.defaultAlternative] else {
+            guard let defaultScreen = alternatives[ScreenVariant.defaultAlternative] else {
                 // A default whose own file has errors is reported there, not here as well.
-                if failed.contains(.init(name: name, alternative: CompiledScreen.defaultAlternative)) { return nil }
+                if failed.contains(.init(name: name, alternative: ScreenVariant.defaultAlternative)) { return nil }
                 report(
                     .missingDefaultAlternative, range.entries[0], key: "alternative",
                     "screen \"\(name)\"\(range.requirement.map { " for version \"\($0)\"" } ?? "") has alternatives (\(alternatives.keys.sorted().joined(separator: ", "))) but no default; add a file without \"alternative\" for clients that ask for none"
@@ -116,7 +116,7 @@ enum VariantGrouping {
                 return nil
             }
             if let experiment = defaultScreen.experiment {
-                let entry = range.entries.first { $0.screen.alternative == CompiledScreen.defaultAlternative } ?? range.entries[0]
+                let entry = range.entries.first { $0.screen.alternative == ScreenVariant.defaultAlternative } ?? range.entries[0]
                 for (alternative, _) in experiment.weights
                 where alternatives[alternative] == nil && !failed.contains(.init(name: name, alternative: alternative)) {
                     report(
@@ -126,7 +126,7 @@ enum VariantGrouping {
                     )
                 }
             }
-            return VersionedScreen(requirement: range.requirement, alternatives: alternatives, experiment: defaultScreen.experiment)
+            return VariantRange(requirement: range.requirement, alternatives: alternatives, experiment: defaultScreen.experiment)
         }
     }
 

@@ -171,7 +171,7 @@ struct ActionEndpoint: Sendable {
     /// as every upstream call carries them, as a client span of its own when tracing is on, and
     /// logged when it failed.
     private func send(
-        _ submit: UpstreamClient.Submit, of action: ScreenAction, on screen: CompiledScreen, headers: [(String, String)],
+        _ submit: UpstreamClient.Submit, of action: ScreenAction, on screen: ScreenVariant, headers: [(String, String)],
         client: UpstreamClient, correlation: Correlation
     ) async -> ScreenAction.Result {
         let upstream = submit.upstream

@@ -22,7 +22,7 @@ struct DataEndpoint: Sendable {
 
     /// What one data request asks for, read on the event loop before anything is awaited.
     struct Request: Sendable {
-        var screen: CompiledScreen
+        var screen: ScreenVariant
         var catalog: ComponentCatalog
         /// The variant's own headers (`X-Taksi-Variant`, `Vary`, ...).
         var headers: [(String, String)]
@@ -175,7 +175,7 @@ struct DataEndpoint: Sendable {
     }
 
     /// Counts each degraded source of a response (`taksi_data_degraded_total`).
-    private func countDegraded(_ sources: [String], of screen: CompiledScreen) {
+    private func countDegraded(_ sources: [String], of screen: ScreenVariant) {
         for source in sources {
             Counter(
                 label: "taksi_data_degraded_total", dimensions: [("screen", screen.name), ("source", source)],
@@ -214,7 +214,7 @@ struct DataEndpoint: Sendable {
 
     /// The identifiers of `?only=a,b`: each must be a dynamic component of the variant (one the
     /// client asks data for), else 400.
-    private static func only(_ text: String, in screen: CompiledScreen, catalog: ComponentCatalog) throws(APIError) -> Set<String> {
+    private static func only(_ text: String, in screen: ScreenVariant, catalog: ComponentCatalog) throws(APIError) -> Set<String> {
         let dynamic = catalog.dynamicIdentifiers(of: screen.skeleton.components)
         let names = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
         for name in names where !dynamic.contains(name) {
@@ -250,7 +250,7 @@ struct DataEndpoint: Sendable {
 extension Logger {
     /// Logs why values were left out of a data response: a loss as a warning, an explained
     /// missing optional value at debug, each naming screen, component, field and source.
-    func dataProblems(_ problems: [DataPlan.Problem], in screen: CompiledScreen, correlation: Correlation) {
+    func dataProblems(_ problems: [DataPlan.Problem], in screen: ScreenVariant, correlation: Correlation) {
         for problem in problems {
             log(
                 level: problem.isLoss ? .warning : .debug, "data value left out",

@@ -21,14 +21,14 @@ public final class ServerMetrics: RequestObserver {
     }
 
     /// A route and the variant it served (whose screen labels the latency).
-    private struct ScreenRoute: Hashable {
+    private struct LabelledVariant: Hashable {
         var label: MetricsLabel
         var variant: String
     }
 
     private struct State {
         var routes: [MetricsLabel: RouteMetrics] = [:]
-        var screens: [ScreenRoute: Timer] = [:]
+        var screens: [LabelledVariant: Timer] = [:]
     }
 
     private let factory: any MetricsFactory
@@ -74,7 +74,7 @@ public final class ServerMetrics: RequestObserver {
     /// The latency histogram of a route's responses for the screen of `variant` (`home|*|default`
     /// is `home`'s): one per screen, shared by its variants.
     private func screenTimer(label: MetricsLabel, variant: String, in state: inout State) -> Timer {
-        let key = ScreenRoute(label: label, variant: variant)
+        let key = LabelledVariant(label: label, variant: variant)
         if let timer = state.screens[key] { return timer }
         let screen = String(variant.prefix { $0 != "|" })
         let timer = Timer(

@@ -131,7 +131,7 @@ struct Preview: Sendable {
         return response
     }
 
-    private static func variantEntry(_ compiled: CompiledScreen, of variants: ScreenVariants, tags: CacheTags, version: String) -> JSONValue
+    private static func variantEntry(_ compiled: ScreenVariant, of variants: ScreenVariants, tags: CacheTags, version: String) -> JSONValue
     {
         var query: [String: JSONValue] = [:]
         for source in compiled.dataPlan.sources.values {
@@ -161,7 +161,7 @@ struct Preview: Sendable {
     /// An app version that selects `compiled` (with its alternative asked for), for the links of
     /// the screen list: the versions its requirements name, then 0 and a large one; nil when none
     /// does (then the page links without a version).
-    static func sampleVersion(for compiled: CompiledScreen, of variants: ScreenVariants) -> Version? {
+    static func sampleVersion(for compiled: ScreenVariant, of variants: ScreenVariants) -> Version? {
         guard compiled.requirement != nil else { return nil }
         let named = variants.versions.flatMap { $0.requirement?.constraints.map(\.version) ?? [] }
         let candidates = named + named.map { Version($0.segments + [1]) } + [Version([0]), Version([999])]

@@ -36,7 +36,7 @@ public struct CacheTags: Sendable, Equatable {
     public func screen(_ name: String) -> String { tag("screen", name) }
 
     /// The tags of a variant (a translation passes the variant it translates as `sources`).
-    public func tags(of compiled: CompiledScreen, sources: CompiledScreen? = nil, screensVersion: String) -> [String] {
+    public func tags(of compiled: ScreenVariant, sources: ScreenVariant? = nil, screensVersion: String) -> [String] {
         let sources = sources ?? compiled
         var tags = [all, tag("version", screensVersion), screen(compiled.name)]
         if let locale = compiled.locale { tags.append(tag("strings", locale)) }

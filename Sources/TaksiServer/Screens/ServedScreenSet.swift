@@ -53,7 +53,7 @@ public final class ServedScreenSet: Sendable {
     /// One variant's precomputed responses and counters. A class: the hot path passes it around
     /// with one reference count instead of one per field.
     final class Variant: Sendable {
-        let compiled: CompiledScreen
+        let compiled: ScreenVariant
         /// What its data must match (see ``SkeletonRevision``), sent as `X-Taksi-Skeleton`.
         let revision: SkeletonRevision
         /// Headers every data and action response of this variant carries: the variant, the set
@@ -62,7 +62,7 @@ public final class ServedScreenSet: Sendable {
         let headers: [(String, String)]
         let skeleton: Representations
         /// The headers of its skeleton (`Cache-Control`, `Vary`), for one made per URL when
-        /// static fields are built from the path (``CompiledScreen/pathFields``).
+        /// static fields are built from the path (``ScreenVariant/pathFields``).
         let skeletonHeaders: [(String, String)]
         /// Present when every source is a fixture.
         let staticData: Representations?
@@ -91,7 +91,7 @@ public final class ServedScreenSet: Sendable {
         let translations: [String: Variant]
 
         init(
-            compiled: CompiledScreen, revision: SkeletonRevision, headers: [(String, String)], skeleton: Representations,
+            compiled: ScreenVariant, revision: SkeletonRevision, headers: [(String, String)], skeleton: Representations,
             skeletonHeaders: [(String, String)] = [], staticData: Representations?, metrics: any MetricsFactory,
             translations: [String: Variant] = [:]
         ) {
@@ -163,10 +163,10 @@ public final class ServedScreenSet: Sendable {
     /// heads. For the bound on the earlier sets a store keeps (see ``ScreenStore``).
     let approximateBytes: Int
     /// Every screen's variants' revisions: what skeletons this set can answer data and submits for.
-    let revisions: Set<ScreenRevision>
+    let revisions: Set<NamedRevision>
 
     /// A revision of a screen's skeleton (``SkeletonRevision``), by the screen's name.
-    struct ScreenRevision: Hashable {
+    struct NamedRevision: Hashable {
         let screen: String
         let digest: String
     }
@@ -211,7 +211,7 @@ public final class ServedScreenSet: Sendable {
             let byVersion = screenSet.epochs.count > 1 && !variants.isVersioned ? ["X-Taksi-Version"] : []
             let dataVaried = varied + byVersion + [Self.skeletonHeader]
             // Every response, skeleton and data, is precomputed per locale like it is per variant.
-            func served(_ compiled: CompiledScreen, translating sources: CompiledScreen? = nil) -> Variant {
+            func served(_ compiled: ScreenVariant, translating sources: ScreenVariant? = nil) -> Variant {
                 let revision = SkeletonRevision(skeleton: compiled.skeleton, catalog: screenSet.catalog)
                 var headers = [
                     ("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version),
@@ -254,7 +254,7 @@ public final class ServedScreenSet: Sendable {
         self.screens = screens
         self.approximateBytes = approximateBytes
         self.revisions = Set(
-            screens.flatMap { name, screen in screen.served.values.map { ScreenRevision(screen: name, digest: $0.revision.digest) } })
+            screens.flatMap { name, screen in screen.served.values.map { NamedRevision(screen: name, digest: $0.revision.digest) } })
         self.openAPI = OpenAPIDescription.response(for: screenSet)
         // The index changes with every reload and is for people and tools, not for caches.
         var indexResponse = HTTPResponse(

@@ -28,7 +28,7 @@ public struct DataResolver: Sendable {
     /// - Parameter correlation: the request's id and trace context, sent with each call (but never
     ///   part of its cache key) and named by each log line.
     func lookUp(
-        _ calls: [UpstreamCall], requestHeaders: HTTPHeaders, screen: CompiledScreen, correlation: Correlation
+        _ calls: [UpstreamCall], requestHeaders: HTTPHeaders, screen: ScreenVariant, correlation: Correlation
     ) async -> [(UpstreamCall, UpstreamCache.Lookup)] {
         await withTaskGroup(of: (UpstreamCall, UpstreamCache.Lookup).self) { group in
             for call in calls {
@@ -73,7 +73,7 @@ public struct DataResolver: Sendable {
     /// found there. What is watched of it (spans, counters, log lines) is its
     /// ``UpstreamCallObservation``'s.
     private func resolve(
-        _ call: UpstreamCall, requestHeaders: HTTPHeaders, screen: CompiledScreen, correlation: Correlation
+        _ call: UpstreamCall, requestHeaders: HTTPHeaders, screen: ScreenVariant, correlation: Correlation
     ) async -> UpstreamCache.Lookup {
         guard let key = cacheKey(of: call, requestHeaders: requestHeaders) else {
             return .failed(.notConfigured(call.definition.upstream))

@@ -8,7 +8,7 @@ import TaksiScreens
 import TaksiServer
 
 /// Reads the files of a screens directory, now or at a git revision.
-enum ScreenFiles {
+enum RevisionFiles {
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
