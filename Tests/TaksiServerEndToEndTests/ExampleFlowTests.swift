@@ -27,8 +27,7 @@ struct ExampleFlowTests {
     /// GET over the connection; the response must be a 200. Read off the cooperative pool, where
     /// the upstream calls of data requests run.
     static func get(_ connection: RawConnection, _ path: String, version: String) async throws -> RawResponse {
-        connection.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\nX-Taksi-Version: \(version)\r\n\r\n")
-        let response = try #require(await connection.receive(1).first)
+        let response = try #require(await connection.request(path, headers: [("X-Taksi-Version", version)]))
         #expect(response.status == 200, "\(path): \(response.status) \(response.body)")
         return response
     }
@@ -130,9 +129,7 @@ struct ExampleFlowTests {
     static func post(
         _ connection: RawConnection, _ path: String, _ body: String, type: String = "application/x-www-form-urlencoded"
     ) async throws -> RawResponse {
-        connection.send(
-            "POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: \(type)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        let response = try #require(await connection.receive(1).first)
+        let response = try #require(await connection.request(path, method: "POST", headers: [("Content-Type", type)], body: body))
         #expect(response.header("Cache-Control") == "no-store")
         return response
     }

@@ -59,17 +59,11 @@ struct PathSkeletonTests {
         return buildApplication(configuration: configuration, screenSet: set, logger: testLogger("test"))
     }
 
-    static func get(_ connection: RawConnection, _ path: String, _ headers: [(String, String)] = []) async -> RawResponse? {
-        let head = headers.map { "\($0.0): \($0.1)\r\n" }.joined()
-        connection.send("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\(head)\r\n")
-        return await connection.receive(1).first
-    }
-
     @Test("each URL gets its own skeleton: its target and title from its path, its ETag, 304 and gzip; the shape's revision is one")
     func perURL() async throws {
         try await withRunningServer(try Self.application()) { port in
             let connection = try RawConnection(port: port)
-            let grinder = try #require(await Self.get(connection, "/screens/products/grinder"))
+            let grinder = try #require(await connection.request("/screens/products/grinder"))
             #expect(grinder.status == 200)
             let skeleton = try JSONDecoder().decode(Skeleton.self, from: Data(grinder.bytes))
             let button = try #require(skeleton.components.first { $0.identifier == "review" })
@@ -79,18 +73,18 @@ struct PathSkeletonTests {
             #expect(!button.requiresData)
             #expect(grinder.header("Cache-Control")?.hasPrefix("public") == true, "the path value is in the URL, so caches keep them apart")
 
-            let kettle = try #require(await Self.get(connection, "/screens/products/kettle"))
+            let kettle = try #require(await connection.request("/screens/products/kettle"))
             #expect(kettle.body.contains("products/kettle/review"))
             #expect(kettle.header("X-Taksi-Skeleton") == grinder.header("X-Taksi-Skeleton"), "one shape, one revision: data fits both")
             let etag = try #require(grinder.header("ETag"))
             #expect(kettle.header("ETag") != etag)
 
-            let revalidated = try #require(await Self.get(connection, "/screens/products/grinder", [("If-None-Match", etag)]))
+            let revalidated = try #require(await connection.request("/screens/products/grinder", headers: [("If-None-Match", etag)]))
             #expect(revalidated.status == 304)
             #expect(revalidated.header("ETag") == etag)
 
             // Kept the second time it is asked for, then served in gzip to clients that take it.
-            let gzipped = try #require(await Self.get(connection, "/screens/products/grinder", [("Accept-Encoding", "gzip")]))
+            let gzipped = try #require(await connection.request("/screens/products/grinder", headers: [("Accept-Encoding", "gzip")]))
             #expect(gzipped.header("Content-Encoding") == "gzip")
             #expect(gzipped.header("Vary")?.contains("Accept-Encoding") == true)
             var compressed = ByteBuffer(bytes: gzipped.bytes)
@@ -98,7 +92,7 @@ struct PathSkeletonTests {
             #expect(gzipped.header("ETag") == String(etag.dropLast()) + "-gzip\"")
 
             // The sub-screen's own path makes its way back.
-            let review = try #require(await Self.get(connection, "/screens/products/grinder/review"))
+            let review = try #require(await connection.request("/screens/products/grinder/review"))
             #expect(review.body.contains(#""interface_identifier":"products/grinder""#))
         }
     }
@@ -108,12 +102,12 @@ struct PathSkeletonTests {
         try await withRunningServer(try Self.application()) { port in
             let connection = try RawConnection(port: port)
             // "data" fits {tag}, but as the last segment of products/{id} it would name the data endpoint.
-            let response = try #require(await Self.get(connection, "/screens/tags/data/first"))
+            let response = try #require(await connection.request("/screens/tags/data/first"))
             #expect(response.status == 400)
             #expect(response.json?["error"]?["code"] == "invalid_parameter")
             #expect(response.header("Cache-Control") == "no-store")
             #expect(response.body.contains(#"action of component \"first\""#), "\(response.body)")
-            #expect(try #require(await Self.get(connection, "/screens/tags/sale/first")).status == 200)
+            #expect(try #require(await connection.request("/screens/tags/sale/first")).status == 200)
         }
     }
 
@@ -125,7 +119,7 @@ struct PathSkeletonTests {
             let connection = try RawConnection(port: port)
             for index in 0..<300 {
                 for _ in 0..<2 {
-                    let response = try #require(await Self.get(connection, "/screens/products/item-\(index)"))
+                    let response = try #require(await connection.request("/screens/products/item-\(index)"))
                     #expect(response.status == 200)
                 }
             }

@@ -55,19 +55,6 @@ struct RevisionTests {
         return (try buildApplication(configuration: configuration, logger: testLogger("revisions")), directory)
     }
 
-    static func get(_ port: Int, _ path: String, _ headers: [(String, String)] = []) async throws -> RawResponse {
-        let connection = try RawConnection(port: port)
-        connection.send("GET \(path) HTTP/1.1\r\nHost: a\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n")
-        return try #require(await connection.receive(1).first)
-    }
-
-    static func post(_ port: Int, _ path: String, _ headers: [(String, String)]) async throws -> RawResponse {
-        let connection = try RawConnection(port: port)
-        connection.send(
-            "POST \(path) HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n")
-        return try #require(await connection.receive(1).first)
-    }
-
     /// Checks a data payload as the client decodes it against `skeleton`: every entry names one of
     /// its dynamic components, with content that decodes as that component's.
     static func expectDecodes(
@@ -96,7 +83,7 @@ struct RevisionTests {
         let edit = try #require(Self.edits.first { $0.name == name })
         let (application, directory) = try Self.makeApplication()
         try await withRunningServer(application) { port in
-            let skeleton = try await Self.get(port, "/screens/home")
+            let skeleton = try await TestClient.live(port: port).execute(uri: "/screens/home")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
             #expect(held.count == 16)
 
@@ -104,20 +91,21 @@ struct RevisionTests {
             #expect(edited != Self.original)
             try Data(edited.utf8).write(to: directory.appendingPathComponent("home.json"), options: .atomic)
             #expect(application.watcher.reload())
-            let current = try #require(try await Self.get(port, "/screens/home").header("X-Taksi-Skeleton"))
+            let current = try #require(try await TestClient.live(port: port).execute(uri: "/screens/home").header("X-Taksi-Skeleton"))
             #expect((current != held) == edit.changesShape, "\(name): the revision \(edit.changesShape ? "changes" : "stays")")
 
             // The app's data request names its skeleton: answered for it, whatever changed.
-            let data = try await Self.get(port, "/screens/home/data", [("X-Taksi-Skeleton", held)])
-            #expect(data.status == 200)
+            let data = try await TestClient.live(port: port).execute(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", held)])
+            #expect(data.status == .ok)
             #expect(data.header("X-Taksi-Skeleton") == held)
             try Self.expectDecodes(data.json, against: skeleton.json)
-            let answer = try await Self.post(port, "/screens/home/actions/ping", [("X-Taksi-Skeleton", held)])
-            #expect(answer.status == 200)
+            let answer = try await TestClient.live(port: port).execute(
+                .POST, uri: "/screens/home/actions/ping", headers: [("X-Taksi-Skeleton", held)], body: "")
+            #expect(answer.status == .ok)
             try Self.expectDecodes(answer.json, against: skeleton.json)
 
             // Without the header (an app from before it), the current set answers, as it always did.
-            let fresh = try await Self.get(port, "/screens/home/data")
+            let fresh = try await TestClient.live(port: port).execute(uri: "/screens/home/data")
             #expect(fresh.header("X-Taksi-Skeleton") == current)
             if name == "added" { #expect(fresh.json?["interface_data"]?.arrayValue?.contains { $0["identifier"] == "promo" } == true) }
         }
@@ -146,7 +134,7 @@ struct RevisionTests {
         let (application, directory) = try Self.makeApplication(files: ["note.yaml": note], upstreams: ["api": upstream.baseURL])
         let file = directory.appendingPathComponent("note.yaml")
         try await withRunningServer(application) { port in
-            let skeleton = try await Self.get(port, "/screens/note")
+            let skeleton = try await TestClient.live(port: port).execute(uri: "/screens/note")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
             // Off the cooperative pool: the answer waits on the upstream call, which needs it.
             func send(_ text: String) async throws -> RawResponse {
@@ -169,7 +157,9 @@ struct RevisionTests {
             ).replacingOccurrences(of: "components:", with: "sources: {q: {type: request, parameters: {x: {default: Write}}}}\ncomponents:")
             try Data(reshaped.utf8).write(to: file, options: .atomic)
             #expect(application.watcher.reload())
-            #expect(try await Self.get(port, "/screens/note").header("X-Taksi-Skeleton") != held, "the held skeleton is an earlier set's")
+            #expect(
+                try await TestClient.live(port: port).execute(uri: "/screens/note").header("X-Taksi-Skeleton") != held,
+                "the held skeleton is an earlier set's")
             let tightened = try await send("0123456789")
             #expect(tightened.status == 422, "the current check: \(tightened.body)")
             #expect(tightened.json?["interface_data"]?.arrayValue?.first?["content"]?["value"] == "Too long.")
@@ -271,20 +261,26 @@ struct RevisionTests {
         let (new, _) = try Self.makeApplication(Self.original.replacingOccurrences(of: added.from, with: added.to))
         try await withRunningServer(old) { oldPort in
             try await withRunningServer(new) { newPort in
-                let skeleton = try await Self.get(oldPort, "/screens/home")
+                let skeleton = try await TestClient.live(port: oldPort).execute(uri: "/screens/home")
                 let held = try #require(skeleton.header("X-Taksi-Skeleton"))
-                let refused = try await Self.get(newPort, "/screens/home/data", [("X-Taksi-Skeleton", held)])
-                #expect(refused.status == 412)
+                let refused = try await TestClient.live(port: newPort).execute(
+                    uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", held)])
+                #expect(refused.status == .preconditionFailed)
                 #expect(refused.json?["error"]?["code"] == "skeleton_outdated")
                 #expect(refused.header("Cache-Control") == "no-store")
                 #expect(refused.header("Vary")?.contains("X-Taksi-Skeleton") == true)
-                #expect(try await Self.post(newPort, "/screens/home/actions/ping", [("X-Taksi-Skeleton", held)]).status == 412)
+                #expect(
+                    try await TestClient.live(port: newPort).execute(
+                        .POST, uri: "/screens/home/actions/ping", headers: [("X-Taksi-Skeleton", held)], body: ""
+                    ).status == .preconditionFailed)
 
                 // What docs/client.md does on 412: the skeleton again, past every cache, then its data.
-                let refetched = try await Self.get(newPort, "/screens/home", [("Cache-Control", "no-cache")])
+                let refetched = try await TestClient.live(port: newPort).execute(
+                    uri: "/screens/home", headers: [("Cache-Control", "no-cache")])
                 let current = try #require(refetched.header("X-Taksi-Skeleton"))
-                let data = try await Self.get(newPort, "/screens/home/data", [("X-Taksi-Skeleton", current)])
-                #expect(data.status == 200)
+                let data = try await TestClient.live(port: newPort).execute(
+                    uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", current)])
+                #expect(data.status == .ok)
                 try Self.expectDecodes(data.json, against: refetched.json)
             }
         }
@@ -299,10 +295,11 @@ struct RevisionTests {
         let (application, _) = try Self.makeApplication(files: ["home.json": classic, "home-2.json": modern])
         try await withRunningServer(application) { port in
             // The docs' old client: no version on the skeleton, ?version=2.1 on the data.
-            let skeleton = try await Self.get(port, "/screens/home")
+            let skeleton = try await TestClient.live(port: port).execute(uri: "/screens/home")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
-            let data = try await Self.get(port, "/screens/home/data?name=Ada&version=2.1", [("X-Taksi-Skeleton", held)])
-            #expect(data.status == 200)
+            let data = try await TestClient.live(port: port).execute(
+                uri: "/screens/home/data?name=Ada&version=2.1", headers: [("X-Taksi-Skeleton", held)])
+            #expect(data.status == .ok)
             #expect(data.header("X-Taksi-Variant") == skeleton.header("X-Taksi-Variant"))
             try Self.expectDecodes(data.json, against: skeleton.json)
         }
@@ -398,7 +395,7 @@ struct RevisionTests {
         // a busy machine can take longer than the default timeout of a source.
         let (application, directory) = try Self.makeApplication(files: ["feed.json": screen], upstreams: ["api": upstream.baseURL])
         try await withRunningServer(application) { port in
-            let skeleton = try await Self.get(port, "/screens/feed")
+            let skeleton = try await TestClient.live(port: port).execute(uri: "/screens/feed")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/feed/data HTTP/1.1\r\nHost: a\r\nX-Taksi-Skeleton: \(held)\r\n\r\n")
@@ -408,7 +405,7 @@ struct RevisionTests {
             try Data(screen.replacingOccurrences(of: #""identifier": "title""#, with: #""identifier": "heading""#).utf8)
                 .write(to: directory.appendingPathComponent("feed.json"), options: .atomic)
             #expect(application.watcher.reload())
-            #expect(try await Self.get(port, "/screens/feed").header("X-Taksi-Skeleton") != held)
+            #expect(try await TestClient.live(port: port).execute(uri: "/screens/feed").header("X-Taksi-Skeleton") != held)
             upstream.release()
 
             let data = try #require(await connection.receive(1).first)

@@ -47,10 +47,8 @@ struct UpstreamSocketTests {
         try await withRunningServer(application) { port in
             let connection = try RawConnection(port: port)
             func get(_ path: String, id: String) async -> RawResponse? {
-                connection.send(
-                    "GET \(path) HTTP/1.1\r\nHost: a\r\nX-Request-Id: \(id)\r\ntraceparent: \(Self.traceParent)\r\ntracestate: vendor=1\r\n\r\n"
-                )
-                return await connection.receive(1).first
+                await connection.request(
+                    path, headers: [("X-Request-Id", id), ("traceparent", Self.traceParent), ("tracestate", "vendor=1")])
             }
             let first = try #require(await get("/screens/feed/data?city=Oslo", id: "first-request"))
             #expect(first.status == 200)

@@ -27,22 +27,14 @@ struct LocalizedRoutesTests {
             #"{"name": "plain", "entry": true, "components": [{"name": "label_component", "identifier": "x", "content": {"value": "Same in every language"}}]}"#,
     ]
 
-    let responder: Responder
+    let client: TestClient
 
     init() throws {
         let load = ScreenSetLoader.load(files: Self.files.mapValues { Array($0.utf8) })
         let set = try #require(load.screenSet, "\(load.diagnostics.report)")
         var configuration = ServerConfiguration()
         configuration.port = 0
-        responder = buildApplication(configuration: configuration, screenSet: set, logger: testLogger("test")).responder
-    }
-
-    func get(_ uri: String, _ headers: [(String, String)] = []) async -> TestResponse {
-        await TestClient.router(responder).respond(uri: uri, headers: headers)
-    }
-
-    func body(_ response: TestResponse) -> String {
-        response.text
+        client = .router(buildApplication(configuration: configuration, screenSet: set, logger: testLogger("test")).responder)
     }
 
     @Test("skeleton and data come in the negotiated locale, with Content-Language and Vary: Accept-Language")
@@ -53,34 +45,34 @@ struct LocalizedRoutesTests {
             (nil, "en", "Welcome", "Hello, Ana!"),
         ] as [(String?, String, String, String)] {
             let headers = header.map { [("Accept-Language", $0)] } ?? []
-            let skeleton = await get("/screens/welcome", headers)
+            let skeleton = await client.respond(uri: "/screens/welcome", headers: headers)
             #expect(skeleton.status == .ok)
             #expect(skeleton.headers["Content-Language"] == [locale], "\(header ?? "none")")
             #expect(skeleton.headers["Vary"] == ["Accept-Language, Accept-Encoding"])
-            #expect(body(skeleton).contains("\"value\":\"\(title)\""), "\(body(skeleton))")
-            let data = await get("/screens/welcome/data", headers)
+            #expect(skeleton.text.contains("\"value\":\"\(title)\""), "\(skeleton.text)")
+            let data = await client.respond(uri: "/screens/welcome/data", headers: headers)
             #expect(data.headers["Content-Language"] == [locale])
             #expect(data.headers["Vary"] == ["Accept-Language, X-Taksi-Skeleton"])
-            #expect(body(data).contains("\"value\":\"\(hello)\""), "\(body(data))")
+            #expect(data.text.contains("\"value\":\"\(hello)\""), "\(data.text)")
         }
     }
 
     @Test("each locale's skeleton has its own ETag, so a revalidation never crosses languages")
     func etags() async throws {
-        let english = await get("/screens/welcome")
-        let portuguese = await get("/screens/welcome", [("Accept-Language", "pt")])
+        let english = await client.respond(uri: "/screens/welcome")
+        let portuguese = await client.respond(uri: "/screens/welcome", headers: [("Accept-Language", "pt")])
         let tag = try #require(english.headers.first(name: "ETag"))
         #expect(tag != portuguese.headers.first(name: "ETag"))
-        #expect(await get("/screens/welcome", [("If-None-Match", tag)]).status == .notModified)
-        #expect(await get("/screens/welcome", [("If-None-Match", tag), ("Accept-Language", "pt")]).status == .ok)
+        #expect(await client.respond(uri: "/screens/welcome", headers: [("If-None-Match", tag)]).status == .notModified)
+        #expect(await client.respond(uri: "/screens/welcome", headers: [("If-None-Match", tag), ("Accept-Language", "pt")]).status == .ok)
     }
 
     @Test("a screen without localized text varies on nothing and says no language")
     func plainScreen() async {
-        let skeleton = await get("/screens/plain", [("Accept-Language", "pt")])
+        let skeleton = await client.respond(uri: "/screens/plain", headers: [("Accept-Language", "pt")])
         #expect(skeleton.status == .ok)
         #expect(skeleton.headers["Content-Language"].isEmpty)
         #expect(skeleton.headers["Vary"] == ["Accept-Encoding"])
-        #expect(await get("/screens/plain/data", [("Accept-Language", "pt")]).headers["Content-Language"].isEmpty)
+        #expect(await client.respond(uri: "/screens/plain/data", headers: [("Accept-Language", "pt")]).headers["Content-Language"].isEmpty)
     }
 }

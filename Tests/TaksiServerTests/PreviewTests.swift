@@ -20,14 +20,6 @@ struct PreviewTests {
         try fixtureCopyApplication(preview: preview, label: "preview")
     }
 
-    static func get(_ responder: Responder, _ uri: String) async -> TestResponse {
-        await TestClient.router(responder).respond(uri: uri)
-    }
-
-    static func text(_ response: TestResponse) -> String { response.text }
-
-    static func json(_ response: TestResponse) -> JSONValue? { response.json }
-
     static let routes = [
         "/preview", "/preview/", "/preview/home", "/preview/preview.js", "/preview/preview.css", "/preview/catalog.json",
         "/preview/exchange.json?screen=home", "/preview/events.stream",
@@ -38,9 +30,9 @@ struct PreviewTests {
         #expect(!ServerConfiguration().preview)
         let responder = fixtureApplication().responder
         for route in Self.routes {
-            let response = await Self.get(responder, route)
+            let response = await TestClient.router(responder).respond(uri: route)
             #expect(response.status == .notFound, "\(route)")
-            #expect(Self.json(response)?["error"]?["code"] == "not_found", "\(route)")
+            #expect(response.json?["error"]?["code"] == "not_found", "\(route)")
         }
         for method in [HTTPMethod.OPTIONS, .POST, .HEAD] {
             #expect(await TestClient.router(responder).respond(method, uri: "/preview").status == .notFound, "\(method)")
@@ -50,12 +42,12 @@ struct PreviewTests {
     @Test("GET / sends a person to the preview when it is on, else says where things are")
     func root() async throws {
         let (application, _) = try Self.makeApplication()
-        let toPreview = await Self.get(application.responder, "/")
+        let toPreview = await TestClient.router(application.responder).respond(uri: "/")
         #expect(toPreview.status == .found)
         #expect(toPreview.header("Location") == "/preview")
         #expect(toPreview.header("Cache-Control") == "no-store")
 
-        let pointer = await Self.get(fixtureApplication().responder, "/")
+        let pointer = await TestClient.router(fixtureApplication().responder).respond(uri: "/")
         #expect(pointer.status == .ok)
         #expect(pointer.header("Cache-Control") == "no-store")
         #expect(pointer.json?["screens"] == "/screens")
@@ -83,7 +75,7 @@ struct PreviewTests {
         let (application, _) = try Self.makeApplication()
         let responder = application.responder
         for uri in ["/preview", "/preview/", "/preview/home", "/preview/bikes/stations/velib"] {
-            let page = await Self.get(responder, uri)
+            let page = await TestClient.router(responder).respond(uri: uri)
             #expect(page.status == .ok, "\(uri)")
             #expect(page.headers["Content-Type"] == ["text/html; charset=utf-8"])
             #expect(page.headers["Cache-Control"] == ["no-store"])
@@ -96,33 +88,33 @@ struct PreviewTests {
             }
             #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"))
         }
-        let html = Self.text(await Self.get(responder, "/preview/home"))
+        let html = (await TestClient.router(responder).respond(uri: "/preview/home")).text
         // Everything the page loads is this server's, under /preview/.
         let references = html.matches(of: /(?:src|href)="([^"]*)"/).map { String($0.output.1) }
         #expect(references.sorted() == ["/preview", "/preview/preview.css", "/preview/preview.js"])
         #expect(!html.contains("<script>") && !html.contains("style="), "no inline script or style: the policy forbids them")
 
-        let script = await Self.get(responder, "/preview/preview.js")
+        let script = await TestClient.router(responder).respond(uri: "/preview/preview.js")
         #expect(script.headers["Content-Type"] == ["text/javascript; charset=utf-8"])
-        let source = Self.text(script)
+        let source = script.text
         for markupSink in ["innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval("] {
             #expect(!source.contains(markupSink), "values reach the page as text only: \(markupSink)")
         }
         #expect(!source.contains("http://") && !source.contains("https://"), "no fetch leaves this server")
-        let style = await Self.get(responder, "/preview/preview.css")
+        let style = await TestClient.router(responder).respond(uri: "/preview/preview.css")
         #expect(style.headers["Content-Type"] == ["text/css; charset=utf-8"])
-        #expect(!Self.text(style).contains("url(") && !Self.text(style).contains("@import"))
+        #expect(!style.text.contains("url(") && !style.text.contains("@import"))
 
         // Parameter values may hold '.' (a repository named swift.org); only the page's own files are taken.
-        #expect(await Self.get(responder, "/preview/repositories/apple/swift.org").status == .ok)
-        #expect(await Self.get(responder, "/previews").status == .notFound)
+        #expect(await TestClient.router(responder).respond(uri: "/preview/repositories/apple/swift.org").status == .ok)
+        #expect(await TestClient.router(responder).respond(uri: "/previews").status == .notFound)
     }
 
     @Test("catalog.json: screens, variants with a version that selects each, query parameters, schemas, pending errors")
     func catalog() async throws {
         let (application, directory) = try Self.makeApplication()
         let responder = application.responder
-        let catalog = try #require(Self.json(await Self.get(responder, "/preview/catalog.json")))
+        let catalog = try #require((await TestClient.router(responder).respond(uri: "/preview/catalog.json")).json)
         #expect(catalog["screens_version"] == .string(application.store.status.version))
         #expect(catalog["pending_errors"] == [])
         let screens = catalog["screens"]?.arrayValue ?? []
@@ -151,7 +143,7 @@ struct PreviewTests {
         let original = try String(contentsOf: login, encoding: .utf8)
         try Data(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#).utf8).write(to: login)
         #expect(!application.watcher.reload())
-        let broken = try #require(Self.json(await Self.get(responder, "/preview/catalog.json")))
+        let broken = try #require((await TestClient.router(responder).respond(uri: "/preview/catalog.json")).json)
         #expect(broken["screens"]?.arrayValue?.count == screens.count)
         let error = try #require(broken["pending_errors"]?.arrayValue?.first)
         #expect(error["file"]?.stringValue?.hasSuffix("login.json") == true)
@@ -174,9 +166,9 @@ struct PreviewTests {
         try #require(errors.count == 1, "\(validate.report)")
         let line = errors[0].description
         #expect(line.contains("YAML"), "\(line)")
-        let ready = try #require(Self.json(await Self.get(responder, "/readyz")))
+        let ready = try #require((await TestClient.router(responder).respond(uri: "/readyz")).json)
         #expect(ready["pending_errors"] == [.string(line)])
-        let catalog = try #require(Self.json(await Self.get(responder, "/preview/catalog.json")))
+        let catalog = try #require((await TestClient.router(responder).respond(uri: "/preview/catalog.json")).json)
         let shown = try #require(catalog["pending_errors"]?.arrayValue?.first)
         #expect(catalog["pending_errors"]?.arrayValue?.count == 1)
         #expect(shown["text"]?.stringValue == line, "\(shown)")
@@ -187,10 +179,8 @@ struct PreviewTests {
         let (application, _) = try Self.makeApplication()
         let responder = application.responder
         let data = try #require(
-            Self.json(
-                await Self.get(
-                    responder, "/preview/exchange.json?screen=home&phase=data&query=name%3DAda&version=2.1&user=alice&language=pt-BR&gzip=0"
-                )))
+            (await TestClient.router(responder).respond(
+                uri: "/preview/exchange.json?screen=home&phase=data&query=name%3DAda&version=2.1&user=alice&language=pt-BR&gzip=0")).json)
         #expect(data["status"] == 200)
         #expect(data["request"]?["target"] == "/screens/home/data?name=Ada")
         let sent = data["request"]?["headers"]?.arrayValue ?? []
@@ -205,7 +195,8 @@ struct PreviewTests {
         #expect(body.entries.first { $0.identifier == "greeting" }?.content == ["value": "Hello, Ada!"])
 
         // gzip as an app that accepts it gets it: the body shown decoded, the bytes as sent.
-        let skeleton = try #require(Self.json(await Self.get(responder, "/preview/exchange.json?screen=home&version=2.1&gzip=1")))
+        let skeleton = try #require(
+            (await TestClient.router(responder).respond(uri: "/preview/exchange.json?screen=home&version=2.1&gzip=1")).json)
         #expect(skeleton["headers"]?.arrayValue?.contains(["Content-Encoding", "gzip"]) == true)
         let text = skeleton["body"]?.stringValue ?? ""
         let decoded = try JSONDecoder().decode(Skeleton.self, from: Data(text.utf8))
@@ -213,9 +204,9 @@ struct PreviewTests {
         #expect((skeleton["bytes"]?.numberValue ?? 0) < Double(text.utf8.count))
 
         // No version: the other variant; an error is described, not raised.
-        let classic = try #require(Self.json(await Self.get(responder, "/preview/exchange.json?screen=home")))
+        let classic = try #require((await TestClient.router(responder).respond(uri: "/preview/exchange.json?screen=home")).json)
         #expect(classic["headers"]?.arrayValue?.contains(["X-Taksi-Variant", "home|*|default"]) == true)
-        let missing = try #require(Self.json(await Self.get(responder, "/preview/exchange.json?screen=nowhere")))
+        let missing = try #require((await TestClient.router(responder).respond(uri: "/preview/exchange.json?screen=nowhere")).json)
         #expect(missing["status"] == 404)
         #expect(missing["body"]?.stringValue?.contains("screen_not_found") == true)
     }
@@ -224,19 +215,20 @@ struct PreviewTests {
     func exchangeValues() async throws {
         let (application, _) = try Self.makeApplication()
         let responder = application.responder
-        let injected = try #require(Self.json(await Self.get(responder, "/preview/exchange.json?screen=home%3Fname%3DEve%23x&phase=data")))
+        let injected = try #require(
+            (await TestClient.router(responder).respond(uri: "/preview/exchange.json?screen=home%3Fname%3DEve%23x&phase=data")).json)
         #expect(injected["request"]?["target"] == "/screens/home%3Fname=Eve%23x/data")
         #expect(injected["status"] == 404)
         let spaced = try #require(
-            Self.json(await Self.get(responder, "/preview/exchange.json?screen=home&phase=data&query=name%3DA%20B%23c")))
+            (await TestClient.router(responder).respond(uri: "/preview/exchange.json?screen=home&phase=data&query=name%3DA%20B%23c")).json)
         #expect(spaced["request"]?["target"] == "/screens/home/data?name=A%20B%23c")
         #expect(spaced["body"]?.stringValue?.contains("Hello, A B#c!") == true)
 
-        let control = await Self.get(responder, "/preview/exchange.json?screen=home&version=2.1%0D%0AX-Evil:%201")
+        let control = await TestClient.router(responder).respond(uri: "/preview/exchange.json?screen=home&version=2.1%0D%0AX-Evil:%201")
         #expect(control.status == .badRequest)
-        #expect(Self.json(control)?["error"]?["code"] == "invalid_parameter")
-        #expect(await Self.get(responder, "/preview/exchange.json").status == .badRequest)
-        #expect(await Self.get(responder, "/preview/exchange.json?screen=home&phase=both").status == .badRequest)
+        #expect(control.json?["error"]?["code"] == "invalid_parameter")
+        #expect(await TestClient.router(responder).respond(uri: "/preview/exchange.json").status == .badRequest)
+        #expect(await TestClient.router(responder).respond(uri: "/preview/exchange.json?screen=home&phase=both").status == .badRequest)
     }
 
     @Test("streams beyond the cap are refused with 503")
@@ -244,10 +236,10 @@ struct PreviewTests {
         let (application, _) = try Self.makeApplication()
         let full = PreviewEvents(status: application.store.status, maxSubscribers: 0)
         let responder = Responder(store: application.store, logger: testLogger("preview"), previewEvents: full)
-        let refused = await Self.get(responder, "/preview/events.stream")
+        let refused = await TestClient.router(responder).respond(uri: "/preview/events.stream")
         #expect(refused.status == .serviceUnavailable)
         #expect(refused.headers["Retry-After"] == ["5"])
-        #expect(Self.json(refused)?["error"]?["code"] == "preview_streams_exhausted")
+        #expect(refused.json?["error"]?["code"] == "preview_streams_exhausted")
         let head = await TestClient.router(responder).respond(.HEAD, uri: "/preview")
         #expect(head.status == .ok)
     }

@@ -160,8 +160,8 @@ struct ReloadTests {
             versions.insert(version)
             // The same request against the set of that version gives exactly these bytes.
             let snapshot = try #require(known[version], "a response names a version no reload produced")
-            let replay = await Responder(store: ScreenStore(snapshot.screenSet), logger: testLogger("replay"))
-                .response(method: .GET, uri: requests[index].0, headers: requests[index].1)
+            let replay = await TestClient.router(Responder(store: ScreenStore(snapshot.screenSet), logger: testLogger("replay")))
+                .respond(uri: requests[index].0, headers: requests[index].1)
             #expect(replay.body == response.body, "\(requests[index].0) mixes versions")
         }
         #expect(versions.count >= 1)

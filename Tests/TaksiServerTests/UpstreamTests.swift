@@ -252,7 +252,7 @@ struct UpstreamTests {
             let response = await TestClient.router(application.responder).respond(.GET, uri: uri, headers: ["Authorization": "Bearer t"])
             #expect(response.status == .ok)
             #expect(response.headers["X-Taksi-Degraded"].isEmpty)
-            let expected = await offline.response(method: .GET, uri: uri, headers: ["Authorization": "Bearer t"])
+            let expected = await TestClient.router(offline).respond(uri: uri, headers: [("Authorization", "Bearer t")])
             #expect(expected.body.readableBytes > 30, "\(uri) has entries")
             #expect(response.body == expected.body, "\(uri)")
         }

@@ -13,47 +13,51 @@ import Testing
 @Suite("Variant routes")
 struct VariantRoutesTests {
     let metrics = TestMetrics()
-    let responder: Responder
+    let client: TestClient
 
     init() {
         var configuration = ServerConfiguration()
         configuration.port = 0
-        responder =
+        client = .router(
             buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"), metrics: metrics)
-            .responder
-    }
-
-    func get(_ uri: String, _ headers: [(String, String)] = []) async -> TestResponse {
-        await TestClient.router(responder).respond(uri: uri, headers: headers)
-    }
-
-    func json(_ response: TestResponse) -> JSONValue? {
-        response.json
+                .responder)
     }
 
     @Test("two app versions of home are served by header or query, and the variant is named")
     func versions() async {
-        let classic = await get("/screens/home")
+        let classic = await client.respond(uri: "/screens/home")
         #expect(classic.headers["X-Taksi-Variant"] == ["home|*|default"])
         // Accept-Encoding too: the skeleton has a gzip form.
         #expect(classic.headers["Vary"] == ["X-Taksi-Version, Accept-Encoding"])
-        let cards = await get("/screens/home", [("X-Taksi-Version", "2.4.1")])
+        let cards = await client.respond(uri: "/screens/home", headers: [("X-Taksi-Version", "2.4.1")])
         #expect(cards.headers["X-Taksi-Variant"] == ["home|>= 2.0|default"])
-        #expect(json(cards)?["components"]?.arrayValue?[2]["content"]?["component_name"] == "restaurant_component")
-        #expect(json(classic)?["components"]?.arrayValue?[2]["content"]?["component_name"] == "label_component")
-        #expect(await get("/screens/home?version=2.0").headers["X-Taksi-Variant"] == ["home|>= 2.0|default"])
-        #expect(await get("/screens/home", [("X-Taksi-Version", "1.9")]).headers["X-Taksi-Variant"] == ["home|*|default"])
+        #expect(cards.json?["components"]?.arrayValue?[2]["content"]?["component_name"] == "restaurant_component")
+        #expect(classic.json?["components"]?.arrayValue?[2]["content"]?["component_name"] == "label_component")
+        #expect(await client.respond(uri: "/screens/home?version=2.0").headers["X-Taksi-Variant"] == ["home|>= 2.0|default"])
+        #expect(
+            await client.respond(uri: "/screens/home", headers: [("X-Taksi-Version", "1.9")]).headers["X-Taksi-Variant"] == [
+                "home|*|default"
+            ])
     }
 
     @Test("an explicit alternative, then the experiment by user, then the default")
     func alternatives() async {
-        #expect(await get("/screens/landing").headers["X-Taksi-Variant"] == ["landing|*|default"])
-        #expect(await get("/screens/landing", [("X-Taksi-Alternative", "compact")]).headers["X-Taksi-Variant"] == ["landing|*|compact"])
-        #expect(await get("/screens/landing").headers["Vary"] == ["X-Taksi-Alternative, X-Taksi-User, Accept-Encoding"])
+        #expect(await client.respond(uri: "/screens/landing").headers["X-Taksi-Variant"] == ["landing|*|default"])
+        #expect(
+            await client.respond(uri: "/screens/landing", headers: [("X-Taksi-Alternative", "compact")]).headers["X-Taksi-Variant"] == [
+                "landing|*|compact"
+            ])
+        #expect(await client.respond(uri: "/screens/landing").headers["Vary"] == ["X-Taksi-Alternative, X-Taksi-User, Accept-Encoding"])
         // Pinned: bob and alice land on different sides of the landing-call-to-action experiment.
-        #expect(await get("/screens/landing", [("X-Taksi-User", "alice")]).headers["X-Taksi-Variant"] == ["landing|*|compact"])
-        #expect(await get("/screens/landing", [("X-Taksi-User", "bob")]).headers["X-Taksi-Variant"] == ["landing|*|default"])
-        #expect(await get("/screens/login").headers["Vary"] == ["Accept-Encoding"])
+        #expect(
+            await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", "alice")]).headers["X-Taksi-Variant"] == [
+                "landing|*|compact"
+            ])
+        #expect(
+            await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", "bob")]).headers["X-Taksi-Variant"] == [
+                "landing|*|default"
+            ])
+        #expect(await client.respond(uri: "/screens/login").headers["Vary"] == ["Accept-Encoding"])
     }
 
     @Test("skeleton and data with the same headers always name the same variant")
@@ -63,8 +67,8 @@ struct VariantRoutesTests {
             + [[], [("X-Taksi-Version", "2.0")], [("X-Taksi-Version", "1.0")], [("X-Taksi-Alternative", "compact")]]
         for name in ["home", "landing", "login"] {
             for headers in headerSets {
-                let skeleton = await get("/screens/\(name)", headers)
-                let data = await get("/screens/\(name)/data", headers)
+                let skeleton = await client.respond(uri: "/screens/\(name)", headers: headers)
+                let data = await client.respond(uri: "/screens/\(name)/data", headers: headers)
                 #expect(skeleton.headers["X-Taksi-Variant"] == data.headers["X-Taksi-Variant"])
                 // Both vary on what chose the variant; a body with a gzip form also varies on
                 // Accept-Encoding, and data on the skeleton it is for.
@@ -87,9 +91,9 @@ struct VariantRoutesTests {
         ).responder
         var counts: [String: Int] = [:]
         for user in 0..<1_000 {
-            let headers = HTTPHeaders([("X-Taksi-User", "user-\(user)")])
-            let before = await get("/screens/landing", [("X-Taksi-User", "user-\(user)")]).headers["X-Taksi-Variant"]
-            let after = await restarted.response(method: .GET, uri: "/screens/landing", headers: headers).headers["X-Taksi-Variant"]
+            let headers = [("X-Taksi-User", "user-\(user)")]
+            let before = await client.respond(uri: "/screens/landing", headers: headers).headers["X-Taksi-Variant"]
+            let after = await TestClient.router(restarted).respond(uri: "/screens/landing", headers: headers).headers["X-Taksi-Variant"]
             #expect(before == after)
             counts[before.first ?? "", default: 0] += 1
         }
@@ -105,8 +109,8 @@ struct VariantRoutesTests {
             configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: .init(label: "t")
         ).responder
         func body(_ uri: String, _ headers: [(String, String)]) async -> (HTTPResponseStatus, JSONValue?) {
-            let response = await TestClient.router(responder).respond(.GET, uri: uri, headers: HTTPHeaders(headers))
-            return (response.status, try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView)))
+            let response = await TestClient.router(responder).respond(uri: uri, headers: headers)
+            return (response.status, response.json)
         }
         let old = await body("/screens/news", [("X-Taksi-Version", "2.9")])
         #expect(old.0 == .notFound)
@@ -139,8 +143,8 @@ struct VariantRoutesTests {
 
     @Test("every served variant is counted, skeletons and data apart")
     func counted() async throws {
-        for user in ["alice", "bob", "carol"] { _ = await get("/screens/landing", [("X-Taksi-User", user)]) }
-        _ = await get("/screens/landing/data", [("X-Taksi-User", "alice")])
+        for user in ["alice", "bob", "carol"] { _ = await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", user)]) }
+        _ = await client.respond(uri: "/screens/landing/data", headers: [("X-Taksi-User", "alice")])
         let compact = try metrics.expectCounter("taksi_variant_skeletons_total", [("screen", "landing"), ("variant", "landing|*|compact")])
         let standard = try metrics.expectCounter(
             "taksi_variant_skeletons_total", [("screen", "landing"), ("variant", "landing|*|default")])

@@ -97,6 +97,19 @@ package final class RawConnection {
         }
     }
 
+    /// Sends one well-formed HTTP/1.1 request (a `Content-Length` when there is a body) and reads
+    /// its response: nil when the server closes without one. For a request that is not
+    /// well-formed, or several pipelined, ``send(_:)`` the bytes and ``receive(_:headRequests:)``.
+    package func request(
+        _ target: String, method: String = "GET", headers: [(String, String)] = [], body: String? = nil
+    ) async -> RawResponse? {
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let body { head += "Content-Length: \(body.utf8.count)\r\n" }
+        send(head + "\r\n" + (body ?? ""))
+        return await receive(1, headRequests: method == "HEAD" ? [0] : []).first
+    }
+
     // Every read runs on a thread of its own and is awaited: a blocking read on Swift's
     // cooperative pool (two threads on a two-core machine) could starve the very tasks that make
     // the server's answer.

@@ -40,6 +40,10 @@ package struct TestClient: Sendable {
     /// A client of `responder`, in process (what `.router` gives).
     package static func router(_ responder: Responder) -> TestClient { TestClient(responder: responder) }
 
+    /// A client of the server listening on `port` (what `.live` gives), for a server the test
+    /// started itself (``withRunningServer(_:_:)``): one connection per request.
+    package static func live(port: Int) -> TestClient { TestClient(port: port) }
+
     /// Sends one request and waits for its whole response.
     package func execute(
         _ method: HTTPMethod = .GET, uri: String, headers: [(String, String)] = [], body: String? = nil
@@ -49,11 +53,7 @@ package struct TestClient: Sendable {
             return await Self.respond(responder, method, uri: uri, headers: headers, body: body)
         case .port(let port):
             let connection = try RawConnection(port: port)
-            var head = "\(method.rawValue) \(uri) HTTP/1.1\r\nHost: localhost\r\n"
-            for (name, value) in headers { head += "\(name): \(value)\r\n" }
-            if let body { head += "Content-Length: \(body.utf8.count)\r\n" }
-            connection.send(head + "\r\n" + (body ?? ""))
-            guard let raw = await connection.receive(1, headRequests: method == .HEAD ? [0] : []).first else {
+            guard let raw = await connection.request(uri, method: method.rawValue, headers: headers, body: body) else {
                 throw TestClientError.noResponse(uri)
             }
             return TestResponse(
