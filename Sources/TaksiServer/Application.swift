@@ -71,7 +71,7 @@ public struct Application: Sendable {
         Responder(
             store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents,
             idempotency: idempotency, fleet: fleetSubmits, kept: keptBundles, published: published,
-            draining: draining, tracing: tracing?.requests, purger: purger
+            draining: draining, tracing: tracing?.requests, purger: purger, counting: metrics
         )
     }
 

@@ -1,4 +1,3 @@
-import CoreMetrics
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -13,6 +12,7 @@ struct ActionEndpoint: Sendable {
     let logger: Logger
     /// Calls the actions' upstreams; nil when the server calls no upstreams.
     let resolver: DataResolver?
+    let counters: EndpointCounters
     /// Answers of submits kept by `Idempotency-Key` in this process; nil runs every submit.
     let idempotency: IdempotencyStore?
     /// Keyed submits answered once for the whole fleet, through its store; when set, used
@@ -223,11 +223,7 @@ struct ActionEndpoint: Sendable {
     ) -> HTTPResponse {
         let (status, body, problems) = action.answer(to: result, inputs: inputs, path: path, catalog: catalog)
         if !problems.isEmpty { logger.dataProblems(problems, in: variant.compiled, correlation: correlation) }
-        Counter(
-            label: "taksi_action_requests_total",
-            dimensions: [("screen", variant.compiled.name), ("action", action.name), ("outcome", result.name)],
-            factory: resolver?.metrics ?? MetricsSystem.factory
-        ).increment()
+        counters.answered(action.name, of: variant.compiled.name, outcome: result.name)
         let headers = variant.headers.filter { $0.0 != "Vary" } + [("Cache-Control", "no-store")]
         var response = HTTPResponse(
             status: HTTPResponseStatus(statusCode: status), json: ByteBuffer(bytes: JSONWriter.bytes(body)), headers: headers)

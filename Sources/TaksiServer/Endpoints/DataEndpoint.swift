@@ -1,4 +1,3 @@
-import CoreMetrics
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -17,6 +16,7 @@ struct DataEndpoint: Sendable {
     let logger: Logger
     /// Resolves upstream values; nil when the server calls no upstreams.
     let resolver: DataResolver?
+    let counters: EndpointCounters
     /// Data responses kept for their inputs; nil renders every one.
     let memo: ResponseMemo?
 
@@ -154,7 +154,7 @@ struct DataEndpoint: Sendable {
             }
         }
         degraded.sort()
-        if !degraded.isEmpty { countDegraded(degraded, of: request.screen) }
+        if !degraded.isEmpty { counters.degraded(degraded, of: request.screen.name) }
         var headers = request.headers
         // Forwarded headers change the answer, so caches must key on them too.
         let forwarded = Set(request.calls.flatMap(\.definition.forwardedHeaders)).sorted()
@@ -172,16 +172,6 @@ struct DataEndpoint: Sendable {
         }
         return Rendered(
             body: body, headers: headers, degraded: !degraded.isEmpty, variant: request.screen.variantID)
-    }
-
-    /// Counts each degraded source of a response (`taksi_data_degraded_total`).
-    private func countDegraded(_ sources: [String], of screen: ScreenVariant) {
-        for source in sources {
-            Counter(
-                label: "taksi_data_degraded_total", dimensions: [("screen", screen.name), ("source", source)],
-                factory: resolver?.metrics ?? MetricsSystem.factory
-            ).increment()
-        }
     }
 
     /// The response kept for these inputs (``ResponseMemo``), or the one `render` makes, kept unless

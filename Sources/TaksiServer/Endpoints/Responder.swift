@@ -1,3 +1,4 @@
+public import CoreMetrics
 import Foundation
 public import Logging
 public import NIOCore
@@ -17,6 +18,9 @@ public struct HTTPRequest: Sendable {
     public var id = RequestIDReference.inProcess
     /// Its span, when tracing is on, and the tracer its calls' spans come from.
     var trace: RequestTrace?
+    /// An answer the connection decided while reading it (a limit was exceeded, the head was
+    /// malformed): answered as it is, without routing.
+    var rejection: APIError?
 
     /// Its id and trace context, for the calls it makes and the lines it logs.
     var correlation: Correlation { Correlation(requestID: id.text, headers: headers, span: trace?.span, tracing: trace?.tracing) }
@@ -94,26 +98,39 @@ public struct Responder: Sendable {
     ///   - draining: set when shutdown begins, so `/readyz` answers 503.
     ///   - tracing: makes a span of each request and of each call it makes; nil for none.
     ///   - purger: the CDN purges, whose failing targets `/readyz` names.
+    ///   - counting: where the endpoints count degraded data and action outcomes; nil: the
+    ///     process's `MetricsSystem`.
     public init(
         store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
         memo: ResponseMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, fleet: FleetSubmits? = nil,
         kept: KeptBundles? = nil, published: PublishedScreens.State? = nil, draining: Draining = Draining(),
-        tracing: RequestTracing? = nil, purger: CDNPurger? = nil
+        tracing: RequestTracing? = nil, purger: CDNPurger? = nil, counting: (any MetricsFactory)? = nil
     ) {
         self.tracing = tracing
         self.kept = kept
         let selector = VariantSelector(store: store, logger: logger, kept: kept)
         self.store = store
         self.skeletons = SkeletonEndpoint(selector: selector, memo: memo)
-        self.data = DataEndpoint(selector: selector, logger: logger, resolver: resolver, memo: memo)
-        self.actions = ActionEndpoint(selector: selector, logger: logger, resolver: resolver, idempotency: idempotency, fleet: fleet)
+        let counters = EndpointCounters(factory: counting ?? MetricsSystem.factory)
+        self.data = DataEndpoint(selector: selector, logger: logger, resolver: resolver, counters: counters, memo: memo)
+        self.actions = ActionEndpoint(
+            selector: selector, logger: logger, resolver: resolver, counters: counters, idempotency: idempotency, fleet: fleet)
         self.operations = OperationsEndpoint(store: store, metrics: metrics, draining: draining, published: published, purger: purger)
         self.links = LinksEndpoint(store: store)
         self.preview = previewEvents.map(Preview.init(events:))
     }
 
-    /// The reply to a request; ready at once unless the data needs upstream calls.
+    /// The reply to a request; ready at once unless the data needs upstream calls. With tracing
+    /// on, the request is answered inside its span (``RequestTracing/traced(_:_:)``).
     public func respond(to request: HTTPRequest) -> Reply {
+        guard let tracing else { return answer(request) }
+        return tracing.traced(request, answer)
+    }
+
+    /// The reply to a request, untraced: what ``respond(to:)`` runs inside the request's span,
+    /// and what the preview asks for the exchanges it shows.
+    func answer(_ request: HTTPRequest) -> Reply {
+        if let rejection = request.rejection { return .ready(HTTPResponse(error: rejection)) }
         do {
             return try route(request)
         } catch {

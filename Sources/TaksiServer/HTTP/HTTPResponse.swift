@@ -18,6 +18,9 @@ public struct HTTPResponse: Sendable {
     var metricsLabel = MetricsLabel.other
     /// The variant served, for the access log.
     var variant: String?
+    /// The request's span, with tracing on: ended when the response is written, and named in
+    /// its `traceparent` header.
+    var trace: RequestTrace?
     /// Set for a streamed body (the preview's events): ``body`` is its first bytes, then the
     /// connection stays open and writes each part the stream produces.
     var stream: (any StreamedBody)?

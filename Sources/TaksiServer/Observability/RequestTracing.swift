@@ -1,6 +1,7 @@
 import Atomics
 public import CoreMetrics
 import Instrumentation
+import NIOCore
 import NIOHTTP1
 public import Tracing
 
@@ -13,6 +14,19 @@ final class RequestTrace: Sendable {
     init(span: any Span, tracing: RequestTracing) {
         self.span = span
         self.tracing = tracing
+    }
+
+    /// Ends the span with what `response` was, once its `bytes` (head and body) are written.
+    func end(_ response: HTTPResponse, bytes: Int) {
+        tracing.end(span, label: response.metricsLabel, status: response.status.code, bytes: bytes, variant: response.variant)
+    }
+
+    /// The `traceparent` header line the response carries when the trace is recorded
+    /// (`\r\ntraceparent: ...`), so an app can name the trace in a report.
+    func writeTraceParent(to buffer: inout ByteBuffer) {
+        guard span.isRecording, let parent = tracing.headers(of: span).first(where: { $0.0 == "traceparent" }) else { return }
+        buffer.writeStaticString("\r\ntraceparent: ")
+        buffer.writeString(parent.1)
     }
 }
 
@@ -61,6 +75,30 @@ public struct RequestTracing: Sendable {
         self.tracer = tracer
         self.sampler = sampling.map(RootSampler.init(ratio:))
         self.refusals = metrics.map(Refusals.init(metrics:))
+    }
+
+    /// Answers `request` inside its span, as a tracing middleware does: the span begins here (see
+    /// ``requestSpan(method:target:headers:)``), the endpoints and the calls they make see it on
+    /// the request, and the response carries it to the connection, which ends it once the
+    /// response is written. A request that is not recorded is answered as with tracing off.
+    func traced(_ request: HTTPRequest, _ answer: (HTTPRequest) -> Reply) -> Reply {
+        guard let span = requestSpan(method: request.method, target: request.uri, headers: request.headers) else {
+            return answer(request)
+        }
+        let trace = RequestTrace(span: span, tracing: self)
+        var request = request
+        request.trace = trace
+        switch answer(request) {
+        case .ready(var response):
+            response.trace = trace
+            return .ready(response)
+        case .pending(let work):
+            return .pending {
+                var response = await work()
+                response.trace = trace
+                return response
+            }
+        }
     }
 
     /// The span of a request, continuing the client's trace when its headers carry one; nil

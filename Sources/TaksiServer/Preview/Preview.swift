@@ -229,7 +229,7 @@ struct Preview: Sendable {
         let described: JSONValue = [
             "method": "GET", "target": .string(uri), "headers": .array(headers.map { [.string($0.name), .string($0.value)] }),
         ]
-        switch responder.respond(to: request) {
+        switch responder.answer(request) {
         case .ready(let response):
             return .ready(Self.envelope(response, request: described))
         case .pending(let work):

@@ -15,8 +15,6 @@ struct ConnectionRequest {
     var body: ByteBuffer?
     /// The head asks for a protocol upgrade, after which NIO's decoder parses nothing more.
     var offersUpgrade = false
-    /// Its span, from when it is answered to when its response is written; nil with tracing off.
-    var trace: RequestTrace?
 
     /// What a request head alone decides.
     struct Verdict {

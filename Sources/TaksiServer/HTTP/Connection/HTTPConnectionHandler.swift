@@ -220,12 +220,6 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// Makes the answer to `request` and writes it when it is ready now (returning what comes
     /// next); an answer made off the event loop is written when it arrives.
     private func answer(_ request: ConnectionRequest, context: ChannelHandlerContext) -> Action {
-        var request = request
-        if let tracing = responder.tracing,
-            let span = tracing.requestSpan(method: request.head.method, target: request.head.uri, headers: request.head.headers)
-        {
-            request.trace = RequestTrace(span: span, tracing: tracing)
-        }
         switch reply(to: request) {
         case .ready(let response):
             return write(response, for: request, context: context)
@@ -235,12 +229,11 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
-    /// The responder's reply, or the rejection decided while reading.
+    /// The responder's reply (to the rejection decided while reading, if there is one).
     private func reply(to request: ConnectionRequest) -> Reply {
-        if let rejection = request.rejection { return .ready(HTTPResponse(error: rejection)) }
         var http = HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers, body: request.body)
         http.id = machine.ids.reference(request.id)
-        http.trace = request.trace
+        http.rejection = request.rejection
         return responder.respond(to: http)
     }
 
@@ -291,7 +284,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             var encoded = HTTPResponse.encodeHead(status: response.status, headers: response.headers)
             head.writeBuffer(&encoded)
         }
-        writeDateAndID(of: request, to: &head)
+        writeDateAndID(of: request, response: response, to: &head)
         if framing != .keepAlive {
             head.writeStaticString("\r\nConnection: close")
         } else if request.head.version.minor == 0 {
@@ -337,7 +330,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     ) {
         let chunked = request.head.version.minor >= 1
         var buffer = HTTPResponse.encodeHead(status: response.status, headers: response.headers)
-        writeDateAndID(of: request, to: &buffer)
+        writeDateAndID(of: request, response: response, to: &buffer)
         buffer.writeStaticString(chunked ? "\r\nTransfer-Encoding: chunked\r\n\r\n" : "\r\nConnection: close\r\n\r\n")
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
@@ -396,27 +389,17 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             method: request.head.method.rawValue, uri: request.head.uri, status: response.status.code, bytes: bytes,
             duration: duration, variant: response.variant
         ) { buffer in machine.ids.write(request.id, to: &buffer) }
-        if let trace = request.trace {
-            trace.tracing.end(
-                trace.span, label: response.metricsLabel, status: response.status.code, bytes: bytes, variant: response.variant)
-        }
+        response.trace?.end(response, bytes: bytes)
     }
 
     /// The `Date` and `X-Request-Id` header lines every response carries (`Date: ...\r\nX-Request-Id: ...`,
     /// without the final line end), after the response's own head.
-    private func writeDateAndID(of request: ConnectionRequest, to buffer: inout ByteBuffer) {
+    private func writeDateAndID(of request: ConnectionRequest, response: HTTPResponse, to buffer: inout ByteBuffer) {
         buffer.writeStaticString("Date: ")
         buffer.writeString(date.current())
         buffer.writeStaticString("\r\nX-Request-Id: ")
         machine.ids.write(request.id, to: &buffer)
-        // With tracing on, the trace the request is part of (when it is recorded), so an app can
-        // name it in a report.
-        if let trace = request.trace, trace.span.isRecording,
-            let parent = trace.tracing.headers(of: trace.span).first(where: { $0.0 == "traceparent" })
-        {
-            buffer.writeStaticString("\r\ntraceparent: ")
-            buffer.writeString(parent.1)
-        }
+        response.trace?.writeTraceParent(to: &buffer)
     }
 }
 
