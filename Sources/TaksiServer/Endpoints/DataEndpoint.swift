@@ -80,7 +80,7 @@ struct DataEndpoint: Sendable {
             throw .badParameters(error)
         }
         for call in calls { try Self.checkForwarded(call.definition.forwardedHeaders, in: headers) }
-        let key = ResponseMemo.Key(variant: variant.memoKeyPrefix, requestValues: requestValues, only: only, epoch: epoch)
+        let key = ResponseMemo.Key(variant: variant.memoID, requestValues: requestValues, only: only, epoch: epoch)
         // Built only when something is rendered: a kept response needs none of it.
         func request() -> Request {
             Request(
@@ -114,7 +114,10 @@ struct DataEndpoint: Sendable {
     private func memoized(
         _ key: ResponseMemo.Key, fresh: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)], request: Request
     ) -> HTTPResponse {
-        memoized(key.with(upstream: fresh.map { ($0.key, $0.fresh.generation) }), for: request.request, keep: !request.dependsOnTime) {
+        memoized(
+            key.with(upstream: fresh.map { ResponseMemo.Key.UpstreamUse(key: $0.key, generation: $0.fresh.generation) }),
+            for: request.request, keep: !request.dependsOnTime
+        ) {
             render(request, lookups: fresh.map { ($0.call, .hit($0.fresh.found)) })
         }
     }
@@ -180,8 +183,7 @@ struct DataEndpoint: Sendable {
     private func memoized(_ key: ResponseMemo.Key, for http: HTTPRequest, keep: Bool, render: () -> Rendered) -> HTTPResponse {
         let headers = http.headers
         guard keep, let memo, memo.isEnabled else { return Self.validated(render(), request: headers) }
-        let text = key.text
-        if let kept = memo.entry(for: text) {
+        if let kept = memo.entry(for: key) {
             http.note("taksi.memo", "hit")
             return kept.response(to: headers)
         }
@@ -189,7 +191,7 @@ struct DataEndpoint: Sendable {
         let rendered = render()
         guard !rendered.degraded else { return rendered.response }
         return memo.keep(
-            rendered.body, for: text, headers: rendered.headers, variant: rendered.variant, upstreamKeys: key.upstream.map(\.key),
+            rendered.body, for: key, headers: rendered.headers, variant: rendered.variant, upstreamKeys: key.upstream.map(\.key),
             request: headers
         )
     }

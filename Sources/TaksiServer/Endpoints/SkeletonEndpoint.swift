@@ -29,7 +29,7 @@ struct SkeletonEndpoint: Sendable {
         of variant: ServedScreenSet.Variant, path values: [String: JSONValue], catalog: ComponentCatalog, request: HTTPRequest
     ) throws(APIError) -> HTTPResponse {
         let headers = request.headers
-        let key = variant.memoKeyPrefix + "\u{5}" + JSONWriter.string(.object(values))
+        let key = ResponseMemo.Key.skeleton(of: variant.memoID, path: values)
         let memo = self.memo.flatMap { $0.isEnabled ? $0 : nil }
         if let kept = memo?.entry(for: key) {
             request.note("taksi.memo", "hit")

@@ -60,7 +60,7 @@ public final class ResponseMemo: Sendable {
             }
         }
 
-        init(body: [UInt8], key: String, headers: [(String, String)], variant: String, upstreamKeys: [String], label: MetricsLabel) {
+        init(body: [UInt8], key: Key, headers: [(String, String)], variant: String, upstreamKeys: [String], label: MetricsLabel) {
             let compressible = body.count >= ResponseMemo.smallestGzipped
             let shared = ResponseMemo.sharedHeaders(headers, bodySize: body.count)
             self.identity = Representations.form(
@@ -74,7 +74,7 @@ public final class ResponseMemo: Sendable {
             // Both bodies (the gzip one at most as large), both heads, the key, and the objects around them.
             self.cost =
                 (compressible ? 2 : 1) * body.count + 2 * (identity.full.encodedHeadBytes + identity.notModified.encodedHeadBytes)
-                + key.utf8.count + 1024
+                + key.approximateBytes + 1024
         }
 
         /// The response for a request's `Accept-Encoding` and `If-None-Match`.
@@ -100,7 +100,7 @@ public final class ResponseMemo: Sendable {
     static let smallestGzipped = 512
 
     private struct Generation {
-        var entries: [String: Entry] = [:]
+        var entries: [Key: Entry] = [:]
         var cost = 0
     }
 
@@ -110,7 +110,7 @@ public final class ResponseMemo: Sendable {
     private struct State {
         var current = Generation()
         var previous = Generation()
-        var dependents: [String: Set<String>] = [:]
+        var dependents: [String: Set<Key>] = [:]
         var seenOnce = [Int](repeating: 0, count: 4096)
     }
 
@@ -138,7 +138,7 @@ public final class ResponseMemo: Sendable {
     public var isEnabled: Bool { limits.maxBytes > 0 && limits.maxEntries > 0 }
 
     /// The kept response for `key`, counted as a hit or a miss.
-    func entry(for key: String) -> Entry? {
+    func entry(for key: Key) -> Entry? {
         let found: Entry? = state.withLockedValue { state in
             if let entry = state.current.entries[key] { return entry }
             guard let entry = state.previous.entries.removeValue(forKey: key) else { return nil }
@@ -158,7 +158,7 @@ public final class ResponseMemo: Sendable {
     /// - Parameter route: what the response is counted as: `data`, or `skeleton` for the skeleton
     ///   of one URL of a screen whose static fields are built from its path.
     func keep(
-        _ body: [UInt8], for key: String, headers: [(String, String)], variant: String, upstreamKeys: [String],
+        _ body: [UInt8], for key: Key, headers: [(String, String)], variant: String, upstreamKeys: [String],
         request: HTTPHeaders, label: MetricsLabel = .data
     ) -> HTTPResponse {
         let notKept = { Self.response(notKept: body, headers: headers, variant: variant, to: request, label: label) }
@@ -242,14 +242,14 @@ public final class ResponseMemo: Sendable {
         state.withLockedValue { ($0.current.entries.count + $0.previous.entries.count, $0.current.cost + $0.previous.cost) }
     }
 
-    private static func insert(_ entry: Entry, for key: String, into state: inout State, limits: Limits) {
+    private static func insert(_ entry: Entry, for key: Key, into state: inout State, limits: Limits) {
         if let old = state.current.entries.updateValue(entry, forKey: key) { state.current.cost -= old.cost }
         state.current.cost += entry.cost
         guard state.current.cost > limits.maxBytes / 2 || state.current.entries.count > limits.maxEntries / 2 else { return }
         // The newer generation is full: the older one goes, with its upstream dependencies.
         state.previous = state.current
         state.current = Generation()
-        var dependents: [String: Set<String>] = [:]
+        var dependents: [String: Set<Key>] = [:]
         for (memoKey, kept) in state.previous.entries {
             for upstream in kept.upstreamKeys { dependents[upstream, default: []].insert(memoKey) }
         }
@@ -258,46 +258,52 @@ public final class ResponseMemo: Sendable {
 }
 
 extension ResponseMemo {
-    /// What a data response is kept under: its variant, the request values its plan read, the
-    /// components asked for (`?only=`), and each upstream cache entry it was rendered from, by
-    /// generation (a refreshed upstream value makes a new key).
-    struct Key {
-        /// The variant's ``ServedScreenSet/Variant/memoKeyPrefix``.
-        var variant: String
+    /// What a response is kept under: a typed value, hashed and compared field by field (no text
+    /// joined with separators that a value could hold).
+    struct Key: Hashable, Sendable {
+        /// What is kept.
+        enum Kind: Hashable, Sendable {
+            /// A data response (of the variant's data plan).
+            case data
+            /// The skeleton of one URL of a screen whose static fields are built from its path.
+            case skeleton
+        }
+
+        /// An upstream cache entry a response is rendered from, by generation (a refreshed
+        /// upstream value makes a new key).
+        struct UpstreamUse: Hashable, Sendable {
+            var key: String
+            var generation: UInt64
+        }
+
+        var kind = Kind.data
+        /// The variant's ``ServedScreenSet/Variant/memoID``.
+        var variant: Int
+        /// The request values its plan read (for a skeleton, its path values).
         var requestValues: [String: JSONValue]
-        /// The components asked for; nil for all.
+        /// The components asked for (`?only=`); nil for all.
         var only: Set<String>?
         /// The range of app versions with one catalog the response was checked against (0 when
         /// the catalog is the same for every version).
         var epoch = 0
-        var upstream: [(key: String, generation: UInt64)] = []
+        var upstream: [UpstreamUse] = []
+
+        /// The key of the skeleton of one URL of `variant`, by its path values.
+        static func skeleton(of variant: Int, path values: [String: JSONValue]) -> Key {
+            Key(kind: .skeleton, variant: variant, requestValues: values)
+        }
 
         /// This key, with the upstream entries the response is rendered from.
-        func with(upstream: [(key: String, generation: UInt64)]) -> Key {
+        func with(upstream: [UpstreamUse]) -> Key {
             var key = self
             key.upstream = upstream
             return key
         }
 
-        /// The key as the memo's dictionaries hold it.
-        var text: String {
-            var text = variant
-            if epoch != 0 {
-                text += "\u{3}"
-                text += String(epoch)
-            }
-            text += JSONWriter.string(.object(requestValues))
-            if let only {
-                text += "\u{2}"
-                text += only.sorted().joined(separator: ",")
-            }
-            for entry in upstream {
-                text += "\u{0}"
-                text += entry.key
-                text += "\u{1}"
-                text += String(entry.generation)
-            }
-            return text
+        /// About what the key takes in memory, charged to its entry.
+        var approximateBytes: Int {
+            JSONWriter.bytes(.object(requestValues)).count + (only?.reduce(0) { $0 + $1.utf8.count + 1 } ?? 0)
+                + upstream.reduce(0) { $0 + $1.key.utf8.count + 8 } + 64
         }
     }
 }

@@ -68,9 +68,9 @@ public final class ServedScreenSet: Sendable {
         let staticData: Representations?
         /// Counts skeleton and data responses of this variant, for experiment exposure.
         private let metrics: any MetricsFactory
-        /// Starts the ``ResponseMemo`` keys of this variant: unique to this object, so a response kept
+        /// Names this variant in ``ResponseMemo`` keys: unique to this object, so a response kept
         /// for a variant of an earlier screen set is never served for one of a later set.
-        let memoKeyPrefix: String
+        let memoID: Int
         /// Whether its data depends on the moment (a relative time): then it is never kept.
         let dataDependsOnTime: Bool
         private static let created = ManagedAtomic<Int>(0)
@@ -103,7 +103,7 @@ public final class ServedScreenSet: Sendable {
             self.skeletonHeaders = skeletonHeaders
             self.staticData = staticData
             self.metrics = metrics
-            self.memoKeyPrefix = String(Self.created.wrappingIncrementThenLoad(ordering: .relaxed)) + "\u{0}"
+            self.memoID = Self.created.wrappingIncrementThenLoad(ordering: .relaxed)
             self.dataDependsOnTime = compiled.dataPlan.dependsOnTime
         }
 
