@@ -334,7 +334,7 @@ extension Application {
     public mutating func share(_ store: any FleetStore) {
         fleetStore = store
         fleetSubmits = FleetSubmits(
-            store: store, window: .milliseconds(Int64(configuration.idempotencyWindow * 1000)), logger: logger, metrics: metrics)
+            store: store, window: configuration.idempotencyDuration, logger: logger, metrics: metrics)
     }
 }
 
@@ -413,7 +413,7 @@ public func buildApplication(
         memo: memo,
         previewEvents: previewEvents,
         idempotency: IdempotencyStore(
-            limits: IdempotencyStore.Limits(window: configuration.idempotencyWindow, maxBytes: configuration.idempotencyMaxBytes)
+            limits: IdempotencyStore.Limits(window: configuration.idempotencyDuration, maxBytes: configuration.idempotencyMaxBytes)
         ),
         purger: purger
     )

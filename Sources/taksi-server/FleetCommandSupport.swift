@@ -27,7 +27,7 @@ func withStore<Result: Sendable>(
     var settings = configuration.store
     settings.timeout = max(settings.timeout, 30)
     let store = try PostgresFleetStore(
-        settings: settings, window: .milliseconds(Int64(configuration.idempotencyWindow * 1000)), logger: logger)
+        settings: settings, window: configuration.idempotencyDuration, logger: logger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await store.run() }
         defer { group.cancelAll() }

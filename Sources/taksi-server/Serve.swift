@@ -120,7 +120,7 @@ struct Serve: AsyncParsableCommand {
         }
         let application: Application
         do {
-            let window = Duration.milliseconds(Int64(configuration.idempotencyWindow * 1000))
+            let window = configuration.idempotencyDuration
             let store = try configuration.store.connection.map { connection in
                 logger.info("fleet store", metadata: ["store": .string(connection.description)])
                 return try PostgresFleetStore(settings: configuration.store, window: window, logger: logger)

@@ -129,8 +129,9 @@ struct HTTPSourceTests {
         let set = try #require(result.screenSet, "\(result.diagnostics.report)")
         let screen = try #require(set["home"])
         let call = try #require(try screen.dataPlan.upstreamCalls(query: ["id": "7"]).first)
-        #expect(call.definition.answers == [.init(status: .status(404), ttl: 5), .init(status: .statusClass(4), ttl: 10)])
-        #expect(call.definition.answer(for: 404)?.ttl == 5)
+        #expect(
+            call.definition.answers == [.init(status: .status(404), ttl: .seconds(5)), .init(status: .statusClass(4), ttl: .seconds(10))])
+        #expect(call.definition.answer(for: 404)?.ttl == .seconds(5))
         #expect(call.definition.answer(for: 410)?.status == .statusClass(4))
         #expect(call.definition.answer(for: 500) == nil, "an unknown status stays a failure")
 

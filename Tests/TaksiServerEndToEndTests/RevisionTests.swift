@@ -325,24 +325,24 @@ struct RevisionTests {
         }
 
         let (timed, timedResponder) = store()
-        #expect(timed.retention.seconds == 360, "derived from the skeletons' caching, not a constant")
+        #expect(timed.retention.duration == .seconds(360), "derived from the skeletons' caching, not a constant")
         let first = await revision(timedResponder)
         timed.replace(with: sets[1])
-        clock.advance(by: 359)
+        clock.advance(by: .seconds(359))
         #expect(await data(timedResponder, first).status == .ok)
-        clock.advance(by: 2)
+        clock.advance(by: .seconds(2))
         #expect(timed.earlierSets.isEmpty)
         let late = await data(timedResponder, first)
         #expect(late.status == .preconditionFailed)
         #expect(late.headers["Cache-Control"] == ["no-store"])
 
-        let (counted, countedResponder) = store(ScreenStore.Retention(seconds: 360, maxSets: 2))
+        let (counted, countedResponder) = store(ScreenStore.Retention(for: .seconds(360), maxSets: 2))
         let oldest = await revision(countedResponder)
         for set in sets.dropFirst() { counted.replace(with: set) }
         #expect(counted.earlierSets.count == 2)
         #expect(await data(countedResponder, oldest).status == .preconditionFailed, "the oldest is dropped past the count")
 
-        let (small, smallResponder) = store(ScreenStore.Retention(seconds: 360, maxBytes: 1))
+        let (small, smallResponder) = store(ScreenStore.Retention(for: .seconds(360), maxBytes: 1))
         let dropped = await revision(smallResponder)
         small.replace(with: sets[1])
         #expect(small.earlierSets.isEmpty, "over the byte bound")

@@ -334,7 +334,7 @@ struct ActionTests {
     @Test("kept answers are bounded: past the window or the byte limit, a submit runs again")
     func idempotencyBounds() async throws {
         let clock = ManualClock()
-        let store = IdempotencyStore(limits: .init(window: 60, maxBytes: 1_000), now: { clock.now })
+        let store = IdempotencyStore(limits: .init(window: .seconds(60), maxBytes: 1_000), now: { clock.now })
         let answer = { (text: String) in
             { @Sendable () async -> IdempotencyStore.Answer in .init(status: .ok, headers: [], body: Array(text.utf8)) }
         }
@@ -347,7 +347,7 @@ struct ActionTests {
             Issue.record("not replayed")
             return
         }
-        clock.advance(by: 61)
+        clock.advance(by: .seconds(61))
         guard case .run = store.claim(key: "a", request: "r", work: answer("three")) else {
             Issue.record("kept past its window")
             return

@@ -129,7 +129,7 @@ struct ResponseMemoTests {
 
         // Past the TTL: the stale value is served while one refresh runs off the loop.
         fixture.upstream.on("/feed/Oslo", .json(body("two")))
-        fixture.clock.advance(by: 15)
+        fixture.clock.advance(by: .seconds(15))
         #expect(fixture.readyResponse(uri) == nil, "a stale value is not fresh: the request leaves the loop")
         #expect(fixture.title(await TestClient.router(fixture.application.responder).respond(.GET, uri: uri).body) == "one")
         await fixture.cache.settle()

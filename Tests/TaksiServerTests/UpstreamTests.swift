@@ -115,12 +115,12 @@ struct UpstreamTests {
         let title = { await fixture.entries(fixture.get("/screens/feed/data?city=Oslo"))["title"] }
         #expect(await title() == ["value": "one"])
         fixture.upstream.on("/feed/Oslo", .json(body("two")))
-        fixture.clock.advance(by: 9)
+        fixture.clock.advance(by: .seconds(9))
         #expect(await title() == ["value": "one"], "fresh: no call")
         #expect(fixture.upstream.count("/feed/Oslo") == 1)
 
         // Past the TTL (10 s), within stale-while-revalidate (20 s): stale now, refreshed behind.
-        fixture.clock.advance(by: 5)
+        fixture.clock.advance(by: .seconds(5))
         #expect(await title() == ["value": "one"])
         await fixture.cache.settle()
         #expect(fixture.upstream.count("/feed/Oslo") == 2)
@@ -128,7 +128,7 @@ struct UpstreamTests {
 
         // Past both windows: the request waits for a new call.
         fixture.upstream.on("/feed/Oslo", .json(body("three")))
-        fixture.clock.advance(by: 31)
+        fixture.clock.advance(by: .seconds(31))
         #expect(await title() == ["value": "three"])
         #expect(fixture.upstream.count("/feed/Oslo") == 3)
         try await fixture.upstream.stop()
@@ -140,11 +140,11 @@ struct UpstreamTests {
         fixture.upstream.on("/feed/Oslo", .json(Self.completeFeedBody))
         #expect(await fixture.entries(fixture.get("/screens/feed/data?city=Oslo"))["title"] == ["value": "Cafés"])
         fixture.upstream.on("/feed/Oslo", .status(500))
-        fixture.clock.advance(by: 60)  // expired 50 s ago; stale-if-error allows 100
+        fixture.clock.advance(by: .seconds(60))  // expired 50 s ago; stale-if-error allows 100
         let covered = await fixture.get("/screens/feed/data?city=Oslo")
         #expect(fixture.entries(covered)["title"] == ["value": "Cafés"])
         #expect(covered.headers["X-Taksi-Degraded"].isEmpty)
-        fixture.clock.advance(by: 100)
+        fixture.clock.advance(by: .seconds(100))
         let degraded = await fixture.get("/screens/feed/data?city=Oslo")
         #expect(degraded.status == .ok)
         #expect(degraded.headers["X-Taksi-Degraded"] == ["api"])
@@ -337,7 +337,7 @@ struct UpstreamTests {
         // Kept for the answer's ttl (5 s), not the source's (60 s).
         _ = await get("/screens/products/2/data")
         #expect(upstream.count("/products/2") == 1)
-        clock.advance(by: 6)
+        clock.advance(by: .seconds(6))
         upstream.on("/products/2", .json(#"{"name": "Kettle", "price": 39.5}"#))
         _ = await get("/screens/products/2/data")  // stale while one refresh runs
         await cache.settle()
@@ -358,9 +358,9 @@ struct UpstreamTests {
     func bounded() async {
         let clock = ManualClock()
         let cache = UpstreamCache(maxEntries: 2, maxBytes: 100, now: { clock.now })
-        let policy = UpstreamCache.Policy(ttl: 600, staleWhileRevalidate: 0, staleIfError: 0)
+        let policy = UpstreamCache.Policy(ttl: .seconds(600), staleWhileRevalidate: .seconds(0), staleIfError: .seconds(0))
         func lookup(_ key: String, bytes: Int = 10) async -> UpstreamCache.Lookup {
-            clock.advance(by: 1)
+            clock.advance(by: .seconds(1))
             return await cache.value(for: key, policy: policy) { _ in .success(UpstreamValue(value: .string(key), bytes: bytes)) }
         }
         func value(_ key: String, bytes: Int = 10) -> UpstreamValue { UpstreamValue(value: .string(key), bytes: bytes) }
@@ -381,7 +381,7 @@ struct UpstreamTests {
     func evictionsStayCheap() async {
         let clock = ManualClock()
         let cache = UpstreamCache(maxEntries: 8, maxBytes: 1 << 20, now: { clock.now })
-        let policy = UpstreamCache.Policy(ttl: 600, staleWhileRevalidate: 0, staleIfError: 0)
+        let policy = UpstreamCache.Policy(ttl: .seconds(600), staleWhileRevalidate: .seconds(0), staleIfError: .seconds(0))
         let told = NIOLockedValueBox<(keys: [String], depths: [Int])>(([], []))
         cache.onChange { key in
             let depth = Thread.callStackReturnAddresses.count
@@ -394,9 +394,9 @@ struct UpstreamTests {
         // through 2,000 of them (and, at a few hundred thousand, overflowed the stack).
         let rounds = 2_000
         for round in 0..<(rounds + 8) {
-            clock.advance(by: 1)
+            clock.advance(by: .seconds(1))
             // Keeps key 0 in use, so it is never the least recently used.
-            _ = cache.freshValue(for: "key-0", ttl: 600)
+            _ = cache.freshValue(for: "key-0", ttl: .seconds(600))
             _ = await cache.value(for: "key-\(round)", policy: policy) { _ in .success(UpstreamValue(value: .null, bytes: 1)) }
         }
         let (keys, depths) = told.withLockedValue { $0 }
@@ -462,7 +462,7 @@ struct UpstreamTests {
     func joins() async {
         let clock = ManualClock()
         let cache = UpstreamCache(now: { clock.now })
-        let policy = UpstreamCache.Policy(ttl: 10, staleWhileRevalidate: 20, staleIfError: 0)
+        let policy = UpstreamCache.Policy(ttl: .seconds(10), staleWhileRevalidate: .seconds(20), staleIfError: .seconds(0))
         let (gate, open) = AsyncStream<Void>.makeStream()
         let value = { @Sendable (text: String) in UpstreamValue(value: .string(text), bytes: 1) }
         let first = Task {
@@ -484,10 +484,10 @@ struct UpstreamTests {
         #expect(cache.call(for: "k") == nil)
 
         // Stale: served at once, renewed by a call that knows it refreshes.
-        clock.advance(by: 15)
+        clock.advance(by: .seconds(15))
         let stale = await cache.lookUp("k", policy: policy) { call in .success(value(call.isRefresh ? "refresh" : "miss")) }
         #expect(stale.lookup == .stale(value("first")) && stale.call == nil)
         await cache.settle()
-        #expect(cache.freshValue(for: "k", ttl: 10)?.value == "refresh")
+        #expect(cache.freshValue(for: "k", ttl: .seconds(10))?.value == "refresh")
     }
 }

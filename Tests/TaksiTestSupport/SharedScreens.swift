@@ -126,7 +126,7 @@ package func upstreamApplication(
     guard let screenSet = load.screenSet else { throw FixtureError.invalidScreens(load.diagnostics.report) }
     var configuration = ServerConfiguration.forTests()
     configuration.upstreams = ["api": upstream.baseURL]
-    configuration.idempotencyWindow = idempotency.window
+    configuration.idempotencyWindow = Double(idempotency.window.components.seconds)
     configuration.idempotencyMaxBytes = idempotency.maxBytes
     let application = buildApplication(configuration: configuration, screenSet: screenSet, logger: logger, cache: cache)
     return (application, screenSet)

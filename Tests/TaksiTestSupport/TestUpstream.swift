@@ -257,13 +257,13 @@ package final class TestUpstream: Sendable {
 
 /// A clock tests move by hand, so TTLs expire without waiting.
 package final class ManualClock: Sendable {
-    private let seconds = NIOLockedValueBox(1_000.0)
+    private let instant = NIOLockedValueBox(ContinuousClock.now)
 
     package init() {}
 
-    package var now: Double { seconds.withLockedValue { $0 } }
+    package var now: ContinuousClock.Instant { instant.withLockedValue { $0 } }
 
-    package func advance(by interval: Double) {
-        seconds.withLockedValue { $0 += interval }
+    package func advance(by interval: Duration) {
+        instant.withLockedValue { $0 += interval }
     }
 }

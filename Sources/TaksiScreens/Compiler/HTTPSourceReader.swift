@@ -252,7 +252,7 @@ struct HTTPSourceReader {
 
     /// The timeout, cache times and size limit, where the source sets them.
     private mutating func readLimits(into source: inout HTTPSource, _ reader: inout DefinitionReader) {
-        if let timeout = seconds("timeout", 0.001...60, &reader) { source.timeout = .nanoseconds(Int64((timeout * 1e9).rounded())) }
+        if let timeout = seconds("timeout", 0.001...60, &reader) { source.timeout = timeout }
         if let ttl = seconds("ttl", 0...86_400, &reader) { source.ttl = ttl }
         if let swr = seconds("stale_while_revalidate", 0...86_400, &reader) { source.staleWhileRevalidate = swr }
         if let sie = seconds("stale_if_error", 0...604_800, &reader) { source.staleIfError = sie }
@@ -298,11 +298,11 @@ struct HTTPSourceReader {
             var ttl = HTTPSource.StatusAnswer.defaultTTL
             if let ttlNode = members.first(where: { $0.key == "ttl" })?.value {
                 if case .number(let value) = ttlNode.value, (0...86_400).contains(value) {
-                    ttl = value
+                    ttl = Self.duration(seconds: value)
                 } else {
                     reader.report(
                         .invalidSource, at: ttlNode, path: answerPath.appending("ttl"),
-                        "ttl is a number of seconds from 0 to 86400 (default \(Int(HTTPSource.StatusAnswer.defaultTTL)))")
+                        "ttl is a number of seconds from 0 to 86400 (default \(HTTPSource.StatusAnswer.defaultTTL.components.seconds))")
                     valid = false
                 }
             }
@@ -311,7 +311,8 @@ struct HTTPSourceReader {
         return answers.sorted { $0.status < $1.status }
     }
 
-    private mutating func seconds(_ key: String, _ range: ClosedRange<Double>, _ reader: inout DefinitionReader) -> Double? {
+    /// The member `key`, a number of seconds within `range`, as a duration (to the nanosecond).
+    private mutating func seconds(_ key: String, _ range: ClosedRange<Double>, _ reader: inout DefinitionReader) -> Duration? {
         guard let node = member(key) else { return nil }
         guard case .number(let value) = node.value, range.contains(value) else {
             reader.report(
@@ -321,6 +322,11 @@ struct HTTPSourceReader {
             valid = false
             return nil
         }
-        return value
+        return Self.duration(seconds: value)
+    }
+
+    /// `seconds` as a duration, to the nanosecond.
+    static func duration(seconds: Double) -> Duration {
+        .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 }

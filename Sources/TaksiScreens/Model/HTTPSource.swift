@@ -39,11 +39,11 @@ public struct HTTPSource: Sendable, Hashable {
     /// How long to wait for the whole response.
     public var timeout: Duration = .seconds(2)
     /// Seconds a response stays fresh in the cache.
-    public var ttl: Double = 30
+    public var ttl: Duration = .seconds(30)
     /// Seconds after that a stale response is still served while one refresh runs.
-    public var staleWhileRevalidate: Double = 30
+    public var staleWhileRevalidate: Duration = .seconds(30)
     /// Seconds after it expired a stale response may stand in when the upstream fails.
-    public var staleIfError: Double = 300
+    public var staleIfError: Duration = .seconds(300)
     /// Largest response body accepted, in bytes.
     public var maxBytes: Int = 1 << 20
     /// The value used when the upstream fails and no stale copy may stand in.
@@ -56,15 +56,15 @@ public struct HTTPSource: Sendable, Hashable {
     public struct StatusAnswer: Sendable, Hashable {
         public var status: StatusMatch
         /// Seconds the answer stays fresh in the cache (and in the data response's `max-age`).
-        public var ttl: Double
+        public var ttl: Duration
 
-        public init(status: StatusMatch, ttl: Double) {
+        public init(status: StatusMatch, ttl: Duration) {
             self.status = status
             self.ttl = ttl
         }
 
         /// Seconds an answer is kept unless it says otherwise: short, since what was missing may appear.
-        public static let defaultTTL: Double = 10
+        public static let defaultTTL: Duration = .seconds(10)
         /// The keys an answer may have in a screen file.
         public static let keys = ["ttl", "data", "summary"]
     }

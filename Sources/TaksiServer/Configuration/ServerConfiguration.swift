@@ -49,6 +49,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var dataMemoMaxBytes: Int = 16 << 20
     /// Seconds an action's answer is replayed to a retry with the same `Idempotency-Key`.
     public var idempotencyWindow: Double = 86_400
+    /// ``idempotencyWindow`` as a duration (to the millisecond), as the stores take it.
+    public var idempotencyDuration: Duration { .milliseconds(Int64(idempotencyWindow * 1000)) }
     /// Bytes of action answers kept for retries (``IdempotencyStore``); 0 keeps none.
     public var idempotencyMaxBytes: Int = 16 << 20
     /// Base URLs of the upstream APIs that `http` sources call, by name: `https://api.citybik.es`,

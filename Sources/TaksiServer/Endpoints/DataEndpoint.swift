@@ -167,8 +167,9 @@ struct DataEndpoint: Sendable {
         } else if degraded.isEmpty {
             // An answered status is kept for its answer's ttl, which is usually shorter; "3 minutes
             // ago" is true for a minute at most.
-            let ttl = (lookups.map { $0.1.found?.ttl ?? $0.0.definition.ttl } + (request.dependsOnTime ? [60] : [])).min() ?? 0
-            headers.append(("Cache-Control", "private, max-age=\(Int(ttl))"))
+            let ttl =
+                (lookups.map { $0.1.found?.ttl ?? $0.0.definition.ttl } + (request.dependsOnTime ? [.seconds(60)] : [])).min() ?? .zero
+            headers.append(("Cache-Control", "private, max-age=\(ttl.components.seconds)"))
         } else {
             headers.append(("Cache-Control", "private, no-store"))
             headers.append(("X-Taksi-Degraded", degraded.joined(separator: ", ")))

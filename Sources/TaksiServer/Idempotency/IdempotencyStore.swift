@@ -6,7 +6,7 @@ public import NIOHTTP1
 /// bad network that never saw the first answer) gets the first answer again, without a second
 /// upstream call. A retry that arrives while the first is still running waits for it.
 ///
-/// Bounded: an answer is kept for ``Limits/window`` seconds, and the answers (with the requests
+/// Bounded: an answer is kept for ``Limits/window``, and the answers (with the requests
 /// they answered, which a retry must match) take at most ``Limits/maxBytes``; the oldest go first.
 /// An answer of 500 or more (the upstream failed or did not answer in time) is not kept once it is
 /// given: whether the upstream acted is not known, so a retry runs again (the key travels to the
@@ -15,12 +15,12 @@ public import NIOHTTP1
 /// for every replica instead.
 public final class IdempotencyStore: Sendable {
     public struct Limits: Sendable {
-        /// Seconds an answer is replayed for.
-        public var window: Double
+        /// How long an answer is replayed for.
+        public var window: Duration
         /// Bytes of answers and requests kept at most; 0 keeps none (every submit runs).
         public var maxBytes: Int
 
-        public init(window: Double = 86_400, maxBytes: Int = 16 << 20) {
+        public init(window: Duration = .seconds(86_400), maxBytes: Int = 16 << 20) {
             self.window = window
             self.maxBytes = maxBytes
         }
@@ -54,7 +54,7 @@ public final class IdempotencyStore: Sendable {
         /// The submit while it runs, then its answer alone: a finished task kept as well cost
         /// about 1.3 KB more per entry than the bytes counted (115 MB held for a 16 MiB limit).
         var answer: Outcome
-        var started: Double
+        var started: ContinuousClock.Instant
         /// Bytes counted against the limit, once the answer is in.
         var bytes: Int = 0
     }
@@ -76,11 +76,11 @@ public final class IdempotencyStore: Sendable {
     }
 
     let limits: Limits
-    private let now: @Sendable () -> Double
+    private let now: @Sendable () -> ContinuousClock.Instant
     private let state = NIOLockedValueBox(State())
 
-    /// - Parameter now: seconds on a monotonic clock; tests pass a clock they move by hand.
-    public init(limits: Limits = Limits(), now: @escaping @Sendable () -> Double = { Double(NIODeadline.now().uptimeNanoseconds) / 1e9 }) {
+    /// - Parameter now: the time on a monotonic clock; tests pass a clock they move by hand.
+    public init(limits: Limits = Limits(), now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.limits = limits
         self.now = now
     }
@@ -155,7 +155,7 @@ public final class IdempotencyStore: Sendable {
 
     /// Drops expired answers, then the oldest while over the byte limit. A submit still running
     /// stays (it ends within its call's timeout) and stops the pruning behind it.
-    private func prune(_ state: inout State, at time: Double) {
+    private func prune(_ state: inout State, at time: ContinuousClock.Instant) {
         while let oldest = state.order.first, let entry = state.entries[oldest] {
             let expired = time - entry.started > limits.window
             guard entry.bytes > 0, expired || state.bytes > limits.maxBytes else { break }

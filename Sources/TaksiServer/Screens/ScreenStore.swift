@@ -13,23 +13,23 @@ public import TaksiScreens
 public final class ScreenStore: Sendable {
     /// How many earlier sets are kept, and for how long.
     public struct Retention: Sendable, Equatable {
-        /// Seconds a set is kept after it stops being current: as long as its skeletons may be cached.
-        public var seconds: Double
+        /// How long a set is kept after it stops being current: as long as its skeletons may be cached.
+        public var duration: Duration
         /// Sets kept at most; the oldest go first.
         public var maxSets: Int
         /// Bytes of kept sets at most, as the heap grew to load and prepare each (where the C
         /// library says; else an estimate of its precomputed responses); the oldest go first.
         public var maxBytes: Int
 
-        public init(seconds: Double, maxSets: Int = 16, maxBytes: Int = 256 << 20) {
-            self.seconds = seconds
+        public init(for duration: Duration, maxSets: Int = 16, maxBytes: Int = 256 << 20) {
+            self.duration = duration
             self.maxSets = maxSets
             self.maxBytes = maxBytes
         }
 
         /// As long as a skeleton served with `options` may be cached, fresh or stale.
         public init(for options: ServedScreenSet.Options) {
-            self.init(seconds: Double(options.skeletonMaxAge + options.skeletonStaleWhileRevalidate))
+            self.init(for: .seconds(options.skeletonMaxAge + options.skeletonStaleWhileRevalidate))
         }
     }
 
@@ -51,7 +51,7 @@ public final class ScreenStore: Sendable {
         var bytes: Int
         var status: Status
         /// Sets served before, newest first, with what each costs and when it stopped being served.
-        var earlier: [(screens: ServedScreenSet, bytes: Int, replacedAt: Double)] = []
+        var earlier: [(screens: ServedScreenSet, bytes: Int, replacedAt: ContinuousClock.Instant)] = []
     }
 
     // A lock, not an actor: the hot path reads the snapshot synchronously on the event loop, and
@@ -62,7 +62,7 @@ public final class ScreenStore: Sendable {
     let metrics: any MetricsFactory
     /// How earlier sets are kept.
     public let retention: Retention
-    private let now: @Sendable () -> Double
+    private let now: @Sendable () -> ContinuousClock.Instant
 
     /// Prepares `screenSet` for serving and holds it.
     /// - Parameters:
@@ -70,13 +70,13 @@ public final class ScreenStore: Sendable {
     ///   - metrics: where the sets' counters are created.
     ///   - retention: how long and how many earlier sets are kept; by default as long as `options`
     ///     lets a skeleton be cached.
-    ///   - now: seconds on a monotonic clock; tests pass a clock they move by hand.
+    ///   - now: the time on a monotonic clock; tests pass a clock they move by hand.
     ///   - loadedBytes: how much the heap grew while `screenSet` was loaded, when measured
     ///     (``HeapUsage/measuring(_:)``): with what preparing it adds, the set's cost in memory.
     public init(
         _ screenSet: ScreenSet, options: ServedScreenSet.Options = .init(), retention: Retention? = nil,
         metrics: any MetricsFactory = MetricsSystem.factory,
-        now: @escaping @Sendable () -> Double = { ProcessInfo.processInfo.systemUptime }, loadedBytes: Int? = nil
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, loadedBytes: Int? = nil
     ) {
         self.options = options
         self.metrics = metrics
@@ -145,8 +145,8 @@ public final class ScreenStore: Sendable {
 
     /// Drops the earlier sets past their time, then the oldest beyond the count and byte bounds.
     /// - Returns: the number and bytes kept.
-    private func prune(_ state: inout State, at time: Double) -> (sets: Int, bytes: Int) {
-        state.earlier.removeAll { time - $0.replacedAt > retention.seconds }
+    private func prune(_ state: inout State, at time: ContinuousClock.Instant) -> (sets: Int, bytes: Int) {
+        state.earlier.removeAll { time - $0.replacedAt > retention.duration }
         var bytes = state.earlier.reduce(0) { $0 + $1.bytes }
         while let oldest = state.earlier.last, state.earlier.count > retention.maxSets || bytes > retention.maxBytes {
             bytes -= oldest.bytes

@@ -11,10 +11,10 @@ public struct UpstreamValue: Sendable, Equatable {
     /// The status, when it is one the source answers (``HTTPSource/StatusAnswer``), not a 2xx;
     /// `value` is then its body when that is JSON, else null.
     public var answered: Int?
-    /// Seconds it stays fresh, when not the source's `ttl` (an answer's own).
-    public var ttl: Double?
+    /// How long it stays fresh, when not the source's `ttl` (an answer's own).
+    public var ttl: Duration?
 
-    public init(value: JSONValue, bytes: Int, answered: Int? = nil, ttl: Double? = nil) {
+    public init(value: JSONValue, bytes: Int, answered: Int? = nil, ttl: Duration? = nil) {
         self.value = value
         self.bytes = bytes
         self.answered = answered
@@ -37,11 +37,11 @@ public struct UpstreamValue: Sendable, Equatable {
 public final class UpstreamCache: Sendable {
     /// How long a key's value is used.
     public struct Policy: Sendable {
-        public var ttl: Double
-        public var staleWhileRevalidate: Double
-        public var staleIfError: Double
+        public var ttl: Duration
+        public var staleWhileRevalidate: Duration
+        public var staleIfError: Duration
 
-        public init(ttl: Double, staleWhileRevalidate: Double, staleIfError: Double) {
+        public init(ttl: Duration, staleWhileRevalidate: Duration, staleIfError: Duration) {
             self.ttl = ttl
             self.staleWhileRevalidate = staleWhileRevalidate
             self.staleIfError = staleIfError
@@ -113,7 +113,7 @@ public final class UpstreamCache: Sendable {
 
     private struct Entry {
         var value: UpstreamValue
-        var fetchedAt: Double
+        var fetchedAt: ContinuousClock.Instant
         var generation: UInt64
     }
 
@@ -134,7 +134,7 @@ public final class UpstreamCache: Sendable {
 
     private let maxEntries: Int
     private let maxBytes: Int
-    private let now: @Sendable () -> Double
+    private let now: @Sendable () -> ContinuousClock.Instant
     private let state = NIOLockedValueBox(State())
     private let changeObserver = NIOLockedValueBox<ChangeObserver?>(nil)
 
@@ -152,10 +152,10 @@ public final class UpstreamCache: Sendable {
     /// - Parameters:
     ///   - maxEntries: responses kept at most.
     ///   - maxBytes: total body bytes kept at most.
-    ///   - now: seconds on a monotonic clock; tests pass a clock they move by hand.
+    ///   - now: the time on a monotonic clock; tests pass a clock they move by hand.
     public init(
         maxEntries: Int = 1_000, maxBytes: Int = defaultMaxBytes,
-        now: @escaping @Sendable () -> Double = { Double(NIODeadline.now().uptimeNanoseconds) / 1e9 }
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
         self.maxEntries = maxEntries
         self.maxBytes = maxBytes
@@ -168,7 +168,7 @@ public final class UpstreamCache: Sendable {
     }
 
     /// The value for `key` if it is cached and younger than `ttl`, without waiting for anything.
-    public func freshValue(for key: String, ttl: Double) -> Fresh? {
+    public func freshValue(for key: String, ttl: Duration) -> Fresh? {
         let time = now()
         return state.withLockedValue { state in
             guard let entry = state.entries.use(key), time - entry.fetchedAt < entry.value.ttl ?? ttl else { return nil }
