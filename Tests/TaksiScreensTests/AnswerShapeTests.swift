@@ -164,7 +164,7 @@ struct AnswerShapeTests {
 
     @Test("a document that cannot be read, or is not OpenAPI 3, fails the load naming the document")
     func unreadableDocument() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-openapi-\(UUID().uuidString)")
+        let directory = Scratch.path("openapi")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let swagger = directory.appendingPathComponent("swagger.json")
         try Data(#"{"swagger": "2.0", "paths": {}}"#.utf8).write(to: swagger)
@@ -237,7 +237,7 @@ struct AnswerShapeTests {
 
     @Test("a status's answer binds into that status's body as the document has it; where it has none, nothing is judged")
     func statusAnswers() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-openapi-\(UUID().uuidString)")
+        let directory = Scratch.path("openapi")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let document = directory.appendingPathComponent("shop.json")
         try Data(

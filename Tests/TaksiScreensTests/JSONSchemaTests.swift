@@ -16,7 +16,7 @@ struct JSONSchemaTests {
     func rejected(
         _ instances: [String: JSONValue], schema: JSONValue = ScreenJSONSchema.make(catalog: fixtures.catalog)
     ) throws -> Set<String> {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-schema-\(UUID().uuidString)")
+        let directory = Scratch.path("schema")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(JSONWriter.bytes(schema)).write(to: directory.appendingPathComponent("schema.json"))
         for (name, instance) in instances {
@@ -134,7 +134,7 @@ struct JSONSchemaTests {
     )
     func messages() throws {
         let schema = ScreenJSONSchema.make(catalog: Self.fixtures.catalog)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-schema-\(UUID().uuidString)")
+        let directory = Scratch.path("schema")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(JSONWriter.bytes(schema)).write(to: directory.appendingPathComponent("schema.json"))
         let script = """

@@ -1,6 +1,7 @@
 import Foundation
 import TaksiSchema
 import TaksiScreens
+import TaksiTestSupport
 import Testing
 
 /// Screens directories laid out the ways deployments lay them out: reached through symbolic links,
@@ -11,7 +12,7 @@ struct ScreenDirectoryTests {
     static let other = #"{"name": "other", "entry": true, "components": [{"name": "spacer_component", "content": {}}]}"#
 
     func makeFolder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-dir-\(UUID().uuidString)")
+        let folder = Scratch.path("dir")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder
     }

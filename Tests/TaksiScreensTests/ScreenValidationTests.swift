@@ -1,6 +1,7 @@
 import Foundation
 import TaksiSchema
 import TaksiScreens
+import TaksiTestSupport
 import Testing
 
 /// Each rule of PROTOCOL.md a screen file can break, in its broken form, with the diagnostic it
@@ -217,7 +218,7 @@ struct ScreenValidationTests {
 
     @Test("a huge file is refused unread, with the limit in the message")
     func hugeFile() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-huge-\(UUID().uuidString)")
+        let directory = Scratch.path("huge")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(#"{"name": "home", "entry": true, "components": []}"#.utf8).write(to: directory.appendingPathComponent("home.json"))
         try Data(repeating: UInt8(ascii: " "), count: ScreenSetLoader.maximumFileSize + 1).write(
@@ -297,7 +298,7 @@ struct ScreenValidationTests {
 
     @Test("a file over the size limit is reported at its first line")
     func tooLarge() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-large-\(UUID().uuidString)")
+        let folder = Scratch.path("large")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try Data(count: ScreenSetLoader.maximumFileSize + 1).write(to: folder.appendingPathComponent("huge.json"))
         let result = ScreenSetLoader.load(directory: folder.path)

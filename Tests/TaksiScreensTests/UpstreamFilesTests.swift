@@ -1,5 +1,6 @@
 import Foundation
 import TaksiSchema
+import TaksiTestSupport
 import Testing
 
 @testable import TaksiScreens
@@ -11,7 +12,7 @@ import Testing
 struct UpstreamFilesTests {
     /// A shop API as files: `GET /products` and `GET /products/{id}` for two products.
     static func makeUpstream() throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-upstream-\(UUID().uuidString)")
+        let directory = Scratch.path("upstream")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("products"), withIntermediateDirectories: true)
         let files = [
             "products.json":

@@ -21,7 +21,7 @@ final class Replica: Sendable {
     ///   - edit: changes to the copy before the server starts: the files of a new release.
     ///   - upstreams: upstreams of config.json to point elsewhere (a test's own upstream).
     init(edit: (URL) throws -> Void = { _ in }, upstreams: [String: String] = [:]) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-client-\(UUID().uuidString)")
+        directory = Scratch.path("client")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for name in ["Screens", "upstreams", "config.json"] {
             try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent(name), to: directory.appendingPathComponent(name))

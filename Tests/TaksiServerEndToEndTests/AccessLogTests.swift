@@ -20,7 +20,7 @@ import Darwin
 @Suite("Access log")
 struct AccessLogTests {
     static func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-access-\(UUID().uuidString)")
+        let directory = Scratch.path("access")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
     }

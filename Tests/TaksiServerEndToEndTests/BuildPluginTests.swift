@@ -18,7 +18,7 @@ struct BuildPluginTests {
 
     @Test("screens added, moved or deleted after a first build are checked by the next one, with config.json's upstreams and actions")
     func newFilesAreChecked() throws {
-        let package = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-plugin-\(UUID().uuidString)")
+        let package = Scratch.path("plugin")
         // A path dependency's identity is its folder's name.
         let identity = repositoryRoot.lastPathComponent.lowercased()
         try write(

@@ -197,7 +197,7 @@ struct CDNTests {
         #expect(unset.failing.first?.error.contains("CLOUDFLARE_API_TOKEN") == true)
 
         var configuration = ServerConfiguration.forTests()
-        configuration.screensDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-none-\(UUID())").path
+        configuration.screensDirectory = Scratch.path("none").path
         configuration.cdn = CDNSettings(targets: [zone])
         #expect {
             try buildApplication(configuration: configuration, logger: testLogger("test"), environment: [:])

@@ -68,7 +68,7 @@ struct CodegenTests {
     func typeCheck(_ files: [String: String], uses: String) throws -> (status: Int32, output: String) {
         let load = ScreenSetLoader.load(files: files.mapValues { Array($0.utf8) })
         try #require(load.screenSet != nil, "\(load.diagnostics.report)")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-codegen-\(UUID().uuidString)")
+        let folder = Scratch.path("codegen")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         var paths: [String] = []
@@ -234,7 +234,7 @@ struct CodegenTests {
 
     @Test("the command writes once, rewrites nothing when nothing changed, and removes a file for a component that is gone")
     func command() throws {
-        let project = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-codegen-cli-\(UUID().uuidString)")
+        let project = Scratch.path("codegen-cli")
         let screens = project.appendingPathComponent("Screens")
         for (path, text) in Self.components {
             let url = screens.appendingPathComponent(path)

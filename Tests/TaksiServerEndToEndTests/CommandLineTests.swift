@@ -32,7 +32,7 @@ struct CommandLineTests {
     }
 
     func brokenScreens() throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-cli-\(UUID().uuidString)")
+        let directory = Scratch.path("cli")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(
             """
@@ -57,7 +57,7 @@ struct CommandLineTests {
 
     @Test("validate --affected lists the variants a fragment's or a string table's edit changes, and the files that change none")
     func affected() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-affected-\(UUID().uuidString)")
+        let directory = Scratch.path("affected")
         let files = [
             "fragments/header.yaml": "components:\n  - {name: label_component, identifier: title, content: {value: {$text: title}}}\n",
             "strings/en.yaml": "title: Welcome\n",
@@ -140,7 +140,7 @@ struct CommandLineTests {
     @Test("the build-time validator fails on a broken set with compiler-style diagnostics, and passes a valid one")
     func buildTimeValidator() throws {
         let directory = try brokenScreens()
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("validated-\(UUID().uuidString).swift")
+        let output = Scratch.path("validated", suffix: ".swift")
         let broken = try run([directory, output.path], executable: "taksi-validate")
         #expect(broken.status == 1)
         #expect(broken.error.hasPrefix("\(directory)/home.json:4:136: error: components[0].content.action.content.interface_identifier"))
@@ -154,7 +154,7 @@ struct CommandLineTests {
 
     @Test("init writes a project where validate and serve's configuration work with no flags; a second init refuses")
     func initProject() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-init-cli-\(UUID().uuidString)")
+        let folder = Scratch.path("init-cli")
         let created = try run(["init", folder.path])
         #expect(created.status == 0, "\(created.error)")
         #expect(created.output.contains("Screens/home.yaml"))
@@ -168,7 +168,7 @@ struct CommandLineTests {
 
     @Test("compat over real git revisions: a removed enum value exits 1 naming it; the same said with until passes")
     func compatGate() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-compat-\(UUID().uuidString)")
+        let folder = Scratch.path("compat")
         let screens = folder.appendingPathComponent("Screens")
         try FileManager.default.createDirectory(at: screens.appendingPathComponent("components"), withIntermediateDirectories: true)
         func write(_ text: String, _ path: String) throws { try Data(text.utf8).write(to: screens.appendingPathComponent(path)) }
@@ -258,7 +258,7 @@ struct CommandLineTests {
 
     @Test("validate finds the configuration as serve does: its screens directory and its upstream names")
     func validateUsesConfiguration() throws {
-        let project = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-config-\(UUID().uuidString)")
+        let project = Scratch.path("config")
         try FileManager.default.createDirectory(at: project.appendingPathComponent("Mine"), withIntermediateDirectories: true)
         try Data(#"{"screens": "Mine", "upstreams": {"api": "http://127.0.0.1:9"}}"#.utf8).write(
             to: project.appendingPathComponent("app.json"))

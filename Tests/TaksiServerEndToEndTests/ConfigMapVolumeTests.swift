@@ -18,7 +18,7 @@ struct ConfigMapVolumeTests {
     static let config = #"{"screens": "Screens", "port": 0, "access_log": false}"#
 
     func makeMount() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("taksi-configmap-\(UUID().uuidString)")
+        Scratch.path("configmap")
     }
 
     @Test("the kubelet's layout loads, and its atomic swap of ..data changes the watcher's fingerprint")

@@ -14,7 +14,7 @@ import Testing
 struct DeploymentTests {
     /// A starter project with a production configuration and a file whose name a ConfigMap key cannot hold.
     static func makeProject() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-deploy-\(UUID().uuidString)")
+        let folder = Scratch.path("deploy")
         _ = try StarterProject.create(in: folder)
         let production =
             #"{"screens": "Screens", "log_level": "debug", "drain_timeout": 12, "upstreams": {"shop": "https://shop.example.com/api/"}}"#
@@ -166,7 +166,7 @@ struct DeploymentTests {
         try Data(text.utf8).write(to: home)
 
         // A link out of the screens directory: its target (any file of this machine) is not shipped.
-        let outside = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-outside-\(UUID().uuidString).json")
+        let outside = Scratch.path("outside", suffix: ".json")
         try Data(#"{"secret": "of this machine"}"#.utf8).write(to: outside)
         defer { try? FileManager.default.removeItem(at: outside) }
         let link = project.appendingPathComponent("Screens/fixtures/outside.json")
@@ -251,7 +251,7 @@ struct DeploymentTests {
 
     @Test("a screens directory's path index maps flat names to paths, and a broken one is reported at the file")
     func pathIndex() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-index-\(UUID().uuidString)")
+        let directory = Scratch.path("index")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(ConfigMapVolumeTests.screen("One").utf8).write(to: directory.appendingPathComponent("start.json"))
@@ -377,7 +377,7 @@ struct DeploymentTests {
 
     @Test("ConfigMap keys stay within 253 characters when long paths are cut to the same key")
     func longKeys() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-keys-\(UUID().uuidString)")
+        let directory = Scratch.path("keys")
         let folder = directory.appendingPathComponent(String(repeating: "f", count: 200))
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

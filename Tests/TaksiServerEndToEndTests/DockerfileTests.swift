@@ -47,7 +47,7 @@ struct DockerfileTests {
         let copies = Self.buildStageCopies(dockerfile)
         #expect(copies.contains { $0.source == "Package.swift" })
 
-        let context = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-docker-\(UUID().uuidString)")
+        let context = Scratch.path("docker")
         defer { try? FileManager.default.removeItem(at: context) }
         try FileManager.default.createDirectory(at: context, withIntermediateDirectories: true)
         for (source, destination) in copies {

@@ -61,7 +61,7 @@ struct HardeningTests {
 
     /// A `file:` upstream with one network, and a secret file beside it that must stay out of reach.
     static let filesUpstream: URL = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-files-\(UUID().uuidString)")
+        let folder = Scratch.path("files")
         try? FileManager.default.createDirectory(at: folder.appendingPathComponent("networks"), withIntermediateDirectories: true)
         try? Data(#"{"name": "Vélib"}"#.utf8).write(to: folder.appendingPathComponent("networks/velib.json"))
         try? Data(#"{"name": "secret"}"#.utf8).write(to: folder.appendingPathComponent("networks.json"))

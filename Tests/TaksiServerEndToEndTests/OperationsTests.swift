@@ -164,13 +164,13 @@ struct OperationsTests {
             let body = try JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
             samples.append(["path": .string(path), "status": .string(String(response.status.code)), "body": body])
         }
-        let samplesFile = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-openapi-\(UUID().uuidString).json")
+        let samplesFile = Scratch.path("openapi", suffix: ".json")
         try Data(JSONWriter.bytes(.array(samples))).write(to: samplesFile)
         // A set with actions: the served document adds one operation per action to the file's.
         let upstream = try await TestUpstream()
         let withActions = try upstreamApplication(files: SharedScreens.actions, upstream: upstream).application
         let served = await TestClient.router(withActions.responder).respond(.GET, uri: "/openapi.yaml")
-        let servedFile = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-openapi-\(UUID().uuidString).yaml")
+        let servedFile = Scratch.path("openapi", suffix: ".yaml")
         try Data(served.body.readableBytesView).write(to: servedFile)
         try await upstream.stop()
         let actionPaths = ["submit", "ping", "hurry"].map { "/screens/signup/{plan}/actions/\($0)" }
@@ -250,7 +250,7 @@ struct OperationsTests {
     @Test("SIGTERM lets slow requests in flight finish, then the process exits 0; JSON logs carry the request id")
     func drainOnSIGTERM() async throws {
         let upstream = try await TestUpstream()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-drain-\(UUID().uuidString)")
+        let directory = Scratch.path("drain")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("Screens"), withIntermediateDirectories: true)
         try Data(
             """
@@ -300,7 +300,7 @@ struct OperationsTests {
         let collector = try BoundSocket(listening: true)
         defer { withExtendedLifetime(collector) {} }
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-flush-\(UUID().uuidString)")
+        let directory = Scratch.path("flush")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(#"{"name": "home", "entry": true, "components": [{"name": "label_component", "content": {"value": "Hi"}}]}"#.utf8)

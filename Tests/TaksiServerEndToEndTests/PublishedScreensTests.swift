@@ -187,7 +187,7 @@ struct PublishedScreensTests {
     func replicaProcess() async throws {
         let database = try PostgresServer()
         defer { database.remove() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-replica-\(UUID().uuidString)")
+        let directory = Scratch.path("replica")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         func write(_ title: String) throws {
             for (path, bytes) in Self.screens(title: title) { try Data(bytes).write(to: directory.appendingPathComponent(path)) }
@@ -315,7 +315,7 @@ struct PublishedScreensTests {
         let empty = try cli.run(["history"], environment: environment)
         #expect(empty.output == "Nothing was published yet (taksi-server publish)\n", "nothing was stored: \(empty)")
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-publish-\(UUID().uuidString)")
+        let directory = Scratch.path("publish")
         for (path, bytes) in Self.screens(title: "One") {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try Data(bytes).write(to: directory.appendingPathComponent(path))

@@ -45,7 +45,7 @@ struct RevisionTests {
     static func makeApplication(
         _ home: String = original, files: [String: String]? = nil, upstreams: [String: String] = [:]
     ) throws -> (Application, URL) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-revisions-\(UUID().uuidString)")
+        let directory = Scratch.path("revisions")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (name, text) in files ?? ["home.json": home] { try Data(text.utf8).write(to: directory.appendingPathComponent(name)) }
         var configuration = ServerConfiguration.forTests()
@@ -182,7 +182,7 @@ struct RevisionTests {
     @Test("a kept set is counted as what it costs: the count follows the server's resident memory within 20% over six reloads")
     func keptSetsCountWhatTheyCost() async throws {
         // 300 screens placing one fragment, so one atomic write reshapes them all.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-kept-\(UUID().uuidString)")
+        let directory = Scratch.path("kept")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("fragments"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         for number in 0..<300 {

@@ -11,7 +11,7 @@ import Testing
 @Suite("Starter project")
 struct StarterProjectTests {
     func makeFolder() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("taksi-init-\(UUID().uuidString)")
+        Scratch.path("init")
     }
 
     @Test("the starter loads with no diagnostic, and its configuration serves its screen and data")

@@ -330,7 +330,7 @@ struct TracingTests {
         upstream.on("/bad", .status(500))
         for tracing in [false, true] {
             for format in ServerConfiguration.LogFormat.allCases {
-                let file = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-log-\(UUID().uuidString)")
+                let file = Scratch.path("log")
                 #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
                 defer { try? FileManager.default.removeItem(at: file) }
                 let output = try FileHandle(forWritingTo: file)

@@ -13,7 +13,7 @@ import Testing
 struct UpstreamCredentialTests {
     /// A file holding `value` (a mounted secret), with a final line break as `kubectl create secret --from-file` keeps it.
     static func secretFile(_ value: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-secret-\(UUID().uuidString)")
+        let url = Scratch.path("secret")
         try Data((value + "\n").utf8).write(to: url)
         return url.path
     }

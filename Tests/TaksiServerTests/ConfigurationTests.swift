@@ -7,7 +7,7 @@ import Testing
 @Suite("Configuration")
 struct ConfigurationTests {
     func temporaryFile(_ text: String) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-config-\(UUID().uuidString)")
+        let directory = Scratch.path("config")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let url = directory.appendingPathComponent("config.json")
         try Data(text.utf8).write(to: url)
@@ -285,7 +285,7 @@ struct ConfigurationTests {
 
     @Test("start-up refuses an invalid screen set and reports every error")
     func refusesInvalidScreens() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-screens-\(UUID().uuidString)")
+        let directory = Scratch.path("screens")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(#"{"name": "home", "components": [{"name": "label_component", "content": {"value": null}}]}"#.utf8)
             .write(to: directory.appendingPathComponent("home.json"))

@@ -136,7 +136,7 @@ package final class PostgresServer: Sendable {
         let command =
             ["/bin/bash", "-c", closeOthers, "bash"]
             + (asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", tool] + arguments : [tool] + arguments)
-        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-pg-output-\(UUID().uuidString)").path
+        let outputFile = Scratch.path("pg-output").path
         defer { try? FileManager.default.removeItem(atPath: outputFile) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

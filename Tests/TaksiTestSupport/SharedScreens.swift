@@ -135,7 +135,7 @@ package func upstreamApplication(
 /// An application over a fresh copy of the fixture screens in a temporary directory (which a
 /// test may edit and reload), bound to port 0 on loopback.
 package func fixtureCopyApplication(preview: Bool = false, label: String = "test") throws -> (Application, URL) {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("taksi-\(label)-\(UUID().uuidString)")
+    let directory = Scratch.path(label)
     try FileManager.default.copyItem(at: fixtureScreensDirectory, to: directory)
     var configuration = ServerConfiguration.forTests()
     configuration.screensDirectory = directory.path
