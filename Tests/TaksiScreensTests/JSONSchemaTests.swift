@@ -15,7 +15,7 @@ struct JSONSchemaTests {
     /// Runs the validator on `instances` (name → JSON); returns the names it rejected.
     func rejected(
         _ instances: [String: JSONValue], schema: JSONValue = ScreenJSONSchema.make(catalog: fixtures.catalog)
-    ) throws -> Set<String> {
+    ) async throws -> Set<String> {
         let directory = Scratch.path("schema")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(JSONWriter.bytes(schema)).write(to: directory.appendingPathComponent("schema.json"))
@@ -36,15 +36,9 @@ struct JSONSchemaTests {
                 if not validator.is_valid(json.load(open(path))):
                     print("REJECTED " + os.path.basename(path)[:-len(".instance.json")])
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, directory.path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "the validator failed (\(process.terminationStatus)): \(text)")
+        let outcome = try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, directory.path])
+        let text = outcome.output
+        try #require(outcome.status == 0, "the validator failed (\(outcome.status)): \(text)\(outcome.error)")
         return Set(text.split(separator: "\n").compactMap { $0.hasPrefix("REJECTED ") ? String($0.dropFirst(9)) : nil })
     }
 
@@ -52,7 +46,7 @@ struct JSONSchemaTests {
         "the component-file schema passes every component of the tests' set and the examples, and fails known-bad ones",
         .enabled(if: pythonHas("jsonschema"), "needs python3 -m pip install jsonschema (.ci/run installs it)")
     )
-    func componentFiles() throws {
+    func componentFiles() async throws {
         var instances: [String: JSONValue] = [:]
         for folder in ["Tests/Fixtures/Screens/components", "Screens/components"] {
             let root = repositoryRoot.appendingPathComponent(folder)
@@ -78,7 +72,7 @@ struct JSONSchemaTests {
             "field-key": #"{"name": "card", "fields": [{"name": "a", "type": "string", "requird": true}]}"#,
         ]
         for (name, text) in bad { instances["bad-\(name)"] = try JSONParser.parse(Array(text.utf8)).value }
-        let rejected = try rejected(instances, schema: CatalogJSONSchema.make())
+        let rejected = try await rejected(instances, schema: CatalogJSONSchema.make())
         #expect(rejected == Set(bad.keys.map { "bad-\($0)" }), "\(rejected.sorted())")
     }
 
@@ -86,7 +80,7 @@ struct JSONSchemaTests {
         "every screen of a full set, JSON and YAML, passes the schema; known-bad screens fail it",
         .enabled(if: pythonHas("jsonschema"), "needs python3 -m pip install jsonschema (.ci/run installs it)")
     )
-    func goodAndBadScreens() throws {
+    func goodAndBadScreens() async throws {
         var instances: [String: JSONValue] = [:]
         let root = repositoryRoot.appendingPathComponent("Tests/Fixtures/Screens")
         // Every screen file, so a new one is covered without editing this list.
@@ -124,7 +118,7 @@ struct JSONSchemaTests {
                 #"{"name": "a", "sources": {"s": {"type": "http", "upstream": "api", "path": "/x", "timeout": "2s"}}, "components": []}"#,
         ]
         for (name, text) in bad { instances["bad-\(name)"] = try JSONParser.parse(Array(text.utf8)).value }
-        let rejected = try rejected(instances)
+        let rejected = try await rejected(instances)
         #expect(rejected == Set(bad.keys.map { "bad-\($0)" }), "rejected: \(rejected.sorted())")
     }
 
@@ -132,7 +126,7 @@ struct JSONSchemaTests {
         "a wrong enum value, an unknown field and an unknown type read as what they are, with validate's words for editors that show errorMessage",
         .enabled(if: pythonHas("jsonschema"), "needs python3 -m pip install jsonschema (.ci/run installs it)")
     )
-    func messages() throws {
+    func messages() async throws {
         let schema = ScreenJSONSchema.make(catalog: Self.fixtures.catalog)
         let directory = Scratch.path("schema")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -149,7 +143,7 @@ struct JSONSchemaTests {
             #"{"name": "a", "components": [{"name": "label_component", "content": {"value": "x", "knid": "title"}}]}"#,
             #"{"name": "a", "components": [{"name": "lable_component", "content": {"value": "x"}}]}"#,
         ]
-        let result = try runTool(["python3", "-c", script, directory.appendingPathComponent("schema.json").path] + instances)
+        let result = try await runTool(["python3", "-c", script, directory.appendingPathComponent("schema.json").path] + instances)
         try #require(result.status == 0, "\(result.output)")
         let lines = result.output.split(separator: "\n").map { try? JSONDecoder().decode([String?].self, from: Data($0.utf8)) }
         try #require(lines.count == 3, "\(result.output)")

@@ -7,8 +7,10 @@ import Testing
 @Suite("Build plugin")
 struct BuildPluginTests {
     /// Runs `swift build` in `package`; its exit status and its output.
-    func build(_ package: URL) throws -> (status: Int32, output: String) {
-        try runTool(["swift", "build", "--package-path", package.path, "--scratch-path", package.appendingPathComponent(".build").path])
+    func build(_ package: URL) async throws -> (status: Int32, output: String) {
+        try await runTool([
+            "swift", "build", "--package-path", package.path, "--scratch-path", package.appendingPathComponent(".build").path,
+        ])
     }
 
     func write(_ text: String, _ url: URL) throws {
@@ -17,7 +19,7 @@ struct BuildPluginTests {
     }
 
     @Test("screens added, moved or deleted after a first build are checked by the next one, with config.json's upstreams and actions")
-    func newFilesAreChecked() throws {
+    func newFilesAreChecked() async throws {
         let package = Scratch.path("plugin")
         // A path dependency's identity is its folder's name.
         let identity = repositoryRoot.lastPathComponent.lowercased()
@@ -39,13 +41,13 @@ struct BuildPluginTests {
             #"{"name": "home", "entry": true, "components": [{"name": "label_component", "identifier": "t", "content": {"value": "Hi"}}]}"#,
             package.appendingPathComponent("Screens/home.json")
         )
-        let first = try build(package)
+        let first = try await build(package)
         try #require(first.status == 0, "\(first.output)")
 
         // Added after the first build, in a new folder.
         let bad = package.appendingPathComponent("Screens/more/bad.yaml")
         try write("name: bad\nentry: true\ncomponents:\n  - name: labl_component\n    content: {value: x}\n", bad)
-        let added = try build(package)
+        let added = try await build(package)
         #expect(added.status != 0)
         #expect(
             added.output.contains("Screens/more/bad.yaml:4:11: error: components[0].name: component type \"labl_component\" is not known"),
@@ -53,10 +55,10 @@ struct BuildPluginTests {
 
         // Renamed: still checked; deleted: the build passes again.
         try FileManager.default.moveItem(at: bad, to: package.appendingPathComponent("Screens/more/worse.yaml"))
-        let renamed = try build(package)
+        let renamed = try await build(package)
         #expect(renamed.output.contains("Screens/more/worse.yaml:4:11: error:"), "\(renamed.output)")
         try FileManager.default.removeItem(at: package.appendingPathComponent("Screens/more"))
-        let deleted = try build(package)
+        let deleted = try await build(package)
         #expect(deleted.status == 0, "\(deleted.output)")
 
         // An http source naming an upstream config.json does not have fails the build too.
@@ -64,7 +66,7 @@ struct BuildPluginTests {
             #"{"name": "feed", "entry": true, "sources": {"s": {"type": "http", "upstream": "apii", "path": "/x"}}, "components": [{"name": "label_component", "identifier": "t", "content": {"value": {"$bind": "s.v"}}}]}"#,
             package.appendingPathComponent("Screens/feed.json")
         )
-        let upstream = try build(package)
+        let upstream = try await build(package)
         #expect(upstream.status != 0)
         #expect(upstream.output.contains(#"upstream "apii" is not configured"#), "\(upstream.output)")
         try FileManager.default.removeItem(at: package.appendingPathComponent("Screens/feed.json"))
@@ -84,7 +86,7 @@ struct BuildPluginTests {
                       - {identifier: eror, content: {value: Sent}}
             """, package.appendingPathComponent("Screens/form.yaml")
         )
-        let action = try build(package)
+        let action = try await build(package)
         #expect(action.status != 0)
         #expect(
             action.output.contains(
@@ -101,7 +103,7 @@ struct BuildPluginTests {
         try write(
             "name: deals\nentry: true\nversion: \">= 2.0\"\ncomponents:\n  - name: badge\n    content: {kind: hot}\n",
             package.appendingPathComponent("Screens/deals.yaml"))
-        let versioned = try build(package)
+        let versioned = try await build(package)
         #expect(versioned.status != 0)
         #expect(
             versioned.output.contains(
@@ -120,7 +122,7 @@ struct BuildPluginTests {
             #"{"name": "hi", "entry": true, "components": [{"name": "label_component", "content": {"value": {"$text": "title"}}}, {"name": "label_component", "content": {"value": {"$text": "bye"}}}]}"#,
             package.appendingPathComponent("Screens/hi.json")
         )
-        let text = try build(package)
+        let text = try await build(package)
         #expect(text.status != 0)
         #expect(
             text.output.contains(#"Screens/strings/en.yaml:2:1: error: bye: message "bye" is missing from "#)

@@ -37,7 +37,7 @@ struct CodegenTests {
     ]
 
     @Test("the code for every kind of field type-checks against the client stand-in (and the SwiftUI one on Linux)")
-    func typeChecks() throws {
+    func typeChecks() async throws {
         // Uses of what a feature and a view reach.
         let uses = """
             func uses(_ sink: KitchenSinkComponent, _ decoder: any Decoder) {
@@ -59,13 +59,13 @@ struct CodegenTests {
                 let _: (any Action)? = TaksiCatalog.action(from: decoder, withIdentifier: "share")
             }
             """
-        let result = try typeCheck(Self.components, uses: uses)
+        let result = try await typeCheck(Self.components, uses: uses)
         #expect(result.status == 0, "\(result.output)")
     }
 
     /// Writes the code `codegen swift` makes of `files`, the app's views of its components and
     /// `uses`, and type-checks them against the client stand-in.
-    func typeCheck(_ files: [String: String], uses: String) throws -> (status: Int32, output: String) {
+    func typeCheck(_ files: [String: String], uses: String) async throws -> (status: Int32, output: String) {
         let load = ScreenSetLoader.load(files: files.mapValues { Array($0.utf8) })
         try #require(load.screenSet != nil, "\(load.diagnostics.report)")
         let folder = Scratch.path("codegen")
@@ -102,11 +102,12 @@ struct CodegenTests {
         let include = try #require(
             candidates.first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("Taksi.swiftmodule").path) },
             "the Taksi stand-in module was not built next to the tests")
-        return try runTool(["swiftc", "-typecheck", "-swift-version", "5", "-I", include.path] + paths + [viewsFile.path, usesFile.path])
+        return try await runTool(
+            ["swiftc", "-typecheck", "-swift-version", "5", "-I", include.path] + paths + [viewsFile.path, usesFile.path])
     }
 
     @Test("field names Swift reserves, of other scripts, of no letters, and types named like the code's own compile")
-    func oddNamesCompile() throws {
+    func oddNamesCompile() async throws {
         let files = [
             "components/odd.json": """
             {"name": "odd", "fields": [
@@ -153,7 +154,7 @@ struct CodegenTests {
                 let _ = ÜberShareAction.self
             }
             """
-        let result = try typeCheck(files, uses: uses)
+        let result = try await typeCheck(files, uses: uses)
         #expect(result.status == 0, "\(result.output)")
     }
 
@@ -233,7 +234,7 @@ struct CodegenTests {
     }
 
     @Test("the command writes once, rewrites nothing when nothing changed, and removes a file for a component that is gone")
-    func command() throws {
+    func command() async throws {
         let project = Scratch.path("codegen-cli")
         let screens = project.appendingPathComponent("Screens")
         for (path, text) in Self.components {
@@ -242,15 +243,15 @@ struct CodegenTests {
             try Data(text.utf8).write(to: url)
         }
         let command = CommandLineTests()
-        let first = try command.run(["codegen", "swift", "--out", "Generated", "Screens"], in: project)
+        let first = try await command.run(["codegen", "swift", "--out", "Generated", "Screens"], in: project)
         #expect(first.status == 0, "\(first.error)")
         #expect(first.output == "4 files in Generated: 4 written or removed\n")
-        let again = try command.run(["codegen", "swift", "--out", "Generated", "Screens"], in: project)
+        let again = try await command.run(["codegen", "swift", "--out", "Generated", "Screens"], in: project)
         #expect(again.output == "4 files in Generated: unchanged\n")
         // A file of the app's own in the folder is left alone; the one for a removed component goes.
         try Data("// mine\n".utf8).write(to: project.appendingPathComponent("Generated/Mine.swift"))
         try FileManager.default.removeItem(at: screens.appendingPathComponent("components/divider.json"))
-        let removed = try command.run(["codegen", "swift", "--out", "Generated", "Screens"], in: project)
+        let removed = try await command.run(["codegen", "swift", "--out", "Generated", "Screens"], in: project)
         #expect(removed.output == "3 files in Generated: 2 written or removed\n", "TaksiCatalog.swift changes too: \(removed.output)")
         let left = try FileManager.default.contentsOfDirectory(atPath: project.appendingPathComponent("Generated").path).sorted()
         #expect(left == ["BadgeComponent.swift", "KitchenSinkComponent.swift", "Mine.swift", "TaksiCatalog.swift"])

@@ -13,22 +13,12 @@ struct CommandLineTests {
     func run(
         _ arguments: [String], executable name: String = "taksi-server", in directory: URL = repositoryRoot,
         environment: [String: String] = [:]
-    ) throws -> (status: Int32, output: String, error: String) {
+    ) async throws -> (status: Int32, output: String, error: String) {
         let executable = try #require(Self.built(name), "\(name) was not built next to the tests")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }.merging(environment) { $1 }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        let outcome = try await runProcess(
+            executable, arguments, in: directory,
+            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }.merging(environment) { $1 })
+        return (outcome.status, outcome.output, outcome.error)
     }
 
     func brokenScreens() throws -> String {
@@ -49,14 +39,14 @@ struct CommandLineTests {
     }
 
     @Test("validate exits 0 on a valid set")
-    func validateExamples() throws {
-        let result = try run(["validate", fixtureScreensDirectory.path])
+    func validateExamples() async throws {
+        let result = try await run(["validate", fixtureScreensDirectory.path])
         #expect(result.status == 0)
         #expect(result.output == "6 screens (8 variants) are valid\n")
     }
 
     @Test("validate --affected lists the variants a fragment's or a string table's edit changes, and the files that change none")
-    func affected() throws {
+    func affected() async throws {
         let directory = Scratch.path("affected")
         let files = [
             "fragments/header.yaml": "components:\n  - {name: label_component, identifier: title, content: {value: {$text: title}}}\n",
@@ -71,7 +61,9 @@ struct CommandLineTests {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(text.utf8).write(to: url)
         }
-        let fragment = try run(["validate", directory.path, "--affected", directory.appendingPathComponent("fragments/header.yaml").path])
+        let fragment = try await run([
+            "validate", directory.path, "--affected", directory.appendingPathComponent("fragments/header.yaml").path,
+        ])
         #expect(fragment.status == 0)
         #expect(
             fragment.output == """
@@ -84,7 +76,7 @@ struct CommandLineTests {
                 """
         )
         // Relative paths work too, from where the command runs.
-        let relative = try run(["validate", ".", "--affected", "strings/en.yaml", "about.json", "links.yaml"], in: directory)
+        let relative = try await run(["validate", ".", "--affected", "strings/en.yaml", "about.json", "links.yaml"], in: directory)
         #expect(
             relative.output == """
                 2 screens (3 variants) are valid
@@ -101,7 +93,7 @@ struct CommandLineTests {
         let config = directory.deletingLastPathComponent().appendingPathComponent("taksi-config-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: config) }
         try Data(#"{"cdn": {"tag_header": "Cache-Tag", "tag_prefix": "shop"}}"#.utf8).write(to: config)
-        let tags = try run(["validate", ".", "--config", config.path, "--tags", "home", "abuot"], in: directory)
+        let tags = try await run(["validate", ".", "--config", config.path, "--tags", "home", "abuot"], in: directory)
         let version = try #require(ScreenSetLoader.load(directory: directory.path).screenSet?.version)
         #expect(
             tags.output == """
@@ -115,9 +107,9 @@ struct CommandLineTests {
     }
 
     @Test("validate prints every diagnostic and exits 1 on an error")
-    func validateBroken() throws {
+    func validateBroken() async throws {
         let directory = try brokenScreens()
-        let result = try run(["validate", directory])
+        let result = try await run(["validate", directory])
         #expect(result.status == 1)
         #expect(
             result.output == """
@@ -129,64 +121,64 @@ struct CommandLineTests {
     }
 
     @Test("serve refuses to start on a broken screen set, naming file, path and fix")
-    func serveRefuses() throws {
+    func serveRefuses() async throws {
         let directory = try brokenScreens()
-        let result = try run(["--screens", directory, "--port", "0"])
+        let result = try await run(["--screens", directory, "--port", "0"])
         #expect(result.status == 1)
         #expect(result.error.contains("\(directory)/home.json:4:136: error: components[0].content.action.content.interface_identifier"))
         #expect(result.error.contains("did you mean \"profile\"?"))
     }
 
     @Test("the build-time validator fails on a broken set with compiler-style diagnostics, and passes a valid one")
-    func buildTimeValidator() throws {
+    func buildTimeValidator() async throws {
         let directory = try brokenScreens()
         let output = Scratch.path("validated", suffix: ".swift")
-        let broken = try run([directory, output.path], executable: "taksi-validate")
+        let broken = try await run([directory, output.path], executable: "taksi-validate")
         #expect(broken.status == 1)
         #expect(broken.error.hasPrefix("\(directory)/home.json:4:136: error: components[0].content.action.content.interface_identifier"))
         #expect(!FileManager.default.fileExists(atPath: output.path))
 
-        let valid = try run([fixtureScreensDirectory.path, output.path], executable: "taksi-validate")
+        let valid = try await run([fixtureScreensDirectory.path, output.path], executable: "taksi-validate")
         #expect(valid.status == 0, "\(valid.error)")
         let generated = try String(contentsOf: output, encoding: .utf8)
         #expect(generated.contains("6 screens (8 variants) are valid"))
     }
 
     @Test("init writes a project where validate and serve's configuration work with no flags; a second init refuses")
-    func initProject() throws {
+    func initProject() async throws {
         let folder = Scratch.path("init-cli")
-        let created = try run(["init", folder.path])
+        let created = try await run(["init", folder.path])
         #expect(created.status == 0, "\(created.error)")
         #expect(created.output.contains("Screens/home.yaml"))
-        let validated = try run(["validate"], in: folder)
+        let validated = try await run(["validate"], in: folder)
         #expect(validated.status == 0, "\(validated.output)\(validated.error)")
         #expect(validated.output == "1 screen is valid\n")
-        let again = try run(["init", folder.path])
+        let again = try await run(["init", folder.path])
         #expect(again.status == 1)
         #expect(again.error.contains("init never writes over a file"))
     }
 
     @Test("compat over real git revisions: a removed enum value exits 1 naming it; the same said with until passes")
-    func compatGate() throws {
+    func compatGate() async throws {
         let folder = Scratch.path("compat")
         let screens = folder.appendingPathComponent("Screens")
         try FileManager.default.createDirectory(at: screens.appendingPathComponent("components"), withIntermediateDirectories: true)
         func write(_ text: String, _ path: String) throws { try Data(text.utf8).write(to: screens.appendingPathComponent(path)) }
-        func commit(_ message: String) throws {
+        func commit(_ message: String) async throws {
             for arguments in [["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", message]] {
-                let result = try runTool(["git", "-C", folder.path] + arguments)
+                let result = try await runTool(["git", "-C", folder.path] + arguments)
                 try #require(result.status == 0, "\(result.output)")
             }
         }
-        try #require(try runTool(["git", "init", "-q", folder.path]).status == 0)
+        try #require(try await runTool(["git", "init", "-q", folder.path]).status == 0)
         try write(#"{"name": "home", "entry": true, "components": [{"name": "tag", "content": {"kind": "sale"}}]}"#, "home.json")
         try write(
             #"{"name": "tag", "fields": [{"name": "kind", "type": "enum", "values": ["sale", "new", "old"]}]}"#, "components/tag.json")
-        try commit("first")
+        try await commit("first")
 
         try write(#"{"name": "tag", "fields": [{"name": "kind", "type": "enum", "values": ["sale", "new"]}]}"#, "components/tag.json")
-        try commit("remove old")
-        let removed = try run(["compat", "HEAD~1", "Screens"], in: folder)
+        try await commit("remove old")
+        let removed = try await run(["compat", "HEAD~1", "Screens"], in: folder)
         #expect(removed.status == 1)
         #expect(
             removed.output.contains(
@@ -197,15 +189,15 @@ struct CommandLineTests {
         try write(
             #"{"name": "tag", "fields": [{"name": "kind", "type": "enum", "values": ["sale", "new", {"value": "old", "until": "2.4"}]}]}"#,
             "components/tag.json")
-        let said = try run(["compat", "HEAD~1", "Screens"], in: folder)
+        let said = try await run(["compat", "HEAD~1", "Screens"], in: folder)
         #expect(said.status == 0, "\(said.output)\(said.error)")
         #expect(said.output.contains(#"compatible: tag.kind: enum value "old" removed (for apps after 2.4)"#), "\(said.output)")
 
         // A directory as the base; a base that is neither is a usage error.
         let base = folder.appendingPathComponent("base")
         try FileManager.default.copyItem(at: screens, to: base)
-        #expect(try run(["compat", base.path, "Screens"], in: folder).output.hasPrefix("0 catalog changes"))
-        let wrong = try run(["compat", "no-such-rev", "Screens"], in: folder)
+        #expect(try await run(["compat", base.path, "Screens"], in: folder).output.hasPrefix("0 catalog changes"))
+        let wrong = try await run(["compat", "no-such-rev", "Screens"], in: folder)
         #expect(wrong.status == 2)
         #expect(wrong.error.contains("no-such-rev is neither a directory nor a git revision"), "\(wrong.error)")
     }
@@ -215,7 +207,7 @@ struct CommandLineTests {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let holder = try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
         let port = try #require(holder.localAddress?.port)
-        let result = try run(["serve", "--screens", fixtureScreensDirectory.path, "--port", String(port), "--no-watch"])
+        let result = try await run(["serve", "--screens", fixtureScreensDirectory.path, "--port", String(port), "--no-watch"])
         try await holder.close()
         try await group.shutdownGracefully()
         #expect(result.status == 1)
@@ -228,7 +220,7 @@ struct CommandLineTests {
     }
 
     @Test("serve's flags are read as their settings say; a debug log does not write the configuration's values")
-    func serveFlags() throws {
+    func serveFlags() async throws {
         let secret = "Bearer flags-test-secret"
         let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }.merging([
             "TAKSI_TRACING_HEADERS": "authorization=" + secret.replacingOccurrences(of: " ", with: "%20")
@@ -244,20 +236,20 @@ struct CommandLineTests {
         process.waitUntilExit()
         #expect(lines.contains { $0.contains("\"log.level\":\"debug\"") }, "--log-level debug is applied")
         #expect(!lines.contains { $0.contains("flags-test-secret") }, "\(lines.filter { $0.contains("flags-test-secret") })")
-        let wrong = try run(["--access-log-format", "yaml"])
+        let wrong = try await run(["--access-log-format", "yaml"])
         #expect(wrong.status == 2)
         #expect(wrong.error.contains("--access-log-format"), "\(wrong.error)")
     }
 
     @Test("--version prints the release")
-    func version() throws {
-        let result = try run(["--version"])
+    func version() async throws {
+        let result = try await run(["--version"])
         #expect(result.status == 0)
         #expect(result.output == "1.0.0\n")
     }
 
     @Test("validate finds the configuration as serve does: its screens directory and its upstream names")
-    func validateUsesConfiguration() throws {
+    func validateUsesConfiguration() async throws {
         let project = Scratch.path("config")
         try FileManager.default.createDirectory(at: project.appendingPathComponent("Mine"), withIntermediateDirectories: true)
         try Data(#"{"screens": "Mine", "upstreams": {"api": "http://127.0.0.1:9"}}"#.utf8).write(
@@ -266,12 +258,12 @@ struct CommandLineTests {
             #"{"name": "home", "entry": true, "sources": {"s": {"type": "http", "upstream": "apii", "path": "/x"}}, "components": [{"name": "label_component", "identifier": "t", "content": {"value": {"$bind": "s.v"}}}]}"#
                 .utf8
         ).write(to: project.appendingPathComponent("Mine/home.json"))
-        let viaFlag = try run(["validate", "--config", "app.json"], in: project)
+        let viaFlag = try await run(["validate", "--config", "app.json"], in: project)
         #expect(viaFlag.status == 1)
         #expect(
             viaFlag.output.contains(#"Mine/home.json:1:79: error: sources.s.upstream: upstream "apii" is not configured"#),
             "\(viaFlag.output)")
-        let viaEnvironment = try run(
+        let viaEnvironment = try await run(
             ["validate"], in: project, environment: ["TAKSI_CONFIG": project.appendingPathComponent("app.json").path])
         #expect(
             viaEnvironment.output
@@ -279,8 +271,8 @@ struct CommandLineTests {
     }
 
     @Test("a bad flag value is a configuration error with exit code 2")
-    func badFlag() throws {
-        let result = try run(["--port", "eighty"])
+    func badFlag() async throws {
+        let result = try await run(["--port", "eighty"])
         #expect(result.status == 2)
         #expect(result.error.contains("--port: the port must be a number from 0 to 65535, found \"eighty\""))
     }

@@ -25,13 +25,13 @@ struct DeploymentTests {
 
     /// The manifest's objects by kind (ConfigMaps by `ConfigMap/<name>`), as JSON (read by PyYAML, an
     /// independent YAML reader).
-    static func objects(of manifest: URL) throws -> JSONValue {
+    static func objects(of manifest: URL) async throws -> JSONValue {
         let script = """
             import json, sys, yaml
             documents = yaml.safe_load_all(open(sys.argv[1], encoding="utf-8"))
             print(json.dumps({d["kind"] + ("/" + d["metadata"]["name"] if d["kind"] == "ConfigMap" else ""): d for d in documents}))
             """
-        let result = try runTool(["python3", "-c", script, manifest.path])
+        let result = try await runTool(["python3", "-c", script, manifest.path])
         try #require(result.status == 0, "\(result.output)")
         return try JSONDecoder().decode(JSONValue.self, from: Data(result.output.utf8))
     }
@@ -41,10 +41,10 @@ struct DeploymentTests {
         .enabled(
             if: pythonHas("yaml", "kubernetes_validate"), "needs python3 -m pip install pyyaml kubernetes-validate (.ci/run installs them)")
     )
-    func project() throws {
+    func project() async throws {
         let project = try Self.makeProject()
         let command = CommandLineTests()
-        let made = try command.run(
+        let made = try await command.run(
             [
                 "deploy", "kubernetes", "--config", "production.json", "--image", "registry.example.com/taksi-server:1.0.0",
                 "--namespace", "shop", "--output", "kubernetes.yaml",
@@ -53,11 +53,11 @@ struct DeploymentTests {
         #expect(made.error.hasPrefix("Wrote kubernetes.yaml: taksi-server: 1 screen, 5 files, "), "\(made.error)")
         let manifest = project.appendingPathComponent("kubernetes.yaml")
 
-        let validation = try runTool(["python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path])
+        let validation = try await runTool(["python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path])
         #expect(validation.status == 0, "\(validation.output)")
         #expect(validation.output.components(separatedBy: " passed for resource ").count == 7, "six objects: \(validation.output)")
 
-        let objects = try Self.objects(of: manifest)
+        let objects = try await Self.objects(of: manifest)
         let pod = objects["Deployment"]?["spec"]?["template"]?["spec"]
         let container = pod?["containers"]?[0]
         #expect(container?["image"] == "registry.example.com/taksi-server:1.0.0")
@@ -113,7 +113,7 @@ struct DeploymentTests {
         #expect(load.screenSet?.version == original.screenSet?.version, "the same files as the project's Screens/")
 
         // --check: current, then out of date after an edit.
-        let current = try command.run(
+        let current = try await command.run(
             [
                 "deploy", "kubernetes", "--config", "production.json", "--image", "registry.example.com/taksi-server:1.0.0", "--namespace",
                 "shop", "--check", "kubernetes.yaml",
@@ -121,7 +121,7 @@ struct DeploymentTests {
         #expect(current.status == 0, "\(current.error)")
         let home = project.appendingPathComponent("Screens/home.yaml")
         try Data((String(contentsOf: home, encoding: .utf8) + "\n# edited\n").utf8).write(to: home)
-        let stale = try command.run(
+        let stale = try await command.run(
             [
                 "deploy", "kubernetes", "--config", "production.json", "--image", "registry.example.com/taksi-server:1.0.0", "--namespace",
                 "shop", "--check", "kubernetes.yaml",
@@ -208,8 +208,8 @@ struct DeploymentTests {
         let project = try Self.makeProject()
         let command = CommandLineTests()
         let arguments = ["deploy", "kubernetes", "--config", "production.json", "--output", "kubernetes.yaml"]
-        try #require(try command.run(arguments, in: project).status == 0)
-        let before = try Self.objects(of: project.appendingPathComponent("kubernetes.yaml"))
+        try await #require(try command.run(arguments, in: project).status == 0)
+        let before = try await Self.objects(of: project.appendingPathComponent("kubernetes.yaml"))
         let home = try String(contentsOf: project.appendingPathComponent("Screens/home.yaml"), encoding: .utf8)
         try FileManager.default.createDirectory(at: project.appendingPathComponent("Screens/more"), withIntermediateDirectories: true)
         try Data(
@@ -218,8 +218,8 @@ struct DeploymentTests {
             ).utf8
         )
         .write(to: project.appendingPathComponent("Screens/more/news.yaml"))
-        try #require(try command.run(arguments, in: project).status == 0)
-        let after = try Self.objects(of: project.appendingPathComponent("kubernetes.yaml"))
+        try await #require(try command.run(arguments, in: project).status == 0)
+        let after = try await Self.objects(of: project.appendingPathComponent("kubernetes.yaml"))
         #expect(after["Deployment"] == before["Deployment"], "the Deployment is unchanged: no pod restarts")
         #expect(after["ConfigMap/taksi-server-config"] == before["ConfigMap/taksi-server-config"])
         #expect(after["ConfigMap/taksi-server-screens"]?["data"]?["more__news.yaml"] != nil)
@@ -241,8 +241,8 @@ struct DeploymentTests {
         // The configuration is read at start-up: a change to it changes the pods, so they restart.
         try Data(#"{"screens": "Screens", "log_level": "info", "upstreams": {"shop": "https://shop.example.com/api/"}}"#.utf8)
             .write(to: project.appendingPathComponent("production.json"))
-        try #require(try command.run(arguments, in: project).status == 0)
-        let reconfigured = try Self.objects(of: project.appendingPathComponent("kubernetes.yaml"))
+        try await #require(try command.run(arguments, in: project).status == 0)
+        let reconfigured = try await Self.objects(of: project.appendingPathComponent("kubernetes.yaml"))
         let annotation = { (objects: JSONValue) in
             objects["Deployment"]?["spec"]?["template"]?["metadata"]?["annotations"]?["checksum/config"]
         }
@@ -280,23 +280,23 @@ struct DeploymentTests {
         .enabled(
             if: pythonHas("yaml", "kubernetes_validate"), "needs python3 -m pip install pyyaml kubernetes-validate (.ci/run installs them)")
     )
-    func store() throws {
+    func store() async throws {
         let project = try Self.makeProject()
         let production =
             #"{"log_level": "debug", "store": "postgres://taksi:hunter2@db:5432/taksi", "upstreams": {"shop": "https://shop.example.com/api/"}}"#
         try Data(production.utf8).write(to: project.appendingPathComponent("production.json"))
-        let made = try CommandLineTests().run(
+        let made = try await CommandLineTests().run(
             ["deploy", "kubernetes", "--config", "production.json", "--store", "taksi-store", "--output", "kubernetes.yaml"], in: project)
         try #require(made.status == 0, "\(made.error)")
         #expect(made.error.contains("1 screen checked, served from the store (taksi-server publish them)"), "\(made.error)")
         let manifest = project.appendingPathComponent("kubernetes.yaml")
-        let validation = try runTool(["python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path])
+        let validation = try await runTool(["python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path])
         #expect(validation.status == 0, "\(validation.output)")
         let text = try String(contentsOf: manifest, encoding: .utf8)
         #expect(!text.contains("hunter2"), "the store's URL is never in the manifest")
         #expect(text.contains("kubectl create secret generic taksi-store"))
 
-        let objects = try Self.objects(of: manifest)
+        let objects = try await Self.objects(of: manifest)
         guard case .object(let data)? = objects["ConfigMap/taksi-server-config"]?["data"] else {
             Issue.record("no ConfigMap data")
             return
@@ -313,7 +313,7 @@ struct DeploymentTests {
         #expect(container?["env"]?[0]?["name"] == "TAKSI_STORE")
         #expect(container?["env"]?[0]?["valueFrom"]?["secretKeyRef"] == ["name": "taksi-store", "key": "url"])
 
-        let refused = try CommandLineTests().run(
+        let refused = try await CommandLineTests().run(
             ["deploy", "kubernetes", "--config", "production.json", "--store", "Taksi Store"], in: project)
         #expect(refused.status == 1)
         #expect(refused.error.contains("--store \"Taksi Store\": name a Secret"))
@@ -324,7 +324,7 @@ struct DeploymentTests {
         .enabled(
             if: pythonHas("yaml", "kubernetes_validate"), "needs python3 -m pip install pyyaml kubernetes-validate (.ci/run installs them)")
     )
-    func credentials() throws {
+    func credentials() async throws {
         let project = try Self.makeProject()
         let production = #"""
             {"upstreams": {
@@ -338,11 +338,11 @@ struct DeploymentTests {
         try FileManager.default.createDirectory(at: project.appendingPathComponent("openapi"), withIntermediateDirectories: true)
         try Data(#"{"openapi": "3.1.0", "info": {"title": "Shop", "version": "1"}, "paths": {}}"#.utf8)
             .write(to: project.appendingPathComponent("openapi/shop.json"))
-        let made = try CommandLineTests().run(
+        let made = try await CommandLineTests().run(
             ["deploy", "kubernetes", "--config", "production.json", "--output", "kubernetes.yaml"], in: project)
         try #require(made.status == 0, "\(made.error)")
         let manifest = project.appendingPathComponent("kubernetes.yaml")
-        let validation = try runTool(["python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path])
+        let validation = try await runTool(["python3", "-m", "kubernetes_validate", "-k", "1.30.0", "--strict", manifest.path])
         #expect(validation.status == 0, "\(validation.output)")
         let text = try String(contentsOf: manifest, encoding: .utf8)
         #expect(
@@ -350,7 +350,7 @@ struct DeploymentTests {
                 "kubectl create secret generic taksi-server-upstream-credentials --from-literal=FASTLY_API_TOKEN=... --from-literal=LEGACY_USER=... --from-literal=SHOP_TOKEN=... --from-file=cloudflare=secrets/cloudflare --from-file=legacy-password='secrets/legacy password'"
             ), "\(text.prefix(800))")
 
-        let objects = try Self.objects(of: manifest)
+        let objects = try await Self.objects(of: manifest)
         let pod = objects["Deployment"]?["spec"]?["template"]?["spec"]
         let container = pod?["containers"]?[0]
         #expect(container?["env"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["FASTLY_API_TOKEN", "LEGACY_USER", "SHOP_TOKEN"])
@@ -392,8 +392,8 @@ struct DeploymentTests {
 
     @Test(
         "deploy/kubernetes.yaml is what deploy kubernetes makes of the example screens (after changing Screens/, run the command it names)")
-    func examplesManifestIsCurrent() throws {
-        let result = try CommandLineTests().run([
+    func examplesManifestIsCurrent() async throws {
+        let result = try await CommandLineTests().run([
             "deploy", "kubernetes", "--config", "deploy/container-config.json", "--screens", "Screens", "--check", "deploy/kubernetes.yaml",
         ])
         #expect(result.status == 0, "\(result.error)")

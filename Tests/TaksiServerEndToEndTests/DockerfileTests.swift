@@ -39,7 +39,7 @@ struct DockerfileTests {
     }
 
     @Test("the build stage's COPY lines give SwiftPM every target's directory")
-    func buildStageLoads() throws {
+    func buildStageLoads() async throws {
         let dockerfile = try String(contentsOf: repositoryRoot.appendingPathComponent("Dockerfile"), encoding: .utf8)
         let ignore = try String(contentsOf: repositoryRoot.appendingPathComponent(".dockerignore"), encoding: .utf8)
         let patterns = ignore.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -60,7 +60,7 @@ struct DockerfileTests {
                 try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent(source), to: target)
             }
         }
-        let result = try runTool(["swift", "package", "--package-path", context.path, "describe"])
+        let result = try await runTool(["swift", "package", "--package-path", context.path, "describe"])
         #expect(result.status == 0, "the build stage's files do not load as a package:\n\(result.output.suffix(800))")
     }
 

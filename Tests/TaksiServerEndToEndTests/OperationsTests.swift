@@ -239,7 +239,7 @@ struct OperationsTests {
             print("checked", len(json.load(open(sys.argv[2]))))
             sys.exit(1 if failures else 0)
             """
-        let result = try runTool([
+        let result = try await runTool([
             "python3", "-c", script, repositoryRoot.appendingPathComponent("docs/openapi.yaml").path, samplesFile.path, servedFile.path,
             actionPaths.joined(separator: ","),
         ])

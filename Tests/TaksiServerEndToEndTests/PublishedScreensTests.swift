@@ -219,7 +219,7 @@ struct PublishedScreensTests {
 
         let cli = CommandLineTests()
         try write("One")
-        #expect(try cli.run(["publish", directory.path], environment: environment).status == 0)
+        #expect(try await cli.run(["publish", directory.path], environment: environment).status == 0)
         let listening = try #require(message(startingWith: "listening on http://127.0.0.1:"))
         let port = try #require(Int(listening.split(separator: ":").last ?? ""))
         func home() async throws -> String {
@@ -230,9 +230,9 @@ struct PublishedScreensTests {
         #expect(try await home().contains("One"))
 
         try write("Two")
-        #expect(try cli.run(["publish", directory.path, "--wait", "--timeout", "60"], environment: environment).status == 0)
+        #expect(try await cli.run(["publish", directory.path, "--wait", "--timeout", "60"], environment: environment).status == 0)
         #expect(try await home().contains("Two"), "--wait returned once the replica served it")
-        let status = try cli.run(["rollout", "status"], environment: environment)
+        let status = try await cli.run(["rollout", "status"], environment: environment)
         #expect(status.status == 0)
         #expect(status.output.contains("1 live replica; 1 serves the current bundle"), "\(status.output)")
         #expect(status.output.contains("replica-a/\(process.processIdentifier)"))
@@ -303,16 +303,16 @@ struct PublishedScreensTests {
     }
 
     @Test("the commands as users run them: publish refuses an invalid set, publishes a valid one; history, rollback, rollout status")
-    func commands() throws {
+    func commands() async throws {
         let database = try PostgresServer()
         defer { database.remove() }
         let cli = CommandLineTests()
         let environment = ["TAKSI_STORE": database.url]
         let invalid = try cli.brokenScreens()
-        let refused = try cli.run(["publish", invalid], environment: environment)
+        let refused = try await cli.run(["publish", invalid], environment: environment)
         #expect(refused.status == 1)
         #expect(refused.output.contains("error"))
-        let empty = try cli.run(["history"], environment: environment)
+        let empty = try await cli.run(["history"], environment: environment)
         #expect(empty.output == "Nothing was published yet (taksi-server publish)\n", "nothing was stored: \(empty)")
 
         let directory = Scratch.path("publish")
@@ -320,31 +320,31 @@ struct PublishedScreensTests {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try Data(bytes).write(to: directory.appendingPathComponent(path))
         }
-        let published = try cli.run(["publish", directory.path], environment: environment)
+        let published = try await cli.run(["publish", directory.path], environment: environment)
         #expect(published.status == 0, "\(published)")
         #expect(published.output.hasPrefix("Published bundle "))
         #expect(published.output.contains("(2 screens,") && published.output.contains("as release 1"))
         try Data(Self.screens(title: "Two")["home.yaml"]!).write(to: directory.appendingPathComponent("home.yaml"))
-        #expect(try cli.run(["publish", directory.path], environment: environment).output.contains("as release 2"))
+        #expect(try await cli.run(["publish", directory.path], environment: environment).output.contains("as release 2"))
 
         // No replica runs: --wait has nothing to wait for; rollout status says so.
-        let waited = try cli.run(["publish", directory.path, "--wait"], environment: environment)
+        let waited = try await cli.run(["publish", directory.path, "--wait"], environment: environment)
         #expect(waited.output.contains("already current"))
         #expect(waited.output.contains("No replica is live"))
-        let status = try cli.run(["rollout", "status"], environment: environment)
+        let status = try await cli.run(["rollout", "status"], environment: environment)
         #expect(status.status == 0)
         #expect(status.output.contains("current: release 2"))
 
-        let rolledBack = try cli.run(["rollback"], environment: environment)
+        let rolledBack = try await cli.run(["rollback"], environment: environment)
         #expect(rolledBack.status == 0, "\(rolledBack)")
         #expect(rolledBack.output.contains("as release 3"))
-        let history = try cli.run(["history"], environment: environment)
+        let history = try await cli.run(["history"], environment: environment)
         #expect(history.output.split(separator: "\n").count == 5, "\(history.output)")
         #expect(history.output.contains("rollback"))
-        let unknown = try cli.run(["rollback", "abcdef"], environment: environment)
+        let unknown = try await cli.run(["rollback", "abcdef"], environment: environment)
         #expect(unknown.status == 1)
         #expect(unknown.error.contains("no published bundle is named abcdef"))
-        let noStore = try cli.run(["history"])
+        let noStore = try await cli.run(["history"])
         #expect(noStore.status == 2)
         #expect(noStore.error.contains("no store is configured"))
         #expect(

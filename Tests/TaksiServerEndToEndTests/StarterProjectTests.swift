@@ -52,7 +52,7 @@ struct StarterProjectTests {
     @Test(
         "the CI workflow it writes installs the server's version with the project's script, cached by what it installs, runs validate, and compat on pull requests"
     )
-    func workflow() throws {
+    func workflow() async throws {
         guard pythonHas("yaml") else { return }
         let folder = makeFolder()
         try StarterProject.create(in: folder)
@@ -67,7 +67,7 @@ struct StarterProjectTests {
                               "on": sorted(workflow[True]), "cache": cache["with"]["key"],
                               "depth": steps[0]["with"]["fetch-depth"], "gate": steps[-1].get("if", "")}))
             """
-        let result = try runTool(["python3", "-c", script, file])
+        let result = try await runTool(["python3", "-c", script, file])
         #expect(result.status == 0, "\(result.output)")
         let parsed = try JSONDecoder().decode(JSONValue.self, from: Data(result.output.utf8))
         #expect(parsed["env"] == .null, "the version is named once, in the install script")
@@ -97,7 +97,7 @@ struct StarterProjectTests {
     @Test(
         "editors: the settings point each kind of file at its schema, the screen's schema line resolves, and validate keeps the schema current"
     )
-    func editors() throws {
+    func editors() async throws {
         let folder = makeFolder()
         try StarterProject.create(in: folder)
         let settings = try JSONDecoder().decode(
@@ -143,13 +143,13 @@ struct StarterProjectTests {
         let text = try String(contentsOf: component, encoding: .utf8).replacingOccurrences(
             of: #""fields": ["#, with: #""fields": [{"name": "badge", "type": "string", "required": false, "summary": "A badge."},"#)
         try Data(text.utf8).write(to: component)
-        let validated = try CommandLineTests().run(["validate"], in: folder)
+        let validated = try await CommandLineTests().run(["validate"], in: folder)
         #expect(validated.status == 0, "\(validated.output)\(validated.error)")
         #expect(validated.output.contains("updated ") && validated.output.contains("schemas/screen.schema.json (the components changed)"))
         #expect(try String(contentsOf: schemaFile, encoding: .utf8).contains("badge"))
-        #expect(try !CommandLineTests().run(["validate"], in: folder).output.contains("updated"))
+        #expect(try await !CommandLineTests().run(["validate"], in: folder).output.contains("updated"))
         // schema --write: both files, only what changed.
-        let written = try CommandLineTests().run(["schema", "--write"], in: folder)
+        let written = try await CommandLineTests().run(["schema", "--write"], in: folder)
         #expect(written.output.contains("up to date"), "\(written.output)")
     }
 

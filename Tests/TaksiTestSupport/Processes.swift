@@ -75,3 +75,56 @@ package func startServerProcess(
     }
     return (process, reader, port)
 }
+
+/// What a process that ran to its end said.
+package struct ProcessOutcome: Sendable {
+    package var status: Int32
+    /// Its standard output (with its standard error, when they were merged).
+    package var output: String
+    /// Its standard error; empty when merged into ``output``.
+    package var error: String
+}
+
+/// Runs `executable` with `arguments` in `directory` to its end. The wait and the reads run on
+/// threads of their own, awaited: blocked on Swift's cooperative pool (two threads on a two-core
+/// machine), they would stall every in-process server and upstream call of the tests running
+/// beside it. Both pipes are read at once, so a child that fills one while the other is read does
+/// not stall.
+/// - Parameter mergingError: standard error into the output, in the order written.
+package func runProcess(
+    _ executable: URL, _ arguments: [String], in directory: URL = repositoryRoot, environment: [String: String]? = nil,
+    mergingError: Bool = false
+) async throws -> ProcessOutcome {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.currentDirectoryURL = directory
+    if let environment { process.environment = environment }
+    let output = Pipe()
+    let error = mergingError ? output : Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    let running = UncheckedBox(process)
+    return await withCheckedContinuation { continuation in
+        Thread {
+            let errorBytes = UncheckedBox(NSMutableData())
+            let errorRead = DispatchSemaphore(value: 0)
+            if !mergingError {
+                Thread {
+                    errorBytes.value.append(error.fileHandleForReading.readDataToEndOfFile())
+                    errorRead.signal()
+                }.start()
+            } else {
+                errorRead.signal()
+            }
+            let outputBytes = output.fileHandleForReading.readDataToEndOfFile()
+            errorRead.wait()
+            running.value.waitUntilExit()
+            continuation.resume(
+                returning: ProcessOutcome(
+                    status: running.value.terminationStatus, output: String(decoding: outputBytes, as: UTF8.self),
+                    error: String(decoding: errorBytes.value as Data, as: UTF8.self)))
+        }.start()
+    }
+}
