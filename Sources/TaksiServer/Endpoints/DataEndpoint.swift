@@ -192,7 +192,7 @@ struct DataEndpoint: Sendable {
         let rendered = render()
         guard !rendered.degraded else { return rendered.response }
         return memo.keep(
-            rendered.body, for: key, headers: rendered.headers, variant: rendered.variant, upstreamKeys: key.upstream.map(\.key),
+            rendered.body, for: key, headers: rendered.headers, variant: rendered.variant,
             request: headers
         )
     }

@@ -48,6 +48,6 @@ struct SkeletonEndpoint: Sendable {
             return ResponseMemo.response(notKept: body, headers: variant.skeletonHeaders, variant: id, to: headers, label: .skeleton)
         }
         return memo.keep(
-            body, for: key, headers: variant.skeletonHeaders, variant: id, upstreamKeys: [], request: headers, label: .skeleton)
+            body, for: key, headers: variant.skeletonHeaders, variant: id, request: headers, label: .skeleton)
     }
 }

@@ -49,8 +49,6 @@ public final class ResponseMemo: Sendable {
         private let label: MetricsLabel
         /// What the entry is charged against the limits.
         let cost: Int
-        /// The upstream cache keys it was rendered from.
-        let upstreamKeys: [String]
 
         final class GzipForm: Sendable {
             let form: Representations.Form?
@@ -60,7 +58,7 @@ public final class ResponseMemo: Sendable {
             }
         }
 
-        init(body: [UInt8], key: Key, headers: [(String, String)], variant: String, upstreamKeys: [String], label: MetricsLabel) {
+        init(body: [UInt8], key: Key, headers: [(String, String)], variant: String, label: MetricsLabel) {
             let compressible = body.count >= ResponseMemo.smallestGzipped
             let shared = ResponseMemo.sharedHeaders(headers, bodySize: body.count)
             self.identity = Representations.form(
@@ -70,7 +68,6 @@ public final class ResponseMemo: Sendable {
             self.gzipSource = compressible ? body : nil
             self.headers = shared
             self.variant = variant
-            self.upstreamKeys = upstreamKeys
             // Both bodies (the gzip one at most as large), both heads, the key, and the objects around them.
             self.cost =
                 (compressible ? 2 : 1) * body.count + 2 * (identity.full.encodedHeadBytes + identity.notModified.encodedHeadBytes)
@@ -154,12 +151,13 @@ public final class ResponseMemo: Sendable {
     /// The response to `request` from a body rendered for `key`, which is kept when its inputs
     /// are asked for the second time; a response larger than a sixteenth of the byte limit is
     /// never kept, so one cannot push out all the others. Kept or not, it has its `ETag` and
-    /// answers `If-None-Match`; only a kept one is gzipped.
+    /// answers `If-None-Match`; only a kept one is gzipped. It is dropped when one of the upstream
+    /// cache entries its key names (``Key/upstream``) is refreshed or evicted.
     /// - Parameter route: what the response is counted as: `data`, or `skeleton` for the skeleton
     ///   of one URL of a screen whose static fields are built from its path.
     func keep(
-        _ body: [UInt8], for key: Key, headers: [(String, String)], variant: String, upstreamKeys: [String],
-        request: HTTPHeaders, label: MetricsLabel = .data
+        _ body: [UInt8], for key: Key, headers: [(String, String)], variant: String, request: HTTPHeaders,
+        label: MetricsLabel = .data
     ) -> HTTPResponse {
         let notKept = { Self.response(notKept: body, headers: headers, variant: variant, to: request, label: label) }
         guard isEnabled else { return notKept() }
@@ -174,11 +172,11 @@ public final class ResponseMemo: Sendable {
         }
         // The first time (most one-off values never come back) costs no kept forms at all.
         guard secondTime else { return notKept() }
-        let entry = Entry(body: body, key: key, headers: headers, variant: variant, upstreamKeys: upstreamKeys, label: label)
+        let entry = Entry(body: body, key: key, headers: headers, variant: variant, label: label)
         guard entry.cost <= limits.maxBytes / 16 else { return notKept() }
         state.withLockedValue { state in
             Self.insert(entry, for: key, into: &state, limits: limits)
-            for upstream in upstreamKeys { state.dependents[upstream, default: []].insert(key) }
+            for upstream in key.upstream { state.dependents[upstream.key, default: []].insert(key) }
         }
         recordSize()
         return entry.response(to: request)
@@ -250,8 +248,8 @@ public final class ResponseMemo: Sendable {
         state.previous = state.current
         state.current = Generation()
         var dependents: [String: Set<Key>] = [:]
-        for (memoKey, kept) in state.previous.entries {
-            for upstream in kept.upstreamKeys { dependents[upstream, default: []].insert(memoKey) }
+        for memoKey in state.previous.entries.keys {
+            for upstream in memoKey.upstream { dependents[upstream.key, default: []].insert(memoKey) }
         }
         state.dependents = dependents
     }
