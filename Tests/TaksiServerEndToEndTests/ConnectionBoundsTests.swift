@@ -53,8 +53,8 @@ struct ConnectionBoundsTests {
     }
 
     @Test(
-        "a Content-Length no Int holds (2^63 to 2^64-1; the parser refuses larger) gets 413 at once instead of a wait for its body",
-        arguments: ["18446744073709551615", "9223372036854775808"]
+        "a Content-Length no Int holds (2^63 and larger) gets 413 at once instead of a wait for its body",
+        arguments: ["18446744073709551615", "9223372036854775808", "99999999999999999999999"]
     )
     func hugeContentLength(length: String) async throws {
         try await HardeningTests.withServer(limits: .with { $0.bodyTimeout = .seconds(600) }) { port in

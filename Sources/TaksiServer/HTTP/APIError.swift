@@ -72,6 +72,7 @@ public struct APIError: Error, Sendable, Equatable {
         public static let submitInProgress = Code("submit_in_progress", .conflict)
         public static let unsupportedMediaType = Code("unsupported_media_type", .unsupportedMediaType)
         public static let upstreamsUnavailable = Code("upstreams_unavailable", .serviceUnavailable)
+        public static let transferCodingNotImplemented = Code("transfer_coding_not_implemented", .notImplemented)
         public static let uriTooLong = Code("uri_too_long", .uriTooLong)
 
         /// The code of a data request the screen refuses (``DataRequestError``).
@@ -120,6 +121,12 @@ public struct APIError: Error, Sendable, Equatable {
             headers: [("Allow", allowedMethods)]
         )
     }
+
+    /// A body sent in a transfer coding other than `chunked` (RFC 9112, 6.1).
+    static let transferCodingNotImplemented = APIError(
+        .transferCodingNotImplemented,
+        message: "the only transfer coding this server reads is chunked; send the body with Content-Length or chunked"
+    )
 
     static func bodyTooLarge(limit: Int) -> APIError {
         APIError(

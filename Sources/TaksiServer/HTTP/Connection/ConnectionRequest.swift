@@ -13,8 +13,6 @@ struct ConnectionRequest {
     /// The body of a POST (actions take one, up to the body limit); other methods' bodies are
     /// counted and dropped.
     var body: ByteBuffer?
-    /// The head asks for a protocol upgrade, after which NIO's decoder parses nothing more.
-    var offersUpgrade = false
 
     /// What a request head alone decides.
     struct Verdict {
@@ -35,7 +33,6 @@ struct ConnectionRequest {
     ) -> (request: ConnectionRequest, verdict: Verdict) {
         let summary = Summary(head.headers)
         var request = ConnectionRequest(head: head, id: ids.id(given: summary.requestID), started: .now())
-        request.offersUpgrade = head.method == .CONNECT || summary.offersUpgrade
         let verdict = verdict(on: head, summary: summary, limits: limits)
         request.rejection = verdict.rejection
         return (request, verdict)
@@ -55,8 +52,9 @@ struct ConnectionRequest {
     private static func verdict(on head: HTTPRequestHead, summary: Summary, limits: ConnectionLimits) -> Verdict {
         var verdict = Verdict()
         let declaredLength = summary.contentLength?.trimmingOptionalWhitespace
+        // The reader took it as an Int (see `HTTPRequestParser`), or refused the request.
         let length = declaredLength.flatMap { Int($0) }
-        verdict.hasBody = (length ?? 0) > 0 || (declaredLength != nil && length == nil) || summary.hasTransferEncoding
+        verdict.hasBody = (length ?? 0) > 0 || summary.hasTransferEncoding
         if head.uri.utf8.count > limits.maxURILength {
             verdict.rejection = .uriTooLong(limit: limits.maxURILength)
         } else if summary.bytes > limits.maxHeaderBytes {
@@ -64,13 +62,6 @@ struct ConnectionRequest {
         } else if summary.hosts > 1 || (summary.hosts == 0 && head.version.minor >= 1) {
             // RFC 9112, 3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.
             verdict.rejection = .invalidHost
-        } else if let declaredLength, length == nil {
-            // The decoder takes lengths up to 2^64 - 1 and waits for that body; one an Int
-            // cannot hold is larger than any limit. Anything else it would have refused.
-            let isNumber =
-                !declaredLength.isEmpty && declaredLength.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-            verdict.rejection = isNumber ? .bodyTooLarge(limit: limits.maxBodyBytes) : .malformedRequest
-            verdict.answersBeforeBody = true
         } else if let length, length > limits.maxBodyBytes {
             // Refused before a byte of it is read.
             verdict.rejection = .bodyTooLarge(limit: limits.maxBodyBytes)
@@ -96,11 +87,6 @@ struct ConnectionRequest {
         var contentLength: String?
         var hasTransferEncoding = false
         var expect: String?
-        /// llhttp's rule for an upgrade: an `Upgrade` header with `Connection: upgrade` (or
-        /// CONNECT), after which NIO's decoder parses nothing more.
-        var offersUpgrade: Bool { hasUpgrade && connectionUpgrade }
-        private var hasUpgrade = false
-        private var connectionUpgrade = false
 
         init(_ headers: HTTPHeaders) {
             for (name, value) in headers {
@@ -108,10 +94,6 @@ struct ConnectionRequest {
                 switch name.utf8.count {
                 case 4 where HeaderList.equalsIgnoringCase(name.utf8, "host"): hosts += 1
                 case 6 where HeaderList.equalsIgnoringCase(name.utf8, "expect"): expect = expect ?? value
-                case 7 where HeaderList.equalsIgnoringCase(name.utf8, "upgrade"): hasUpgrade = true
-                case 10 where HeaderList.equalsIgnoringCase(name.utf8, "connection"):
-                    connectionUpgrade =
-                        connectionUpgrade || HeaderList.containsElement(in: value) { HeaderList.equalsIgnoringCase($0, "upgrade") }
                 case 12 where HeaderList.equalsIgnoringCase(name.utf8, "x-request-id"): requestID = requestID ?? value
                 case 14 where HeaderList.equalsIgnoringCase(name.utf8, "content-length"): contentLength = contentLength ?? value
                 case 17 where HeaderList.equalsIgnoringCase(name.utf8, "transfer-encoding"): hasTransferEncoding = true

@@ -10,11 +10,12 @@ import NIOHTTP1
 /// (order, backpressure, limits, deadlines, how the connection ends) are the machine's; this class
 /// only does I/O.
 ///
-/// It sits after NIO's request decoder, and its ``Intake`` before it, where the bytes arrive: a
-/// head's clock starts with its first byte, and its request line is measured there (see
-/// ``RequestLine``). Build a connection's pipeline with ``handlers(responder:limits:sweeper:accessLog:observer:)``.
+/// It reads the requests from the bytes itself (``RequestReader``, in place of NIO's decoder and
+/// the handler that carried its parts): a head's clock starts with its first byte, and each part
+/// goes to the machine as it is read. Build a connection's pipeline with
+/// ``handlers(responder:limits:sweeper:accessLog:observer:)``.
 final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
     typealias Action = HTTPConnectionStateMachine.Action
@@ -26,6 +27,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let observer: (any RequestObserver)?
 
     private var machine: HTTPConnectionStateMachine
+    private var reader: RequestReader
     private var date = HTTPDate()
     /// The streamed body being written, while the machine is `.streaming`.
     private var stream: OpenStream?
@@ -45,45 +47,15 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         self.accessLog = accessLog
         self.observer = observer
         self.machine = HTTPConnectionStateMachine(limits: limits, now: .now())
+        self.reader = RequestReader(limits: limits)
     }
 
-    /// A connection's handlers, in pipeline order: the intake, NIO's decoder, the handler.
+    /// A connection's handlers, in pipeline order: this one alone.
     static func handlers(
         responder: Responder, limits: ConnectionLimits, sweeper: ConnectionSweeper, accessLog: AccessLogBuffer?,
         observer: (any RequestObserver)?
     ) -> [any ChannelHandler] {
-        let handler = HTTPConnectionHandler(
-            responder: responder, limits: limits, sweeper: sweeper, accessLog: accessLog, observer: observer)
-        return [Intake(handler), makeDecoder(limits: limits), handler]
-    }
-
-    /// NIO's request decoder, bounded a little above our own limits so an oversized head is
-    /// refused early. Leftover bytes are forwarded when it is removed, so it can be replaced
-    /// after an upgrade offer (see ``replaceDecoder(context:)``).
-    static func makeDecoder(limits: ConnectionLimits) -> ByteToMessageHandler<HTTPRequestDecoder> {
-        var decoderLimits = NIOHTTPDecoderLimitConfiguration()
-        decoderLimits.maxHeaderListSize = limits.maxURILength + limits.maxHeaderBytes + 4096
-        decoderLimits.maxHeaderFieldSize = decoderLimits.maxHeaderListSize
-        return ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: decoderLimits))
-    }
-
-    /// The connection handler's place before the decoder: hands it the bytes as they arrive. It
-    /// keeps nothing of its own.
-    final class Intake: ChannelInboundHandler, RemovableChannelHandler {
-        typealias InboundIn = ByteBuffer
-        typealias InboundOut = ByteBuffer
-        private let connection: HTTPConnectionHandler
-
-        init(_ connection: HTTPConnectionHandler) {
-            self.connection = connection
-        }
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            var bytes = unwrapInboundIn(data)
-            if case .decode = connection.machine.bytesArrived(&bytes, now: .now()) {
-                context.fireChannelRead(wrapInboundOut(bytes))
-            }
-        }
+        [HTTPConnectionHandler(responder: responder, limits: limits, sweeper: sweeper, accessLog: accessLog, observer: observer)]
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -102,7 +74,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         while true {
             switch action {
             case .none, .decode, .drop, .write, .stream:
-                // Bytes are the intake's; writes follow an answer (see `answer`).
+                // Bytes are read in `channelRead`; writes follow an answer (see `answer`).
                 return
             case .read:
                 context.read()
@@ -114,9 +86,6 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                 return
             case .answer(let request):
                 action = answer(request, context: context)
-            case .replaceDecoder:
-                replaceDecoder(context: context)
-                action = machine.decoderReplaced(isWritable: context.channel.isWritable, now: .now())
             case .closeOutputAndDrain:
                 let channel = context.channel
                 let halfClosed = context.eventLoop.makePromise(of: Void.self)
@@ -137,9 +106,24 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     // MARK: Reading
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .decode = machine.bytesArrived(now: .now()) else { return }
+        do {
+            try reader.read(unwrapInboundIn(data)) { part in
+                received(part, context: context)
+                // Once the connection stops answering (a refused request is its last), what
+                // follows is dropped.
+                return machine.state == .open
+            }
+        } catch {
+            run(machine.unreadable(error, isWritable: context.channel.isWritable, now: .now()), context: context)
+        }
+    }
+
+    /// One part of a request, read.
+    private func received(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         let isWritable = context.channel.isWritable
         let action: Action
-        switch unwrapInboundIn(data) {
+        switch part {
         case .head(let head):
             action = machine.receivedHead(head, isWritable: isWritable, now: .now()) { head in
                 responder.refusal(beforeBodyOf: head.method, uri: head.uri, headers: head.headers)
@@ -186,25 +170,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        run(machine.errorCaught(error as? HTTPParserError, isWritable: context.channel.isWritable, now: .now()), context: context)
+        run(machine.errorCaught(), context: context)
         flushIfNeeded(context: context)
-    }
-
-    /// Upgrades are not taken (HTTP/2 belongs at the load balancer), but NIO's decoder stops
-    /// parsing after an upgrade offer, so the connection would answer nothing more. It is replaced
-    /// by a fresh one; the bytes the old one holds are forwarded to it on removal.
-    private func replaceDecoder(context: ChannelHandlerContext) {
-        let pipeline = context.pipeline.syncOperations
-        guard let old = try? pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self) else { return }
-        do {
-            try pipeline.addHandler(Self.makeDecoder(limits: limits), position: .after(old.handler))
-            // Requests in the forwarded bytes are answered outside a read, so nothing else flushes them.
-            let removed = context.eventLoop.makePromise(of: Void.self)
-            removed.futureResult.assumeIsolated().whenComplete { _ in self.flushIfNeeded(context: context) }
-            pipeline.removeHandler(context: old, promise: removed)
-        } catch {
-            context.close(promise: nil)
-        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -44,8 +44,8 @@ struct HTTPConnectionStateMachine {
     enum Reading {
         /// No request is being read.
         case between
-        /// The first bytes of a head arrived, and its request line is measured as they do.
-        case head(RequestLine)
+        /// The first bytes of a head arrived.
+        case head
         /// The head arrived; the body has not ended.
         case body(ConnectionRequest)
     }
@@ -76,7 +76,7 @@ struct HTTPConnectionStateMachine {
     enum Action {
         /// Nothing.
         case none
-        /// Pass the bytes that arrived on to the decoder (changed as the event says).
+        /// Read requests from the bytes that arrived (see ``RequestReader``).
         case decode
         /// Drop the bytes that arrived: nothing reads requests any more.
         case drop
@@ -91,9 +91,6 @@ struct HTTPConnectionStateMachine {
         case write(Framing)
         /// Write the streamed body's head and first parts, and end it at once if told.
         case stream(endsAtOnce: Bool)
-        /// NIO's decoder stops after an upgrade offer: put a fresh one in its place, then
-        /// ``decoderReplaced(isWritable:now:)``.
-        case replaceDecoder
         /// The last response is out: close the output, and read on to drop what arrives.
         case closeOutputAndDrain
         /// End the streamed body, then close.
@@ -143,23 +140,14 @@ struct HTTPConnectionStateMachine {
 
     // MARK: Reading
 
-    /// Bytes arrived, before the decoder reads them: a head's clock starts with its first byte,
-    /// its request line is measured (and `HTTP/1.x` read as `HTTP/1.1`, see ``RequestLine``).
+    /// Bytes arrived, before requests are read from them: a head's clock starts with its first
+    /// byte.
     /// - Returns: ``Action/decode`` or ``Action/drop``.
-    mutating func bytesArrived(_ bytes: inout ByteBuffer, now: @autoclosure () -> NIODeadline) -> Action {
+    mutating func bytesArrived(now: @autoclosure () -> NIODeadline) -> Action {
         guard state == .open else { return .drop }
-        switch reading {
-        case .between:
-            var line = RequestLine()
-            line.read(&bytes)
-            reading = .head(line)
+        if case .between = reading {
+            reading = .head
             if deadline?.clock == .idle { deadline = (now() + limits.headerTimeout, .head) }
-        case .head(var line):
-            reading = .between
-            line.read(&bytes)
-            reading = .head(line)
-        case .body:
-            break
         }
         return .decode
     }
@@ -220,14 +208,7 @@ struct HTTPConnectionStateMachine {
         reading = .between
         waiting.append(request)
         deadline = nil
-        // Upgrades are not taken (HTTP/2 belongs at the load balancer), but NIO's decoder parses
-        // nothing after an upgrade offer.
-        return request.offersUpgrade ? .replaceDecoder : next(isWritable: isWritable, now: now())
-    }
-
-    /// A fresh decoder reads on after an upgrade offer.
-    mutating func decoderReplaced(isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
-        next(isWritable: isWritable, now: now())
+        return next(isWritable: isWritable, now: now())
     }
 
     /// The request being received (or, when the bytes never made one, a placeholder) is refused
@@ -244,37 +225,37 @@ struct HTTPConnectionStateMachine {
         return next(isWritable: isWritable, now: now())
     }
 
-    /// An error reached the connection: bytes the decoder could not read (`parserError`) are
-    /// answered after the requests before them, as precisely as their request line allows;
-    /// anything else closes the connection.
-    mutating func errorCaught(_ parserError: HTTPParserError?, isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
+    /// Bytes that are not a request (see ``HTTPRequestParser``): they are answered after the
+    /// requests before them, as the reader's failure says.
+    mutating func unreadable(_ failure: HTTPRequestParser.Failure, isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
+        guard state == .open else { return .none }
+        return reject(rejection(for: failure), isWritable: isWritable, now: now())
+    }
+
+    /// An error reached the connection: it closes.
+    mutating func errorCaught() -> Action {
         switch state {
         case .lingering, .discarding:
-            // One answer for one broken stream of bytes.
+            // Its last answer is on its way.
             return .none
         case .open:
-            guard let parserError else { return close() }
-            return reject(rejection(for: parserError), isWritable: isWritable, now: now())
+            return close()
         case .closing, .streaming, .closed:
             // A broken connection is the client's business.
             return .close
         }
     }
 
-    /// The answer to bytes NIO's decoder could not read: the most precise the first line allows.
-    private func rejection(for error: HTTPParserError) -> APIError {
-        let line: RequestLine? = if case .head(let line) = reading { line } else { nil }
-        switch error {
-        case .headerOverflow:
-            // Too large for the decoder: the target, when the request line alone is over its limit.
-            return (line?.length ?? 0) > limits.maxURILength
-                ? .uriTooLong(limit: limits.maxURILength) : .headersTooLarge(limit: limits.maxHeaderBytes)
-        case .invalidMethod where line?.wellFormedMajorVersion == 1:
-            return .methodNotImplemented(nil)
-        case .invalidVersion where (line?.wellFormedMajorVersion ?? 1) != 1:
-            return .versionNotSupported
-        default:
-            return .malformedRequest
+    /// The answer to bytes that are not a request.
+    private func rejection(for failure: HTTPRequestParser.Failure) -> APIError {
+        switch failure {
+        case .malformed: .malformedRequest
+        case .unknownMethod: .methodNotImplemented(nil)
+        case .unsupportedVersion: .versionNotSupported
+        case .targetTooLong: .uriTooLong(limit: limits.maxURILength)
+        case .fieldsTooLarge: .headersTooLarge(limit: limits.maxHeaderBytes)
+        case .unsupportedTransferCoding: .transferCodingNotImplemented
+        case .lengthTooLarge: .bodyTooLarge(limit: limits.maxBodyBytes)
         }
     }
 
@@ -428,8 +409,7 @@ struct HTTPConnectionStateMachine {
         return reject(.bodyTimeout, isWritable: isWritable, now: now)
     }
 
-    /// The connection closes now; what the decoder makes of the bytes it holds when it goes (an
-    /// error, for a head cut short) is not answered.
+    /// The connection closes now.
     private mutating func close() -> Action {
         state = .closing
         deadline = nil
