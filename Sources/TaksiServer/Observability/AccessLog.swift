@@ -223,18 +223,19 @@ public final class AccessLog: Sendable {
 }
 
 /// One event loop's access log lines, formatted as bytes and handed to the ``AccessLog`` in large
-/// chunks. Used only on its event loop, so it needs no lock.
+/// chunks. Used only on its event loop, so it needs no lock; and no run-time exclusivity checks
+/// (nothing it calls comes back to it), which cost about 2% of a skeleton's CPU time.
 final class AccessLogBuffer {
     /// A chunk is handed over when it holds this many bytes.
     static let chunkBytes = 64 * 1024
 
     private let log: AccessLog
     private let json: Bool
-    private var bytes: ByteBuffer
-    private var lines = 0
+    @exclusivity(unchecked) private var bytes: ByteBuffer
+    @exclusivity(unchecked) private var lines = 0
     /// `2026-11-21T10:15:02.` for the current second, kept so a line formats only its milliseconds.
-    private var second = -1
-    private var secondPrefix: [UInt8] = []
+    @exclusivity(unchecked) private var second = -1
+    @exclusivity(unchecked) private var secondPrefix: [UInt8] = []
 
     fileprivate init(log: AccessLog) {
         self.log = log

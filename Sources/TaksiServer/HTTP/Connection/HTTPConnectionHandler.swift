@@ -26,13 +26,17 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let accessLog: AccessLogBuffer?
     private let observer: (any RequestObserver)?
 
-    private var machine: HTTPConnectionStateMachine
-    private var reader: RequestReader
-    private var date = HTTPDate()
+    // What follows is used on the connection's event loop alone, one event at a time, and no
+    // access to one of them starts while another to the same one is under way (the reader's
+    // parts go to the machine, never back to the reader): the run-time exclusivity checks are
+    // left out.
+    @exclusivity(unchecked) private var machine: HTTPConnectionStateMachine
+    @exclusivity(unchecked) private var reader: RequestReader
+    @exclusivity(unchecked) private var date = HTTPDate()
     /// The streamed body being written, while the machine is `.streaming`.
     private var stream: OpenStream?
     /// Responses were written since the last flush.
-    private var needsFlush = false
+    @exclusivity(unchecked) private var needsFlush = false
     /// This handler's place in the pipeline, for the sweeper's calls (every other event brings
     /// its own).
     private var context: ChannelHandlerContext?
