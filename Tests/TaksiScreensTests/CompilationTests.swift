@@ -93,6 +93,24 @@ struct CompilationTests {
         }
     }
 
+    @Test("with several bad parameters in several sources, the error is the first by source and parameter name, every time")
+    func firstErrorIsStable() throws {
+        let result = loadScreen(
+            components: #"[{"name": "label_component", "content": {"value": {"$template": "{b.z} {b.y} {a.x} {a.w}"}}}]"#,
+            sources:
+                #"{"b": {"type": "request", "parameters": {"z": {"required": true}, "y": {"type": "integer", "required": true}}}, "a": {"type": "request", "parameters": {"x": {"type": "integer", "required": true}, "w": {"required": true}}}}"#
+        )
+        let plan = try #require(result.screenSet?["home"]?.dataPlan, "\(result.diagnostics.report)")
+        // Read in the dictionaries' order (no sort per request); the error is found in sorted order.
+        #expect(throws: DataRequestError.missingParameter(name: "w", kind: "string")) { try plan.requestValues(query: [:]) }
+        #expect(throws: DataRequestError.invalidParameter(name: "x", expected: "integer", found: "one")) {
+            try plan.requestValues(query: ["w": "w", "x": "one", "y": "two"])
+        }
+        #expect(throws: DataRequestError.invalidParameter(name: "y", expected: "integer", found: "two")) {
+            try plan.requestValues(query: ["w": "w", "x": "1", "y": "two"])
+        }
+    }
+
     @Test("a screen whose sources are all fixtures has its data computed at load")
     func staticData() throws {
         let result = loadScreen(

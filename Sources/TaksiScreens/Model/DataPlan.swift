@@ -18,7 +18,12 @@ public struct DataPlan: Sendable {
     }
 
     /// The sources the entries read, by name.
-    public var sources: [String: SourceDefinition]
+    public var sources: [String: SourceDefinition] {
+        didSet { staticValues = Self.staticValues(of: sources) }
+    }
+    /// The values of the sources known at load time (fixtures), made once rather than for every
+    /// data response rendered.
+    public private(set) var staticValues: [String: JSONValue]
     /// The entries, in skeleton order.
     public var entries: [Entry]
     /// The patches of the `http` sources' answers by status (``HTTPSource/StatusAnswer``), by source name.
@@ -26,6 +31,7 @@ public struct DataPlan: Sendable {
 
     public init(sources: [String: SourceDefinition], entries: [Entry], answers: [String: [HTTPSource.StatusMatch: [Entry]]] = [:]) {
         self.sources = sources
+        self.staticValues = Self.staticValues(of: sources)
         self.entries = entries
         self.answers = answers
     }
@@ -232,23 +238,39 @@ public struct DataPlan: Sendable {
     /// - Throws: ``DataRequestError`` when a required parameter is missing or one does not convert.
     public func requestValues(query: [String: String], path: [String: JSONValue] = [:]) throws(DataRequestError) -> [String: JSONValue] {
         var values: [String: JSONValue] = [:]
-        for (sourceName, source) in sources.sorted(by: { $0.key < $1.key }) {
-            switch source {
-            case .request(let parameters): values[sourceName] = .object(try Self.parameterValues(parameters, query: query))
-            case .path: values[sourceName] = .object(path)
-            case .fixture, .http: continue
+        // In the dictionary's order, which costs no sort per request; the error, when there is
+        // one, is the first in the sources' and parameters' sorted order, whatever that order.
+        do {
+            for (sourceName, source) in sources {
+                switch source {
+                case .request(let parameters): values[sourceName] = .object(try Self.parameterValues(parameters, query: query))
+                case .path: values[sourceName] = .object(path)
+                case .fixture, .http: continue
+                }
             }
+        } catch {
+            for (_, source) in sources.sorted(by: { $0.key < $1.key }) {
+                if case .request(let parameters) = source { _ = try Self.parameterValues(parameters, query: query, sorted: true) }
+            }
+            throw error
         }
         return values
     }
 
-    /// The upstream calls of the `http` sources for a data request: each source's path and query
-    /// with the request's query parameters and the screen's path parameters filled in.
+    /// The upstream calls of the `http` sources for a data request, in the sources' order: each
+    /// source's path and query with the request's query parameters and the screen's path
+    /// parameters filled in.
     /// - Throws: ``DataRequestError`` when a required parameter is missing or one does not convert.
     public func upstreamCalls(query: [String: String], path: [String: JSONValue] = [:]) throws(DataRequestError) -> [UpstreamCall] {
+        var sources: [(name: String, definition: HTTPSource)] = []
+        for (sourceName, source) in self.sources {
+            if case .http(let http) = source { sources.append((sourceName, http)) }
+        }
+        guard !sources.isEmpty else { return [] }
+        if sources.count > 1 { sources.sort { $0.name < $1.name } }
         var calls: [UpstreamCall] = []
-        for (sourceName, source) in sources.sorted(by: { $0.key < $1.key }) {
-            guard case .http(let http) = source else { continue }
+        calls.reserveCapacity(sources.count)
+        for (sourceName, http) in sources {
             var values = try Self.parameterValues(http.parameters, query: query)
             // A source never declares a path parameter's name itself (the compiler refuses it).
             values.merge(path) { query, _ in query }
@@ -257,27 +279,43 @@ public struct DataPlan: Sendable {
         return calls
     }
 
+    /// The parameters' values from the query (or their defaults). The error, when there is one, is
+    /// the first in the parameters' sorted order: they are read in the dictionary's order (no
+    /// sort per request), and again sorted only to find it.
     private static func parameterValues(
-        _ parameters: [String: RequestParameter], query: [String: String]
+        _ parameters: [String: RequestParameter], query: [String: String], sorted: Bool = false
     ) throws(DataRequestError) -> [String: JSONValue] {
         var object: [String: JSONValue] = [:]
-        for (name, parameter) in parameters.sorted(by: { $0.key < $1.key }) {
-            if let text = query[name] {
-                guard let value = parameter.convert(text) else {
-                    throw .invalidParameter(name: name, expected: parameter.expectation, found: text)
-                }
-                object[name] = value
-            } else if let fallback = parameter.defaultValue {
-                object[name] = fallback
-            } else if parameter.isRequired {
-                throw .missingParameter(name: name, kind: parameter.kind.rawValue)
+        if sorted {
+            for (name, parameter) in parameters.sorted(by: { $0.key < $1.key }) {
+                try read(name, parameter, query: query, into: &object)
             }
+            return object
+        }
+        do {
+            for (name, parameter) in parameters { try read(name, parameter, query: query, into: &object) }
+        } catch {
+            return try parameterValues(parameters, query: query, sorted: true)
         }
         return object
     }
 
-    /// The values of the sources known at load time (fixtures).
-    public var staticValues: [String: JSONValue] {
+    private static func read(
+        _ name: String, _ parameter: RequestParameter, query: [String: String], into object: inout [String: JSONValue]
+    ) throws(DataRequestError) {
+        if let text = query[name] {
+            guard let value = parameter.convert(text) else {
+                throw .invalidParameter(name: name, expected: parameter.expectation, found: text)
+            }
+            object[name] = value
+        } else if let fallback = parameter.defaultValue {
+            object[name] = fallback
+        } else if parameter.isRequired {
+            throw .missingParameter(name: name, kind: parameter.kind.rawValue)
+        }
+    }
+
+    private static func staticValues(of sources: [String: SourceDefinition]) -> [String: JSONValue] {
         sources.reduce(into: [:]) { values, source in
             if case .fixture(let value) = source.value { values[source.key] = value }
         }

@@ -28,10 +28,20 @@ struct RequestTarget: Sendable, Equatable {
     /// the first of repeated names wins.
     static func fields(_ text: Substring) throws(PercentEncoding.DecodingError) -> [String: String] {
         var fields: [String: String] = [:]
-        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = try PercentEncoding.decode(parts[0], plusIsSpace: true)
-            let value = parts.count > 1 ? try PercentEncoding.decode(parts[1], plusIsSpace: true) : ""
+        // Split on the bytes: `&` and `=` are ASCII, so every cut is at a character's boundary
+        // (splitting on Characters costs a grapheme break check per byte).
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+            defer { start = end < bytes.endIndex ? bytes.index(after: end) : end }
+            guard start < end else { continue }
+            let equals = bytes[start..<end].firstIndex(of: UInt8(ascii: "="))
+            let key = try PercentEncoding.decode(text[start..<(equals ?? end)], plusIsSpace: true)
+            let value =
+                try equals.map { equals throws(PercentEncoding.DecodingError) in
+                    try PercentEncoding.decode(text[bytes.index(after: equals)..<end], plusIsSpace: true)
+                } ?? ""
             if fields[key] == nil { fields[key] = value }
         }
         return fields
