@@ -1,6 +1,7 @@
 import TaksiSchema
-import TaksiScreens
 import Testing
+
+@testable import TaksiScreens
 
 /// Screens with path parameters, navigation targets that carry them, and deep links: matching,
 /// encoding and every load-time diagnostic, on in-memory screen sets.
@@ -38,6 +39,17 @@ struct PathParameterTests {
         } catch {
             return "\(match.pattern.name) \(error.code)"
         }
+    }
+
+    @Test("a path is cut at every slash on its bytes, empty segments kept: as a split on Characters, but a slash is always a cut")
+    func segments() {
+        for path in ["", "/", "bikes/stations/velib", "/a//b/", "caf\u{E9}/\u{1F1E7}\u{1F1F7}/x", "a%2Fb/c"] {
+            let text = Substring(path)
+            #expect(ScreenRoutes.segments(of: text) == text.split(separator: "/", omittingEmptySubsequences: false), "\(path)")
+        }
+        // A combining mark after a slash makes one Character of the two, which a Character split
+        // would not cut (targets are ASCII by the time they are routed; RFC 3986 cuts at the byte).
+        #expect(ScreenRoutes.segments(of: "a/\u{301}b") == ["a", "\u{301}b"])
     }
 
     @Test(

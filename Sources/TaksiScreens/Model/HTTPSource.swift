@@ -142,24 +142,37 @@ public struct HTTPSource: Sendable, Hashable {
     /// segment's worth of text.
     /// - Throws: ``DataRequestError/invalidPathValue(name:found:reason:)`` for one that is not.
     public func checkedTarget(parameters values: [String: JSONValue]) throws(DataRequestError) -> String {
-        for name in Self.parameterNames(path) {
-            let text = Self.text(of: values[name])
-            if let reason = Self.pathSegmentProblem(text) {
-                throw .invalidPathValue(name: name, found: text, reason: reason)
-            }
-        }
-        return target(parameters: values)
+        try target(parameters: values, checked: true)
     }
 
     public func target(parameters values: [String: JSONValue]) -> String {
-        var target = Self.render(path, values, allowed: Self.pathCharacters)
-        if !query.isEmpty {
-            target +=
-                "?"
-                + query.map {
-                    Self.render([.text($0.name)], values, allowed: Self.queryCharacters) + "="
-                        + Self.render($0.value, values, allowed: Self.queryCharacters)
-                }.joined(separator: "&")
+        // Unchecked, nothing throws.
+        (try? target(parameters: values, checked: false)) ?? ""
+    }
+
+    /// The target written in one pass into one string (made for every data request that calls
+    /// an upstream, so each value's text is made once, and no piece is joined).
+    private func target(parameters values: [String: JSONValue], checked: Bool) throws(DataRequestError) -> String {
+        var target = ""
+        target.reserveCapacity(64)
+        for part in path {
+            switch part {
+            case .text(let text):
+                // Literal path text is the author's; only characters that cannot appear are escaped.
+                target += PercentEncoding.encode(text, allowed: Self.literalCharacters)
+            case .parameter(let name):
+                let text = Self.text(of: values[name])
+                if checked, let reason = Self.pathSegmentProblem(text) {
+                    throw .invalidPathValue(name: name, found: text, reason: reason)
+                }
+                target += PercentEncoding.encode(text, allowed: Self.pathCharacters)
+            }
+        }
+        for (index, item) in query.enumerated() {
+            target += index == 0 ? "?" : "&"
+            target += PercentEncoding.encode(item.name, allowed: Self.literalCharacters)
+            target += "="
+            Self.render(item.value, values, into: &target)
         }
         return target
     }
@@ -251,18 +264,17 @@ public struct HTTPSource: Sendable, Hashable {
         parts.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
     }
 
-    private static func render(_ parts: [Part], _ values: [String: JSONValue], allowed: PercentEncoding.ByteSet) -> String {
-        var output = ""
+    /// A query value's parts, appended to `output`.
+    private static func render(_ parts: [Part], _ values: [String: JSONValue], into output: inout String) {
         for part in parts {
             switch part {
             case .text(let text):
-                // Literal path text is the author's; only characters that cannot appear are escaped.
-                output += PercentEncoding.encode(text, allowed: allowed.union(reserved))
+                // Literal text is the author's; only characters that cannot appear are escaped.
+                output += PercentEncoding.encode(text, allowed: literalCharacters)
             case .parameter(let name):
-                output += PercentEncoding.encode(text(of: values[name]), allowed: allowed)
+                output += PercentEncoding.encode(text(of: values[name]), allowed: queryCharacters)
             }
         }
-        return output
     }
 
     /// Characters a parameter's value may keep in a path segment: a value never adds a segment.
@@ -271,4 +283,6 @@ public struct HTTPSource: Sendable, Hashable {
     private static let queryCharacters = PercentEncoding.unreserved
     /// Delimiters an author may write literally in a template.
     private static let reserved = PercentEncoding.ByteSet("/?&=:@!$'()*,;")
+    /// What literal text keeps as written (path and query characters are both unreserved ones).
+    private static let literalCharacters = PercentEncoding.unreserved.union(reserved)
 }

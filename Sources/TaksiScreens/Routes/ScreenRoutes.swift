@@ -135,8 +135,23 @@ public struct ScreenRoutes: Sendable {
     /// looked the literal names up (the server, which keeps them in its own table).
     public func matchParameterised(_ path: Substring) -> Match? {
         guard !parameterised.isEmpty else { return nil }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        let segments = Self.segments(of: path)
         return parameterised[segments.count]?.first { $0.matches(segments) }.map { Match(pattern: $0, segments: segments) }
+    }
+
+    /// `path` cut at every `/`, empty segments kept. On the bytes: `/` is ASCII, so every cut is
+    /// at a character's boundary (splitting on Characters costs a grapheme break check per byte,
+    /// on every request for a screen with parameters).
+    static func segments(of path: Substring) -> [Substring] {
+        var segments: [Substring] = []
+        let bytes = path.utf8
+        var start = bytes.startIndex
+        while let slash = bytes[start...].firstIndex(of: UInt8(ascii: "/")) {
+            segments.append(path[start..<slash])
+            start = bytes.index(after: slash)
+        }
+        segments.append(path[start...])
+        return segments
     }
 
     /// Pairs of patterns that can match the same path: same number of segments, and no position

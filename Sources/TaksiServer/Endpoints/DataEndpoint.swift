@@ -95,7 +95,7 @@ struct DataEndpoint: Sendable {
         guard let resolver else { throw .upstreamsUnavailable }
         if let fresh = resolver.freshValues(of: calls, requestHeaders: headers) {
             for found in fresh { http.note("taksi.cache.\(found.call.source)", "hit") }
-            return .ready(memoized(key, fresh: fresh, request: request()))
+            return .ready(memoized(key, fresh: fresh, for: http, keep: !variant.dataDependsOnTime, request: request))
         }
         let request = request()
         return .pending {
@@ -104,7 +104,7 @@ struct DataEndpoint: Sendable {
             // Every value fetched and kept fresh: rendered from the cache entries, by generation,
             // so the answer is kept for the next request with the same inputs, as on the loop.
             if let fresh = resolver.freshValues(of: calls, requestHeaders: headers, counting: false) {
-                return memoized(key, fresh: fresh, request: request)
+                return memoized(key, fresh: fresh, for: request.request, keep: !request.dependsOnTime) { request }
             }
             return Self.validated(render(request, lookups: lookups), request: headers)
         }
@@ -112,13 +112,15 @@ struct DataEndpoint: Sendable {
 
     /// The response rendered from fresh upstream values, kept under their cache entries' generations.
     private func memoized(
-        _ key: ResponseMemo.Key, fresh: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)], request: Request
+        _ key: ResponseMemo.Key, fresh: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)], for http: HTTPRequest, keep: Bool,
+        request: () -> Request
     ) -> HTTPResponse {
         memoized(
             key.with(upstream: fresh.map { ResponseMemo.Key.UpstreamUse(key: $0.key, generation: $0.fresh.generation) }),
-            for: request.request, keep: !request.dependsOnTime
+            for: http, keep: keep
         ) {
-            render(request, lookups: fresh.map { ($0.call, .hit($0.fresh.found)) })
+            // Made only when something is rendered: a kept response needs none of it.
+            render(request(), lookups: fresh.map { ($0.call, .hit($0.fresh.found)) })
         }
     }
 
