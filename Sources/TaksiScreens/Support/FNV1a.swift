@@ -30,7 +30,13 @@ package struct FNV1a {
 
     /// The digest as 16 lowercase hexadecimal digits.
     package var hexDigest: String {
-        let hex = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        // Written digit by digit into one small string (every ETag made per response has one).
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            for index in 0..<16 {
+                buffer[index] = digits.utf8Start[Int((value >> (60 - 4 * UInt64(index))) & 15)]
+            }
+            return 16
+        }
     }
 }

@@ -86,8 +86,15 @@ public struct HTTPResponse: Sendable {
     static func encodeHead(status: HTTPResponseStatus, headers: HTTPHeaders) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.reserveCapacity(64 + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        writeHead(status: status, headers: headers, to: &buffer)
+        return buffer
+    }
+
+    /// Writes the status line and header lines of a response (no terminating blank line) into
+    /// `buffer`: for a response made for one request, straight into the bytes sent.
+    static func writeHead(status: HTTPResponseStatus, headers: HTTPHeaders, to buffer: inout ByteBuffer) {
         buffer.writeStaticString("HTTP/1.1 ")
-        buffer.writeString(String(status.code))
+        buffer.writeDecimal(Int(status.code))
         buffer.writeStaticString(" ")
         buffer.writeString(status.reasonPhrase)
         buffer.writeStaticString("\r\n")
@@ -97,6 +104,5 @@ public struct HTTPResponse: Sendable {
             buffer.writeString(value)
             buffer.writeStaticString("\r\n")
         }
-        return buffer
     }
 }

@@ -247,13 +247,12 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         // system call instead of two. Large ones are written as they are, without a copy.
         let inline = sendsBody && response.body.readableBytes <= Self.inlineBodyLimit
         var head = context.channel.allocator.buffer(
-            capacity: (response.encodedHead?.readableBytes ?? 256) + 128 + (inline ? response.body.readableBytes : 0)
+            capacity: (response.encodedHead?.readableBytes ?? 512) + 128 + (inline ? response.body.readableBytes : 0)
         )
         if let encoded = response.encodedHead {
             head.writeImmutableBuffer(encoded)
         } else {
-            var encoded = HTTPResponse.encodeHead(status: response.status, headers: response.headers)
-            head.writeBuffer(&encoded)
+            HTTPResponse.writeHead(status: response.status, headers: response.headers, to: &head)
         }
         writeDateAndID(of: request, response: response, to: &head)
         if framing != .keepAlive {
@@ -300,7 +299,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         _ response: HTTPResponse, body: any StreamedBody, for request: ConnectionRequest, context: ChannelHandlerContext
     ) {
         let chunked = request.head.version.minor >= 1
-        var buffer = HTTPResponse.encodeHead(status: response.status, headers: response.headers)
+        var buffer = context.channel.allocator.buffer(capacity: 512)
+        HTTPResponse.writeHead(status: response.status, headers: response.headers, to: &buffer)
         writeDateAndID(of: request, response: response, to: &buffer)
         buffer.writeStaticString(chunked ? "\r\nTransfer-Encoding: chunked\r\n\r\n" : "\r\nConnection: close\r\n\r\n")
         let loop = context.eventLoop
