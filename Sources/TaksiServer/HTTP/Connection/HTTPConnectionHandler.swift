@@ -26,12 +26,12 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let accessLog: AccessLogBuffer?
     private let observer: (any RequestObserver)?
 
-    // What follows is used on the connection's event loop alone, one event at a time, and no
-    // access to one of them starts while another to the same one is under way (the reader's
-    // parts go to the machine, never back to the reader): the run-time exclusivity checks are
-    // left out.
+    // What follows is used on the connection's event loop alone, one event at a time, and each
+    // access ends before another to the same property starts: the run-time exclusivity checks,
+    // made many times a request, are left out. The reader keeps its check (one a read): a
+    // read that came back into it while it hands out parts would stop the process, not go on.
     @exclusivity(unchecked) private var machine: HTTPConnectionStateMachine
-    @exclusivity(unchecked) private var reader: RequestReader
+    private var reader: RequestReader
     @exclusivity(unchecked) private var date = HTTPDate()
     /// The streamed body being written, while the machine is `.streaming`.
     private var stream: OpenStream?

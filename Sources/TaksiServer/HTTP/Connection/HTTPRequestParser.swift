@@ -4,12 +4,13 @@
 /// chunked) and their ends, for any number of pipelined requests, whatever the bytes' split into
 /// reads. It refuses everything llhttp (NIO's decoder, which it replaces on the server's path)
 /// refuses, and more: what RFC 9112 lets a server refuse and the request-smuggling literature
-/// exploits (see `docs/performance.md`, "The head reader"):
+/// exploits (how it is held to llhttp: `docs/development.md`, "The request reader"):
 ///
 /// - lines end with CRLF, never a bare LF or CR; no NUL or other control byte anywhere in a head;
-/// - the request line is `method SP target SP HTTP/D.D`, with single spaces, a target of visible
-///   ASCII, a method llhttp knows (another token is `unknownMethod`) and version 1.x (`HTTP/1.2`
-///   and later minors read as 1.1, RFC 9110, 2.5; another major is `unsupportedVersion`);
+/// - the request line is `method SP target SP HTTP/D.D`, with single spaces; a target of visible
+///   ASCII in one of RFC 9112's four forms, without a fragment; a method llhttp knows (another
+///   token is `unknownMethod`); version 1.x (`HTTP/1.2` and later minors read as 1.1, RFC 9110,
+///   2.5; another major is `unsupportedVersion`);
 /// - a field is `token ":" OWS value OWS`: no whitespace before the colon, no line folding, a
 ///   value of visible ASCII, obs-text, spaces and tabs;
 /// - one `Content-Length` at most, all digits; `Transfer-Encoding` only as `chunked`, once, and
