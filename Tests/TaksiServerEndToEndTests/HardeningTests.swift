@@ -249,7 +249,7 @@ struct HardeningTests {
         }
     }
 
-    @Test("a target over the limit gets 414 even when it overflows the decoder, and the answer arrives, not a reset")
+    @Test("a target over the limit gets 414 as soon as it is over, and the answer arrives, not a reset")
     func longTarget() async throws {
         try await Self.withServer { port in
             for length in [9_000, 40_000, 150_000] {

@@ -7,8 +7,9 @@ import Testing
 
 @testable import TaksiServer
 
-/// The connection handler over an `EmbeddedChannel`: the pipeline a server connection has (intake,
-/// decoder, handler), bytes in, bytes out, no socket and no clock but the embedded loop's.
+/// The connection handler over an `EmbeddedChannel`: the pipeline a server connection has (the
+/// handler alone, which reads the requests itself), bytes in, bytes out, no socket and no clock but
+/// the embedded loop's.
 @Suite("Connection handler")
 struct HTTPConnectionHandlerTests {
     /// A connection's pipeline on an embedded channel, and what it wrote.
@@ -127,6 +128,38 @@ struct HTTPConnectionHandlerTests {
             "GET /healthz HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" + Self.get
         )
         #expect(try connection.statuses() == [200, 200])
+    }
+
+    @Test("a chunked body arriving a byte a read is the body a Content-Length one is: the same answer, and the connection goes on")
+    func chunkedBodyInPieces() async throws {
+        let fixture = try await ActionTests.Fixture()
+        // A body the action refuses with a message that quotes it (a key cut across the chunks):
+        // the same answer only when the same bytes arrived.
+        let body = #"{"inputs": {}, "a_key_cut_across_the_chunks": 1}"#
+        func answer(_ request: String, byteAtATime: Bool) throws -> String {
+            let connection = try Connection(application: fixture.application)
+            if byteAtATime {
+                for byte in request.utf8 { try connection.send(String(decoding: [byte], as: UTF8.self)) }
+            } else {
+                try connection.send(request)
+            }
+            try connection.send(Self.get)
+            let text = try connection.written()
+            #expect(connection.channel.isActive)
+            // Without the lines that differ between connections.
+            return text.components(separatedBy: "\r\n").filter { !$0.hasPrefix("Date: ") && !$0.hasPrefix("X-Request-Id: ") }
+                .joined(separator: "\n")
+        }
+        let head = "POST /screens/signup/pro/actions/submit HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+        let chunks = body.utf8.count > 20 ? [String(body.prefix(20)), String(body.dropFirst(20))] : [body]
+        let chunked =
+            head + "Transfer-Encoding: chunked\r\n\r\n"
+            + chunks.map { String($0.utf8.count, radix: 16) + ";part=\"x\"\r\n" + $0 + "\r\n" }.joined() + "0\r\nX-Trailer: t\r\n\r\n"
+        let expected = try answer(head + "Content-Length: \(body.utf8.count)\r\n\r\n" + body, byteAtATime: false)
+        #expect(expected.contains("HTTP/1.1 400") && expected.contains("a_key_cut_across_the_chunks"), "\(expected)")
+        #expect(try answer(chunked, byteAtATime: false) == expected)
+        #expect(try answer(chunked, byteAtATime: true) == expected)
+        try await fixture.upstream.stop()
     }
 
     @Test("bytes that are not HTTP: the requests before them are answered, then a 400, then the connection closes")

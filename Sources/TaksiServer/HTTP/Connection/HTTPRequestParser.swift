@@ -185,16 +185,12 @@ struct HTTPRequestParser {
                     guard emit(.head(head, headBytes)) else { return consumed }
                     if case .start = state, !emit(.end) { return consumed }
                 case .body(let remaining):
-                    let available = min(bytes.count - scanned, remaining)
-                    guard available > 0 else { return consumed }
-                    let range = scanned..<(scanned + available)
-                    scanned += available
+                    guard let range = take(remaining, of: bytes) else { return consumed }
                     consumed = scanned
-                    state = remaining == available ? .start : .body(remaining: remaining - available)
+                    state = range.count == remaining ? .start : .body(remaining: remaining - range.count)
                     guard emit(.body(range)) else { return consumed }
                     if case .start = state, !emit(.end) { return consumed }
                 case .chunkSize:
-                    lineStart = consumed
                     guard let size = try readChunkSize(bytes) else { return consumed }
                     consumed = scanned
                     if size == 0 {
@@ -204,12 +200,9 @@ struct HTTPRequestParser {
                         state = .chunkData(remaining: size)
                     }
                 case .chunkData(let remaining):
-                    let available = min(bytes.count - scanned, remaining)
-                    guard available > 0 else { return consumed }
-                    let range = scanned..<(scanned + available)
-                    scanned += available
+                    guard let range = take(remaining, of: bytes) else { return consumed }
                     consumed = scanned
-                    state = remaining == available ? .chunkEnd : .chunkData(remaining: remaining - available)
+                    state = range.count == remaining ? .chunkEnd : .chunkData(remaining: remaining - range.count)
                     guard emit(.body(range)) else { return consumed }
                 case .chunkEnd:
                     guard scanned + 1 < bytes.count else { return consumed }
@@ -229,6 +222,14 @@ struct HTTPRequestParser {
             state = .failed(error)
             throw error
         }
+    }
+
+    /// Up to `remaining` bytes of a body from ``scanned``, scanned; nil when none has arrived.
+    private mutating func take(_ remaining: Int, of bytes: UnsafeRawBufferPointer) -> Range<Int>? {
+        let available = min(bytes.count - scanned, remaining)
+        guard available > 0 else { return nil }
+        defer { scanned += available }
+        return scanned..<(scanned + available)
     }
 
     // MARK: The request line
