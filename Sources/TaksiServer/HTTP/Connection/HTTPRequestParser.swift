@@ -172,7 +172,7 @@ struct HTTPRequestParser {
                 case .requestLine(let part):
                     guard try readRequestLine(bytes, from: part) else { return consumed }
                 case .fields:
-                    guard let end = try readFieldLines(bytes, start: fieldsStart, isTrailer: false) else { return consumed }
+                    guard let end = try readFieldLines(bytes, from: lineStart + fieldsStart, isTrailer: false) else { return consumed }
                     head.body = try framing()
                     let headBytes = UnsafeRawBufferPointer(rebasing: bytes[lineStart..<end])
                     consumed = end
@@ -211,7 +211,7 @@ struct HTTPRequestParser {
                     consumed = scanned
                     state = .chunkSize
                 case .trailers:
-                    guard let end = try readFieldLines(bytes, start: lineStart, isTrailer: true) else { return consumed }
+                    guard let end = try readFieldLines(bytes, from: lineStart, isTrailer: true) else { return consumed }
                     consumed = end
                     scanned = end
                     state = .start
@@ -335,12 +335,12 @@ struct HTTPRequestParser {
 
     // MARK: Field lines
 
-    /// Reads on in field lines beginning at `start` (relative to ``lineStart``) up to the empty
-    /// line that ends them; the index after it once they are whole.
+    /// Reads on in the field lines that begin at `sectionStart` (a head's, or a chunked body's
+    /// trailers, which are checked and dropped) up to the empty line that ends them; the index
+    /// after it once they are whole.
     private mutating func readFieldLines(
-        _ bytes: UnsafeRawBufferPointer, start: Int, isTrailer: Bool
+        _ bytes: UnsafeRawBufferPointer, from sectionStart: Int, isTrailer: Bool
     ) throws(Failure) -> Int? {
-        let sectionStart = isTrailer ? lineStart : lineStart + start
         while true {
             guard let lineEnd = bytes[max(scanned, searched)...].firstIndex(of: .lf) else {
                 guard bytes.count - sectionStart <= limits.maxFieldBytes else { throw .fieldsTooLarge }
