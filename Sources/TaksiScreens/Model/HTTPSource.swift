@@ -155,24 +155,12 @@ public struct HTTPSource: Sendable, Hashable {
     private func target(parameters values: [String: JSONValue], checked: Bool) throws(DataRequestError) -> String {
         var target = ""
         target.reserveCapacity(64)
-        for part in path {
-            switch part {
-            case .text(let text):
-                // Literal path text is the author's; only characters that cannot appear are escaped.
-                target += PercentEncoding.encode(text, allowed: Self.literalCharacters)
-            case .parameter(let name):
-                let text = Self.text(of: values[name])
-                if checked, let reason = Self.pathSegmentProblem(text) {
-                    throw .invalidPathValue(name: name, found: text, reason: reason)
-                }
-                target += PercentEncoding.encode(text, allowed: Self.pathCharacters)
-            }
-        }
+        try Self.render(path, values, allowed: Self.pathCharacters, checksSegments: checked, into: &target)
         for (index, item) in query.enumerated() {
             target += index == 0 ? "?" : "&"
             target += PercentEncoding.encode(item.name, allowed: Self.literalCharacters)
             target += "="
-            Self.render(item.value, values, into: &target)
+            try Self.render(item.value, values, allowed: Self.queryCharacters, checksSegments: false, into: &target)
         }
         return target
     }
@@ -264,15 +252,23 @@ public struct HTTPSource: Sendable, Hashable {
         parts.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
     }
 
-    /// A query value's parts, appended to `output`.
-    private static func render(_ parts: [Part], _ values: [String: JSONValue], into output: inout String) {
+    /// A path's or a query value's parts, appended to `output`: a value's text keeps only the
+    /// `allowed` characters, and in a path (`checksSegments`) must be one segment's worth.
+    private static func render(
+        _ parts: [Part], _ values: [String: JSONValue], allowed: PercentEncoding.ByteSet, checksSegments: Bool,
+        into output: inout String
+    ) throws(DataRequestError) {
         for part in parts {
             switch part {
             case .text(let text):
                 // Literal text is the author's; only characters that cannot appear are escaped.
                 output += PercentEncoding.encode(text, allowed: literalCharacters)
             case .parameter(let name):
-                output += PercentEncoding.encode(text(of: values[name]), allowed: queryCharacters)
+                let text = text(of: values[name])
+                if checksSegments, let reason = pathSegmentProblem(text) {
+                    throw .invalidPathValue(name: name, found: text, reason: reason)
+                }
+                output += PercentEncoding.encode(text, allowed: allowed)
             }
         }
     }

@@ -159,16 +159,7 @@ struct HTTPRequestParser {
                         consumed = scanned
                         continue
                     }
-                    lineStart = scanned
-                    head.method = .GET
-                    head.target = 0..<0
-                    head.minorVersion = 1
-                    head.fields.removeAll(keepingCapacity: true)
-                    head.body = .none
-                    methodIsKnown = true
-                    sawLength = false
-                    sawTransferEncoding = false
-                    state = .requestLine(.method)
+                    beginHead()
                 case .requestLine(let part):
                     guard try readRequestLine(bytes, from: part) else { return consumed }
                 case .fields:
@@ -222,6 +213,21 @@ struct HTTPRequestParser {
             state = .failed(error)
             throw error
         }
+    }
+
+    /// A head begins at ``scanned``: nothing is known of it yet.
+    private mutating func beginHead() {
+        lineStart = scanned
+        head.method = .GET
+        head.target = 0..<0
+        head.minorVersion = 1
+        // Its array's storage is kept: the last head was handed over and let go of.
+        head.fields.removeAll(keepingCapacity: true)
+        head.body = .none
+        methodIsKnown = true
+        sawLength = false
+        sawTransferEncoding = false
+        state = .requestLine(.method)
     }
 
     /// Up to `remaining` bytes of a body from ``scanned``, scanned; nil when none has arrived.
