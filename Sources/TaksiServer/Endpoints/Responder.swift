@@ -120,6 +120,11 @@ public struct Responder: Sendable {
         self.preview = previewEvents.map(Preview.init(events:))
     }
 
+    /// The set whose skeletons a connection answers from a request head's bytes
+    /// (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:)``), the current one; nil
+    /// while tracing is on, so every request gets its span the general way.
+    var answeringFromHeads: ServedScreenSet? { tracing == nil ? store.snapshot : nil }
+
     /// The reply to a request; ready at once unless the data needs upstream calls. With tracing
     /// on, the request is answered inside its span (``RequestTracing/traced(_:_:)``).
     public func respond(to request: HTTPRequest) -> Reply {

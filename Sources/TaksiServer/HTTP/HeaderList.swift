@@ -20,16 +20,19 @@ enum HeaderList {
     /// until `body` returns true; says whether it did.
     static func containsElement(in value: String, where body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
         var value = value
-        return value.withUTF8 { bytes in
-            var start = 0
-            while start <= bytes.count {
-                let comma = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.count
-                let element = trimmed(UnsafeBufferPointer(rebasing: bytes[start..<comma]))
-                if !element.isEmpty, body(element) { return true }
-                start = comma + 1
-            }
-            return false
+        return value.withUTF8 { containsElement(in: $0, where: body) }
+    }
+
+    /// ``containsElement(in:where:)`` of a value's bytes.
+    static func containsElement(in bytes: UnsafeBufferPointer<UInt8>, where body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        var start = 0
+        while start <= bytes.count {
+            let comma = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.count
+            let element = trimmed(UnsafeBufferPointer(rebasing: bytes[start..<comma]))
+            if !element.isEmpty, body(element) { return true }
+            start = comma + 1
         }
+        return false
     }
 
     /// `bytes` without leading and trailing spaces and tabs.

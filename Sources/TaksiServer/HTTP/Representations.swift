@@ -11,6 +11,15 @@ final class Representations: Sendable {
         let full: HTTPResponse
         let notModified: HTTPResponse
         let etag: String
+        /// ``etag``'s bytes, compared with a request's `If-None-Match` on the bytes it arrived in.
+        let etagBytes: [UInt8]
+
+        init(full: HTTPResponse, notModified: HTTPResponse, etag: String) {
+            self.full = full
+            self.notModified = notModified
+            self.etag = etag
+            self.etagBytes = Array(etag.utf8)
+        }
     }
 
     let identity: Form
@@ -50,12 +59,22 @@ final class Representations: Sendable {
     static func matches(headers: HTTPHeaders, etag: String) -> Bool {
         var etag = etag
         return etag.withUTF8 { etag in
-            HeaderList.contains(headers, "if-none-match") { candidate in
-                if candidate.count == 1, candidate[0] == UInt8(ascii: "*") { return true }
-                let isWeak = candidate.count > 2 && candidate[0] == UInt8(ascii: "W") && candidate[1] == UInt8(ascii: "/")
-                return (isWeak ? UnsafeBufferPointer(rebasing: candidate[2...]) : candidate).elementsEqual(etag)
-            }
+            HeaderList.contains(headers, "if-none-match") { matches(candidate: $0, etag: etag) }
         }
+    }
+
+    /// Whether one `If-None-Match` value (its bytes) names `etag` (or is `*`).
+    static func matches(_ value: UnsafeBufferPointer<UInt8>, etag: [UInt8]) -> Bool {
+        etag.withUnsafeBufferPointer { etag in
+            HeaderList.containsElement(in: value) { matches(candidate: $0, etag: etag) }
+        }
+    }
+
+    /// Whether one element of an `If-None-Match` list names `etag` (or is `*`).
+    private static func matches(candidate: UnsafeBufferPointer<UInt8>, etag: UnsafeBufferPointer<UInt8>) -> Bool {
+        if candidate.count == 1, candidate[0] == UInt8(ascii: "*") { return true }
+        let isWeak = candidate.count > 2 && candidate[0] == UInt8(ascii: "W") && candidate[1] == UInt8(ascii: "/")
+        return (isWeak ? UnsafeBufferPointer(rebasing: candidate[2...]) : candidate).elementsEqual(etag)
     }
 
     static func form(
@@ -105,23 +124,42 @@ enum ContentCoding {
     /// Whether the client accepts gzip: listed (or `x-gzip`, or `*`) with a non-zero quality. A
     /// request without the header, or with `identity` only, gets the identity body.
     static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
-        var wildcard: Bool?
-        var gzip: Bool?
-        _ = HeaderList.contains(headers, "accept-encoding") { element in
-            let semicolon = element.firstIndex(of: UInt8(ascii: ";")) ?? element.count
-            let coding = HeaderList.trimmed(UnsafeBufferPointer(rebasing: element[..<semicolon]))
-            let isGzip = HeaderList.equalsIgnoringCase(coding, "gzip") || HeaderList.equalsIgnoringCase(coding, "x-gzip")
-            let isWildcard = coding.count == 1 && coding[0] == UInt8(ascii: "*")
-            guard isGzip || isWildcard else { return false }
-            let accepted = !hasZeroQuality(UnsafeBufferPointer(rebasing: element[semicolon...]))
-            if isGzip {
-                gzip = accepted
-                return true
-            }
-            wildcard = accepted
-            return false
+        var acceptance = Acceptance()
+        for (name, value) in headers where !acceptance.isDecided && HeaderList.equalsIgnoringCase(name.utf8, "accept-encoding") {
+            var value = value
+            value.withUTF8 { acceptance.read($0) }
         }
-        return gzip ?? wildcard ?? false
+        return acceptance.acceptsGzip
+    }
+
+    /// What a request's `Accept-Encoding` values say of gzip, read one after the other: the first
+    /// element naming gzip decides; else the last `*`.
+    struct Acceptance {
+        private var wildcard: Bool?
+        private var gzip: Bool?
+
+        /// An element named gzip: the values after it change nothing.
+        var isDecided: Bool { gzip != nil }
+        var acceptsGzip: Bool { gzip ?? wildcard ?? false }
+
+        /// Reads one `Accept-Encoding` value (its bytes).
+        mutating func read(_ value: UnsafeBufferPointer<UInt8>) {
+            guard !isDecided else { return }
+            _ = HeaderList.containsElement(in: value) { element in
+                let semicolon = element.firstIndex(of: UInt8(ascii: ";")) ?? element.count
+                let coding = HeaderList.trimmed(UnsafeBufferPointer(rebasing: element[..<semicolon]))
+                let isGzip = HeaderList.equalsIgnoringCase(coding, "gzip") || HeaderList.equalsIgnoringCase(coding, "x-gzip")
+                let isWildcard = coding.count == 1 && coding[0] == UInt8(ascii: "*")
+                guard isGzip || isWildcard else { return false }
+                let accepted = !hasZeroQuality(UnsafeBufferPointer(rebasing: element[semicolon...]))
+                if isGzip {
+                    gzip = accepted
+                    return true
+                }
+                wildcard = accepted
+                return false
+            }
+        }
     }
 
     /// Whether a coding's parameters (`;q=0`, from the first `;`) give it quality zero.

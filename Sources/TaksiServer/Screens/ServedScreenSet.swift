@@ -164,6 +164,8 @@ public final class ServedScreenSet: Sendable {
     let approximateBytes: Int
     /// Every screen's variants' revisions: what skeletons this set can answer data and submits for.
     let revisions: Set<NamedRevision>
+    /// The skeletons answered from a head's bytes, by target (``precomputedAnswer(to:bytes:maxHeaderBytes:)``).
+    let skeletonTargets: SkeletonTargets
 
     /// A revision of a screen's skeleton (``SkeletonRevision``), by the screen's name.
     struct NamedRevision: Hashable {
@@ -252,6 +254,7 @@ public final class ServedScreenSet: Sendable {
             index.append(ScreenIndex.entry(variants, revisions: servedVariants.mapValues(\.revision.digest)))
         }
         self.screens = screens
+        self.skeletonTargets = SkeletonTargets(screens: screens)
         self.approximateBytes = approximateBytes
         self.revisions = Set(
             screens.flatMap { name, screen in screen.served.values.map { NamedRevision(screen: name, digest: $0.revision.digest) } })

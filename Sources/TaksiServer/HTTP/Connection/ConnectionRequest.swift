@@ -44,6 +44,12 @@ struct ConnectionRequest {
         self.started = started
     }
 
+    /// A request answered as soon as its head was read (see ``HTTPConnectionStateMachine/answeredAtOnce()``),
+    /// which nothing more is decided about.
+    static func answeredAtOnce(_ head: HTTPRequestHead, id: RequestID) -> ConnectionRequest {
+        ConnectionRequest(head: head, id: id, started: .now())
+    }
+
     /// A placeholder for bytes that never made a request (they are answered as one).
     static func placeholder(ids: inout RequestIDs) -> ConnectionRequest {
         ConnectionRequest(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "-"), id: ids.id(given: nil), started: .now())

@@ -25,6 +25,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let sweeper: ConnectionSweeper
     private let accessLog: AccessLogBuffer?
     private let observer: (any RequestObserver)?
+    /// Precomputed skeletons are answered from a head's bytes (off only to compare the two ways).
+    private let answersFromHeads: Bool
 
     // What follows is used on the connection's event loop alone, one event at a time, and each
     // access ends before another to the same property starts: the run-time exclusivity checks,
@@ -43,8 +45,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     init(
         responder: Responder, limits: ConnectionLimits, sweeper: ConnectionSweeper, accessLog: AccessLogBuffer?,
-        observer: (any RequestObserver)?
+        observer: (any RequestObserver)?, answersFromHeads: Bool = true
     ) {
+        self.answersFromHeads = answersFromHeads
         self.responder = responder
         self.limits = limits
         self.sweeper = sweeper
@@ -57,9 +60,13 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// A connection's handlers, in pipeline order: this one alone.
     static func handlers(
         responder: Responder, limits: ConnectionLimits, sweeper: ConnectionSweeper, accessLog: AccessLogBuffer?,
-        observer: (any RequestObserver)?
+        observer: (any RequestObserver)?, answersFromHeads: Bool = true
     ) -> [any ChannelHandler] {
-        [HTTPConnectionHandler(responder: responder, limits: limits, sweeper: sweeper, accessLog: accessLog, observer: observer)]
+        [
+            HTTPConnectionHandler(
+                responder: responder, limits: limits, sweeper: sweeper, accessLog: accessLog, observer: observer,
+                answersFromHeads: answersFromHeads)
+        ]
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -112,7 +119,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .decode = machine.bytesArrived(now: .now()) else { return }
         do {
-            try reader.read(unwrapInboundIn(data)) { part in
+            try reader.read(unwrapInboundIn(data), answering: { head, bytes in answerAtOnce(head, bytes, context: context) }) { part in
                 received(part, context: context)
                 // Once the connection stops answering (a refused request is its last), what
                 // follows is dropped.
@@ -121,6 +128,20 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         } catch {
             run(machine.unreadable(error, isWritable: context.channel.isWritable, now: .now()), context: context)
         }
+    }
+
+    /// Answers a request from its head alone, when the set has its answer precomputed
+    /// (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:)``) and the machine lets
+    /// it be answered at once: written as the general way writes it. False sends it the general way.
+    private func answerAtOnce(_ head: HTTPRequestParser.Head, _ bytes: UnsafeRawBufferPointer, context: ChannelHandlerContext) -> Bool {
+        guard answersFromHeads, machine.answersAtOnce(isWritable: context.channel.isWritable),
+            let answer = responder.answeringFromHeads?.precomputedAnswer(to: head, bytes: bytes, maxHeaderBytes: limits.maxHeaderBytes)
+        else { return false }
+        let id = machine.answeredAtOnce()
+        answer.variant.counted.skeleton.increment()
+        write(answer.response, for: .answeredAtOnce(answer.head, id: id), framing: .keepAlive, context: context)
+        run(machine.responseWritten(isWritable: context.channel.isWritable, now: .now()), context: context)
+        return true
     }
 
     /// One part of a request, read.

@@ -180,6 +180,24 @@ struct HTTPConnectionStateMachine {
         return sendsContinue ? .sendContinue : .none
     }
 
+    /// Whether a request whose head was just read, without a body, may be answered at once from
+    /// the head alone and kept alive (a precomputed answer): the connection answers, nothing is
+    /// ahead of it, the client takes its responses, the server is not draining and it is not the
+    /// connection's last request.
+    func answersAtOnce(isWritable: Bool) -> Bool {
+        state == .open && isBetweenRequests && hasNothingAhead && isWritable && !isQuiescing
+            && answered + 1 < limits.maxRequestsPerConnection
+    }
+
+    /// A request is answered at once (see ``answersAtOnce(isWritable:)``), as if it had been
+    /// received and its answer were ready: its id. ``responseWritten(isWritable:now:)`` follows.
+    mutating func answeredAtOnce() -> RequestID {
+        reading = .between
+        answered += 1
+        deadline = nil
+        return ids.id(given: nil)
+    }
+
     /// Part of the body of the request being received. Only a POST's body is kept (actions take
     /// one); others are counted and dropped, so the connection stays usable. One past
     /// ``ConnectionLimits/maxBodyBytes`` is refused.

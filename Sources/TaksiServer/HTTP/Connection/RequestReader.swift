@@ -20,7 +20,12 @@ struct RequestReader {
 
     /// Reads the bytes that arrived (after any kept from before), handing each request part to
     /// `handle`, which returns false when no more should be read from them (they are dropped).
-    mutating func read(_ bytes: ByteBuffer, handle: (HTTPServerRequestPart) -> Bool) throws(HTTPRequestParser.Failure) {
+    /// - Parameter answer: offered each head of a request without a body first, with its bytes:
+    ///   true when it answered the request, whose parts are then not handed on.
+    mutating func read(
+        _ bytes: ByteBuffer, answering answer: (HTTPRequestParser.Head, UnsafeRawBufferPointer) -> Bool = { _, _ in false },
+        handle: (HTTPServerRequestPart) -> Bool
+    ) throws(HTTPRequestParser.Failure) {
         var buffer: ByteBuffer
         if var kept {
             self.kept = nil
@@ -32,13 +37,23 @@ struct RequestReader {
         }
         var failure: HTTPRequestParser.Failure?
         var stopped = false
+        // The request whose head was answered: its end (which follows at once) is not handed on.
+        var answered = false
         let consumed = buffer.withUnsafeReadableBytes { raw in
             do throws(HTTPRequestParser.Failure) {
                 return try parser.parse(raw) { event in
                     let part: HTTPServerRequestPart
                     switch event {
-                    case .head(let head, let bytes): part = .head(Self.requestHead(head, bytes))
+                    case .head(let head, let bytes):
+                        if head.body == .none, answer(head, bytes) {
+                            answered = true
+                            return true
+                        }
+                        part = .head(Self.requestHead(head, bytes))
                     case .body(let range): part = .body(buffer.getSlice(at: buffer.readerIndex + range.lowerBound, length: range.count)!)
+                    case .end where answered:
+                        answered = false
+                        return true
                     case .end: part = .end(nil)
                     }
                     stopped = !handle(part)

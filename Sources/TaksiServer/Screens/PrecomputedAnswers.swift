@@ -1,0 +1,156 @@
+import NIOHTTP1
+import TaksiScreens
+
+/// A skeleton answered from a request head's bytes (see ``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:)``).
+struct PrecomputedAnswer {
+    /// The request as the connection and the access log see it: `GET` of the target, HTTP/1.1.
+    let head: HTTPRequestHead
+    let variant: ServedScreenSet.Variant
+    /// The skeleton, its gzip form or a `304`, as the request's headers ask.
+    let response: HTTPResponse
+}
+
+extension ServedScreenSet {
+    /// The skeletons of the screens named without parameters, by their targets' digests.
+    struct SkeletonTargets: Sendable {
+        struct Entry: Sendable {
+            let head: HTTPRequestHead
+            let target: [UInt8]
+            let variant: Variant
+        }
+
+        /// Targets whose digests collide are left out (the general way answers them).
+        private let entries: [UInt64: Entry]
+
+        init(screens: [String: Screen]) {
+            var entries: [UInt64: Entry] = [:]
+            var collisions: Set<UInt64> = []
+            for (name, screen) in screens where !screen.hasParameters {
+                guard let variant = screen.answeredFromHeads else { continue }
+                let target = "/screens/" + name
+                // Only a target the router reads as this screen's skeleton.
+                guard Route(path: target[...]) == .skeleton(name) else { continue }
+                let bytes = Array(target.utf8)
+                let key = bytes.withUnsafeBufferPointer(Self.digest)
+                if entries[key] != nil { collisions.insert(key) }
+                entries[key] = Entry(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: target), target: bytes, variant: variant)
+            }
+            for key in collisions { entries[key] = nil }
+            self.entries = entries
+        }
+
+        func entry(for target: UnsafeBufferPointer<UInt8>) -> Entry? {
+            guard !entries.isEmpty, let entry = entries[Self.digest(target)], entry.target.elementsEqual(target) else { return nil }
+            return entry
+        }
+
+        private static func digest(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            var digest = FNV1a()
+            digest.combine(bytes)
+            return digest.value
+        }
+    }
+
+    /// The skeleton a `GET` gets, answered from the head the server's reader read, without the
+    /// general way (``Responder``): no `HTTPRequestHead` made of it, no header made a string, no
+    /// routing, no variant selection; the `ETag` is compared with `If-None-Match` as bytes. For a
+    /// screen with one variant for every request (no versions, alternatives, locales, nor static
+    /// fields built from its path): looked up by its target's bytes, or else routed and matched
+    /// as the general way does (a path parameter's value checked).
+    ///
+    /// Nil sends the request the general way, which writes the same bytes (a test sends both ways
+    /// the same requests): `HEAD`, HTTP/1.0, a body, a query, an absolute target, a value that
+    /// does not fit its parameter; a header that selects or is checked (`X-Taksi-Version`, `X-Taksi-Alternative`,
+    /// `X-Request-Id`, `Expect`, `Upgrade`, `Content-Length`, `Transfer-Encoding`), a `Connection`
+    /// other than `keep-alive`, no `Host` or two, fields over the limit.
+    /// - Parameters:
+    ///   - bytes: the head's bytes, which `head`'s ranges are into.
+    ///   - maxHeaderBytes: the connection's limit on field bytes, as ``ConnectionRequest`` counts them.
+    func precomputedAnswer(to head: HTTPRequestParser.Head, bytes: UnsafeRawBufferPointer, maxHeaderBytes: Int) -> PrecomputedAnswer? {
+        guard head.method == .GET, head.minorVersion == 1, head.body == .none else { return nil }
+        return bytes.withMemoryRebound(to: UInt8.self) { bytes -> PrecomputedAnswer? in
+            let target = UnsafeBufferPointer(rebasing: bytes[head.target])
+            let requestHead: HTTPRequestHead
+            let variant: Variant
+            if let entry = skeletonTargets.entry(for: target) {
+                (requestHead, variant) = (entry.head, entry.variant)
+            } else if let found = routed(target) {
+                (requestHead, variant) = found
+            } else {
+                return nil
+            }
+            var fields = Fields()
+            for field in head.fields {
+                guard fields.read(UnsafeBufferPointer(rebasing: bytes[field.name]), UnsafeBufferPointer(rebasing: bytes[field.value]))
+                else {
+                    return nil
+                }
+            }
+            guard fields.hosts == 1, fields.bytes <= maxHeaderBytes else { return nil }
+            let skeleton = variant.skeleton
+            let form = skeleton.gzip.flatMap { fields.acceptance.acceptsGzip ? $0 : nil } ?? skeleton.identity
+            var response = form.full
+            if fields.isConditional {
+                for field in head.fields where HeaderList.equalsIgnoringCase(bytes[field.name], "if-none-match") {
+                    guard Representations.matches(UnsafeBufferPointer(rebasing: bytes[field.value]), etag: form.etagBytes) else { continue }
+                    response = form.notModified
+                    break
+                }
+            }
+            return PrecomputedAnswer(head: requestHead, variant: variant, response: response)
+        }
+    }
+
+    /// The skeleton whose target this is, found as the general way finds it (a path parameter's
+    /// value matched and checked, a trailing `/` dropped), when its screen has one variant for
+    /// every request.
+    private func routed(_ target: UnsafeBufferPointer<UInt8>) -> (HTTPRequestHead, Variant)? {
+        guard target.count > 9, target.starts(with: "/screens/".utf8), !target.contains(UInt8(ascii: "?")) else { return nil }
+        let uri = String(decoding: target, as: UTF8.self)
+        guard case .skeleton(let name) = Route(path: uri[...]), let (screen, _) = try? screen(at: name),
+            let variant = screen.answeredFromHeads
+        else { return nil }
+        return (HTTPRequestHead(version: .http1_1, method: .GET, uri: uri), variant)
+    }
+
+    /// What the fields of a request say, read once, name by name; ``read(_:_:)`` is false for
+    /// one that sends the request the general way.
+    private struct Fields {
+        var hosts = 0
+        /// As ``ConnectionRequest`` counts them: name, value and 4 for each.
+        var bytes = 0
+        var acceptance = ContentCoding.Acceptance()
+        var isConditional = false
+
+        mutating func read(_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) -> Bool {
+            bytes += name.count + value.count + 4
+            switch name.count {
+            case 4 where HeaderList.equalsIgnoringCase(name, "host"): hosts += 1
+            case 13 where HeaderList.equalsIgnoringCase(name, "if-none-match"): isConditional = true
+            case 15 where HeaderList.equalsIgnoringCase(name, "accept-encoding"): acceptance.read(value)
+            case 10 where HeaderList.equalsIgnoringCase(name, "connection"):
+                // Kept alive, as HTTP/1.1 is without it: `close`, `upgrade` and the rest are the general way's.
+                return !HeaderList.containsElement(in: value) { !HeaderList.equalsIgnoringCase($0, "keep-alive") }
+            case 6 where HeaderList.equalsIgnoringCase(name, "expect"),
+                7 where HeaderList.equalsIgnoringCase(name, "upgrade"),
+                12 where HeaderList.equalsIgnoringCase(name, "x-request-id"),
+                14 where HeaderList.equalsIgnoringCase(name, "content-length"),
+                15 where HeaderList.equalsIgnoringCase(name, "x-taksi-version"),
+                17 where HeaderList.equalsIgnoringCase(name, "transfer-encoding"),
+                19 where HeaderList.equalsIgnoringCase(name, "x-taksi-alternative"):
+                return false
+            default: break
+            }
+            return true
+        }
+    }
+}
+
+extension ServedScreenSet.Screen {
+    /// Its variant when a request's head alone picks it: the only one, for any version, with no
+    /// locales and no static field built from its path.
+    var answeredFromHeads: ServedScreenSet.Variant? {
+        guard let variant = onlyVariant, variant.translations.isEmpty, variant.compiled.pathFields.isEmpty else { return nil }
+        return variant
+    }
+}

@@ -1,0 +1,209 @@
+import NIOCore
+import NIOHTTP1
+import TaksiScreens
+import TaksiTestSupport
+import Testing
+
+@testable import TaksiServer
+
+/// Skeletons answered from a request head's bytes (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:)``):
+/// which requests are, with which response, and that a connection writes the same bytes whether
+/// it answers them that way or the general way.
+@Suite("Precomputed answers")
+struct PrecomputedAnswersTests {
+    /// A screen with one variant (large enough for a gzip form), one with a path parameter, one
+    /// with versions: `title` says which set it is.
+    static func files(title: String = "One") -> [String: [UInt8]] {
+        let long = String(repeating: "A long enough text to be worth compressing. ", count: 20)
+        return [
+            "plain.yaml": """
+            name: plain
+            entry: true
+            components:
+              - {name: label_component, identifier: title, content: {value: \(title)}}
+              - {name: label_component, identifier: body, content: {value: \(long)}}
+            """,
+            "item.yaml": """
+            name: items/{id}
+            parameters: {id: {type: integer}}
+            components: [{name: label_component, identifier: title, content: {value: Item}}]
+            """,
+            "versioned.yaml": "name: versioned\nentry: true\ncomponents: [{name: label_component, content: {value: Old}}]",
+            "versioned-2.yaml": """
+            name: versioned
+            version: ">= 2.0"
+            components: [{name: label_component, content: {value: New}}]
+            """,
+        ].mapValues { Array($0.utf8) }
+    }
+
+    static let set = ServedScreenSet(try! #require(ScreenSetLoader.load(files: files()).screenSet))
+
+    /// The `ETag`s of `plain`'s identity and gzip forms.
+    static let etags: (identity: String, gzip: String) = {
+        let skeleton = set.screens["plain"]!.onlyVariant!.skeleton
+        return (skeleton.identity.etag, skeleton.gzip!.etag)
+    }()
+
+    /// What the set answers a request from its head: nil (the general way), or the status and
+    /// the coding of the body (`200`, `200 gzip`, `304`, `304 gzip`).
+    static func answer(_ request: String) throws -> String? {
+        var parser = HTTPRequestParser(limits: HTTPRequestParser.Limits(maxTargetLength: 8192, maxFieldBytes: 65536))
+        var answer: String??
+        _ = try Array(request.utf8).withUnsafeBytes { bytes in
+            try parser.parse(bytes) { event in
+                guard case .head(let head, let headBytes) = event else { return true }
+                let found: String? = set.precomputedAnswer(to: head, bytes: headBytes, maxHeaderBytes: ConnectionLimits().maxHeaderBytes)
+                    .map {
+                        let target = String(decoding: headBytes[head.target], as: UTF8.self)
+                        #expect($0.head.uri == target && $0.head.method == .GET && $0.head.version == .http1_1)
+                        let response = $0.response
+                        let gzip = response.headers.first(name: "ETag")?.hasSuffix("-gzip\"") == true ? " gzip" : ""
+                        #expect((response.headers.first(name: "Content-Encoding") == "gzip") == (gzip != "" && response.status == .ok))
+                        return "\(response.status.code)\(gzip)"
+                    }
+                answer = .some(found)
+                return false
+            }
+        }
+        return try #require(answer, "no head was read in \(request)")
+    }
+
+    static func get(_ target: String, _ fields: String...) -> String {
+        "GET \(target) HTTP/1.1\r\nHost: a\r\n" + fields.map { $0 + "\r\n" }.joined() + "\r\n"
+    }
+
+    @Test("a GET of a screen with one variant is answered from its head, as its Accept-Encoding and If-None-Match ask")
+    func answered() throws {
+        let (identity, gzip) = Self.etags
+        let expected: [(String, String)] = [
+            (Self.get("/screens/plain"), "200"),
+            (Self.get("/screens/plain", "X-Bench: 1", "Accept-Language: fr", "X-Taksi-User: u1", "Traceparent: x"), "200"),
+            (Self.get("/screens/plain", "Accept-Encoding: br, gzip;q=0.5"), "200 gzip"),
+            (Self.get("/screens/plain", "accept-encoding: br", "Accept-Encoding: *"), "200 gzip"),
+            (Self.get("/screens/plain", "Accept-Encoding: gzip;q=0, *"), "200"),
+            (Self.get("/screens/plain", "If-None-Match: \(identity)"), "304"),
+            (Self.get("/screens/plain", "If-None-Match: \"other\", W/\(identity)"), "304"),
+            (Self.get("/screens/plain", "If-None-Match: \"other\"", "if-none-match: *"), "304"),
+            (Self.get("/screens/plain", "If-None-Match: \(gzip)"), "200"),
+            (Self.get("/screens/plain", "Accept-Encoding: gzip", "If-None-Match: \(gzip)"), "304 gzip"),
+            (Self.get("/screens/plain", "Accept-Encoding: gzip", "If-None-Match: \(identity)"), "200 gzip"),
+            (Self.get("/screens/plain", "Connection: keep-alive"), "200"),
+            (Self.get("/screens/items/7"), "200"),
+            (Self.get("/screens/items/-12", "If-None-Match: *"), "304"),
+            (Self.get("/screens/items/7/"), "200"),
+            (Self.get("/screens/plain/"), "200"),
+        ]
+        for (request, answer) in expected {
+            #expect(try Self.answer(request) == answer, "\(request)")
+        }
+    }
+
+    /// Requests the general way answers (an error, another variant, a header it reads).
+    static let general = [
+        Self.get("/screens/versioned"),
+        Self.get("/screens/plain/data"),
+        Self.get("/screens/nothing"),
+        Self.get("/screens/items/x"),
+        Self.get("/screens/plain?version=2.0"),
+        Self.get("/screens/plain?"),
+        Self.get("/screens/%70lain"),
+        Self.get("http://a/screens/plain"),
+        Self.get("/screens"),
+        Self.get("/healthz"),
+        Self.get("/screens/plain", "X-Taksi-Version: 2.0"),
+        Self.get("/screens/plain", "X-Taksi-Alternative: b"),
+        Self.get("/screens/plain", "X-Request-Id: abc"),
+        Self.get("/screens/plain", "Expect: 100-continue"),
+        Self.get("/screens/plain", "Content-Length: 0"),
+        Self.get("/screens/plain", "Connection: close"),
+        Self.get("/screens/plain", "Connection: keep-alive, Upgrade", "Upgrade: websocket"),
+        Self.get("/screens/plain", "Host: b"),
+        Self.get("/screens/plain", "X-Big: " + String(repeating: "x", count: ConnectionLimits().maxHeaderBytes)),
+        "GET /screens/plain HTTP/1.1\r\n\r\n",
+        "GET /screens/plain HTTP/1.0\r\nHost: a\r\n\r\n",
+        "HEAD /screens/plain HTTP/1.1\r\nHost: a\r\n\r\n",
+        "POST /screens/plain HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx",
+        "OPTIONS /screens/plain HTTP/1.1\r\nHost: a\r\n\r\n",
+        "GET /screens/plain HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    ]
+
+    @Test("anything the general way reads differently is left to it")
+    func leftToTheGeneralWay() throws {
+        for request in Self.general {
+            #expect(try Self.answer(request) == nil, "\(request)")
+        }
+    }
+
+    /// A connection's bytes with the parts that differ per connection and moment (`Date`, the
+    /// generated `X-Request-Id`) blanked.
+    static func comparable(_ text: String) -> String {
+        text.components(separatedBy: "\r\n").map { line in
+            if line.hasPrefix("Date: ") { return "Date: -" }
+            if line.hasPrefix("X-Request-Id: "), line.contains("-") { return "X-Request-Id: -" }
+            return line
+        }.joined(separator: "\r\n")
+    }
+
+    @Test("a connection writes the same bytes whether it answers from heads or the general way: one by one, pipelined, a byte a read")
+    func sameBytesBothWays() throws {
+        let application = buildApplication(
+            configuration: .forTests(), screenSet: try #require(ScreenSetLoader.load(files: Self.files()).screenSet),
+            logger: testLogger("test"))
+        let (identity, gzip) = Self.etags
+        let answered = [
+            Self.get("/screens/plain"), Self.get("/screens/plain", "Accept-Encoding: gzip"),
+            Self.get("/screens/plain", "If-None-Match: \(identity)"),
+            Self.get("/screens/plain", "Accept-Encoding: gzip", "If-None-Match: \(gzip)"),
+            Self.get("/screens/items/7"), Self.get("/screens/plain", "Connection: keep-alive"), Self.get("/screens/plain/"),
+        ]
+        // Those the general way answers, but for the ones that end the connection.
+        let kept = try Self.general.filter { request in
+            let connection = try HTTPConnectionHandlerTests.Connection(application: application)
+            try connection.send(request)
+            return connection.channel.isActive
+        }
+        #expect(kept.count > Self.general.count / 2)
+        var sequences = (answered + Self.general).map { [$0] }
+        sequences.append(answered + kept + answered)
+        sequences.append(kept.reversed() + answered)
+        for sequence in sequences {
+            let fast = try HTTPConnectionHandlerTests.Connection(application: application, answersFromHeads: true)
+            let general = try HTTPConnectionHandlerTests.Connection(application: application, answersFromHeads: false)
+            // One request a read, all in one read, and a byte a read.
+            for connection in [fast, general] {
+                for request in sequence { try connection.send(request) }
+            }
+            let oneByOne = try Self.comparable(fast.written())
+            #expect(oneByOne == Self.comparable(try general.written()), "\(sequence)")
+            #expect(oneByOne.contains("HTTP/1.1 "))
+            #expect(fast.channel.isActive == general.channel.isActive)
+
+            let whole = try HTTPConnectionHandlerTests.Connection(application: application, answersFromHeads: true)
+            try whole.send(sequence.joined())
+            let bytes = try HTTPConnectionHandlerTests.Connection(application: application, answersFromHeads: true)
+            for byte in sequence.joined().utf8 { try bytes.send(String(decoding: [byte], as: UTF8.self)) }
+            #expect(try Self.comparable(whole.written()) == oneByOne, "\(sequence)")
+            #expect(try Self.comparable(bytes.written()) == oneByOne, "\(sequence)")
+        }
+    }
+
+    @Test("a reload answers from the new set's heads at once; the last request of a connection is answered the general way and closes it")
+    func reloadAndLastRequest() throws {
+        let application = buildApplication(
+            configuration: .forTests(), screenSet: try #require(ScreenSetLoader.load(files: Self.files(title: "One")).screenSet),
+            logger: testLogger("test"))
+        var limits = ConnectionLimits()
+        limits.maxRequestsPerConnection = 3
+        let connection = try HTTPConnectionHandlerTests.Connection(limits: limits, application: application)
+        try connection.send(Self.get("/screens/plain"))
+        #expect(try connection.written().contains("\"value\":\"One\""))
+        application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.files(title: "Two")).screenSet))
+        try connection.send(Self.get("/screens/plain"))
+        let second = try connection.written()
+        #expect(second.contains("\"value\":\"Two\"") && !second.contains("Connection: close"))
+        try connection.send(Self.get("/screens/plain"))
+        #expect(try connection.written().contains("Connection: close"))
+        #expect(!connection.channel.isActive)
+    }
+}
