@@ -6,8 +6,9 @@ import TaksiScreens
 /// One resource's precomputed responses: the identity body and, when it is smaller, a gzip body,
 /// each with its strong `ETag` and its `304`. Picking one is a header scan; nothing is encoded.
 final class Representations: Sendable {
-    /// One content coding of the resource.
-    struct Form: Sendable {
+    /// One content coding of the resource. A class: picking one for a request is one reference
+    /// count, not one for each of its responses' parts.
+    final class Form: Sendable {
         let full: HTTPResponse
         let notModified: HTTPResponse
         let etag: String

@@ -44,7 +44,7 @@ struct ConnectionRequest {
         self.started = started
     }
 
-    /// A request answered as soon as its head was read (see ``HTTPConnectionStateMachine/answeredAtOnce()``),
+    /// A request answered as soon as its head was read (see ``HTTPConnectionStateMachine/answersAtOnce(isWritable:)``),
     /// which nothing more is decided about.
     static func answeredAtOnce(_ head: HTTPRequestHead, id: RequestID) -> ConnectionRequest {
         ConnectionRequest(head: head, id: id, started: .now())

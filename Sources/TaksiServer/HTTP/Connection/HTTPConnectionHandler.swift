@@ -134,10 +134,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:)``) and the machine lets
     /// it be answered at once: written as the general way writes it. False sends it the general way.
     private func answerAtOnce(_ head: HTTPRequestParser.Head, _ bytes: UnsafeRawBufferPointer, context: ChannelHandlerContext) -> Bool {
-        guard answersFromHeads, machine.answersAtOnce(isWritable: context.channel.isWritable),
-            let answer = responder.answeringFromHeads?.precomputedAnswer(to: head, bytes: bytes, maxHeaderBytes: limits.maxHeaderBytes)
+        guard answersFromHeads,
+            let answer = responder.answeringFromHeads?.precomputedAnswer(to: head, bytes: bytes, maxHeaderBytes: limits.maxHeaderBytes),
+            let id = machine.answersAtOnce(isWritable: context.channel.isWritable)
         else { return false }
-        let id = machine.answeredAtOnce()
         answer.variant.counted.skeleton.increment()
         write(answer.response, for: .answeredAtOnce(answer.head, id: id), framing: .keepAlive, context: context)
         run(machine.responseWritten(isWritable: context.channel.isWritable, now: .now()), context: context)

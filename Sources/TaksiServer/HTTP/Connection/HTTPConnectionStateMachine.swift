@@ -180,18 +180,15 @@ struct HTTPConnectionStateMachine {
         return sendsContinue ? .sendContinue : .none
     }
 
-    /// Whether a request whose head was just read, without a body, may be answered at once from
-    /// the head alone and kept alive (a precomputed answer): the connection answers, nothing is
-    /// ahead of it, the client takes its responses, the server is not draining and it is not the
-    /// connection's last request.
-    func answersAtOnce(isWritable: Bool) -> Bool {
-        state == .open && isBetweenRequests && hasNothingAhead && isWritable && !isQuiescing
-            && answered + 1 < limits.maxRequestsPerConnection
-    }
-
-    /// A request is answered at once (see ``answersAtOnce(isWritable:)``), as if it had been
-    /// received and its answer were ready: its id. ``responseWritten(isWritable:now:)`` follows.
-    mutating func answeredAtOnce() -> RequestID {
+    /// A request whose head was just read, without a body, is answered at once from the head
+    /// alone and kept alive (a precomputed answer), as if it had been received and its answer
+    /// were ready: its id, when the connection answers, nothing is ahead of it, the client takes
+    /// its responses, the server is not draining and it is not the connection's last request;
+    /// else nil, and it is received the general way. ``responseWritten(isWritable:now:)`` follows.
+    mutating func answersAtOnce(isWritable: Bool) -> RequestID? {
+        guard state == .open, isBetweenRequests, hasNothingAhead, isWritable, !isQuiescing,
+            answered + 1 < limits.maxRequestsPerConnection
+        else { return nil }
         reading = .between
         answered += 1
         deadline = nil
