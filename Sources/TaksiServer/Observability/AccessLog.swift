@@ -253,52 +253,59 @@ final class AccessLogBuffer {
     ) {
         var path = uri.utf8[...]
         if let question = path.firstIndex(of: UInt8(ascii: "?")) { path = path[..<question] }
-        let nanoseconds = max(0, duration.nanoseconds)
-        if json {
-            bytes.writeStaticString("{\"@timestamp\":\"")
-            writeTime()
-            bytes.writeStaticString("\",\"log.level\":\"info\",\"ecs.version\":\"")
-            bytes.writeStaticString(LineLogHandler.ecsVersion)
-            bytes.writeStaticString("\",\"event.dataset\":\"taksi.access\",\"http.request.method\":\"")
-            writeEscaped(method.utf8[...])
-            bytes.writeStaticString("\",\"url.path\":\"")
-            writeEscaped(path)
-            bytes.writeStaticString("\",\"http.response.status_code\":")
-            bytes.writeDecimal(Int(status))
-            bytes.writeStaticString(",\"http.response.body.bytes\":")
-            bytes.writeDecimal(written)
-            bytes.writeStaticString(",\"event.duration\":")
-            bytes.writeDecimal(Int(nanoseconds))
-            if let variant {
-                bytes.writeStaticString(",\"taksi.variant\":\"")
-                writeEscaped(variant.utf8[...])
-                bytes.writeStaticString("\"")
+        let nanoseconds = Int(max(0, duration.nanoseconds))
+        let milliseconds = currentMilliseconds()
+        // All but the id is written straight into the buffer's free space, with one check of the
+        // buffer for the whole line, not one a piece: at most 512 bytes besides the values, and an
+        // escaped byte takes at most 3.
+        let bound = 512 + 3 * (method.utf8.count + path.count + (variant?.utf8.count ?? 0))
+        bytes.writeWithUnsafeMutableBytes(minimumWritableBytes: bound) { free in
+            var line = Line(free)
+            if json {
+                line.append("{\"@timestamp\":\"")
+                line.append(secondPrefix)
+                line.appendTimeEnd(milliseconds)
+                line.append("\",\"log.level\":\"info\",\"ecs.version\":\"")
+                line.append(LineLogHandler.ecsVersion)
+                line.append("\",\"event.dataset\":\"taksi.access\",\"http.request.method\":\"")
+                line.appendEscaped(method.utf8[...])
+                line.append("\",\"url.path\":\"")
+                line.appendEscaped(path)
+                line.append("\",\"http.response.status_code\":")
+                line.appendDecimal(Int(status))
+                line.append(",\"http.response.body.bytes\":")
+                line.appendDecimal(written)
+                line.append(",\"event.duration\":")
+                line.appendDecimal(nanoseconds)
+                if let variant {
+                    line.append(",\"taksi.variant\":\"")
+                    line.appendEscaped(variant.utf8[...])
+                    line.append("\"")
+                }
+                line.append(",\"http.request.id\":\"")
+            } else {
+                line.append(secondPrefix)
+                line.appendTimeEnd(milliseconds)
+                line.append(" ")
+                line.appendEscaped(method.utf8[...])
+                line.append(" ")
+                line.appendEscaped(path)
+                line.append(" ")
+                line.appendDecimal(Int(status))
+                line.append(" ")
+                line.appendDecimal(written)
+                line.append(" ")
+                line.appendMilliseconds(nanoseconds)
+                line.append("ms variant=")
+                if let variant { line.appendEscaped(variant.utf8[...]) } else { line.append("-") }
+                line.append(" id=")
             }
-            bytes.writeStaticString(",\"http.request.id\":\"")
-            let start = bytes.writerIndex
-            requestID(&bytes)
-            escapeWritten(from: start)
-            bytes.writeStaticString("\"}\n")
-        } else {
-            writeTime()
-            bytes.writeStaticString(" ")
-            writeEscaped(method.utf8[...])
-            bytes.writeStaticString(" ")
-            writeEscaped(path)
-            bytes.writeStaticString(" ")
-            bytes.writeDecimal(Int(status))
-            bytes.writeStaticString(" ")
-            bytes.writeDecimal(written)
-            bytes.writeStaticString(" ")
-            writeMilliseconds(nanoseconds)
-            bytes.writeStaticString("ms variant=")
-            if let variant { writeEscaped(variant.utf8[...]) } else { bytes.writeStaticString("-") }
-            bytes.writeStaticString(" id=")
-            let start = bytes.writerIndex
-            requestID(&bytes)
-            escapeWritten(from: start)
-            bytes.writeStaticString("\n")
+            return line.count
         }
+        let start = bytes.writerIndex
+        requestID(&bytes)
+        escapeWritten(from: start)
+        if json { bytes.writeStaticString("\"}\n") } else { bytes.writeStaticString("\n") }
         lines += 1
         if bytes.readableBytes >= Self.chunkBytes { handOver() }
     }
@@ -311,8 +318,9 @@ final class AccessLogBuffer {
         lines = 0
     }
 
-    /// `2026-11-21T10:15:02.418Z`, UTC with milliseconds.
-    private func writeTime() {
+    /// The milliseconds of the current time; ``secondPrefix`` is made its second's
+    /// (`2026-11-21T10:15:02.`, UTC) when the second changed.
+    private func currentMilliseconds() -> Int {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         if now.tv_sec != second {
@@ -333,39 +341,91 @@ final class AccessLogBuffer {
                 digits(parts.tm_year + 1900, 4) + [45] + digits(parts.tm_mon + 1, 2) + [45] + digits(parts.tm_mday, 2) + [84]
                 + digits(parts.tm_hour, 2) + [58] + digits(parts.tm_min, 2) + [58] + digits(parts.tm_sec, 2) + [46]
         }
-        bytes.writeBytes(secondPrefix)
-        let milliseconds = Int(now.tv_nsec) / 1_000_000
-        bytes.writeInteger(UInt8(48 + milliseconds / 100))
-        bytes.writeInteger(UInt8(48 + milliseconds / 10 % 10))
-        bytes.writeInteger(UInt8(48 + milliseconds % 10))
-        bytes.writeInteger(UInt8(ascii: "Z"))
+        return Int(now.tv_nsec) / 1_000_000
     }
 
-    /// `0.364`: milliseconds with three decimals, from integer nanoseconds.
-    private func writeMilliseconds(_ nanoseconds: Int64) {
-        let microseconds = Int(nanoseconds / 1000)
-        bytes.writeDecimal(microseconds / 1000)
-        bytes.writeInteger(UInt8(ascii: "."))
-        let fraction = microseconds % 1000
-        bytes.writeInteger(UInt8(48 + fraction / 100))
-        bytes.writeInteger(UInt8(48 + fraction / 10 % 10))
-        bytes.writeInteger(UInt8(48 + fraction % 10))
-    }
+    /// A line's bytes, written into free space the caller made large enough for it.
+    private struct Line {
+        private let free: UnsafeMutableRawBufferPointer
+        private(set) var count = 0
 
-    /// Writes a value so that a line stays one line and one field in either format: bytes outside
-    /// visible ASCII, and `"` and `\`, become `%XX` (so a path reads as the URL it was).
-    private func writeEscaped(_ text: Substring.UTF8View) {
-        if text.allSatisfy(Self.isPlain) {
-            bytes.writeBytes(text)
-            return
+        init(_ free: UnsafeMutableRawBufferPointer) {
+            self.free = free
         }
-        for byte in text { writeByte(byte) }
+
+        mutating func append(_ byte: UInt8) {
+            free[count] = byte
+            count += 1
+        }
+
+        mutating func append(_ text: StaticString) {
+            text.withUTF8Buffer { append(UnsafeRawBufferPointer($0)) }
+        }
+
+        mutating func append(_ bytes: [UInt8]) {
+            bytes.withUnsafeBytes { append($0) }
+        }
+
+        private mutating func append(_ bytes: UnsafeRawBufferPointer) {
+            UnsafeMutableRawBufferPointer(rebasing: free[count..<(count + bytes.count)]).copyMemory(from: bytes)
+            count += bytes.count
+        }
+
+        /// `418Z`: the milliseconds after a second's prefix.
+        mutating func appendTimeEnd(_ milliseconds: Int) {
+            append(UInt8(48 + milliseconds / 100))
+            append(UInt8(48 + milliseconds / 10 % 10))
+            append(UInt8(48 + milliseconds % 10))
+            append(UInt8(ascii: "Z"))
+        }
+
+        mutating func appendDecimal(_ value: Int) {
+            if value < 0 { append(UInt8(ascii: "-")) }
+            var magnitude = value.magnitude
+            var digits = 1
+            var scale: UInt = 10
+            while digits < 20, magnitude >= scale {
+                digits += 1
+                scale = scale &* 10
+            }
+            for index in stride(from: count + digits - 1, through: count, by: -1) {
+                free[index] = UInt8(truncatingIfNeeded: 48 + magnitude % 10)
+                magnitude /= 10
+            }
+            count += digits
+        }
+
+        /// `0.364`: milliseconds with three decimals, from integer nanoseconds.
+        mutating func appendMilliseconds(_ nanoseconds: Int) {
+            let microseconds = nanoseconds / 1000
+            appendDecimal(microseconds / 1000)
+            append(UInt8(ascii: "."))
+            let fraction = microseconds % 1000
+            append(UInt8(48 + fraction / 100))
+            append(UInt8(48 + fraction / 10 % 10))
+            append(UInt8(48 + fraction % 10))
+        }
+
+        /// Writes a value so that a line stays one line and one field in either format: bytes
+        /// outside visible ASCII, and `"` and `\`, become `%XX` (so a path reads as the URL it was).
+        mutating func appendEscaped(_ text: Substring.UTF8View) {
+            for byte in text {
+                guard !AccessLogBuffer.isPlain(byte) else {
+                    append(byte)
+                    continue
+                }
+                append(UInt8(ascii: "%"))
+                append(AccessLogBuffer.hexDigits[Int(byte >> 4)])
+                append(AccessLogBuffer.hexDigits[Int(byte & 0xF)])
+            }
+        }
     }
 
     /// Escapes in place what was written since `start` (the request id is written by a closure).
     private func escapeWritten(from start: Int) {
         let end = bytes.writerIndex
-        guard let written = bytes.getBytes(at: start, length: end - start), !written.allSatisfy(Self.isPlain)
+        // Checked where it lies (generated ids always pass); copied only to be rewritten.
+        guard !bytes.readableBytesView[start..<end].allSatisfy(Self.isPlain), let written = bytes.getBytes(at: start, length: end - start)
         else { return }
         bytes.moveWriterIndex(to: start)
         for byte in written { writeByte(byte) }
@@ -382,9 +442,9 @@ final class AccessLogBuffer {
     }
 
     /// Visible ASCII but `"` and `\`, which neither format writes as they are.
-    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+    fileprivate static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
-    private static func isPlain(_ byte: UInt8) -> Bool {
+    fileprivate static func isPlain(_ byte: UInt8) -> Bool {
         byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
     }
 }
