@@ -4,7 +4,9 @@ public import NIOCore
 
 /// The HTTP metrics: requests by route and status, latency by route and by screen, bytes written
 /// by route, and open connections. Metric objects are made once per route, status and variant and
-/// kept, so a request costs a dictionary lookup or two and a few atomic updates.
+/// kept, so a request costs a dictionary lookup or two and a few atomic updates; a connection keeps
+/// the instruments of its last response (``instruments(label:status:variant:)``), so a response
+/// like the one before costs the updates alone.
 ///
 /// | metric | type | labels |
 /// |---|---|---|
@@ -43,6 +45,10 @@ public final class ServerMetrics: RequestObserver {
     }
 
     public func responded(label: MetricsLabel, status: UInt, bytes: Int, duration: TimeAmount, variant: String?) {
+        instruments(label: label, status: status, variant: variant).record(bytes: bytes, duration: duration)
+    }
+
+    public func instruments(label: MetricsLabel, status: UInt, variant: String?) -> ResponseInstruments {
         let (requests, timer, written, byScreen) = state.withLockedValue { state -> (Counter, Timer, Counter, Timer?) in
             var metrics =
                 state.routes[label]
@@ -65,10 +71,12 @@ public final class ServerMetrics: RequestObserver {
             }
             return (counter, metrics.duration, metrics.bytes, variant.map { screenTimer(label: label, variant: $0, in: &state) })
         }
-        requests.increment()
-        timer.recordNanoseconds(duration.nanoseconds)
-        byScreen?.recordNanoseconds(duration.nanoseconds)
-        written.increment(by: bytes)
+        return ResponseInstruments { bytes, duration in
+            requests.increment()
+            timer.recordNanoseconds(duration.nanoseconds)
+            byScreen?.recordNanoseconds(duration.nanoseconds)
+            written.increment(by: bytes)
+        }
     }
 
     /// The latency histogram of a route's responses for the screen of `variant` (`home|*|default`

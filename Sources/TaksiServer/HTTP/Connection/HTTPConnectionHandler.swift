@@ -37,6 +37,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     @exclusivity(unchecked) private var date = HTTPDate()
     /// The streamed body being written, while the machine is `.streaming`.
     private var stream: OpenStream?
+    /// The observer's instruments for the last response's kind (route, status, variant).
+    @exclusivity(unchecked) private var counted: (label: MetricsLabel, status: UInt, variant: String?, instruments: ResponseInstruments)?
     /// Responses were written since the last flush.
     @exclusivity(unchecked) private var needsFlush = false
     /// This handler's place in the pipeline, for the sweeper's calls (every other event brings
@@ -375,13 +377,26 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// Reports a written response to the observer and the access log.
     private func finished(_ request: ConnectionRequest, response: HTTPResponse, bytes: Int) {
         let duration = NIODeadline.now() - request.started
-        observer?.responded(
-            label: response.metricsLabel, status: response.status.code, bytes: bytes, duration: duration, variant: response.variant)
+        count(response, bytes: bytes, duration: duration)
         accessLog?.record(
             method: request.head.method.rawValue, uri: request.head.uri, status: response.status.code, bytes: bytes,
             duration: duration, variant: response.variant
         ) { buffer in machine.ids.write(request.id, to: &buffer) }
         response.trace?.end(response, bytes: bytes)
+    }
+
+    /// Counts a response with the observer's instruments for its kind, those of the last
+    /// response when it was of the same kind.
+    private func count(_ response: HTTPResponse, bytes: Int, duration: TimeAmount) {
+        guard let observer else { return }
+        let (label, status, variant) = (response.metricsLabel, response.status.code, response.variant)
+        if let counted, counted.label == label, counted.status == status, counted.variant == variant {
+            counted.instruments.record(bytes: bytes, duration: duration)
+            return
+        }
+        let instruments = observer.instruments(label: label, status: status, variant: variant)
+        counted = (label, status, variant, instruments)
+        instruments.record(bytes: bytes, duration: duration)
     }
 
     /// The `Date` and `X-Request-Id` header lines every response carries (`Date: ...\r\nX-Request-Id: ...`,
@@ -399,4 +414,31 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 public protocol RequestObserver: Sendable {
     /// - Parameter variant: the screen variant served (`home|*|default`), if the response is one's.
     func responded(label: MetricsLabel, status: UInt, bytes: Int, duration: TimeAmount, variant: String?)
+
+    /// What counts the responses of one route, status and variant: a connection keeps the last
+    /// ones, so a response like the one before is counted without looking them up. By default,
+    /// ``responded(label:status:bytes:duration:variant:)``.
+    func instruments(label: MetricsLabel, status: UInt, variant: String?) -> ResponseInstruments
+}
+
+extension RequestObserver {
+    public func instruments(label: MetricsLabel, status: UInt, variant: String?) -> ResponseInstruments {
+        ResponseInstruments { bytes, duration in
+            responded(label: label, status: status, bytes: bytes, duration: duration, variant: variant)
+        }
+    }
+}
+
+/// Counts a response of one kind (see ``RequestObserver/instruments(label:status:variant:)``).
+public struct ResponseInstruments: Sendable {
+    private let count: @Sendable (_ bytes: Int, _ duration: TimeAmount) -> Void
+
+    public init(_ count: @escaping @Sendable (_ bytes: Int, _ duration: TimeAmount) -> Void) {
+        self.count = count
+    }
+
+    /// Counts one response of `bytes`, written `duration` after its request began.
+    public func record(bytes: Int, duration: TimeAmount) {
+        count(bytes, duration)
+    }
 }
