@@ -105,7 +105,11 @@ extension ServedScreenSet {
     /// value matched and checked, a trailing `/` dropped), when its screen has one variant for
     /// every request.
     private func routed(_ target: UnsafeBufferPointer<UInt8>) -> (HTTPRequestHead, Variant)? {
-        guard target.count > 9, target.starts(with: "/screens/".utf8), !target.contains(UInt8(ascii: "?")) else { return nil }
+        // Data requests (a screen's name never ends in the segment `data`) go the general way
+        // without a string made of their targets.
+        guard target.count > 9, target.starts(with: "/screens/".utf8), !target.contains(UInt8(ascii: "?")),
+            !target.reversed().starts(with: "atad/".utf8)
+        else { return nil }
         let uri = String(decoding: target, as: UTF8.self)
         guard case .skeleton(let name) = Route(path: uri[...]), let (screen, _) = try? screen(at: name),
             let variant = screen.answeredFromHeads
