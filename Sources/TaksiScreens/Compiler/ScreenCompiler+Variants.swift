@@ -26,7 +26,9 @@ extension ScreenCompiler {
     static func readExperiment(_ node: JSONNode, at path: JSONPath, alternative: String, reader: inout DefinitionReader) -> Experiment? {
         guard
             let members = reader.object(
-                node, at: path, what: "an experiment", allowed: ["name", "weights", "summary"], required: ["name", "weights"]
+                node, at: path, what: "an experiment",
+                allowed: ["name", "weights", "summary", "audience", "holdout", "rollout", "layer", "winner", "stopped"],
+                required: ["name", "weights"]
             ),
             let name = reader.string(members.first { $0.key == "name" }?.value, at: path.appending("name"), what: "the experiment's name"),
             let weightsNode = members.first(where: { $0.key == "weights" })?.value
@@ -65,7 +67,137 @@ extension ScreenCompiler {
             reader.report(.invalidExperiment, at: weightsNode, path: path.appending("weights"), "at least one weight must be above 0")
             return nil
         }
-        return Experiment(name: name, weights: weights)
+        var experiment = Experiment(name: name, weights: weights)
+        func member(_ key: String) -> JSONNode? { members.first { $0.key == key }?.value }
+        if let audience = member("audience") {
+            guard let read = readAudience(audience, at: path.appending("audience"), reader: &reader) else { return nil }
+            experiment.audience = read
+        }
+        if let node = member("holdout") {
+            guard let buckets = readPercentage(node, at: path.appending("holdout"), what: "holdout", reader: &reader) else { return nil }
+            experiment.holdout = buckets
+        }
+        if let node = member("rollout") {
+            guard let buckets = readPercentage(node, at: path.appending("rollout"), what: "rollout", reader: &reader) else { return nil }
+            guard experiment.holdout + buckets <= Experiment.bucketCount else {
+                reader.report(
+                    .invalidExperiment, at: node, path: path.appending("rollout"),
+                    "holdout and rollout together are over 100% of the audience; the rollout can be at most \(Self.percentage(Experiment.bucketCount - experiment.holdout))"
+                )
+                return nil
+            }
+            experiment.rollout = buckets
+        }
+        if let node = member("layer") {
+            guard let layer = readLayer(node, at: path.appending("layer"), reader: &reader) else { return nil }
+            experiment.layer = layer
+        }
+        let winner = member("winner").flatMap { reader.string($0, at: path.appending("winner"), what: "the winner") }
+        let stopped = member("stopped").flatMap { reader.bool($0, at: path.appending("stopped"), what: "stopped") } ?? false
+        if let winner, stopped, let node = member("stopped") {
+            reader.report(
+                .invalidExperiment, at: node, path: path.appending("stopped"),
+                "an experiment is either stopped (everyone gets default) or has a winner (everyone gets \"\(winner)\"), not both; remove one"
+            )
+            return nil
+        }
+        if let winner { experiment.decision = .winner(winner) } else if stopped { experiment.decision = .stopped }
+        return experiment
+    }
+
+    /// An experiment's `audience`: `versions` (a requirement), `platforms` and `locales` (lists).
+    private static func readAudience(_ node: JSONNode, at path: JSONPath, reader: inout DefinitionReader) -> Experiment.Audience? {
+        guard let members = reader.object(node, at: path, what: "an audience", allowed: ["versions", "platforms", "locales"]) else {
+            return nil
+        }
+        var audience = Experiment.Audience()
+        var valid = true
+        for member in members {
+            let memberPath = path.appending(member.key)
+            switch member.key {
+            case "versions":
+                audience.versions = readRequirement(member.value, at: memberPath, reader: &reader)
+                valid = valid && audience.versions != nil
+            case "platforms":
+                audience.platforms = readNames(
+                    member.value, at: memberPath, reader: &reader,
+                    what:
+                        "a platform is a lower-case name of letters, digits and '-' (ios, android, web), as apps send it in X-Taksi-Platform"
+                ) {
+                    !$0.isEmpty && $0.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+                }
+                valid = valid && audience.platforms != nil
+            case "locales":
+                audience.locales = readNames(
+                    member.value, at: memberPath, reader: &reader, what: "a locale is a language tag like de, en-GB or pt-BR",
+                    isValid: Localization.isLanguageRange)
+                valid = valid && audience.locales != nil
+            default:
+                break
+            }
+        }
+        return valid ? audience : nil
+    }
+
+    /// A non-empty list of distinct names, each checked by `isValid`.
+    private static func readNames(
+        _ node: JSONNode, at path: JSONPath, reader: inout DefinitionReader, what: String, isValid: (String) -> Bool
+    ) -> [String]? {
+        guard let elements = node.elements, !elements.isEmpty else {
+            reader.report(.invalidExperiment, at: node, path: path, "a non-empty list is needed here; \(what)")
+            return nil
+        }
+        var names: [String] = []
+        for (index, element) in elements.enumerated() {
+            guard let name = element.stringValue, isValid(name) else {
+                reader.report(.invalidExperiment, at: element, path: path.appending(index), what)
+                return nil
+            }
+            if !names.contains(name) { names.append(name) }
+        }
+        return names
+    }
+
+    /// A percentage from 0 to 100 in steps of 0.01, as buckets of 10,000.
+    private static func readPercentage(_ node: JSONNode, at path: JSONPath, what: String, reader: inout DefinitionReader) -> Int? {
+        guard let number = node.value.numberValue, (0...100).contains(number), (number * 100).rounded() == number * 100 else {
+            reader.report(
+                .invalidExperiment, at: node, path: path,
+                "the \(what) is a percentage of the audience from 0 to 100, in steps of 0.01 (like 5 or 0.5), found \(JSONWriter.string(node.value))"
+            )
+            return nil
+        }
+        return Int((number * 100).rounded())
+    }
+
+    /// 1234 buckets as `12.34%`.
+    static func percentage(_ buckets: Int) -> String {
+        buckets % 100 == 0 ? "\(buckets / 100)%" : "\(Double(buckets) / 100)%"
+    }
+
+    /// An experiment's `layer`: `{name, from, to}`, percentages of the layer's users.
+    private static func readLayer(_ node: JSONNode, at path: JSONPath, reader: inout DefinitionReader) -> Experiment.Layer? {
+        guard
+            let members = reader.object(
+                node, at: path, what: "a layer", allowed: ["name", "from", "to"], required: ["name", "from", "to"]),
+            let nameNode = members.first(where: { $0.key == "name" })?.value,
+            let name = reader.string(nameNode, at: path.appending("name"), what: "the layer's name"),
+            let fromNode = members.first(where: { $0.key == "from" })?.value,
+            let toNode = members.first(where: { $0.key == "to" })?.value,
+            let from = readPercentage(fromNode, at: path.appending("from"), what: "layer's from", reader: &reader),
+            let to = readPercentage(toNode, at: path.appending("to"), what: "layer's to", reader: &reader)
+        else { return nil }
+        guard !name.isEmpty, name.unicodeScalars.allSatisfy({ DefinitionReader.isIdentifierScalar($0) || $0 == "-" }) else {
+            reader.report(.invalidName, at: nameNode, path: path.appending("name"), "a layer's name uses letters, digits, '-' and '_'")
+            return nil
+        }
+        guard from < to else {
+            reader.report(
+                .invalidExperiment, at: toNode, path: path.appending("to"),
+                "the experiment's range of the layer is empty: \"to\" must be above \"from\" (like from: 0, to: 50)")
+            return nil
+        }
+        return Experiment.Layer(name: name, buckets: from..<to)
     }
 
     /// The component types a component uses: its own and, for collections, its items' (at any depth).

@@ -28,7 +28,24 @@ public struct Localization: Sendable {
     /// than ``maximumRangeLength``, or with other characters) is skipped before it is looked at,
     /// since trying every truncation of a 15 KB "tag" took a sixth of a second.
     public func negotiate(_ acceptLanguage: String?) -> String {
-        guard let acceptLanguage, !acceptLanguage.isEmpty else { return defaultLocale }
+        for range in Self.languageRanges(acceptLanguage) {
+            if range == "*" { return defaultLocale }
+            let candidates = Self.truncations(of: range.lowercased())
+            for candidate in candidates {
+                if let found = locales.first(where: { $0.lowercased() == candidate }) { return found }
+            }
+            // A language served only with a region: es-MX and es both find es-419.
+            for candidate in candidates {
+                if let found = locales.first(where: { $0.lowercased().hasPrefix(candidate + "-") && $0 != pseudoLocale }) { return found }
+            }
+        }
+        return defaultLocale
+    }
+
+    /// The language ranges of an `Accept-Language` value, most preferred first (by `q`, ties in
+    /// the order written; `q=0`, malformed weights and what is not a language range left out).
+    public static func languageRanges(_ acceptLanguage: String?) -> [String] {
+        guard let acceptLanguage, !acceptLanguage.isEmpty else { return [] }
         var ranges: [(tag: String, q: Double, position: Int)] = []
         for (position, item) in acceptLanguage.split(separator: ",").enumerated() {
             let parts = item.split(separator: ";")
@@ -45,18 +62,7 @@ public struct Localization: Sendable {
             if q > 0 { ranges.append((tag, q, position)) }
         }
         ranges.sort { $0.q != $1.q ? $0.q > $1.q : $0.position < $1.position }
-        for range in ranges {
-            if range.tag == "*" { return defaultLocale }
-            let candidates = Self.truncations(of: range.tag.lowercased())
-            for candidate in candidates {
-                if let found = locales.first(where: { $0.lowercased() == candidate }) { return found }
-            }
-            // A language served only with a region: es-MX and es both find es-419.
-            for candidate in candidates {
-                if let found = locales.first(where: { $0.lowercased().hasPrefix(candidate + "-") && $0 != pseudoLocale }) { return found }
-            }
-        }
-        return defaultLocale
+        return ranges.map(\.tag)
     }
 
     /// The longest language range read; BCP 47 asks implementations to handle tags of 35

@@ -127,8 +127,17 @@ public struct ScreenVariants: Sendable {
     public var isVersioned: Bool { versions.contains { $0.requirement != nil } }
     /// Whether an alternative can be asked for.
     public var hasAlternatives: Bool { versions.contains { $0.alternatives.count > 1 } }
-    /// Whether a user id can change the answer.
+    /// Whether an experiment is declared (running or decided).
     public var hasExperiment: Bool { versions.contains { $0.experiment != nil } }
+    /// The request headers a running experiment's answer depends on: `X-Taksi-User`, and its
+    /// audience's (`X-Taksi-Version`, `X-Taksi-Platform`, `Accept-Language`).
+    public var experimentHeaders: [String] {
+        let running = versions.compactMap(\.experiment).filter(\.dependsOnUser)
+        guard !running.isEmpty else { return [] }
+        var headers = ["X-Taksi-User"]
+        for header in running.flatMap(\.audienceHeaders) where !headers.contains(header) { headers.append(header) }
+        return headers
+    }
 
     /// Every variant, versioned ones first, alternatives by name.
     public var all: [ScreenVariant] {
@@ -143,11 +152,33 @@ public struct ScreenVariants: Sendable {
         public var alternative: String?
         /// An opaque user id for experiments (`X-Taksi-User`).
         public var user: String?
+        /// The app's platform (`X-Taksi-Platform`), for an experiment's audience.
+        public var platform: String?
+        /// The most preferred language range of `Accept-Language`, for an experiment's audience.
+        public var language: String?
 
-        public init(version: Version? = nil, alternative: String? = nil, user: String? = nil) {
+        public init(
+            version: Version? = nil, alternative: String? = nil, user: String? = nil, platform: String? = nil, language: String? = nil
+        ) {
             self.version = version
             self.alternative = alternative
             self.user = user
+            self.platform = platform
+            self.language = language
+        }
+    }
+
+    /// A variant chosen for a request, and what its version range's experiment did with it (nil
+    /// without an experiment, or when the request forced an alternative).
+    public struct Selection: Sendable {
+        public var variant: ScreenVariant
+        public var experiment: Experiment? = nil
+        public var assignment: Experiment.Assignment? = nil
+
+        /// The experiment and alternative the request's user is exposed to, if any.
+        public var exposure: (experiment: Experiment, alternative: String)? {
+            guard let experiment, case .exposed(let alternative)? = assignment else { return nil }
+            return (experiment, alternative)
         }
     }
 
@@ -176,6 +207,11 @@ public struct ScreenVariants: Sendable {
     /// screen has it and every other screen as usual, never a 404 (``ScreenVariant/variantID``,
     /// sent as `X-Taksi-Variant`, says which it got).
     public func select(_ request: Request) -> Result<ScreenVariant, SelectionError> {
+        selection(request).map(\.variant)
+    }
+
+    /// The variant for a request (as ``select(_:)``), with the experiment's assignment.
+    public func selection(_ request: Request) -> Result<Selection, SelectionError> {
         let versioned = versions.filter { $0.requirement != nil }
         let matching =
             request.version.flatMap { version in versioned.first { $0.requirement?.isSatisfied(by: version) == true } }
@@ -185,15 +221,22 @@ public struct ScreenVariants: Sendable {
                 .versionNotFound(screen: name, version: request.version, requirements: versioned.compactMap { $0.requirement?.description })
             )
         }
+        var assignment: Experiment.Assignment?
         if let alternative = request.alternative {
-            if let screen = group.alternatives[alternative] { return .success(screen) }
-        } else if let experiment = group.experiment, let user = request.user, !user.isEmpty,
-            let screen = group.alternatives[experiment.alternative(forUser: user)]
-        {
-            return .success(screen)
+            if let screen = group.alternatives[alternative] { return .success(Selection(variant: screen)) }
+        } else if let experiment = group.experiment {
+            let assigned = experiment.assignment(
+                for: .init(user: request.user, version: request.version, platform: request.platform, language: request.language))
+            assignment = assigned
+            // Validation guarantees a winner and every weighed alternative exist.
+            if let screen = group.alternatives[assigned.alternative] {
+                return .success(Selection(variant: screen, experiment: experiment, assignment: assigned))
+            }
         }
         // Validation guarantees every version range has a default alternative.
-        return group.alternatives[ScreenVariant.defaultAlternative].map { .success($0) }
+        return group.alternatives[ScreenVariant.defaultAlternative].map {
+            .success(Selection(variant: $0, experiment: group.experiment, assignment: assignment))
+        }
             ?? .failure(
                 .alternativeNotFound(
                     screen: name, alternative: ScreenVariant.defaultAlternative, alternatives: group.alternatives.keys.sorted()))

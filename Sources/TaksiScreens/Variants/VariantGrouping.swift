@@ -34,6 +34,7 @@ enum VariantGrouping {
             versions.sort { rank($0) < rank($1) }
             screens[name] = ScreenVariants(name: name, versions: versions)
         }
+        grouping.checkLayers(compiled)
         return (screens, grouping.diagnostics)
     }
 
@@ -126,7 +127,48 @@ enum VariantGrouping {
                     )
                 }
             }
+            if let experiment = defaultScreen.experiment, case .winner(let winner) = experiment.decision, alternatives[winner] == nil,
+                !failed.contains(.init(name: name, alternative: winner))
+            {
+                let entry = range.entries.first { $0.screen.alternative == ScreenVariant.defaultAlternative } ?? range.entries[0]
+                let node = entry.root["experiment"]?["winner"] ?? entry.root
+                diagnostics.append(
+                    Diagnostic(
+                        code: .invalidExperiment, file: entry.file.path, location: entry.file.location(ofOffset: node.offset),
+                        path: JSONPath.root.appending("experiment").appending("winner"),
+                        message:
+                            "experiment \"\(experiment.name)\" names \"\(winner)\" its winner, which is not an alternative of this screen; its alternatives are \(alternatives.keys.sorted().joined(separator: ", "))"
+                            + NameSuggestion.hint(for: winner, among: alternatives.keys)
+                    )
+                )
+            }
             return VariantRange(requirement: range.requirement, alternatives: alternatives, experiment: defaultScreen.experiment)
+        }
+
+        /// Experiments that share a layer own ranges of it that do not overlap (one experiment
+        /// may be declared in several files, for several version ranges, with the same range).
+        mutating func checkLayers(_ compiled: [Entry]) {
+            var owners: [String: [(experiment: String, buckets: Swift.Range<Int>, entry: Entry)]] = [:]
+            for entry in compiled {
+                guard let experiment = entry.screen.experiment, let layer = experiment.layer else { continue }
+                for owner in owners[layer.name] ?? [] where owner.buckets.overlaps(layer.buckets) {
+                    guard owner.experiment != experiment.name || owner.buckets != layer.buckets else { continue }
+                    let node = entry.root["experiment"]?["layer"] ?? entry.root
+                    func range(_ buckets: Swift.Range<Int>) -> String {
+                        "\(ScreenCompiler.percentage(buckets.lowerBound)) to \(ScreenCompiler.percentage(buckets.upperBound))"
+                    }
+                    diagnostics.append(
+                        Diagnostic(
+                            code: .invalidExperiment, file: entry.file.path, location: entry.file.location(ofOffset: node.offset),
+                            path: JSONPath.root.appending("experiment").appending("layer"),
+                            message: owner.experiment == experiment.name
+                                ? "experiment \"\(experiment.name)\" takes \(range(layer.buckets)) of layer \"\(layer.name)\" here and \(range(owner.buckets)) in \(owner.entry.file.path); give it one range"
+                                : "experiment \"\(experiment.name)\" takes \(range(layer.buckets)) of layer \"\(layer.name)\", which overlaps the \(range(owner.buckets)) of experiment \"\(owner.experiment)\" in \(owner.entry.file.path); a layer's experiments never share a user, so give them ranges that do not overlap"
+                        )
+                    )
+                }
+                owners[layer.name, default: []].append((experiment.name, layer.buckets, entry))
+            }
         }
     }
 
