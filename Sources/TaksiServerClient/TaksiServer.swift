@@ -46,6 +46,8 @@ public final class TaksiServer: Sendable {
     public let userID: String?
     /// Sent as `X-Taksi-Alternative`: forces an alternative (QA builds, previews).
     public let alternative: String?
+    /// Sent as `X-Taksi-Platform`: for experiments that target platforms (`ios`, `android`).
+    public let platform: String?
     /// Sent as `Accept-Language`, most preferred first.
     public let languages: [String]
     public let retry: Retry
@@ -58,21 +60,45 @@ public final class TaksiServer: Sendable {
     ///     `CFBundleShortVersionString`.
     ///   - userID: stable per user or install; `nil` outside experiments.
     ///   - alternative: an alternative to force (QA builds); screens without it answer their default.
+    ///   - platform: the app's platform, for experiments that target platforms; by default the
+    ///     one it was built for (``currentPlatform``).
     ///   - languages: the person's languages, most preferred first; by default the device's.
     ///   - session: the `URLSession` to use; its cache revalidates skeletons (`ETag`, `304`).
     ///   - retry: how often a load or submit is made again; see ``Retry``.
     public init(
         baseURL: URL, appVersion: String? = nil, userID: String? = nil, alternative: String? = nil,
-        languages: [String] = Locale.preferredLanguages, session: URLSession = .shared, retry: Retry = Retry()
+        platform: String? = TaksiServer.currentPlatform, languages: [String] = Locale.preferredLanguages, session: URLSession = .shared,
+        retry: Retry = Retry()
     ) {
         self.baseURL = baseURL
         self.appVersion =
             appVersion ?? (Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String) ?? "1.0.0"
         self.userID = userID
         self.alternative = alternative
+        self.platform = platform
         self.languages = languages
         self.session = session
         self.retry = retry
+    }
+
+    /// The platform the app was built for, as experiments name it: `ios`, `android`, `macos`,
+    /// `tvos`, `watchos`, `visionos`; nil elsewhere.
+    public static var currentPlatform: String? {
+        #if os(iOS)
+        "ios"
+        #elseif os(Android)
+        "android"
+        #elseif os(macOS)
+        "macos"
+        #elseif os(tvOS)
+        "tvos"
+        #elseif os(watchOS)
+        "watchos"
+        #elseif os(visionOS)
+        "visionos"
+        #else
+        nil
+        #endif
     }
 
     /// The `Accept-Language` value of ``languages``: `de-DE, en;q=0.9` (at most six).
@@ -99,6 +125,7 @@ public final class TaksiServer: Sendable {
         request.setValue(appVersion, forHTTPHeaderField: "X-Taksi-Version")
         if let userID { request.setValue(userID, forHTTPHeaderField: "X-Taksi-User") }
         if let alternative { request.setValue(alternative, forHTTPHeaderField: "X-Taksi-Alternative") }
+        if let platform { request.setValue(platform, forHTTPHeaderField: "X-Taksi-Platform") }
         if let acceptLanguage { request.setValue(acceptLanguage, forHTTPHeaderField: "Accept-Language") }
         request.setValue(UUID().uuidString, forHTTPHeaderField: "X-Request-Id")
         return .success(request)

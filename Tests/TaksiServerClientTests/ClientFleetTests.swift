@@ -233,7 +233,8 @@ struct ClientFleetTests {
         defer { replica.stop() }
         let balancer = try Balancer(replicas: [replica.port]) { _, _ in 0 }
         defer { balancer.stop() }
-        let server = client(balancer.url, userID: "ada", alternative: "compact", version: "2.1.0", languages: ["de-DE", "en"])
+        let server = client(
+            balancer.url, userID: "ada", alternative: "compact", version: "2.1.0", languages: ["de-DE", "en"], platform: "android")
         let landing = try await server.load("landing").get()
         #expect(landing.variant?.contains("compact") == true, "\(landing.variant ?? "")")
         _ = await server.submit("anything", inputs: [:], on: landing)
@@ -243,6 +244,7 @@ struct ClientFleetTests {
             #expect(request.header("X-Taksi-Version") == "2.1.0")
             #expect(request.header("X-Taksi-User") == "ada")
             #expect(request.header("X-Taksi-Alternative") == "compact")
+            #expect(request.header("X-Taksi-Platform") == "android")
             #expect(request.header("Accept-Language") == "de-DE, en;q=0.9")
         }
     }

@@ -70,14 +70,15 @@ final class Replica: Sendable {
 /// A TaksiServer with no shared cache and no pauses between passes (a test asserts on what
 /// happened, never on time).
 func client(
-    _ url: URL, userID: String? = nil, alternative: String? = nil, version: String = "1.0.0", languages: [String] = ["en"]
+    _ url: URL, userID: String? = nil, alternative: String? = nil, version: String = "1.0.0", languages: [String] = ["en"],
+    platform: String? = TaksiServer.currentPlatform
 )
     -> TaksiServer
 {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.urlCache = nil
     return TaksiServer(
-        baseURL: url, appVersion: version, userID: userID, alternative: alternative, languages: languages,
+        baseURL: url, appVersion: version, userID: userID, alternative: alternative, platform: platform, languages: languages,
         session: URLSession(configuration: configuration), retry: TaksiServer.Retry(pause: 0))
 }
 
