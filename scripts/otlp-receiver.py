@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A stand-in OpenTelemetry collector for tests: receives OTLP/HTTP trace exports and prints
-each span as one JSON line, decoded with the official OpenTelemetry protobuf definitions
-(pip install opentelemetry-proto).
+"""A stand-in OpenTelemetry collector for tests: receives OTLP/HTTP trace and log exports and
+prints each span and each log record as one JSON line, decoded with the official OpenTelemetry
+protobuf definitions (pip install opentelemetry-proto).
 
     python3 scripts/otlp-receiver.py              # prints "port N" first, then one line per span
     python3 scripts/otlp-receiver.py --port 4318  # on a desk: where taksi-server exports by default
@@ -9,14 +9,19 @@ each span as one JSON line, decoded with the official OpenTelemetry protobuf def
 Each line has the span's ids, name, kind, status, attributes, event names and links, and the
 headers of the export request that brought it (export_headers, names lowercased).
 
-POST /v1/traces with an ExportTraceServiceRequest (application/x-protobuf, gzip or not) is
-answered 200 with an empty ExportTraceServiceResponse; anything else 404.
+A log record's line has "signal": "log", the service, the body, the severity, the attributes and
+the export headers.
+
+POST /v1/traces with an ExportTraceServiceRequest and POST /v1/logs with an
+ExportLogsServiceRequest (application/x-protobuf, gzip or not) are answered 200 with an empty
+response of their kind; anything else 404.
 """
 import gzip
 import http.server
 import json
 import sys
 
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 KINDS = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
@@ -30,12 +35,15 @@ def value(any_value):
 
 class Receiver(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
-        if self.path != "/v1/traces":
+        if self.path not in ("/v1/traces", "/v1/logs"):
             self.send_error(404)
             return
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         if self.headers.get("Content-Encoding") == "gzip":
             body = gzip.decompress(body)
+        if self.path == "/v1/logs":
+            self.logs(body)
+            return
         request = trace_service_pb2.ExportTraceServiceRequest()
         request.ParseFromString(body)
         for resource_spans in request.resource_spans:
@@ -55,7 +63,26 @@ class Receiver(http.server.BaseHTTPRequestHandler):
                         "links": [{"trace_id": link.trace_id.hex(), "span_id": link.span_id.hex()} for link in span.links],
                         "export_headers": {name.lower(): value for name, value in self.headers.items()},
                     }), flush=True)
-        response = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+        self.answer(trace_service_pb2.ExportTraceServiceResponse().SerializeToString())
+
+    def logs(self, body):
+        request = logs_service_pb2.ExportLogsServiceRequest()
+        request.ParseFromString(body)
+        for resource_logs in request.resource_logs:
+            resource = {a.key: value(a.value) for a in resource_logs.resource.attributes}
+            for scope_logs in resource_logs.scope_logs:
+                for record in scope_logs.log_records:
+                    print(json.dumps({
+                        "signal": "log",
+                        "service": resource.get("service.name"),
+                        "body": value(record.body) if record.HasField("body") else None,
+                        "severity": record.severity_text,
+                        "attributes": {a.key: value(a.value) for a in record.attributes},
+                        "export_headers": {name.lower(): value for name, value in self.headers.items()},
+                    }), flush=True)
+        self.answer(logs_service_pb2.ExportLogsServiceResponse().SerializeToString())
+
+    def answer(self, response):
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", str(len(response)))

@@ -16,11 +16,15 @@ import Glibc
 /// the trace carried to the upstream, and log lines naming it.
 @Suite("Tracing")
 struct TracingTests {
-    /// The receiver, on a free port, and the spans it printed.
+    /// The receiver, on a free port, and the spans and log records it printed, read as they come
+    /// (a pipe holds 64 KB: a receiver nobody reads stops answering the exporter).
     final class Receiver: @unchecked Sendable {
         let process = Process()
         let output = Pipe()
         let port: Int
+        private let lock = NSLock()
+        private var received = Data()
+        private let finished = DispatchSemaphore(value: 0)
 
         init() throws {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -30,22 +34,33 @@ struct TracingTests {
             // Only the receiver writes to the pipe, so reading it to its end ends when it exits.
             try output.fileHandleForWriting.close()
             // The first line is "port N".
-            var received = Data()
-            while !received.contains(10) {
+            var first = Data()
+            while !first.contains(10) {
                 let more = output.fileHandleForReading.availableData
                 if more.isEmpty { break }
-                received += more
+                first += more
             }
-            let line = String(decoding: received.prefix { $0 != 10 }, as: UTF8.self)
+            let line = String(decoding: first.prefix { $0 != 10 }, as: UTF8.self)
             port = try #require(Int(line.dropFirst("port ".count)), "the receiver printed \(line)")
+            received = Data(first.drop { $0 != 10 }.dropFirst())
+            let reading = Thread { [self] in
+                while true {
+                    let more = output.fileHandleForReading.availableData
+                    if more.isEmpty { break }
+                    lock.withLock { received += more }
+                }
+                finished.signal()
+            }
+            reading.start()
         }
 
-        /// Stops it and returns every span it received.
+        /// Stops it and returns every span and log record it received.
         func spans() throws -> [JSONValue] {
             // SIGKILL: a child inherits the signals this process ignores (the service lifecycle's).
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            finished.wait()
+            let text = String(decoding: lock.withLock { received }, as: UTF8.self)
             return try text.split(separator: "\n").map { try JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
         }
     }

@@ -179,6 +179,23 @@ package final class RawConnection {
         return true
     }
 
+    /// A chunked body starting at `position`, and where what follows it starts; nil until all of
+    /// it has arrived.
+    private static func chunkedBody(_ buffer: [UInt8], from position: Int) -> ([UInt8], Int)? {
+        var body: [UInt8] = []
+        var position = position
+        while true {
+            guard let lineEnd = buffer.indices[position...].first(where: { buffer[$0...].starts(with: [13, 10]) }) else { return nil }
+            let sizeText = String(decoding: buffer[position..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { return nil }
+            let dataStart = lineEnd + 2
+            guard buffer.count >= dataStart + size + 2 else { return nil }
+            body += buffer[dataStart..<dataStart + size]
+            position = dataStart + size + 2
+            if size == 0 { return (body, position) }
+        }
+    }
+
     private func parse(isHead: Bool) -> RawResponse? {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard let end = buffer.indices[start...].first(where: { buffer[$0...].starts(with: separator) }) else { return nil }
@@ -188,11 +205,21 @@ package final class RawConnection {
             let parts = line.split(separator: ":", maxSplits: 1)
             return (String(parts[0]), parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         }
-        let length = isHead ? 0 : Int(headers.first { $0.0.lowercased() == "content-length" }?.1 ?? "0") ?? 0
         let bodyStart = end + 4
-        guard buffer.count >= bodyStart + length else { return nil }
-        let bytes = Array(buffer[bodyStart..<bodyStart + length])
-        start = bodyStart + length
+        let bytes: [UInt8]
+        let chunked = headers.contains { $0.0.lowercased() == "transfer-encoding" && $0.1.lowercased().contains("chunked") }
+        if chunked, !isHead, status != 304, status != 204 {
+            // A proxy (Varnish) may pass a body on in chunks: sizes in hex, each chunk and the
+            // last, empty one followed by CRLF (no trailers).
+            guard let (body, next) = Self.chunkedBody(buffer, from: bodyStart) else { return nil }
+            bytes = body
+            start = next
+        } else {
+            let length = isHead ? 0 : Int(headers.first { $0.0.lowercased() == "content-length" }?.1 ?? "0") ?? 0
+            guard buffer.count >= bodyStart + length else { return nil }
+            bytes = Array(buffer[bodyStart..<bodyStart + length])
+            start = bodyStart + length
+        }
         if start > 1 << 20 {
             buffer.removeFirst(start)
             start = 0
