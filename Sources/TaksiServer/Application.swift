@@ -47,10 +47,16 @@ public struct Application: Sendable {
     public var purger: CDNPurger? = nil
     /// Set when shutdown begins; `/readyz` then answers 503.
     public let draining = Draining()
+    /// Records which user was shown which alternative of an experiment (the application log's
+    /// `exposure` lines); one for the application, so a user is recorded once per window.
+    public var exposures: ExposureRecorder
     /// Spans of requests and their calls, and the service that exports them (run first in the
     /// service group, so it stops last and flushes what the drained requests recorded); nil when
     /// tracing is off.
     public var tracing: Tracing? = nil
+    /// The service that exports exposure records over OTLP (run first too), when
+    /// `exposure_endpoint` is set.
+    public var exposureExporter: (any Service)? = nil
     /// The screens directory as it was just before the served set was loaded from it (see
     /// ``ScreenWatcher/loadedFingerprint``); nil when the set came from elsewhere.
     var screensFingerprint: [String: String]? = nil
@@ -71,7 +77,7 @@ public struct Application: Sendable {
         Responder(
             store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents,
             idempotency: idempotency, fleet: fleetSubmits, kept: keptBundles, published: published,
-            draining: draining, tracing: tracing?.requests, purger: purger, counting: metrics
+            draining: draining, tracing: tracing?.requests, purger: purger, counting: metrics, exposures: exposures
         )
     }
 
@@ -82,6 +88,7 @@ public struct Application: Sendable {
         // close (drained submits still record their answers), then the spans are flushed.
         var services: [any Service] =
             (tracing.map { [SpanExporterService(exporter: $0.exporter, logger: logger)] } ?? [])
+            + (exposureExporter.map { [SpanExporterService(exporter: $0, logger: logger, what: "exposure records")] } ?? [])
             + (fleetStore.map { [FleetStoreService(store: $0)] } ?? []) + [HTTPService(application: self, group: group)]
         if let fleetStore, let published, configuration.screensSource == .store {
             services.append(
@@ -154,13 +161,15 @@ public struct Application: Sendable {
 struct SpanExporterService: Service, CustomStringConvertible {
     let exporter: any Service
     let logger: Logger
+    /// What it exports, as the warning says it.
+    var what = "spans"
 
     func run() async throws {
         do {
             try await exporter.run()
         } catch  where Task.isCancelled {
             logger.warning(
-                "spans recorded before shutdown were not all exported: the collector did not take them within drain_timeout",
+                "\(what) recorded before shutdown were not all exported: the collector did not take them within drain_timeout",
                 metadata: ["cause": .string(String(describing: error))]
             )
         }
@@ -203,6 +212,8 @@ struct HTTPService: Service, CustomStringConvertible {
         await application.resolver.cache.settle()
         await application.idempotency.settle()
         await application.fleetSubmits?.settle()
+        // Exposures of the drained requests, into the store before its connections close.
+        await application.exposures.settle()
     }
 }
 
@@ -283,6 +294,14 @@ public func buildApplication(
                 store: store, screens: application.store, upstreams: Set(configuration.upstreams.keys), logger: logger)
         }
     }
+    if let endpoint = configuration.exposureEndpoint {
+        do {
+            try application.exportExposures(to: endpoint)
+        } catch {
+            throw .tracing(String(describing: error))
+        }
+        logger.info("exposure records exported", metadata: ["endpoint": .string(endpoint)])
+    }
     if configuration.tracing.enabled {
         do {
             application.tracing = try makeTracing(configuration.tracing, logger: logger, metrics: application.metrics)
@@ -329,10 +348,45 @@ public func makeTracing(
         requests: RequestTracing(tracer: tracer, sampling: samplerNamed ? nil : settings.sampling, metrics: metrics), exporter: service)
 }
 
+/// Exposure records as OTLP log records over OTLP/HTTP (protobuf), by swift-otel's logging
+/// backend: a batch processor whose service flushes at shutdown. Sent with the tracing settings'
+/// headers and service name; `OTEL_*` variables override them as they do for spans.
+public func makeExposureExport(
+    endpoint: String, _ settings: ServerConfiguration.TracingSettings, logger: Logger
+) throws -> (sink: any ExposureSink, service: any Service) {
+    var configuration = OTel.Configuration.default
+    configuration.serviceName = settings.serviceName
+    configuration.traces.enabled = false
+    configuration.metrics.enabled = false
+    configuration.logs.enabled = true
+    configuration.logs.level = .info
+    configuration.logs.exporter = .otlp
+    configuration.logs.otlpExporter.protocol = .httpProtobuf
+    configuration.logs.otlpExporter.endpoint =
+        endpoint.hasSuffix("/v1/logs") ? endpoint : endpoint.trimmingSuffix("/") + "/v1/logs"
+    configuration.logs.otlpExporter.headers = settings.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    configuration.diagnosticLogger = .custom(logger)
+    let (factory, service) = try OTel.makeLoggingBackend(configuration: configuration)
+    var exposures = Logger(label: "taksi.exposures", factory: factory)
+    exposures.logLevel = .info
+    return (LogExposureSink(logger: exposures), service)
+}
+
 extension Application {
+    /// Sends exposure records to the OTLP/HTTP collector at `endpoint` instead of the log
+    /// (``exposureExporter`` is the service that exports them; the store, if shared, stays).
+    public mutating func exportExposures(to endpoint: String) throws {
+        let (sink, service) = try makeExposureExport(endpoint: endpoint, configuration.tracing, logger: logger)
+        exposures = ExposureRecorder(
+            window: exposures.window, capacity: exposures.capacity, sinks: [sink], ledger: exposures.ledger, metrics: metrics,
+            logger: logger)
+        exposureExporter = service
+    }
+
     /// Makes `store` the fleet's: keyed submits are claimed and answered there.
     public mutating func share(_ store: any FleetStore) {
         fleetStore = store
+        exposures = exposures.sharing(store)
         fleetSubmits = FleetSubmits(
             store: store, window: configuration.idempotencyDuration, logger: logger, metrics: metrics)
     }
@@ -415,7 +469,12 @@ public func buildApplication(
         idempotency: IdempotencyStore(
             limits: IdempotencyStore.Limits(window: configuration.idempotencyDuration, maxBytes: configuration.idempotencyMaxBytes)
         ),
-        purger: purger
+
+        purger: purger,
+        exposures: ExposureRecorder(
+            window: .milliseconds(Int64(configuration.exposureWindow * 1000)), sinks: [LogExposureSink(logger: logger)], metrics: metrics,
+            logger: logger
+        )
     )
 }
 

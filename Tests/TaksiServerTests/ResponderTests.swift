@@ -64,7 +64,12 @@ struct ResponderTests {
         )
         #expect(
             byName("landing")?["experiments"]
-                == [["name": "landing-call-to-action", "version": nil, "weights": ["default": 50, "compact": 50]]]
+                == [
+                    [
+                        "name": "landing-call-to-action", "version": nil, "weights": ["default": 50, "compact": 50], "status": "running",
+                        "holdout": 0, "rollout": 100,
+                    ]
+                ]
         )
         #expect(
             byName("login") == [
@@ -100,12 +105,17 @@ struct ResponderTests {
         #expect(await get("/screens/login/data").body == ["interface_data": []])
     }
 
-    @Test("skeletons are public and revalidated by ETag; If-None-Match gives 304 with the same headers and no body")
+    @Test(
+        "skeletons are public (private with a running experiment) and revalidated by ETag; If-None-Match gives 304 with the same headers and no body"
+    )
     func caching() async throws {
         let first = await TestClient.router(responder).respond(.GET, uri: "/screens/landing", headers: [:])
         let etag = try #require(first.headers.first(name: "ETag"))
         #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 18)
-        #expect(first.headers["Cache-Control"] == ["public, max-age=60, stale-while-revalidate=300"])
+        // landing runs an experiment: its skeleton depends on the user, so no shared cache keeps it.
+        #expect(first.headers["Cache-Control"] == ["private, max-age=60, stale-while-revalidate=300"])
+        let login = await TestClient.router(responder).respond(.GET, uri: "/screens/login", headers: [:])
+        #expect(login.headers["Cache-Control"] == ["public, max-age=60, stale-while-revalidate=300"])
         for condition in [etag, "W/\(etag)", "\"other\", \(etag)", "*", " \t\(etag) ", "\"other\",,\t\(etag)", "\"a\" , * "] {
             let revalidated = await TestClient.router(responder).respond(
                 .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))

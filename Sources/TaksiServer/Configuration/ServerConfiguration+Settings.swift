@@ -152,6 +152,21 @@ extension ServerConfiguration {
             "idempotency_max_bytes", "TAKSI_IDEMPOTENCY_MAX_BYTES", default: "`16777216`",
             "bytes of action answers (and the requests they answer) kept for retries, oldest out first; `0` keeps none",
             \.idempotencyMaxBytes, 0...Int.max, expected: "idempotency_max_bytes must be a whole number of bytes, 0 or more"),
+        .seconds(
+            "exposure_window", "TAKSI_EXPOSURE_WINDOW", default: "`86400`",
+            "seconds one [exposure record](experiments.md) stands for a user's later exposures to the same experiment",
+            \.exposureWindow, 1...31_536_000),
+        Setting(
+            key: "exposure_endpoint", environment: "TAKSI_EXPOSURE_ENDPOINT", flags: nil, defaultText: "none",
+            meaning:
+                "an OTLP/HTTP collector's base URL that [exposure records](experiments.md) go to as log records (`/v1/logs`), with `tracing_headers` and `tracing_service_name`; none writes them to the application log",
+            takesList: false
+        ) { configuration, value, source throws(ConfigurationError) in
+            guard let url = URL(string: value), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw ConfigurationError(source: source, message: "exposure_endpoint is a URL, like http://otel-collector:4318")
+            }
+            configuration.exposureEndpoint = value
+        },
         Setting(
             key: "store", environment: "TAKSI_STORE", flags: nil, defaultText: "none",
             meaning:

@@ -53,6 +53,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var idempotencyDuration: Duration { .milliseconds(Int64(idempotencyWindow * 1000)) }
     /// Bytes of action answers kept for retries (``IdempotencyStore``); 0 keeps none.
     public var idempotencyMaxBytes: Int = 16 << 20
+    /// Seconds one exposure record stands for a user's later exposures to the same experiment
+    /// (``ExposureRecorder``).
+    public var exposureWindow: Double = 86_400
+    /// The OTLP/HTTP collector's base URL that exposure records go to as log records
+    /// (`<endpoint>/v1/logs`); nil writes them to the application log.
+    public var exposureEndpoint: String?
     /// Base URLs of the upstream APIs that `http` sources call, by name: `https://api.citybik.es`,
     /// or `file:DIR` to answer from JSON files (`DIR/v2/networks.json` for `/v2/networks`).
     public var upstreams: [String: String] = [:]

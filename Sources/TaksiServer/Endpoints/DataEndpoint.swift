@@ -56,7 +56,7 @@ struct DataEndpoint: Sendable {
 
     func respond(at path: String, target: RequestTarget, request http: HTTPRequest) throws(APIError) -> Reply {
         let headers = http.headers
-        let selection = try selector.answering(at: path, target: target, headers: headers)
+        let selection = try selector.answering(at: path, target: target, headers: headers, exposing: http)
         let variant = selection.variant
         variant.counted.data.increment()
         // The catalog of the requesting app's version: an upstream's value it cannot decode (an enum

@@ -18,6 +18,9 @@ public struct HTTPRequest: Sendable {
     public var id = RequestIDReference.inProcess
     /// Its span, when tracing is on, and the tracer its calls' spans come from.
     var trace: RequestTrace?
+    /// Made by the preview for what it shows: answered as an app's, but its user is not recorded
+    /// as exposed to an experiment.
+    var isPreview = false
     /// An answer the connection decided while reading it (a limit was exceeded, the head was
     /// malformed): answered as it is, without routing.
     var rejection: APIError?
@@ -100,15 +103,17 @@ public struct Responder: Sendable {
     ///   - purger: the CDN purges, whose failing targets `/readyz` names.
     ///   - counting: where the endpoints count degraded data and action outcomes; nil: the
     ///     process's `MetricsSystem`.
+    ///   - exposures: where users shown an experiment's alternative are recorded; nil records nobody.
     public init(
         store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
         memo: ResponseMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, fleet: FleetSubmits? = nil,
         kept: KeptBundles? = nil, published: PublishedScreens.State? = nil, draining: Draining = Draining(),
-        tracing: RequestTracing? = nil, purger: CDNPurger? = nil, counting: (any MetricsFactory)? = nil
+        tracing: RequestTracing? = nil, purger: CDNPurger? = nil, counting: (any MetricsFactory)? = nil,
+        exposures: ExposureRecorder? = nil
     ) {
         self.tracing = tracing
         self.kept = kept
-        let selector = VariantSelector(store: store, logger: logger, kept: kept)
+        let selector = VariantSelector(store: store, logger: logger, kept: kept, exposures: exposures)
         self.store = store
         self.skeletons = SkeletonEndpoint(selector: selector, memo: memo)
         let counters = EndpointCounters(factory: counting ?? MetricsSystem.factory)

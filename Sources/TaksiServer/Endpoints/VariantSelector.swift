@@ -24,11 +24,14 @@ struct VariantSelector: Sendable {
     /// Published bundles loaded for earlier revisions (the fleet's), searched after the store's
     /// earlier sets; nil without published screens.
     let kept: KeptBundles?
+    /// Where a user shown an experiment's alternative is recorded; nil records nobody.
+    let exposures: ExposureRecorder?
 
-    init(store: ScreenStore, logger: Logger, kept: KeptBundles? = nil) {
+    init(store: ScreenStore, logger: Logger, kept: KeptBundles? = nil, exposures: ExposureRecorder? = nil) {
         self.store = store
         self.logger = logger
         self.kept = kept
+        self.exposures = exposures
         self.revisionCounters = RevisionCounters(factory: store.metrics)
     }
 
@@ -42,15 +45,25 @@ struct VariantSelector: Sendable {
 
     /// The set, screen and variant to answer a data request or a submit for `path` from, with
     /// the path's parameter values in that set.
-    func answering(at path: String, target: RequestTarget, headers: HTTPHeaders) throws(APIError) -> Selection {
+    ///
+    /// With `exposing`, a user the request's experiment assigns an alternative is recorded as
+    /// exposed to it when the data answered is that alternative's (the app shows it), so an app
+    /// whose skeleton came from a cache is recorded by its data request.
+    func answering(
+        at path: String, target: RequestTarget, headers: HTTPHeaders, exposing request: HTTPRequest? = nil
+    ) throws(APIError) -> Selection {
         let screens = store.snapshot
         let (screen, pathValues) = try screens.screen(at: path)
-        let variant = try select(in: screen, target: target, headers: headers)
+        let (variant, exposure) = try choose(in: screen, target: target, headers: headers)
         guard let held = headers.first(name: ServedScreenSet.skeletonHeader) else {
             revisionCounters.absent.increment()
+            if let request { record(exposure, of: variant, target: target, request: request) }
             return Selection(screens: screens, variant: variant, pathValues: pathValues)
         }
-        if variant.revision.digest == held { return Selection(screens: screens, variant: variant, pathValues: pathValues) }
+        if variant.revision.digest == held {
+            if let request { record(exposure, of: variant, target: target, request: request) }
+            return Selection(screens: screens, variant: variant, pathValues: pathValues)
+        }
         // Another variant of the screen with that shape: the skeleton was asked for with other
         // variant inputs (a version only on one request); its data follows the skeleton.
         if let other = Self.variant(of: screen, revision: held, headers: headers) {
@@ -79,21 +92,54 @@ struct VariantSelector: Sendable {
 
     /// The variant for the request, in the locale `Accept-Language` asks for when the screen has
     /// localized text: the same function for skeleton, data and actions, so they always agree.
+    /// With `exposing`, a user the screen's experiment assigns an alternative is recorded as
+    /// exposed to it (a skeleton request; not a submit, which shows nothing new).
     func select(
-        in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
+        in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders, exposing request: HTTPRequest? = nil
     ) throws(APIError) -> ServedScreenSet.Variant {
-        let variant = try selectVariant(in: screen, target: target, headers: headers)
-        guard let locales = screen.locales, !variant.translations.isEmpty else { return variant }
-        return variant.translations[locales.locale(for: headers.first(name: "Accept-Language"))] ?? variant
+        let (variant, exposure) = try choose(in: screen, target: target, headers: headers)
+        if let request { record(exposure, of: variant, target: target, request: request) }
+        return variant
+    }
+
+    /// The variant in the request's locale, and the experiment and alternative its user is
+    /// exposed to, if any.
+    private func choose(
+        in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
+    ) throws(APIError) -> (ServedScreenSet.Variant, Exposure?) {
+        let (variant, exposure) = try selectVariant(in: screen, target: target, headers: headers)
+        guard let locales = screen.locales, !variant.translations.isEmpty else { return (variant, exposure) }
+        return (variant.translations[locales.locale(for: headers.first(name: "Accept-Language"))] ?? variant, exposure)
+    }
+
+    /// An experiment the request's user is exposed to, with the alternative and the request's inputs.
+    struct Exposure {
+        var experiment: String
+        var alternative: String
+        var user: String
+        var platform: String?
+    }
+
+    /// Records `exposure` (of the request that was answered `variant`) when there is one and
+    /// recording is on.
+    private func record(_ exposure: Exposure?, of variant: ServedScreenSet.Variant, target: RequestTarget, request: HTTPRequest) {
+        guard let exposure, let exposures, !request.isPreview else { return }
+        exposures.record(
+            ExposureRecorder.Record(
+                experiment: exposure.experiment, alternative: exposure.alternative, user: exposure.user,
+                appVersion: request.headers.first(name: "X-Taksi-Version") ?? target.query["version"], platform: exposure.platform,
+                screen: variant.compiled.name, variant: variant.compiled.variantID, time: 0, requestID: request.correlation.requestID
+            )
+        )
     }
 
     private func selectVariant(
         in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
-    ) throws(APIError) -> ServedScreenSet.Variant {
+    ) throws(APIError) -> (ServedScreenSet.Variant, Exposure?) {
         let versionText = headers.first(name: "X-Taksi-Version") ?? target.query["version"]
         let alternative = headers.first(name: "X-Taksi-Alternative")
         // One variant, and nothing in the request that could be refused: no selection to make.
-        if versionText == nil, alternative == nil, let only = screen.onlyVariant { return only }
+        if versionText == nil, alternative == nil, let only = screen.onlyVariant { return (only, nil) }
         var request = ScreenVariants.Request()
         // An error here depends on a header even where the screen's answers do not (a screen
         // without alternatives refuses any asked for): its Vary names that header too, so a
@@ -114,14 +160,25 @@ struct VariantSelector: Sendable {
         }
         request.alternative = alternative
         request.user = headers.first(name: "X-Taksi-User")
-        switch screen.variants.select(request) {
-        case .success(let compiled):
+        request.platform = headers.first(name: "X-Taksi-Platform")
+        // Read only for a screen that depends on it (an experiment's audience naming locales).
+        if screen.vary?.contains("Accept-Language") == true {
+            request.language = Localization.languageRanges(headers.first(name: "Accept-Language")).first
+        }
+        switch screen.variants.selection(request) {
+        case .success(let selection):
+            let compiled = selection.variant
             guard let variant = screen.served[compiled.file] else { throw .screenNotFound(screen.variants.name) }
             logger.debug(
                 "variant selected",
                 metadata: ["screen": .string(screen.variants.name), "variant": .string(compiled.variantID)]
             )
-            return variant
+            let exposure = selection.exposure.flatMap { experiment, alternative in
+                request.user.map {
+                    Exposure(experiment: experiment.name, alternative: alternative, user: $0, platform: request.platform)
+                }
+            }
+            return (variant, exposure)
         case .failure(let error):
             switch error {
             case .versionNotFound:

@@ -6,7 +6,9 @@ public import Foundation
 ///
 /// Every call may throw when the store cannot be reached or does not answer within its timeout;
 /// callers then refuse what needs the store (a keyed submit gets `503`) and go on with the rest.
-public protocol FleetStore: Sendable {
+///
+/// It is the fleet's ``ExposureLedger`` too: a user's exposure is recorded once for every replica.
+public protocol FleetStore: ExposureLedger {
     /// Keeps the store's connections and housekeeping (pruning expired answers) going until
     /// cancelled or graceful shutdown; the application runs it as a service of its group.
     func run() async throws

@@ -16,8 +16,11 @@ public enum MetricFamilies {
             help: "Time from a request's head to its response written, by route and screen (skeletons, data and actions served)."),
         Family(name: "taksi_http_response_bytes_total", help: "Bytes of responses written, heads included, by route."),
         Family(name: "taksi_open_connections", help: "Client connections open now."),
-        Family(name: "taksi_variant_skeletons_total", help: "Skeletons served, by screen and variant (experiment exposure)."),
+        Family(name: "taksi_variant_skeletons_total", help: "Skeletons served, by screen and variant."),
         Family(name: "taksi_variant_data_total", help: "Data responses served, by screen and variant."),
+        Family(
+            name: "taksi_exposures_total",
+            help: "Exposure records, by result (recorded, repeated, unrecordable, dropped, store_failed)."),
         Family(name: "taksi_screens_loaded", help: "Screens in the set served now."),
         Family(name: "taksi_screen_variants_loaded", help: "Variants of the screens in the set served now."),
         Family(name: "taksi_screen_reloads_total", help: "Reloads of the screens directory, by result (ok, failed)."),

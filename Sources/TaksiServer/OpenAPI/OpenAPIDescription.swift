@@ -57,7 +57,8 @@ enum OpenAPIDescription {
             ]
         }
         let headers: [JSONValue] = [
-            "X-Taksi-Version", "X-Taksi-Alternative", "X-Taksi-User", "X-Taksi-Skeleton", "Idempotency-Key", "X-Request-Id",
+            "X-Taksi-Version", "X-Taksi-Alternative", "X-Taksi-User", "X-Taksi-Platform", "X-Taksi-Skeleton", "Idempotency-Key",
+            "X-Request-Id",
         ].map {
             ["$ref": .string("#/components/parameters/\($0)")]
         }

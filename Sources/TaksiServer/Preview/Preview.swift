@@ -225,7 +225,9 @@ struct Preview: Sendable {
             headers.add(name: header, value: value)
         }
         headers.add(name: "Accept-Encoding", value: query["gzip"] == "1" ? "gzip" : "identity")
-        let request = HTTPRequest(method: .GET, uri: uri, headers: headers)
+        var request = HTTPRequest(method: .GET, uri: uri, headers: headers)
+        // A person looking at a screen in the preview is no user exposed to an experiment.
+        request.isPreview = true
         let described: JSONValue = [
             "method": "GET", "target": .string(uri), "headers": .array(headers.map { [.string($0.name), .string($0.value)] }),
         ]
@@ -240,7 +242,7 @@ struct Preview: Sendable {
     /// The exchange parameters sent as request headers, as an app sends them.
     private static let headerParameters = [
         ("version", "X-Taksi-Version"), ("alternative", "X-Taksi-Alternative"), ("user", "X-Taksi-User"),
-        ("language", "Accept-Language"), ("skeleton", "X-Taksi-Skeleton"),
+        ("platform", "X-Taksi-Platform"), ("language", "Accept-Language"), ("skeleton", "X-Taksi-Skeleton"),
     ]
 
     private static let pathBytes = PercentEncoding.unreserved.union(PercentEncoding.ByteSet("/%!$&'()*+,;=:@"))

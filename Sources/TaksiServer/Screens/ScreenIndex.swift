@@ -33,16 +33,42 @@ enum ScreenIndex {
         return .object(entry)
     }
 
-    /// A screen's experiments as the index and the preview show them: name, version requirement, weights.
+    /// A screen's experiments as the index and the preview show them: name, version requirement,
+    /// weights, `status` (`running`, `winner` or `stopped`, with the `winner`), the audience, the
+    /// holdout and rollout (percentages) and the layer.
     static func experimentEntries(_ variants: ScreenVariants) -> [JSONValue] {
         variants.versions.compactMap { version in
             guard let experiment = version.experiment else { return nil }
-            return [
+            func percent(_ buckets: Int) -> JSONValue { .number(Double(buckets) / 100) }
+            var entry: [String: JSONValue] = [
                 "name": .string(experiment.name),
                 "version": version.requirement.map { .string($0.description) } ?? .null,
                 "weights": .object(
                     Dictionary(uniqueKeysWithValues: experiment.weights.map { ($0.alternative, .number(Double($0.weight))) })),
+                "holdout": percent(experiment.holdout),
+                "rollout": percent(experiment.rollout ?? Experiment.bucketCount - experiment.holdout),
             ]
+            switch experiment.decision {
+            case .running: entry["status"] = "running"
+            case .stopped: entry["status"] = "stopped"
+            case .winner(let winner):
+                entry["status"] = "winner"
+                entry["winner"] = .string(winner)
+            }
+            let audience = experiment.audience
+            if !audience.isEveryone {
+                var described: [String: JSONValue] = [:]
+                if let versions = audience.versions { described["versions"] = .string(versions.description) }
+                if let platforms = audience.platforms { described["platforms"] = .array(platforms.map(JSONValue.string)) }
+                if let locales = audience.locales { described["locales"] = .array(locales.map(JSONValue.string)) }
+                entry["audience"] = .object(described)
+            }
+            if let layer = experiment.layer {
+                entry["layer"] = [
+                    "name": .string(layer.name), "from": percent(layer.buckets.lowerBound), "to": percent(layer.buckets.upperBound),
+                ]
+            }
+            return .object(entry)
         }
     }
 

@@ -41,6 +41,14 @@ public final class ServedScreenSet: Sendable {
             "public, max-age=\(skeletonMaxAge)" + (skeletonSharedMaxAge.map { ", s-maxage=\($0)" } ?? "")
                 + ", stale-while-revalidate=\(skeletonStaleWhileRevalidate)"
         }
+
+        /// A skeleton that depends on who asks (a running experiment): kept by the app, never by
+        /// a shared cache. A CDN would keep one copy per user at best, and one that ignores
+        /// `Vary` (most do, beyond `Accept-Encoding`) would give one user's alternative to
+        /// everyone; and every user's request must reach a replica to be recorded as an exposure.
+        var personalSkeletonCacheControl: String {
+            "private, max-age=\(skeletonMaxAge), stale-while-revalidate=\(skeletonStaleWhileRevalidate)"
+        }
     }
 
     /// Data is per request and may hold a user's values: private, and revalidated every time.
@@ -204,10 +212,12 @@ public final class ServedScreenSet: Sendable {
             guard let variants = screenSet.screens[name] else { continue }
             // Only a screen with localized text answers by Accept-Language, so only its responses say so.
             let isLocalized = variants.all.contains { $0.locale != nil }
-            let varied = [
-                variants.isVersioned ? "X-Taksi-Version" : nil, variants.hasAlternatives ? "X-Taksi-Alternative" : nil,
-                variants.hasExperiment ? "X-Taksi-User" : nil, isLocalized ? "Accept-Language" : nil,
-            ].compactMap { $0 }
+            // A running experiment's answer depends on the user id and on its audience's headers.
+            var varied = [variants.isVersioned ? "X-Taksi-Version" : nil, variants.hasAlternatives ? "X-Taksi-Alternative" : nil]
+                .compactMap { $0 }
+            for header in variants.experimentHeaders + (isLocalized ? ["Accept-Language"] : []) where !varied.contains(header) {
+                varied.append(header)
+            }
             // Data and actions are answered from the set of the skeleton the app names, and when
             // the catalog differs by app version, checked against the requesting version's.
             let byVersion = screenSet.epochs.count > 1 && !variants.isVersioned ? ["X-Taksi-Version"] : []
@@ -224,7 +234,8 @@ public final class ServedScreenSet: Sendable {
                 let dataBody = compiled.staticData.map { JSONWriter.bytes($0.jsonValue) }
                 // Identity and gzip bodies (gzip at most as large) and four heads of about 512 bytes.
                 approximateBytes += 2 * (skeletonBody.count + (dataBody?.count ?? 0)) + 2048
-                var skeletonHeaders = headers + [("Cache-Control", options.skeletonCacheControl)]
+                let cacheControl = variants.experimentHeaders.isEmpty ? options.skeletonCacheControl : options.personalSkeletonCacheControl
+                var skeletonHeaders = headers + [("Cache-Control", cacheControl)]
                 if let tags = options.cacheTags {
                     let names = tags.tags(of: compiled, sources: sources, screensVersion: screenSet.version)
                     skeletonHeaders.append((tags.header, tags.value(names)))

@@ -11,7 +11,7 @@
 'use strict';
 
 /** The page's own settings in its URL; every other query parameter goes to the screen. */
-const CONTROLS = ['version', 'alternative', 'user', 'language', 'gzip'];
+const CONTROLS = ['version', 'alternative', 'user', 'platform', 'language', 'gzip'];
 /** Built-in component types whose fields take data (the client asks for data when one is present). */
 const DYNAMIC_BUILT_INS = new Set(['label_component', 'collection_component']);
 
@@ -187,7 +187,8 @@ function drawList() {
         el('div', { class: 'muted uses' }, `uses ${variant.uses.join(', ')}`));
     });
     const experiments = screen.experiments.map((experiment) => el('li', {},
-      `${experiment.name}: `, Object.entries(experiment.weights).map(([alternative, weight]) => `${alternative} ${weight}`).join(', ')));
+      `${experiment.name}: `, Object.entries(experiment.weights).map(([alternative, weight]) => `${alternative} ${weight}`).join(', '),
+      ' ', el('span', { class: 'muted experiment-status' }, describeExperiment(experiment))));
     const parameters = screen.parameter_order.map((name) => el('code', {}, `{${name}}: ${describeParameter(screen.parameters[name])}`));
     return el('tr', {},
       el('td', {}, el('a', { href: previewURL(screen.name, {}) }, screen.name)),
@@ -329,10 +330,25 @@ function header(answer, name) {
   return found ? found[1] : null;
 }
 
+/** An experiment's state in words: decided or running, and who is in. */
+function describeExperiment(experiment) {
+  if (experiment.status === 'winner') return `· winner ${experiment.winner}: everyone sees it, no exposures`;
+  if (experiment.status === 'stopped') return '· stopped: everyone sees default, no exposures';
+  const parts = ['· running'];
+  if (experiment.holdout > 0) parts.push(`holdout ${experiment.holdout}%`);
+  if (experiment.rollout < 100 - experiment.holdout) parts.push(`rollout ${experiment.rollout}%`);
+  const audience = experiment.audience || {};
+  if (audience.versions) parts.push(`versions ${audience.versions}`);
+  if (audience.platforms) parts.push(`platforms ${audience.platforms.join(', ')}`);
+  if (audience.locales) parts.push(`locales ${audience.locales.join(', ')}`);
+  if (experiment.layer) parts.push(`layer ${experiment.layer.name} ${experiment.layer.from}–${experiment.layer.to}%`);
+  return parts.join(', ');
+}
+
 async function exchange(view, phase) {
   const parameters = new URLSearchParams({ screen: view.path, phase });
   parameters.set('query', new URLSearchParams(view.query).toString());
-  for (const name of ['version', 'alternative', 'user', 'language']) {
+  for (const name of ['version', 'alternative', 'user', 'platform', 'language']) {
     if (view.controls[name]) parameters.set(name, view.controls[name]);
   }
   // The data is asked for the skeleton drawn, as an app asks (X-Taksi-Skeleton).
@@ -383,6 +399,7 @@ function drawControls(view) {
     fields.push(textControl('alternative', 'Alternative', view.controls.alternative, 'default'));
   }
   fields.push(textControl('user', 'User id (experiment bucket)', view.controls.user, 'none'));
+  fields.push(textControl('platform', 'Platform', view.controls.platform, 'e.g. ios, android'));
   fields.push(textControl('language', 'Accept-Language', view.controls.language, 'e.g. pt-BR, en;q=0.8'));
   const gzip = el('input', { type: 'checkbox', 'data-control': 'gzip', checked: view.controls.gzip !== '0' });
   fields.push(el('label', { class: 'inline' }, gzip, ' Accept gzip'));
@@ -522,6 +539,7 @@ async function submit(action, view) {
   if (view.controls.version) headers['X-Taksi-Version'] = view.controls.version;
   if (view.controls.alternative) headers['X-Taksi-Alternative'] = view.controls.alternative;
   if (view.controls.user) headers['X-Taksi-User'] = view.controls.user;
+  if (view.controls.platform) headers['X-Taksi-Platform'] = view.controls.platform;
   if (view.controls.language) headers['Accept-Language'] = view.controls.language;
   if (view.revision) headers['X-Taksi-Skeleton'] = view.revision;
   const target = `/screens/${view.path}/actions/${encodeURIComponent(action.name)}`;

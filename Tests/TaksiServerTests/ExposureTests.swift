@@ -1,0 +1,204 @@
+import Foundation
+import Logging
+import MetricsTestKit
+import NIOConcurrencyHelpers
+import TaksiSchema
+import TaksiScreens
+import TaksiTestSupport
+import Testing
+
+@testable import TaksiServer
+
+/// Exposure records as an analyst reads them: one per user and experiment when the user is shown
+/// an alternative (by the skeleton, a revalidated skeleton or the data), none for a user outside
+/// the experiment, held out, forcing an alternative or after a decision.
+@Suite("Exposure records")
+struct ExposureTests {
+    /// Keeps what it is given.
+    final class Kept: ExposureSink {
+        let records = NIOLockedValueBox<[ExposureRecorder.Record]>([])
+        func write(_ record: ExposureRecorder.Record) { records.withLockedValue { $0.append(record) } }
+        var all: [ExposureRecorder.Record] { records.withLockedValue { $0 } }
+    }
+
+    /// A clock a test moves.
+    final class Clock: Sendable {
+        let now = NIOLockedValueBox<Int64>(1_800_000_000_000)
+        func advance(seconds: Int64) { now.withLockedValue { $0 += seconds * 1000 } }
+        var read: @Sendable () -> Int64 { { self.now.withLockedValue { $0 } } }
+    }
+
+    static func files(experiment: String = "") -> [String: [UInt8]] {
+        [
+            "landing.yaml": Array(
+                """
+                name: landing
+                entry: true
+                experiment:
+                  name: landing-cta
+                  weights: {default: 50, B: 50}
+                \(experiment)
+                sources:
+                  greeting: {type: fixture, value: {text: hello}}
+                components:
+                  - {name: label_component, identifier: title, content: {value: {$bind: greeting.text}}}
+                """.utf8),
+            "landing-b.yaml": Array(
+                """
+                name: landing
+                alternative: B
+                sources:
+                  greeting: {type: fixture, value: {text: hi}}
+                components:
+                  - {name: label_component, identifier: title, content: {value: {$bind: greeting.text}}}
+                  - {name: label_component, identifier: more, content: {value: B}}
+                """.utf8),
+        ]
+    }
+
+    struct Server {
+        let kept = Kept()
+        let clock = Clock()
+        let metrics = TestMetrics()
+        var application: Application
+        let client: TestClient
+
+        init(experiment: String = "") throws {
+            let set = try #require(ScreenSetLoader.load(files: ExposureTests.files(experiment: experiment)).screenSet)
+            application = buildApplication(configuration: .forTests(), screenSet: set, logger: testLogger("test"), metrics: metrics)
+            application.exposures = ExposureRecorder(window: .seconds(3_600), sinks: [kept], metrics: metrics, clock: clock.read)
+            client = .router(application.responder)
+        }
+
+        func get(_ uri: String, user: String?, _ headers: [(String, String)] = []) async -> TestResponse {
+            await client.respond(uri: uri, headers: (user.map { [("X-Taksi-User", $0)] } ?? []) + headers)
+        }
+
+        func count(_ result: String) throws -> Int {
+            Int(try metrics.expectCounter("taksi_exposures_total", [("result", result)]).totalValue)
+        }
+    }
+
+    @Test("the skeleton, its revalidation and the data of one user in one window are one record, with what an analyst joins on")
+    func oneRecordPerUser() async throws {
+        let server = try Server()
+        let users = (0..<200).map { "user-\($0)" }
+        // Over the real server: the request id is the connection's.
+        try await withRunningServer(server.application) { port in
+            let client = TestClient.live(port: port)
+            for user in users {
+                let headers = [("X-Taksi-User", user)]
+                let skeleton = try await client.execute(
+                    uri: "/screens/landing", headers: headers + [("X-Request-Id", "skeleton-\(user)"), ("X-Taksi-Version", "3.1")])
+                #expect(skeleton.status == .ok)
+                let tag = try #require(skeleton.header("ETag"))
+                #expect(
+                    try await client.execute(uri: "/screens/landing", headers: headers + [("If-None-Match", tag)]).status == .notModified)
+                let revision = try #require(skeleton.header("X-Taksi-Skeleton"))
+                let data = try await client.execute(uri: "/screens/landing/data", headers: headers + [("X-Taksi-Skeleton", revision)])
+                #expect(data.status == .ok)
+            }
+        }
+        let records = server.kept.all
+        #expect(records.count == users.count, "\(records.count)")
+        #expect(Set(records.map(\.user)) == Set(users))
+        let experiment = try #require(server.application.store.snapshot.screenSet.screens["landing"]?.versions.first?.experiment)
+        for record in records {
+            #expect(record.alternative == experiment.alternative(forUser: record.user))
+            #expect(record.experiment == "landing-cta" && record.screen == "landing" && record.variant == "landing|*|\(record.alternative)")
+            #expect(record.requestID == "skeleton-\(record.user)" && record.appVersion == "3.1" && record.time == 1_800_000_000_000)
+        }
+        #expect(Set(records.map(\.alternative)) == ["default", "B"])
+        #expect(try server.count("recorded") == 200 && server.count("repeated") == 400)
+        // Past the window, the next one is recorded again.
+        server.clock.advance(seconds: 3_600)
+        _ = await server.get("/screens/landing", user: "user-1")
+        #expect(server.kept.all.count == 201 && server.kept.all.last?.time == 1_800_003_600_000)
+    }
+
+    @Test("data for the skeleton the app holds from a cache records the user; data for another variant's skeleton does not")
+    func dataRecords() async throws {
+        let server = try Server()
+        let experiment = try #require(server.application.store.snapshot.screenSet.screens["landing"]?.versions.first?.experiment)
+        let inB = try #require((0..<100).map { "u\($0)" }.first { experiment.alternative(forUser: $0) == "B" })
+        let revisions = try #require(
+            server.application.store.snapshot.screens["landing"]?.served.values.map { ($0.compiled.alternative, $0.revision.digest) })
+        let revision = Dictionary(uniqueKeysWithValues: revisions)
+        // The app holds default's skeleton (cached before the experiment, say): its data is default's, no exposure.
+        let held = await server.get("/screens/landing/data", user: inB, [("X-Taksi-Skeleton", try #require(revision["default"]))])
+        #expect(held.header("X-Taksi-Variant") == "landing|*|default")
+        #expect(server.kept.all.isEmpty)
+        // B's skeleton from a cache: its data request records the exposure.
+        _ = await server.get("/screens/landing/data", user: inB, [("X-Taksi-Skeleton", try #require(revision["B"]))])
+        #expect(server.kept.all.map(\.alternative) == ["B"])
+    }
+
+    @Test("nobody is recorded without a user id, forcing an alternative, or with an id that cannot be recorded")
+    func notRecorded() async throws {
+        let server = try Server()
+        _ = await server.get("/screens/landing", user: nil)
+        _ = await server.get("/screens/landing", user: "qa", [("X-Taksi-Alternative", "B")])
+        _ = await server.get("/screens/landing", user: String(repeating: "x", count: 257))
+        _ = await server.get("/screens/landing", user: "tab\there")
+        #expect(server.kept.all.isEmpty)
+        #expect(try server.count("unrecordable") == 2)
+    }
+
+    @Test("the holdout, the rollout and the audience: only users who see an alternative are recorded, and each once")
+    func whoIsIn() async throws {
+        let server = try Server(experiment: "  holdout: 10\n  rollout: 30\n  audience: {platforms: [ios]}")
+        let screen = try #require(server.application.store.snapshot.screenSet.screens["landing"])
+        let experiment = try #require(screen.versions.first?.experiment)
+        var expected: Set<String> = []
+        for index in 0..<2_000 {
+            let user = "user-\(index)"
+            let platform = index % 4 == 0 ? "android" : "ios"
+            let response = await server.get("/screens/landing", user: user, [("X-Taksi-Platform", platform)])
+            #expect(response.header("Vary") == "X-Taksi-Alternative, X-Taksi-User, X-Taksi-Platform, Accept-Encoding")
+            let assignment = experiment.assignment(for: .init(user: user, platform: platform))
+            #expect(response.header("X-Taksi-Variant") == "landing|*|\(assignment.alternative)")
+            if case .exposed = assignment { expected.insert(user) }
+        }
+        let records = server.kept.all
+        #expect(records.count == expected.count && Set(records.map(\.user)) == expected)
+        #expect(records.allSatisfy { $0.platform == "ios" })
+        // About 30% of the three quarters on iOS.
+        #expect(expected.count > 300 && expected.count < 600, "\(expected.count)")
+    }
+
+    @Test("a winner edit moves every user at the reload, and nobody is recorded after it")
+    func winner() async throws {
+        let server = try Server()
+        let users = (0..<500).map { "user-\($0)" }
+        for user in users { _ = await server.get("/screens/landing", user: user) }
+        let before = server.kept.all.count
+        let decided = try #require(ScreenSetLoader.load(files: Self.files(experiment: "  winner: B")).screenSet)
+        server.application.store.replace(with: decided)
+        for user in users + ["newcomer"] {
+            let response = await server.get("/screens/landing", user: user)
+            #expect(response.header("X-Taksi-Variant") == "landing|*|B")
+            #expect(response.header("Vary") == "X-Taksi-Alternative, Accept-Encoding", "a decided experiment does not vary by user")
+        }
+        #expect(server.kept.all.count == before)
+        let index = await server.get("/screens", user: nil)
+        let entry = index.json?["screens"]?.arrayValue?.first { $0["name"] == "landing" }?["experiments"]?.arrayValue?.first
+        #expect(entry?["status"] == "winner" && entry?["winner"] == "B", "\(String(describing: entry))")
+    }
+
+    @Test("the application records to its log: one `exposure` line with the record's fields")
+    func logLines() async throws {
+        let log = LogRecorder()
+        let set = try #require(ScreenSetLoader.load(files: Self.files()).screenSet)
+        let application = buildApplication(configuration: .forTests(), screenSet: set, logger: log.logger, metrics: TestMetrics())
+        let client = TestClient.router(application.responder)
+        for _ in 0..<3 {
+            _ = await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", "ada"), ("X-Taksi-Platform", "ios")])
+        }
+        let lines = log.recorded.filter { $0.message == "exposure" }
+        #expect(lines.count == 1)
+        let line = try #require(lines.first)
+        #expect(line.level == .info)
+        #expect(line.metadata["experiment"] == "landing-cta" && line.metadata["user"] == "ada" && line.metadata["platform"] == "ios")
+        #expect(line.metadata["screen"] == "landing" && line.metadata["alternative"] != nil && line.metadata["request_id"] != nil)
+    }
+}
