@@ -324,16 +324,10 @@ public func buildApplication(
 public func makeTracing(
     _ settings: ServerConfiguration.TracingSettings, logger: Logger, metrics: (any MetricsFactory)? = nil
 ) throws -> Application.Tracing {
-    var configuration = OTel.Configuration.default
-    configuration.serviceName = settings.serviceName
-    configuration.logs.enabled = false
-    configuration.metrics.enabled = false
+    var configuration = OTel.Configuration.exporting(settings, logger: logger)
     configuration.traces.enabled = true
     configuration.traces.exporter = .otlp
-    configuration.traces.otlpExporter.protocol = .httpProtobuf
-    configuration.traces.otlpExporter.endpoint =
-        settings.endpoint.hasSuffix("/v1/traces")
-        ? settings.endpoint : settings.endpoint.trimmingSuffix("/") + "/v1/traces"
+    configuration.traces.otlpExporter.sending(to: settings.endpoint, path: "/v1/traces", headers: settings.headers)
     // The server decides which requests are recorded (``RequestTracing/init(tracer:sampling:)``),
     // so a request sampled out costs next to nothing, and the tracer records what it is given;
     // unless OTEL_TRACES_SAMPLER names a sampler, which then decides for every request.
@@ -341,8 +335,6 @@ public func makeTracing(
     let samplerNamed = ProcessInfo.processInfo.environment["OTEL_TRACES_SAMPLER"] != nil
     configuration.traces.sampler =
         samplerNamed ? .parentBasedTraceIDRatio(ratio: settings.sampling) ?? .parentBasedAlwaysOn : .parentBasedAlwaysOn
-    configuration.traces.otlpExporter.headers = settings.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-    configuration.diagnosticLogger = .custom(logger)
     let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
     return Application.Tracing(
         requests: RequestTracing(tracer: tracer, sampling: samplerNamed ? nil : settings.sampling, metrics: metrics), exporter: service)
@@ -354,22 +346,39 @@ public func makeTracing(
 public func makeExposureExport(
     endpoint: String, _ settings: ServerConfiguration.TracingSettings, logger: Logger
 ) throws -> (sink: any ExposureSink, service: any Service) {
-    var configuration = OTel.Configuration.default
-    configuration.serviceName = settings.serviceName
-    configuration.traces.enabled = false
-    configuration.metrics.enabled = false
+    var configuration = OTel.Configuration.exporting(settings, logger: logger)
     configuration.logs.enabled = true
     configuration.logs.level = .info
     configuration.logs.exporter = .otlp
-    configuration.logs.otlpExporter.protocol = .httpProtobuf
-    configuration.logs.otlpExporter.endpoint =
-        endpoint.hasSuffix("/v1/logs") ? endpoint : endpoint.trimmingSuffix("/") + "/v1/logs"
-    configuration.logs.otlpExporter.headers = settings.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-    configuration.diagnosticLogger = .custom(logger)
+    configuration.logs.otlpExporter.sending(to: endpoint, path: "/v1/logs", headers: settings.headers)
     let (factory, service) = try OTel.makeLoggingBackend(configuration: configuration)
     var exposures = Logger(label: "taksi.exposures", factory: factory)
     exposures.logLevel = .info
     return (LogExposureSink(logger: exposures), service)
+}
+
+extension OTel.Configuration {
+    /// Nothing exported yet: the settings' service name, and `logger` for swift-otel's own
+    /// messages (export failures); each caller turns on the one signal it exports.
+    fileprivate static func exporting(_ settings: ServerConfiguration.TracingSettings, logger: Logger) -> Self {
+        var configuration = Self.default
+        configuration.serviceName = settings.serviceName
+        configuration.traces.enabled = false
+        configuration.metrics.enabled = false
+        configuration.logs.enabled = false
+        configuration.diagnosticLogger = .custom(logger)
+        return configuration
+    }
+}
+
+extension OTel.Configuration.OTLPExporterConfiguration {
+    /// OTLP/HTTP with protobuf to `endpoint` (a collector's base URL, or the signal's own URL
+    /// ending in `path`), with `headers` (a collector's credentials).
+    fileprivate mutating func sending(to endpoint: String, path: String, headers: [String: String]) {
+        self.protocol = .httpProtobuf
+        self.endpoint = endpoint.hasSuffix(path) ? endpoint : endpoint.trimmingSuffix("/") + path
+        self.headers = headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
 }
 
 extension Application {

@@ -24,39 +24,13 @@ import Glibc
 struct ExperimentFleetTests {
     static let userCount = 10_000
 
-    /// `landing` runs the experiment (for iOS and Android, 10% held out, half of the rest in);
+    /// `landing` runs the experiment (for iOS and Android: 10% held out, 50% in);
     /// `about` has none, so Varnish keeps it.
     static func screens(decision: String = "") -> [String: [UInt8]] {
-        [
-            "landing.yaml": Array(
-                """
-                name: landing
-                entry: true
-                experiment:
-                  name: landing-cta
-                  weights: {default: 50, B: 50}
-                  audience: {platforms: [ios, android]}
-                  holdout: 10
-                  rollout: 50
-                \(decision)
-                sources:
-                  greeting: {type: fixture, value: {text: hello}}
-                components:
-                  - {name: label_component, identifier: title, content: {value: {$bind: greeting.text}}}
-                """.utf8),
-            "landing-b.yaml": Array(
-                """
-                name: landing
-                alternative: B
-                sources:
-                  greeting: {type: fixture, value: {text: hi}}
-                components:
-                  - {name: label_component, identifier: title, content: {value: {$bind: greeting.text}}}
-                  - {name: label_component, identifier: more, content: {value: B}}
-                """.utf8),
-            "about.yaml": Array(
-                "name: about\nentry: true\ncomponents:\n  - {name: label_component, identifier: t, content: {value: About}}\n".utf8),
-        ]
+        var files = SharedScreens.experiment("  audience: {platforms: [ios, android]}\n  holdout: 10\n  rollout: 50\n" + decision)
+        files["about.yaml"] = Array(
+            "name: about\nentry: true\ncomponents:\n  - {name: label_component, identifier: t, content: {value: About}}\n".utf8)
+        return files
     }
 
     /// One replica: the store shared, exposures exported to `receiver`, purging `varnish` if given.

@@ -28,33 +28,7 @@ struct ExposureTests {
         var read: @Sendable () -> Int64 { { self.now.withLockedValue { $0 } } }
     }
 
-    static func files(experiment: String = "") -> [String: [UInt8]] {
-        [
-            "landing.yaml": Array(
-                """
-                name: landing
-                entry: true
-                experiment:
-                  name: landing-cta
-                  weights: {default: 50, B: 50}
-                \(experiment)
-                sources:
-                  greeting: {type: fixture, value: {text: hello}}
-                components:
-                  - {name: label_component, identifier: title, content: {value: {$bind: greeting.text}}}
-                """.utf8),
-            "landing-b.yaml": Array(
-                """
-                name: landing
-                alternative: B
-                sources:
-                  greeting: {type: fixture, value: {text: hi}}
-                components:
-                  - {name: label_component, identifier: title, content: {value: {$bind: greeting.text}}}
-                  - {name: label_component, identifier: more, content: {value: B}}
-                """.utf8),
-        ]
-    }
+    static func files(experiment: String = "") -> [String: [UInt8]] { SharedScreens.experiment(experiment) }
 
     struct Server {
         let kept = Kept()

@@ -7,6 +7,37 @@ package import TaksiServer
 /// in-process suite tests a feature through the responder, the end-to-end one the same screens
 /// over a socket.
 package enum SharedScreens {
+    /// For experiments: `landing` (default, with a fixture's greeting) and its alternative `B`
+    /// (another greeting and one more label), under experiment `landing-cta` weighing them 50/50;
+    /// `experiment` adds lines to the experiment (indented two spaces: `  winner: B`).
+    package static func experiment(_ experiment: String = "") -> [String: [UInt8]] {
+        [
+            "landing.yaml": Array(
+                """
+                name: landing
+                entry: true
+                experiment:
+                  name: landing-cta
+                  weights: {default: 50, B: 50}
+                \(experiment)
+                sources:
+                  greeting: {type: fixture, value: {text: hello}}
+                components:
+                  - {name: label_component, identifier: title, content: {value: {$bind: greeting.text}}}
+                """.utf8),
+            "landing-b.yaml": Array(
+                """
+                name: landing
+                alternative: B
+                sources:
+                  greeting: {type: fixture, value: {text: hi}}
+                components:
+                  - {name: label_component, identifier: title, content: {value: {$bind: greeting.text}}}
+                  - {name: label_component, identifier: more, content: {value: B}}
+                """.utf8),
+        ]
+    }
+
     /// For actions: `signup/{plan}` (inputs, a call to the upstream `api`, every outcome, `then`),
     /// `welcome/{id}` and `feed` (two http sources of `api` and a static label).
     package static let actions: [String: String] = [
