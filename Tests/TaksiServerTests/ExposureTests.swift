@@ -159,11 +159,13 @@ struct ExposureTests {
         #expect(entry?["status"] == "winner" && entry?["winner"] == "B", "\(String(describing: entry))")
     }
 
-    @Test("the application records to its log: one `exposure` line with the record's fields")
+    @Test("the application records to its log: one `exposure` line with the record's fields, whatever the log level")
     func logLines() async throws {
         let log = LogRecorder()
         let set = try #require(ScreenSetLoader.load(files: Self.files()).screenSet)
-        let application = buildApplication(configuration: .forTests(), screenSet: set, logger: log.logger, metrics: TestMetrics())
+        var logger = log.logger
+        logger.logLevel = .error
+        let application = buildApplication(configuration: .forTests(), screenSet: set, logger: logger, metrics: TestMetrics())
         let client = TestClient.router(application.responder)
         for _ in 0..<3 {
             _ = await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", "ada"), ("X-Taksi-Platform", "ios")])

@@ -68,9 +68,9 @@ public final class ExposureRecorder: Sendable {
 
     /// How long a user's exposure to an experiment stands for every later one.
     public let window: Duration
-    /// How many users' last exposures are remembered per replica; past it, the least recently
-    /// exposed are forgotten first (their next exposure is recorded again, unless the store
-    /// remembers it).
+    /// How many users' last exposures are remembered per replica (100,000 by default: about
+    /// 16 MB); past it, the least recently exposed are forgotten first (their next exposure
+    /// within the window is recorded again, unless the store remembers it).
     public let capacity: Int
     /// The longest user id recorded, in UTF-8 bytes.
     public static let longestUser = 256
@@ -130,7 +130,7 @@ public final class ExposureRecorder: Sendable {
     ///   - logger: where a store that fails is said.
     ///   - clock: milliseconds since 1970 (the system's clock by default); tests pass their own.
     public init(
-        window: Duration = .seconds(86_400), capacity: Int = 1_000_000, sinks: [any ExposureSink], ledger: (any ExposureLedger)? = nil,
+        window: Duration = .seconds(86_400), capacity: Int = 100_000, sinks: [any ExposureSink], ledger: (any ExposureLedger)? = nil,
         metrics: any MetricsFactory, logger: Logger = Logger(label: "taksi.exposures", factory: { _ in SwiftLogNoOpLogHandler() }),
         clock: (@Sendable () -> Int64)? = nil
     ) {
@@ -259,11 +259,14 @@ public protocol ExposureSink: Sendable {
 }
 
 /// Exposure records as lines of the application log: `exposure` at `info`, the record's fields
-/// as metadata (a JSON line with `--log-format json`).
+/// as metadata (a JSON line with `--log-format json`), written whatever the log level (a record
+/// is data, not a diagnostic).
 public struct LogExposureSink: ExposureSink {
     public let logger: Logger
 
     public init(logger: Logger) {
+        var logger = logger
+        logger.logLevel = min(logger.logLevel, .info)
         self.logger = logger
     }
 

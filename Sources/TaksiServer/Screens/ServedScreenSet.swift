@@ -220,7 +220,8 @@ public final class ServedScreenSet: Sendable {
             }
             // Data and actions are answered from the set of the skeleton the app names, and when
             // the catalog differs by app version, checked against the requesting version's.
-            let byVersion = screenSet.epochs.count > 1 && !variants.isVersioned ? ["X-Taksi-Version"] : []
+            // (Unless the version already varies it, by a requirement or an experiment's audience.)
+            let byVersion = screenSet.epochs.count > 1 && !varied.contains("X-Taksi-Version") ? ["X-Taksi-Version"] : []
             let dataVaried = varied + byVersion + [Self.skeletonHeader]
             // Every response, skeleton and data, is precomputed per locale like it is per variant.
             func served(_ compiled: ScreenVariant, translating sources: ScreenVariant? = nil) -> Variant {
