@@ -191,6 +191,7 @@ def main():
         check("Open now near Central Station" in text_of(browser, '[data-identifier="headline"]'), "the headline is filled", browser)
         check("Sakura Ramen" in text_of(browser, '[data-identifier="restaurants"]'), "the restaurant cards are filled", browser)
         check(text_of(browser, "#variant").startswith("home|>= 2.0|default"), "the variant for app 2.1 is shown", browser)
+        check(browser.evaluate("!!document.querySelector('input[data-control=\"platform\"]')"), "the platform is a control", browser)
         tags = text_of(browser, "#cache-tags").split()
         check("taksi:screen:home" in tags and "taksi:fragment:greeting" in tags, "the CDN tags of the variant are shown", browser)
         link = browser.evaluate("(document.querySelector('a[href^=\"/preview/restaurants/sakura-ramen\"]') || {}).href || ''")
@@ -290,6 +291,8 @@ def main():
         browser.wait_for("document.querySelector('main')?.dataset.phase === 'list'", "the list of screens")
         for name in ("home", "login", "landing", "bikes/stations/{network}"):
             check(name in text_of(browser, "table.screens"), f"the list names {name}", browser)
+        statuses = browser.evaluate("[...document.querySelectorAll('.experiment-status')].map((e) => e.textContent).join('|')")
+        check("running" in statuses, f"the list says landing's experiment runs (found {statuses!r})", browser)
         print("preview: browser checks passed (values, variant, navigation, markup as text, version control, path parameters, a form submit, live edit, errors, list)")
     except Failure as failure:
         print(f"preview check failed: {failure}")
