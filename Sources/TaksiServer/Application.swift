@@ -225,6 +225,8 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
     case tracing(String)
     /// An upstream's credential names a secret that is not there (unset, empty, unreadable).
     case credentials([ConfigurationError])
+    /// `exposure_endpoint` is set, and its exporter cannot be made from the settings (or `OTEL_*` variables).
+    case exposures(String)
 
     public var description: String {
         switch self {
@@ -233,6 +235,9 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
             return "the screen set has \(errors) error\(errors == 1 ? "" : "s"); nothing was served:\n" + diagnostics.report
         case .tracing(let reason):
             return "tracing is on, but its exporter could not be made: \(reason); check tracing_endpoint and the OTEL_* variables"
+        case .exposures(let reason):
+            return
+                "exposure_endpoint is set, but its exporter could not be made: \(reason); check exposure_endpoint and the OTEL_* variables"
         case .credentials(let problems):
             return "an upstream's credential cannot be read; nothing was served:\n" + problems.map { "\($0)" }.joined(separator: "\n")
         }
@@ -298,7 +303,7 @@ public func buildApplication(
         do {
             try application.exportExposures(to: endpoint)
         } catch {
-            throw .tracing(String(describing: error))
+            throw .exposures(String(describing: error))
         }
         logger.info("exposure records exported", metadata: ["endpoint": .string(endpoint)])
     }
@@ -478,7 +483,6 @@ public func buildApplication(
         idempotency: IdempotencyStore(
             limits: IdempotencyStore.Limits(window: configuration.idempotencyDuration, maxBytes: configuration.idempotencyMaxBytes)
         ),
-
         purger: purger,
         exposures: ExposureRecorder(
             window: .milliseconds(Int64(configuration.exposureWindow * 1000)), sinks: [LogExposureSink(logger: logger)], metrics: metrics,

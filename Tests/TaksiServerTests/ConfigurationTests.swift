@@ -174,6 +174,15 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError(source: "TAKSI_PORT", message: #"the port must be a number from 0 to 65535, found "http""#)) {
             try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_PORT": "http"])
         }
+        #expect(
+            throws: ConfigurationError(
+                source: "TAKSI_EXPOSURE_ENDPOINT", message: "exposure_endpoint is a URL, like http://otel-collector:4318")
+        ) {
+            try ServerConfiguration.resolve(file: nil, environment: ["TAKSI_EXPOSURE_ENDPOINT": "otel-collector:4318"])
+        }
+        let exposures = try ServerConfiguration.resolve(
+            file: nil, environment: ["TAKSI_EXPOSURE_ENDPOINT": "http://otel-collector:4318", "TAKSI_EXPOSURE_WINDOW": "3600"])
+        #expect(exposures.exposureEndpoint == "http://otel-collector:4318" && exposures.exposureWindow == 3600)
         // Credentials in an upstream's URL were dropped without a word; now refused, never echoed.
         let withCredentials = try temporaryFile(#"{"upstreams": {"api": "https://ada:hunter2@api.example.com/v1"}}"#)
         let refusal =
