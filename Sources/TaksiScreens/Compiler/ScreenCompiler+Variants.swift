@@ -45,28 +45,7 @@ extension ScreenCompiler {
                 .invalidExperiment, at: node, path: path.appending("name"), "the experiment needs a name; it seeds the assignment")
             return nil
         }
-        guard let weightMembers = weightsNode.members, !weightMembers.isEmpty else {
-            reader.report(
-                .invalidExperiment, at: weightsNode, path: path.appending("weights"),
-                "weights must be an object of alternative names and whole-number weights, like {\"default\": 50, \"B\": 50}"
-            )
-            return nil
-        }
-        var weights: [String: Int] = [:]
-        for member in weightMembers {
-            guard let weight = member.value.value.exactInteger, weight >= 0 else {
-                reader.report(
-                    .invalidExperiment, at: member.value, path: path.appending("weights").appending(member.key),
-                    "a weight is a whole number of 0 or more"
-                )
-                return nil
-            }
-            weights[member.key] = weight
-        }
-        guard weights.values.reduce(0, +) > 0 else {
-            reader.report(.invalidExperiment, at: weightsNode, path: path.appending("weights"), "at least one weight must be above 0")
-            return nil
-        }
+        guard let weights = readWeights(weightsNode, at: path.appending("weights"), reader: &reader) else { return nil }
         var experiment = Experiment(name: name, weights: weights)
         func member(_ key: String) -> JSONNode? { members.first { $0.key == key }?.value }
         if let audience = member("audience") {
@@ -92,17 +71,56 @@ extension ScreenCompiler {
             guard let layer = readLayer(node, at: path.appending("layer"), reader: &reader) else { return nil }
             experiment.layer = layer
         }
-        let winner = member("winner").flatMap { reader.string($0, at: path.appending("winner"), what: "the winner") }
-        let stopped = member("stopped").flatMap { reader.bool($0, at: path.appending("stopped"), what: "stopped") } ?? false
-        if let winner, stopped, let node = member("stopped") {
+        guard let decision = readDecision(winner: member("winner"), stopped: member("stopped"), at: path, reader: &reader) else {
+            return nil
+        }
+        experiment.decision = decision
+        return experiment
+    }
+
+    /// An experiment's `weights`: alternative names and whole numbers of 0 or more, one above 0.
+    private static func readWeights(_ weightsNode: JSONNode, at path: JSONPath, reader: inout DefinitionReader) -> [String: Int]? {
+        guard let weightMembers = weightsNode.members, !weightMembers.isEmpty else {
+            reader.report(
+                .invalidExperiment, at: weightsNode, path: path,
+                "weights must be an object of alternative names and whole-number weights, like {\"default\": 50, \"B\": 50}"
+            )
+            return nil
+        }
+        var weights: [String: Int] = [:]
+        for member in weightMembers {
+            guard let weight = member.value.value.exactInteger, weight >= 0 else {
+                reader.report(
+                    .invalidExperiment, at: member.value, path: path.appending(member.key),
+                    "a weight is a whole number of 0 or more"
+                )
+                return nil
+            }
+            weights[member.key] = weight
+        }
+        guard weights.values.reduce(0, +) > 0 else {
+            reader.report(.invalidExperiment, at: weightsNode, path: path, "at least one weight must be above 0")
+            return nil
+        }
+        return weights
+    }
+
+    /// An experiment's decision: a `winner`, `stopped: true`, or neither (running); nil when the
+    /// file says both (reported). A mistyped one is reported by the reader and counts as absent.
+    private static func readDecision(
+        winner winnerNode: JSONNode?, stopped stoppedNode: JSONNode?, at path: JSONPath, reader: inout DefinitionReader
+    ) -> Experiment.Decision? {
+        let winner = winnerNode.flatMap { reader.string($0, at: path.appending("winner"), what: "the winner") }
+        let stopped = stoppedNode.flatMap { reader.bool($0, at: path.appending("stopped"), what: "stopped") } ?? false
+        if let winner, stopped, let node = stoppedNode {
             reader.report(
                 .invalidExperiment, at: node, path: path.appending("stopped"),
                 "an experiment is either stopped (everyone gets default) or has a winner (everyone gets \"\(winner)\"), not both; remove one"
             )
             return nil
         }
-        if let winner { experiment.decision = .winner(winner) } else if stopped { experiment.decision = .stopped }
-        return experiment
+        if let winner { return .winner(winner) }
+        return stopped ? .stopped : .running
     }
 
     /// An experiment's `audience`: `versions` (a requirement), `platforms` and `locales` (lists).

@@ -54,46 +54,7 @@ public enum ScreenJSONSchema {
                 "entry": ["type": "boolean", "description": "The app opens this screen directly."],
                 "version": ["type": "string", "description": "App versions served, RubyGems style: ~> 1.2, >= 1.0, < 2.0"],
                 "alternative": ["type": "string", "pattern": "^[A-Za-z0-9_-]+$", "description": "An A/B alternative's name."],
-                "experiment": [
-                    "type": "object", "required": ["name", "weights"], "additionalProperties": false,
-                    "properties": [
-                        "name": ["type": "string", "minLength": 1], "summary": ["type": "string"],
-                        "weights": ["type": "object", "additionalProperties": ["type": "integer", "minimum": 0]],
-                        "audience": [
-                            "type": "object", "additionalProperties": false, "description": "Who may be in; everyone when absent.",
-                            "properties": [
-                                "versions": ["type": "string", "description": "App versions, RubyGems style: >= 2.0"],
-                                "platforms": [
-                                    "type": "array", "minItems": 1, "items": ["type": "string", "pattern": "^[a-z0-9-]+$"],
-                                    "description": "As apps send X-Taksi-Platform: ios, android, web.",
-                                ],
-                                "locales": [
-                                    "type": "array", "minItems": 1, "items": ["type": "string"],
-                                    "description": "Languages the app prefers first: de, en-GB.",
-                                ],
-                            ],
-                        ],
-                        "holdout": [
-                            "type": "number", "minimum": 0, "maximum": 100, "multipleOf": 0.01,
-                            "description": "Percent of the audience that never sees an alternative.",
-                        ],
-                        "rollout": [
-                            "type": "number", "minimum": 0, "maximum": 100, "multipleOf": 0.01,
-                            "description": "Percent of the audience in the experiment, after the holdout; all of the rest when absent.",
-                        ],
-                        "layer": [
-                            "type": "object", "required": ["name", "from", "to"], "additionalProperties": false,
-                            "description": "A layer shared with other experiments: this one's range of its users, in percent.",
-                            "properties": [
-                                "name": ["type": "string", "pattern": "^[A-Za-z0-9_-]+$"],
-                                "from": ["type": "number", "minimum": 0, "maximum": 100],
-                                "to": ["type": "number", "minimum": 0, "maximum": 100],
-                            ],
-                        ],
-                        "winner": ["type": "string", "description": "Everyone gets this alternative; exposures stop."],
-                        "stopped": ["type": "boolean", "description": "Everyone gets default; exposures stop."],
-                    ],
-                ],
+                "experiment": experiment,
                 "sources": ["type": "object", "additionalProperties": ["$ref": "#/$defs/source"]],
                 "components": ["type": "array", "items": ["anyOf": [["$ref": "#/$defs/component"], ["$ref": "#/$defs/fragmentUse"]]]],
                 "actions": [
@@ -105,6 +66,48 @@ public enum ScreenJSONSchema {
             "$defs": .object(definitions),
         ]
     }
+
+    /// A screen's `experiment`: its weights, who is in (audience, holdout, rollout, layer) and its decision.
+    private static let experiment: JSONValue = [
+        "type": "object", "required": ["name", "weights"], "additionalProperties": false,
+        "properties": [
+            "name": ["type": "string", "minLength": 1], "summary": ["type": "string"],
+            "weights": ["type": "object", "additionalProperties": ["type": "integer", "minimum": 0]],
+            "audience": [
+                "type": "object", "additionalProperties": false, "description": "Who may be in; everyone when absent.",
+                "properties": [
+                    "versions": ["type": "string", "description": "App versions, RubyGems style: >= 2.0"],
+                    "platforms": [
+                        "type": "array", "minItems": 1, "items": ["type": "string", "pattern": "^[a-z0-9-]+$"],
+                        "description": "As apps send X-Taksi-Platform: ios, android, web.",
+                    ],
+                    "locales": [
+                        "type": "array", "minItems": 1, "items": ["type": "string"],
+                        "description": "Languages the app prefers first: de, en-GB.",
+                    ],
+                ],
+            ],
+            "holdout": [
+                "type": "number", "minimum": 0, "maximum": 100, "multipleOf": 0.01,
+                "description": "Percent of the audience that never sees an alternative.",
+            ],
+            "rollout": [
+                "type": "number", "minimum": 0, "maximum": 100, "multipleOf": 0.01,
+                "description": "Percent of the audience in the experiment, after the holdout; all of the rest when absent.",
+            ],
+            "layer": [
+                "type": "object", "required": ["name", "from", "to"], "additionalProperties": false,
+                "description": "A layer shared with other experiments: this one's range of its users, in percent.",
+                "properties": [
+                    "name": ["type": "string", "pattern": "^[A-Za-z0-9_-]+$"],
+                    "from": ["type": "number", "minimum": 0, "maximum": 100],
+                    "to": ["type": "number", "minimum": 0, "maximum": 100],
+                ],
+            ],
+            "winner": ["type": "string", "description": "Everyone gets this alternative; exposures stop."],
+            "stopped": ["type": "boolean", "description": "Everyone gets default; exposures stop."],
+        ],
+    ]
 
     private static func content(_ schema: ComponentSchema) -> JSONValue {
         if schema.acceptsAnyContent { return ["type": "object", "description": .string(schema.summary ?? "")] }
