@@ -51,3 +51,38 @@ enum HeaderList {
         }
     }
 }
+
+/// The request fields a head is read for, told apart by their names' bytes (length first, then
+/// ASCII case-insensitive bytes): the one classifier of the general way (``ConnectionRequest``)
+/// and of the answer from the head (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:)``).
+enum KnownField {
+    case host
+    case expect
+    case upgrade
+    case connection
+    case requestID
+    case ifNoneMatch
+    case contentLength
+    case acceptEncoding
+    case taksiVersion
+    case transferEncoding
+    case taksiAlternative
+
+    /// Nil for a field neither way reads.
+    init?(name: some Collection<UInt8>) {
+        switch name.count {
+        case 4 where HeaderList.equalsIgnoringCase(name, "host"): self = .host
+        case 6 where HeaderList.equalsIgnoringCase(name, "expect"): self = .expect
+        case 7 where HeaderList.equalsIgnoringCase(name, "upgrade"): self = .upgrade
+        case 10 where HeaderList.equalsIgnoringCase(name, "connection"): self = .connection
+        case 12 where HeaderList.equalsIgnoringCase(name, "x-request-id"): self = .requestID
+        case 13 where HeaderList.equalsIgnoringCase(name, "if-none-match"): self = .ifNoneMatch
+        case 14 where HeaderList.equalsIgnoringCase(name, "content-length"): self = .contentLength
+        case 15 where HeaderList.equalsIgnoringCase(name, "accept-encoding"): self = .acceptEncoding
+        case 15 where HeaderList.equalsIgnoringCase(name, "x-taksi-version"): self = .taksiVersion
+        case 17 where HeaderList.equalsIgnoringCase(name, "transfer-encoding"): self = .transferEncoding
+        case 19 where HeaderList.equalsIgnoringCase(name, "x-taksi-alternative"): self = .taksiAlternative
+        default: return nil
+        }
+    }
+}

@@ -44,8 +44,15 @@ final class Representations: Sendable {
 
     /// The response for a request's `Accept-Encoding` and `If-None-Match`.
     func response(to request: HTTPHeaders) -> HTTPResponse {
-        let form = gzip.flatMap { ContentCoding.acceptsGzip(request) ? $0 : nil } ?? identity
-        return Self.matches(headers: request, etag: form.etag) ? form.notModified : form.full
+        response(acceptsGzip: ContentCoding.acceptsGzip(request)) { Self.matches(headers: request, etag: $0.etag) }
+    }
+
+    /// The one choice of every way a request is read: the gzip form when there is one and the
+    /// request accepts it, else the identity form; its `304` when `isNotModified` says the
+    /// request's `If-None-Match` names it, else its full response.
+    func response(acceptsGzip: Bool, isNotModified: (Form) -> Bool) -> HTTPResponse {
+        let form = gzip.flatMap { acceptsGzip ? $0 : nil } ?? identity
+        return isNotModified(form) ? form.notModified : form.full
     }
 
     /// `<16 hex digits>`: a digest of the body, so equal bytes get equal tags on every replica.

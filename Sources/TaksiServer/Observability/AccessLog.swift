@@ -408,7 +408,7 @@ final class AccessLogBuffer {
 
         /// Writes a value so that a line stays one line and one field in either format: bytes
         /// outside visible ASCII, and `"` and `\`, become `%XX` (so a path reads as the URL it was).
-        mutating func appendEscaped(_ text: Substring.UTF8View) {
+        mutating func appendEscaped(_ text: some Sequence<UInt8>) {
             for byte in text {
                 guard !AccessLogBuffer.isPlain(byte) else {
                     append(byte)
@@ -428,22 +428,16 @@ final class AccessLogBuffer {
         guard !bytes.readableBytesView[start..<end].allSatisfy(Self.isPlain), let written = bytes.getBytes(at: start, length: end - start)
         else { return }
         bytes.moveWriterIndex(to: start)
-        for byte in written { writeByte(byte) }
-    }
-
-    private func writeByte(_ byte: UInt8) {
-        if Self.isPlain(byte) {
-            bytes.writeInteger(byte)
-            return
+        bytes.writeWithUnsafeMutableBytes(minimumWritableBytes: 3 * written.count) { free in
+            var line = Line(free)
+            line.appendEscaped(written)
+            return line.count
         }
-        bytes.writeInteger(UInt8(ascii: "%"))
-        bytes.writeInteger(Self.hexDigits[Int(byte >> 4)])
-        bytes.writeInteger(Self.hexDigits[Int(byte & 0xF)])
     }
 
-    /// Visible ASCII but `"` and `\`, which neither format writes as they are.
     fileprivate static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
+    /// Visible ASCII but `"` and `\`, which neither format writes as they are.
     fileprivate static func isPlain(_ byte: UInt8) -> Bool {
         byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
     }

@@ -87,15 +87,12 @@ extension ServedScreenSet {
                 }
             }
             guard fields.hosts == 1, fields.bytes <= maxHeaderBytes else { return nil }
-            let skeleton = variant.skeleton
-            let form = skeleton.gzip.flatMap { fields.acceptance.acceptsGzip ? $0 : nil } ?? skeleton.identity
-            var response = form.full
-            if fields.isConditional {
-                for field in head.fields where HeaderList.equalsIgnoringCase(bytes[field.name], "if-none-match") {
-                    guard Representations.matches(UnsafeBufferPointer(rebasing: bytes[field.value]), etag: form.etagBytes) else { continue }
-                    response = form.notModified
-                    break
-                }
+            let response = variant.skeleton.response(acceptsGzip: fields.acceptance.acceptsGzip) { form in
+                fields.isConditional
+                    && head.fields.contains { field in
+                        KnownField(name: bytes[field.name]) == .ifNoneMatch
+                            && Representations.matches(UnsafeBufferPointer(rebasing: bytes[field.value]), etag: form.etagBytes)
+                    }
             }
             return PrecomputedAnswer(head: requestHead, variant: variant, response: response)
         }
@@ -128,22 +125,16 @@ extension ServedScreenSet {
 
         mutating func read(_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) -> Bool {
             bytes += name.count + value.count + 4
-            switch name.count {
-            case 4 where HeaderList.equalsIgnoringCase(name, "host"): hosts += 1
-            case 13 where HeaderList.equalsIgnoringCase(name, "if-none-match"): isConditional = true
-            case 15 where HeaderList.equalsIgnoringCase(name, "accept-encoding"): acceptance.read(value)
-            case 10 where HeaderList.equalsIgnoringCase(name, "connection"):
+            switch KnownField(name: name) {
+            case .host: hosts += 1
+            case .ifNoneMatch: isConditional = true
+            case .acceptEncoding: acceptance.read(value)
+            case .connection:
                 // Kept alive, as HTTP/1.1 is without it: `close`, `upgrade` and the rest are the general way's.
                 return !HeaderList.containsElement(in: value) { !HeaderList.equalsIgnoringCase($0, "keep-alive") }
-            case 6 where HeaderList.equalsIgnoringCase(name, "expect"),
-                7 where HeaderList.equalsIgnoringCase(name, "upgrade"),
-                12 where HeaderList.equalsIgnoringCase(name, "x-request-id"),
-                14 where HeaderList.equalsIgnoringCase(name, "content-length"),
-                15 where HeaderList.equalsIgnoringCase(name, "x-taksi-version"),
-                17 where HeaderList.equalsIgnoringCase(name, "transfer-encoding"),
-                19 where HeaderList.equalsIgnoringCase(name, "x-taksi-alternative"):
+            case .expect, .upgrade, .requestID, .contentLength, .taksiVersion, .transferEncoding, .taksiAlternative:
                 return false
-            default: break
+            case nil: break
             }
             return true
         }

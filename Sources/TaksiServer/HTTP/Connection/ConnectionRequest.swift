@@ -97,12 +97,12 @@ struct ConnectionRequest {
         init(_ headers: HTTPHeaders) {
             for (name, value) in headers {
                 bytes += name.utf8.count + value.utf8.count + 4
-                switch name.utf8.count {
-                case 4 where HeaderList.equalsIgnoringCase(name.utf8, "host"): hosts += 1
-                case 6 where HeaderList.equalsIgnoringCase(name.utf8, "expect"): expect = expect ?? value
-                case 12 where HeaderList.equalsIgnoringCase(name.utf8, "x-request-id"): requestID = requestID ?? value
-                case 14 where HeaderList.equalsIgnoringCase(name.utf8, "content-length"): contentLength = contentLength ?? value
-                case 17 where HeaderList.equalsIgnoringCase(name.utf8, "transfer-encoding"): hasTransferEncoding = true
+                switch KnownField(name: name.utf8) {
+                case .host: hosts += 1
+                case .expect: expect = expect ?? value
+                case .requestID: requestID = requestID ?? value
+                case .contentLength: contentLength = contentLength ?? value
+                case .transferEncoding: hasTransferEncoding = true
                 default: break
                 }
             }
