@@ -6,7 +6,7 @@ import Testing
 
 @testable import TaksiServer
 
-/// Skeletons answered from a request head's bytes (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:)``):
+/// Skeletons answered from a request head's bytes (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``):
 /// which requests are, with which response, and that a connection writes the same bytes whether
 /// it answers them that way or the general way.
 @Suite("Precomputed answers")
@@ -28,6 +28,16 @@ struct PrecomputedAnswersTests {
             parameters: {id: {type: integer}}
             components: [{name: label_component, identifier: title, content: {value: Item}}]
             """,
+            "greet.yaml": """
+            name: greet
+            entry: true
+            sources:
+              query: {type: request, parameters: {name: {default: friend}}}
+            components:
+              - name: label_component
+                identifier: greeting
+                content: {value: {$template: "Hi {query.name}, \(long)"}}
+            """,
             "versioned.yaml": "name: versioned\nentry: true\ncomponents: [{name: label_component, content: {value: Old}}]",
             "versioned-2.yaml": """
             name: versioned
@@ -39,6 +49,9 @@ struct PrecomputedAnswersTests {
 
     static let set = ServedScreenSet(try! #require(ScreenSetLoader.load(files: files()).screenSet))
 
+    /// The revision of `plain`'s skeleton, as its data requests name it.
+    static let revision = set.screens["plain"]!.onlyVariant!.revision.digest
+
     /// The `ETag`s of `plain`'s identity and gzip forms.
     static let etags: (identity: String, gzip: String) = {
         let skeleton = set.screens["plain"]!.onlyVariant!.skeleton
@@ -47,21 +60,28 @@ struct PrecomputedAnswersTests {
 
     /// What the set answers a request from its head: nil (the general way), or the status and
     /// the coding of the body (`200`, `200 gzip`, `304`, `304 gzip`).
-    static func answer(_ request: String) throws -> String? {
+    /// - Parameters:
+    ///   - set: the set answering; ``set`` by default.
+    ///   - memo: the data responses kept, for data of request values.
+    static func answer(_ request: String, set: ServedScreenSet = set, memo: ResponseMemo? = nil) throws -> String? {
         var parser = HTTPRequestParser(limits: HTTPRequestParser.Limits(maxTargetLength: 8192, maxFieldBytes: 65536))
         var answer: String??
         _ = try Array(request.utf8).withUnsafeBytes { bytes in
             try parser.parse(bytes) { event in
                 guard case .head(let head, let headBytes) = event else { return true }
-                let found: String? = set.precomputedAnswer(to: head, bytes: headBytes, maxHeaderBytes: ConnectionLimits().maxHeaderBytes)
-                    .map {
-                        let target = String(decoding: headBytes[head.target], as: UTF8.self)
-                        #expect($0.head.uri == target && $0.head.method == .GET && $0.head.version == .http1_1)
-                        let response = $0.response
-                        let gzip = response.headers.first(name: "ETag")?.hasSuffix("-gzip\"") == true ? " gzip" : ""
-                        #expect((response.headers.first(name: "Content-Encoding") == "gzip") == (gzip != "" && response.status == .ok))
-                        return "\(response.status.code)\(gzip)"
-                    }
+                let found: String? = set.precomputedAnswer(
+                    to: head, bytes: headBytes, maxHeaderBytes: ConnectionLimits().maxHeaderBytes, memo: memo
+                )
+                .map {
+                    let target = String(decoding: headBytes[head.target], as: UTF8.self)
+                    // The access log's: the query left out.
+                    let path = target.prefix { $0 != "?" }
+                    #expect($0.head.uri == path && $0.head.method == .GET && $0.head.version == .http1_1)
+                    let response = $0.response
+                    let gzip = response.headers.first(name: "ETag")?.hasSuffix("-gzip\"") == true ? " gzip" : ""
+                    #expect((response.headers.first(name: "Content-Encoding") == "gzip") == (gzip != "" && response.status == .ok))
+                    return "\(response.status.code)\(gzip)"
+                }
                 answer = .some(found)
                 return false
             }
@@ -93,6 +113,9 @@ struct PrecomputedAnswersTests {
             (Self.get("/screens/items/-12", "If-None-Match: *"), "304"),
             (Self.get("/screens/items/7/"), "200"),
             (Self.get("/screens/plain/"), "200"),
+            (Self.get("/screens/plain/data"), "200"),
+            (Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)"), "200"),
+            (Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)", "x-taksi-skeleton: other"), "200"),
         ]
         for (request, answer) in expected {
             #expect(try Self.answer(request) == answer, "\(request)")
@@ -102,7 +125,13 @@ struct PrecomputedAnswersTests {
     /// Requests the general way answers (an error, another variant, a header it reads).
     static let general = [
         Self.get("/screens/versioned"),
-        Self.get("/screens/plain/data"),
+        Self.get("/screens/plain/data?x=1"),
+        Self.get("/screens/plain/data", "X-Taksi-Skeleton: other"),
+        Self.get("/screens/plain/data", "X-Taksi-Skeleton: other", "X-Taksi-Skeleton: \(revision)"),
+        Self.get("/screens/plain/data/"),
+        Self.get("/screens/greet/data?name=Ada"),
+        Self.get("/screens/versioned/data"),
+        Self.get("/screens/items/7/data"),
         Self.get("/screens/nothing"),
         Self.get("/screens/items/x"),
         Self.get("/screens/plain?version=2.0"),
@@ -151,12 +180,14 @@ struct PrecomputedAnswersTests {
             configuration: .forTests(), screenSet: try #require(ScreenSetLoader.load(files: Self.files()).screenSet),
             logger: testLogger("test"))
         let (identity, gzip) = Self.etags
-        let answered = [
-            Self.get("/screens/plain"), Self.get("/screens/plain", "Accept-Encoding: gzip"),
-            Self.get("/screens/plain", "If-None-Match: \(identity)"),
-            Self.get("/screens/plain", "Accept-Encoding: gzip", "If-None-Match: \(gzip)"),
-            Self.get("/screens/items/7"), Self.get("/screens/plain", "Connection: keep-alive"), Self.get("/screens/plain/"),
-        ]
+        let answered =
+            [
+                Self.get("/screens/plain"), Self.get("/screens/plain", "Accept-Encoding: gzip"),
+                Self.get("/screens/plain", "If-None-Match: \(identity)"),
+                Self.get("/screens/plain", "Accept-Encoding: gzip", "If-None-Match: \(gzip)"),
+                Self.get("/screens/items/7"), Self.get("/screens/plain", "Connection: keep-alive"), Self.get("/screens/plain/"),
+                Self.get("/screens/plain/data"), Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)"),
+            ] + Array(repeating: Self.get("/screens/greet/data?name=Ada", "Accept-Encoding: gzip"), count: 4)
         // Those the general way answers, but for the ones that end the connection.
         let kept = try Self.general.filter { request in
             let connection = try HTTPConnectionHandlerTests.Connection(application: application)
@@ -205,5 +236,62 @@ struct PrecomputedAnswersTests {
         try connection.send(Self.get("/screens/plain"))
         #expect(try connection.written().contains("Connection: close"))
         #expect(!connection.channel.isActive)
+    }
+
+    @Test("data of request values is answered from the head once the general way kept it for that very target, and counted alike")
+    func keptData() throws {
+        let screens = try #require(ScreenSetLoader.load(files: Self.files()).screenSet)
+        let fast = buildApplication(configuration: .forTests(), screenSet: screens, logger: testLogger("test"))
+        let memo = try #require(fast.responder.memo)
+        let ada = Self.get("/screens/greet/data?name=Ada")
+        let connection = try HTTPConnectionHandlerTests.Connection(application: fast)
+        // Rendered, kept the second time, remembered by its target the third; from the head after.
+        for expected in [nil, nil, nil, "200"] as [String?] {
+            #expect(try Self.answer(ada, set: fast.store.snapshot, memo: memo) == expected)
+            try connection.send(ada)
+            #expect(try connection.written().contains("Hi Ada"))
+        }
+        try connection.send(ada)
+        let etag = try #require(
+            try connection.written().components(separatedBy: "\r\n").first { $0.hasPrefix("ETag: ") }?.dropFirst(6))
+        let revision = try #require(fast.store.snapshot.screens["greet"]?.onlyVariant?.revision.digest)
+        let expected: [(String, String?)] = [
+            (Self.get("/screens/greet/data?name=Ada", "If-None-Match: \(etag)"), "304"),
+            (Self.get("/screens/greet/data?name=Ada", "Accept-Encoding: gzip"), "200 gzip"),
+            (Self.get("/screens/greet/data?name=Ada", "X-Taksi-Skeleton: \(revision)"), "200"),
+            (Self.get("/screens/greet/data?name=Ada", "X-Taksi-Skeleton: other"), nil),
+            (Self.get("/screens/greet/data?name=Bob"), nil),
+            (Self.get("/screens/greet/data?name=Ada&x=1"), nil),
+            (Self.get("/screens/greet/data?name=%41da"), nil),
+            (Self.get("/screens/greet/data?name=Ada", "X-Request-Id: a"), nil),
+        ]
+        for (request, answer) in expected {
+            #expect(try Self.answer(request, set: fast.store.snapshot, memo: memo) == answer, "\(request)")
+        }
+        // A reload's variants are other variants: nothing remembered for the earlier ones answers.
+        fast.store.replace(with: screens)
+        #expect(try Self.answer(ada, set: fast.store.snapshot, memo: memo) == nil)
+
+        // The same requests, from heads and the general way, counted the same.
+        let sequence =
+            Array(repeating: ada, count: 6) + [
+                Self.get("/screens/plain/data"), Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)"),
+                Self.get("/screens/plain"), Self.get("/screens/greet/data?name=Ada", "X-Taksi-Skeleton: \(revision)"),
+            ]
+        var counted: [String] = []
+        for answersFromHeads in [true, false] {
+            let application = buildApplication(configuration: .forTests(), screenSet: screens, logger: testLogger("test"))
+            let connection = try HTTPConnectionHandlerTests.Connection(application: application, answersFromHeads: answersFromHeads)
+            for request in sequence { try connection.send(request) }
+            _ = try connection.written()
+            try connection.send("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
+            let lines = try connection.written().components(separatedBy: "\n").filter {
+                ["taksi_variant_", "taksi_skeleton_revisions_total", "taksi_data_memo_lookups_total"].contains(where: $0.hasPrefix)
+            }
+            counted.append(lines.sorted().joined(separator: "\n"))
+        }
+        #expect(counted[0] == counted[1])
+        #expect(counted[0].contains("taksi_variant_data_total{screen=\"greet\",variant=\"greet|*|default\"} 7"), "\(counted[0])")
+        #expect(counted[0].contains("taksi_skeleton_revisions_total{result=\"absent\"} 7"), "\(counted[0])")
     }
 }

@@ -188,6 +188,8 @@ struct DataEndpoint: Sendable {
         guard keep, let memo, memo.isEnabled else { return Self.validated(render(), request: headers) }
         if let kept = memo.entry(for: key) {
             http.note("taksi.memo", "hit")
+            // The next request for this target is answered from its head when its screen's are.
+            memo.remember(target: http.uri, for: key)
             return kept.response(to: headers)
         }
         http.note("taksi.memo", "miss")

@@ -126,9 +126,23 @@ public struct Responder: Sendable {
     }
 
     /// The set whose skeletons a connection answers from a request head's bytes
-    /// (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:)``), the current one; nil
+    /// (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``), the current one; nil
     /// while tracing is on, so every request gets its span the general way.
     var answeringFromHeads: ServedScreenSet? { tracing == nil ? store.snapshot : nil }
+
+    /// The data responses kept for their inputs, which a connection answers data from heads with.
+    var memo: ResponseMemo? { data.memo }
+
+    /// Counts an answer made from a request's head as the general way counts it.
+    func count(_ answer: PrecomputedAnswer) {
+        switch answer.kind {
+        case .skeleton:
+            answer.variant.counted.skeleton.increment()
+        case .data(let revisionNamed):
+            answer.variant.counted.data.increment()
+            if !revisionNamed { data.selector.revisionCounters.absent.increment() }
+        }
+    }
 
     /// The reply to a request; ready at once unless the data needs upstream calls. With tracing
     /// on, the request is answered inside its span (``RequestTracing/traced(_:_:)``).

@@ -54,7 +54,7 @@ enum HeaderList {
 
 /// The request fields a head is read for, told apart by their names' bytes (length first, then
 /// ASCII case-insensitive bytes): the one classifier of the general way (``ConnectionRequest``)
-/// and of the answer from the head (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:)``).
+/// and of the answer from the head (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``).
 enum KnownField {
     case host
     case expect
@@ -65,6 +65,7 @@ enum KnownField {
     case contentLength
     case acceptEncoding
     case taksiVersion
+    case skeletonRevision
     case transferEncoding
     case taksiAlternative
 
@@ -80,6 +81,7 @@ enum KnownField {
         case 14 where HeaderList.equalsIgnoringCase(name, "content-length"): self = .contentLength
         case 15 where HeaderList.equalsIgnoringCase(name, "accept-encoding"): self = .acceptEncoding
         case 15 where HeaderList.equalsIgnoringCase(name, "x-taksi-version"): self = .taksiVersion
+        case 16 where HeaderList.equalsIgnoringCase(name, "x-taksi-skeleton"): self = .skeletonRevision
         case 17 where HeaderList.equalsIgnoringCase(name, "transfer-encoding"): self = .transferEncoding
         case 19 where HeaderList.equalsIgnoringCase(name, "x-taksi-alternative"): self = .taksiAlternative
         default: return nil

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import TaksiSchema
+import TaksiScreens
 
 /// Responses rendered per request (data, and the skeletons of screens with path parameters, made
 /// per URL) kept for the inputs they were rendered from, so a thousand phones opening the same
@@ -76,8 +77,14 @@ public final class ResponseMemo: Sendable {
 
         /// The response for a request's `Accept-Encoding` and `If-None-Match`.
         func response(to request: HTTPHeaders) -> HTTPResponse {
-            let form = (gzipSource != nil && ContentCoding.acceptsGzip(request) ? gzipForm : nil) ?? identity
-            return Representations.matches(headers: request, etag: form.etag) ? form.notModified : form.full
+            response(acceptsGzip: ContentCoding.acceptsGzip(request)) { Representations.matches(headers: request, etag: $0.etag) }
+        }
+
+        /// As ``Representations/response(acceptsGzip:isNotModified:)`` picks, the gzip form made
+        /// the first time it is picked.
+        func response(acceptsGzip: Bool, isNotModified: (Representations.Form) -> Bool) -> HTTPResponse {
+            let form = (gzipSource != nil && acceptsGzip ? gzipForm : nil) ?? identity
+            return isNotModified(form) ? form.notModified : form.full
         }
 
         private var gzipForm: Representations.Form? {
@@ -109,7 +116,21 @@ public final class ResponseMemo: Sendable {
         var previous = Generation()
         var dependents: [String: Set<Key>] = [:]
         var seenOnce = [Int](repeating: 0, count: 4096)
+        /// Kept data responses by the targets they were asked with (``remember(target:for:)``),
+        /// for the answer from a request head: emptied with the older generation, so it never
+        /// holds an entry that is no longer kept, nor outlives a generation's bound.
+        var targets: [UInt64: TargetUse] = [:]
     }
+
+    /// A target whose response is an entry of the newer generation.
+    private struct TargetUse {
+        let variant: Int
+        let target: [UInt8]
+        let entry: Entry
+    }
+
+    /// Targets longer than this are not remembered (a table of them is bounded in bytes too).
+    static let longestRememberedTarget = 256
 
     public let limits: Limits
     private let state = NIOLockedValueBox(State())
@@ -146,6 +167,41 @@ public final class ResponseMemo: Sendable {
         }
         if found == nil { misses.increment() } else { hits.increment() }
         return found
+    }
+
+    /// Remembers that `target` (a request's, as it arrived) was answered with `key`'s kept entry,
+    /// so the next request for it is answered from its head (``entry(forTarget:of:)``). Only
+    /// for a response the target alone decides: data of request values (no upstream value, which
+    /// goes stale by the clock), from an entry of the newer generation.
+    func remember(target: String, for key: Key) {
+        guard key.kind == .data, key.upstream.isEmpty, target.utf8.count <= Self.longestRememberedTarget else { return }
+        let bytes = Array(target.utf8)
+        let digest = bytes.withUnsafeBufferPointer { Self.digest(bytes: $0, variant: key.variant) }
+        state.withLockedValue { state in
+            guard let entry = state.current.entries[key] else { return }
+            if state.targets.count >= limits.maxEntries { state.targets.removeAll(keepingCapacity: true) }
+            state.targets[digest] = TargetUse(variant: key.variant, target: bytes, entry: entry)
+        }
+    }
+
+    /// The kept response the general way answered `target` with for the variant `variant` (its
+    /// ``ServedScreenSet/Variant/memoID``), counted as a hit; nil (and nothing counted) sends
+    /// the request the general way.
+    func entry(forTarget target: UnsafeBufferPointer<UInt8>, of variant: Int) -> Entry? {
+        let digest = Self.digest(bytes: target, variant: variant)
+        let found: Entry? = state.withLockedValue { state in
+            guard let use = state.targets[digest], use.variant == variant, use.target.elementsEqual(target) else { return nil }
+            return use.entry
+        }
+        if found != nil { hits.increment() }
+        return found
+    }
+
+    private static func digest(bytes: UnsafeBufferPointer<UInt8>, variant: Int) -> UInt64 {
+        var digest = FNV1a()
+        withUnsafeBytes(of: variant.littleEndian) { digest.combine($0) }
+        digest.combine(bytes)
+        return digest.value
     }
 
     /// The response to `request` from a body rendered for `key`, which is kept when its inputs
@@ -244,9 +300,11 @@ public final class ResponseMemo: Sendable {
         if let old = state.current.entries.updateValue(entry, forKey: key) { state.current.cost -= old.cost }
         state.current.cost += entry.cost
         guard state.current.cost > limits.maxBytes / 2 || state.current.entries.count > limits.maxEntries / 2 else { return }
-        // The newer generation is full: the older one goes, with its upstream dependencies.
+        // The newer generation is full: the older one goes, with its upstream dependencies and
+        // the targets remembered (they are remembered again from the newer one when asked for).
         state.previous = state.current
         state.current = Generation()
+        state.targets.removeAll()
         var dependents: [String: Set<Key>] = [:]
         for memoKey in state.previous.entries.keys {
             for upstream in memoKey.upstream { dependents[upstream.key, default: []].insert(memoKey) }

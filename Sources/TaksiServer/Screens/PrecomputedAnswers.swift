@@ -1,39 +1,57 @@
 import NIOHTTP1
 import TaksiScreens
 
-/// A skeleton answered from a request head's bytes (see ``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:)``).
+/// A skeleton or a data response answered from a request head's bytes (see
+/// ``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``).
 struct PrecomputedAnswer {
-    /// The request as the connection and the access log see it: `GET` of the target, HTTP/1.1.
+    enum Kind {
+        case skeleton
+        /// `revisionNamed`: the request named the skeleton it holds (`X-Taksi-Skeleton`, this
+        /// variant's); the general way counts one that names none.
+        case data(revisionNamed: Bool)
+    }
+
+    /// The request as the connection and the access log see it: `GET` of the target's path
+    /// (the access log leaves a query out), HTTP/1.1.
     let head: HTTPRequestHead
     let variant: ServedScreenSet.Variant
-    /// The skeleton, its gzip form or a `304`, as the request's headers ask.
+    let kind: Kind
+    /// The response, its gzip form or a `304`, as the request's headers ask.
     let response: HTTPResponse
 }
 
 extension ServedScreenSet {
-    /// The skeletons of the screens named without parameters, by their targets' digests.
-    struct SkeletonTargets: Sendable {
+    /// The skeletons of the screens named without parameters, and their data targets
+    /// (`/screens/<name>/data`), by their digests.
+    struct HeadTargets: Sendable {
         struct Entry: Sendable {
             let head: HTTPRequestHead
             let target: [UInt8]
             let variant: Variant
+            let isData: Bool
         }
 
         /// Targets whose digests collide are left out (the general way answers them).
         private let entries: [UInt64: Entry]
 
-        init(screens: [String: Screen]) {
+        /// - Parameter answersData: whether data is answered from heads at all: not when the
+        ///   catalog differs by app version (the version picks the one data is checked against).
+        init(screens: [String: Screen], answersData: Bool) {
             var entries: [UInt64: Entry] = [:]
             var collisions: Set<UInt64> = []
-            for (name, screen) in screens where !screen.hasParameters {
-                guard let variant = screen.answeredFromHeads else { continue }
-                let target = "/screens/" + name
-                // Only a target the router reads as this screen's skeleton.
-                guard Route(path: target[...]) == .skeleton(name) else { continue }
+            func add(_ target: String, _ variant: Variant, isData: Bool) {
                 let bytes = Array(target.utf8)
                 let key = bytes.withUnsafeBufferPointer(Self.digest)
                 if entries[key] != nil { collisions.insert(key) }
-                entries[key] = Entry(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: target), target: bytes, variant: variant)
+                entries[key] = Entry(
+                    head: HTTPRequestHead(version: .http1_1, method: .GET, uri: target), target: bytes, variant: variant, isData: isData)
+            }
+            for (name, screen) in screens where !screen.hasParameters {
+                guard let variant = screen.answeredFromHeads else { continue }
+                let target = "/screens/" + name
+                // Only targets the router reads as this screen's skeleton and data.
+                if Route(path: target[...]) == .skeleton(name) { add(target, variant, isData: false) }
+                if answersData, Route(path: (target + "/data")[...]) == .data(name) { add(target + "/data", variant, isData: true) }
             }
             for key in collisions { entries[key] = nil }
             self.entries = entries
@@ -51,31 +69,54 @@ extension ServedScreenSet {
         }
     }
 
-    /// The skeleton a `GET` gets, answered from the head the server's reader read, without the
-    /// general way (``Responder``): no `HTTPRequestHead` made of it, no header made a string, no
-    /// routing, no variant selection; the `ETag` is compared with `If-None-Match` as bytes. For a
-    /// screen with one variant for every request (no versions, alternatives, locales, nor static
-    /// fields built from its path): looked up by its target's bytes, or else routed and matched
-    /// as the general way does (a path parameter's value checked).
+    /// The answer to a `GET`, from the head the server's reader read, without the general way
+    /// (``Responder``): no `HTTPRequestHead` made of it, no header made a string, no routing, no
+    /// variant selection; the `ETag` is compared with `If-None-Match` as bytes. For a screen with
+    /// one variant for every request (no versions, alternatives, locales, nor static fields built
+    /// from its path):
+    /// - its skeleton, looked up by its target's bytes, or else routed and matched as the general
+    ///   way does (a path parameter's value checked);
+    /// - its data, when the catalog is the same for every app version: fixtures' data (no query),
+    ///   or a response ``ResponseMemo`` keeps for this very target (request values only, no
+    ///   upstream), which the general way remembered by the target's bytes.
     ///
     /// Nil sends the request the general way, which writes the same bytes (a test sends both ways
-    /// the same requests): `HEAD`, HTTP/1.0, a body, a query, an absolute target, a value that
-    /// does not fit its parameter; a header that selects or is checked (`X-Taksi-Version`, `X-Taksi-Alternative`,
-    /// `X-Request-Id`, `Expect`, `Upgrade`, `Content-Length`, `Transfer-Encoding`), a `Connection`
-    /// other than `keep-alive`, no `Host` or two, fields over the limit.
+    /// the same requests): `HEAD`, HTTP/1.0, a body, a skeleton's query, an absolute target, a
+    /// value that does not fit its parameter; a header that selects or is checked (`X-Taksi-Version`,
+    /// `X-Taksi-Alternative`, `X-Request-Id`, `Expect`, `Upgrade`, `Content-Length`, `Transfer-Encoding`,
+    /// an `X-Taksi-Skeleton` other than the variant's), a `Connection` other than `keep-alive`,
+    /// no `Host` or two, fields over the limit.
     /// - Parameters:
     ///   - bytes: the head's bytes, which `head`'s ranges are into.
     ///   - maxHeaderBytes: the connection's limit on field bytes, as ``ConnectionRequest`` counts them.
-    func precomputedAnswer(to head: HTTPRequestParser.Head, bytes: UnsafeRawBufferPointer, maxHeaderBytes: Int) -> PrecomputedAnswer? {
+    ///   - memo: the data responses kept for their inputs; nil answers only fixtures' data.
+    func precomputedAnswer(
+        to head: HTTPRequestParser.Head, bytes: UnsafeRawBufferPointer, maxHeaderBytes: Int, memo: ResponseMemo? = nil
+    ) -> PrecomputedAnswer? {
         guard head.method == .GET, head.minorVersion == 1, head.body == .none else { return nil }
         return bytes.withMemoryRebound(to: UInt8.self) { bytes -> PrecomputedAnswer? in
             let target = UnsafeBufferPointer(rebasing: bytes[head.target])
+            let query = target.firstIndex(of: UInt8(ascii: "?"))
             let requestHead: HTTPRequestHead
             let variant: Variant
-            if let entry = skeletonTargets.entry(for: target) {
-                (requestHead, variant) = (entry.head, entry.variant)
+            var representations: Representations?
+            var kept: ResponseMemo.Entry?
+            var isData = false
+            if let entry = headTargets.entry(for: query.map { UnsafeBufferPointer(rebasing: target[..<$0]) } ?? target) {
+                (requestHead, variant, isData) = (entry.head, entry.variant, entry.isData)
+                if !isData {
+                    guard query == nil else { return nil }
+                    representations = variant.skeleton
+                } else if query == nil, let staticData = variant.staticData {
+                    representations = staticData
+                } else if let found = memo?.entry(forTarget: target, of: variant.memoID) {
+                    kept = found
+                } else {
+                    return nil
+                }
             } else if let found = routed(target) {
                 (requestHead, variant) = found
+                representations = variant.skeleton
             } else {
                 return nil
             }
@@ -87,14 +128,24 @@ extension ServedScreenSet {
                 }
             }
             guard fields.hosts == 1, fields.bytes <= maxHeaderBytes else { return nil }
-            let response = variant.skeleton.response(acceptsGzip: fields.acceptance.acceptsGzip) { form in
+            if isData, let revision = fields.revision {
+                // The general way answers another skeleton's data (from an earlier set) or refuses it.
+                guard variant.revision.digest.utf8.elementsEqual(revision) else { return nil }
+            }
+            let isNotModified = { (form: Representations.Form) in
                 fields.isConditional
                     && head.fields.contains { field in
                         KnownField(name: bytes[field.name]) == .ifNoneMatch
                             && Representations.matches(UnsafeBufferPointer(rebasing: bytes[field.value]), etag: form.etagBytes)
                     }
             }
-            return PrecomputedAnswer(head: requestHead, variant: variant, response: response)
+            let acceptsGzip = fields.acceptance.acceptsGzip
+            let response =
+                representations?.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
+                ?? kept!.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
+            return PrecomputedAnswer(
+                head: requestHead, variant: variant, kind: isData ? .data(revisionNamed: fields.revision != nil) : .skeleton,
+                response: response)
         }
     }
 
@@ -122,6 +173,9 @@ extension ServedScreenSet {
         var bytes = 0
         var acceptance = ContentCoding.Acceptance()
         var isConditional = false
+        /// The first `X-Taksi-Skeleton`'s value (the skeleton a data request's app holds), as
+        /// the general way reads it.
+        var revision: UnsafeBufferPointer<UInt8>?
 
         mutating func read(_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) -> Bool {
             bytes += name.count + value.count + 4
@@ -129,6 +183,7 @@ extension ServedScreenSet {
             case .host: hosts += 1
             case .ifNoneMatch: isConditional = true
             case .acceptEncoding: acceptance.read(value)
+            case .skeletonRevision: revision = revision ?? value
             case .connection:
                 // Kept alive, as HTTP/1.1 is without it: `close`, `upgrade` and the rest are the general way's.
                 return !HeaderList.containsElement(in: value) { !HeaderList.equalsIgnoringCase($0, "keep-alive") }

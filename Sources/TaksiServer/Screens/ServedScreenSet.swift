@@ -172,8 +172,8 @@ public final class ServedScreenSet: Sendable {
     let approximateBytes: Int
     /// Every screen's variants' revisions: what skeletons this set can answer data and submits for.
     let revisions: Set<NamedRevision>
-    /// The skeletons answered from a head's bytes, by target (``precomputedAnswer(to:bytes:maxHeaderBytes:)``).
-    let skeletonTargets: SkeletonTargets
+    /// The skeletons and data answered from a head's bytes, by target (``precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``).
+    let headTargets: HeadTargets
 
     /// A revision of a screen's skeleton (``SkeletonRevision``), by the screen's name.
     struct NamedRevision: Hashable {
@@ -266,7 +266,7 @@ public final class ServedScreenSet: Sendable {
             index.append(ScreenIndex.entry(variants, revisions: servedVariants.mapValues(\.revision.digest)))
         }
         self.screens = screens
-        self.skeletonTargets = SkeletonTargets(screens: screens)
+        self.headTargets = HeadTargets(screens: screens, answersData: screenSet.epochs.count <= 1)
         self.approximateBytes = approximateBytes
         self.revisions = Set(
             screens.flatMap { name, screen in screen.served.values.map { NamedRevision(screen: name, digest: $0.revision.digest) } })

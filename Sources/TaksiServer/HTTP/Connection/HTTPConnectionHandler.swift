@@ -133,14 +133,15 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     /// Answers a request from its head alone, when the set has its answer precomputed
-    /// (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:)``) and the machine lets
+    /// (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``) and the machine lets
     /// it be answered at once: written as the general way writes it. False sends it the general way.
     private func answerAtOnce(_ head: HTTPRequestParser.Head, _ bytes: UnsafeRawBufferPointer, context: ChannelHandlerContext) -> Bool {
         guard answersFromHeads,
-            let answer = responder.answeringFromHeads?.precomputedAnswer(to: head, bytes: bytes, maxHeaderBytes: limits.maxHeaderBytes),
+            let answer = responder.answeringFromHeads?.precomputedAnswer(
+                to: head, bytes: bytes, maxHeaderBytes: limits.maxHeaderBytes, memo: responder.memo),
             let id = machine.answersAtOnce(isWritable: context.channel.isWritable)
         else { return false }
-        answer.variant.counted.skeleton.increment()
+        responder.count(answer)
         write(answer.response, for: .answeredAtOnce(answer.head, id: id), framing: .keepAlive, context: context)
         run(machine.responseWritten(isWritable: context.channel.isWritable, now: .now()), context: context)
         return true
