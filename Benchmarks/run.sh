@@ -7,6 +7,9 @@
 #   Benchmarks/run.sh                      # defaults: 10 s runs, 3 rounds, 64 connections
 #   DURATION=5 ROUNDS=5 Benchmarks/run.sh
 #   TAKSI_BIN=/path/to/taksi-server Benchmarks/run.sh   # measure that binary instead of building
+#   TAKSI_BASE=/path/to/older/taksi-server ONLY='data|304' FLOOD_SECONDS=0 Benchmarks/run.sh
+#       # also measure an older build in the same run (its one-core rows, shipped defaults) and
+#       # print what changed; ONLY keeps the scenarios whose names match (grep -E); no flood
 #
 # Builds taksi-server in release mode, installs wrk and nginx with apt-get when missing, pins
 # each server to CPU 0 (one event loop thread, one nginx worker) and the load generator to CPU 1,
@@ -45,7 +48,7 @@ python3 Benchmarks/make_screens.py bench "$WORK/screens"
 start_taksi() {
     local port
     port=$(free_port)
-    env ${4:+TAKSI_ACCESS_LOG=$4} taskset -c "$2" "$BIN" serve --screens "$WORK/screens" --host 127.0.0.1 --port "$port" --threads "$3" \
+    env ${4:+TAKSI_ACCESS_LOG=$4} taskset -c "$2" "${5:-$BIN}" serve --screens "$WORK/screens" --host 127.0.0.1 --port "$port" --threads "$3" \
         2>"$WORK/taksi-$1.log" &
     PIDS+=($!)
     printf -v "$1_PID" '%s' $!
@@ -55,6 +58,7 @@ start_taksi() {
 start_taksi TAKSI "$SERVER_CPU" 1
 start_taksi QUIET "$SERVER_CPU" 1 false
 start_taksi TWO "$TWO_CPUS" 2
+if [ -n "${TAKSI_BASE:-}" ]; then start_taksi BASE "$SERVER_CPU" 1 "" "$TAKSI_BASE"; fi
 
 # What nginx serves, captured from taksi-server: name | taksi-server path | nginx file.
 RESOURCES=(
@@ -163,6 +167,14 @@ SCENARIOS=(
     "skeleton, two cores|two|/screens/menu|/skeleton.json|X-Bench: 1|none"
     "data, a new request value each time, two cores|two|/screens/home/data|/home-data.json|X-Bench: 1|unique"
 )
+if [ -n "${ONLY:-}" ]; then
+    kept=()
+    for scenario in "${SCENARIOS[@]}"; do
+        if grep -qE "$ONLY" <<<"${scenario%%|*}"; then kept+=("$scenario"); fi
+    done
+    SCENARIOS=("${kept[@]}")
+    [ ${#SCENARIOS[@]} -gt 0 ] || { echo "ONLY=$ONLY matches no scenario" >&2; exit 1; }
+fi
 
 # A process's CPU time in clock ticks, its children's included (nginx's workers).
 
@@ -196,6 +208,10 @@ for round in $(seq 1 "$ROUNDS"); do
         RPS["taksi|$name"]+="$rps " P99["taksi|$name"]+="$p99 " CPU["taksi|$name"]+="$cpu "
         read -r rps p99 cpu < <(run_wrk "$nginx$nginx_path" "${header/ETAG/$NGINX_ETAG}" none "$nginx_pid" "$cpus" "$threads")
         RPS["nginx|$name"]+="$rps " P99["nginx|$name"]+="$p99 " CPU["nginx|$name"]+="$cpu "
+        if [ -n "${TAKSI_BASE:-}" ] && [ "$log" = on ]; then
+            read -r rps p99 cpu < <(run_wrk "$BASE$taksi_path" "${header/ETAG/$TAKSI_ETAG}" "$script" "$BASE_PID")
+            RPS["base|$name"]+="$rps " P99["base|$name"]+="$p99 " CPU["base|$name"]+="$cpu "
+        fi
         echo "round $round: $name done" >&2
     done
 done
@@ -209,11 +225,24 @@ for scenario in "${SCENARIOS[@]}"; do
         -v tp="$(median_of "${P99["taksi|$name"]}")" -v np="$(median_of "${P99["nginx|$name"]}")" \
         'BEGIN { printf "| %s | %.0f | %.0f | %.2fx | %.1f | %.1f | %.2f | %.2f |\n", name, t, n, t / n, tc, nc, tp, np }'
 done
+if [ -n "${TAKSI_BASE:-}" ]; then
+    printf '\n| against %s | its ratio | this ratio | its CPU µs/req | this CPU µs/req | change |\n|---|---:|---:|---:|---:|---:|\n' "$TAKSI_BASE"
+    for scenario in "${SCENARIOS[@]}"; do
+        name=${scenario%%|*}
+        [ -n "${CPU["base|$name"]:-}" ] || continue
+        awk -v name="$name" -v b="$(median_of "${RPS["base|$name"]}")" -v t="$(median_of "${RPS["taksi|$name"]}")" \
+            -v n="$(median_of "${RPS["nginx|$name"]}")" -v bc="$(median_of "${CPU["base|$name"]}")" \
+            -v tc="$(median_of "${CPU["taksi|$name"]}")" \
+            'BEGIN { printf "| %s | %.2fx | %.2fx | %.1f | %.1f | %+.0f%% |\n", name, b / n, t / n, bc, tc, (tc / bc - 1) * 100 }'
+    done
+fi
+[ -n "${RPS["taksi|skeleton"]:-}" ] && [ -n "${RPS["taksi|skeleton, access log off"]:-}" ] &&
 awk -v on="$(median_of "${RPS["taksi|skeleton"]}")" -v off="$(median_of "${RPS["taksi|skeleton, access log off"]}")" \
     -v non="$(median_of "${RPS["nginx|skeleton"]}")" -v noff="$(median_of "${RPS["nginx|skeleton, access log off"]}")" \
     'BEGIN { printf "\nThe access log costs taksi-server %.0f%% of its skeleton throughput (nginx: %.0f%%).\n", (1 - on / off) * 100, (1 - non / noff) * 100 }'
 echo "taksi-server wrote $(grep -c ' GET /' "$WORK/taksi-TAKSI.log" || true) access log lines, nginx $(wc -l <"$WORK/nginx-access.log")."
 
+[ "$FLOOD_SECONDS" -gt 0 ] || exit 0
 printf '\n| slow-reader flood (300 connections pipelining, never reading) | fresh requests answered | median ms | slowest ms | peak RSS MB |\n|---|---:|---:|---:|---:|\n'
 for server in taksi nginx; do
     if [ $server = taksi ]; then url="$TAKSI/screens/menu" pid=$TAKSI_PID; else url="$NGINX/skeleton.json" pid=$NGINX_PID; fi

@@ -38,6 +38,9 @@ struct PrecomputedAnswersTests {
                 identifier: greeting
                 content: {value: {$template: "Hi {query.name}, \(long)"}}
             """,
+            "newer.yaml": "name: newer\nversion: \">= 2.0\"\ncomponents: [{name: label_component, content: {value: New}}]",
+            "choice.yaml": "name: choice\nentry: true\ncomponents: [{name: label_component, content: {value: Default}}]",
+            "choice-b.yaml": "name: choice\nalternative: b\ncomponents: [{name: label_component, content: {value: B}}]",
             "versioned.yaml": "name: versioned\nentry: true\ncomponents: [{name: label_component, content: {value: Old}}]",
             "versioned-2.yaml": """
             name: versioned
@@ -113,6 +116,11 @@ struct PrecomputedAnswersTests {
             (Self.get("/screens/items/-12", "If-None-Match: *"), "304"),
             (Self.get("/screens/items/7/"), "200"),
             (Self.get("/screens/plain/"), "200"),
+            (Self.get("/screens/plain", "X-Taksi-Version: 2.0"), "200"),
+            (Self.get("/screens/versioned"), "200"),
+            (Self.get("/screens/versioned", "X-Taksi-Version: 2.0"), "200"),
+            (Self.get("/screens/versioned/data", "X-Taksi-Version: 1.2"), "200"),
+            (Self.get("/screens/newer", "X-Taksi-Version: 2.0.1"), "200"),
             (Self.get("/screens/plain/data"), "200"),
             (Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)"), "200"),
             (Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)", "x-taksi-skeleton: other"), "200"),
@@ -124,13 +132,17 @@ struct PrecomputedAnswersTests {
 
     /// Requests the general way answers (an error, another variant, a header it reads).
     static let general = [
-        Self.get("/screens/versioned"),
+        Self.get("/screens/newer"),
+        Self.get("/screens/newer", "X-Taksi-Version: 1.0"),
+        Self.get("/screens/plain", "X-Taksi-Version: x"),
+        Self.get("/screens/choice"),
+        Self.get("/screens/choice/data"),
+        Self.get("/screens/plain/data?version=2.0"),
         Self.get("/screens/plain/data?x=1"),
         Self.get("/screens/plain/data", "X-Taksi-Skeleton: other"),
         Self.get("/screens/plain/data", "X-Taksi-Skeleton: other", "X-Taksi-Skeleton: \(revision)"),
         Self.get("/screens/plain/data/"),
         Self.get("/screens/greet/data?name=Ada"),
-        Self.get("/screens/versioned/data"),
         Self.get("/screens/items/7/data"),
         Self.get("/screens/nothing"),
         Self.get("/screens/items/x"),
@@ -140,7 +152,6 @@ struct PrecomputedAnswersTests {
         Self.get("http://a/screens/plain"),
         Self.get("/screens"),
         Self.get("/healthz"),
-        Self.get("/screens/plain", "X-Taksi-Version: 2.0"),
         Self.get("/screens/plain", "X-Taksi-Alternative: b"),
         Self.get("/screens/plain", "X-Request-Id: abc"),
         Self.get("/screens/plain", "Expect: 100-continue"),
@@ -156,6 +167,29 @@ struct PrecomputedAnswersTests {
         "OPTIONS /screens/plain HTTP/1.1\r\nHost: a\r\n\r\n",
         "GET /screens/plain HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
     ]
+
+    @Test("the app's version picks the variant as the general way picks it")
+    func versions() throws {
+        func variant(_ request: String) throws -> String? {
+            var parser = HTTPRequestParser(limits: HTTPRequestParser.Limits(maxTargetLength: 8192, maxFieldBytes: 65536))
+            var found: String?
+            _ = try Array(request.utf8).withUnsafeBytes { bytes in
+                try parser.parse(bytes) { event in
+                    guard case .head(let head, let headBytes) = event else { return true }
+                    found = Self.set.precomputedAnswer(to: head, bytes: headBytes, maxHeaderBytes: 65536)?.variant.compiled.variantID
+                    return false
+                }
+            }
+            return found
+        }
+        #expect(try variant(Self.get("/screens/versioned")) == "versioned|*|default")
+        #expect(try variant(Self.get("/screens/versioned", "X-Taksi-Version: 1.9.9")) == "versioned|*|default")
+        #expect(try variant(Self.get("/screens/versioned", "X-Taksi-Version: 2.0")) == "versioned|>= 2.0|default")
+        #expect(try variant(Self.get("/screens/versioned/data", "X-Taksi-Version: 3.1-beta.2")) == "versioned|>= 2.0|default")
+        #expect(
+            try variant(Self.get("/screens/versioned", "X-Taksi-Version: 2.0", "x-taksi-version: 1.0")) == "versioned|>= 2.0|default")
+        #expect(try variant(Self.get("/screens/versioned", "X-Taksi-Version: 2.x")) == nil)
+    }
 
     @Test("anything the general way reads differently is left to it")
     func leftToTheGeneralWay() throws {
@@ -187,6 +221,9 @@ struct PrecomputedAnswersTests {
                 Self.get("/screens/plain", "Accept-Encoding: gzip", "If-None-Match: \(gzip)"),
                 Self.get("/screens/items/7"), Self.get("/screens/plain", "Connection: keep-alive"), Self.get("/screens/plain/"),
                 Self.get("/screens/plain/data"), Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)"),
+                Self.get("/screens/versioned", "X-Taksi-Version: 2.0"), Self.get("/screens/versioned"),
+                Self.get("/screens/versioned/data", "X-Taksi-Version: 2.0"),
+                Self.get("/screens/greet/data?name=Ada", "X-Taksi-Version: 2.0"),
             ] + Array(repeating: Self.get("/screens/greet/data?name=Ada", "Accept-Encoding: gzip"), count: 4)
         // Those the general way answers, but for the ones that end the connection.
         let kept = try Self.general.filter { request in

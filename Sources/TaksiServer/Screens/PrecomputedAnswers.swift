@@ -24,11 +24,19 @@ extension ServedScreenSet {
     /// The skeletons of the screens named without parameters, and their data targets
     /// (`/screens/<name>/data`), by their digests.
     struct HeadTargets: Sendable {
-        struct Entry: Sendable {
+        /// A class: a lookup is one reference count, not one for each of the screen's parts.
+        final class Entry: Sendable {
             let head: HTTPRequestHead
             let target: [UInt8]
-            let variant: Variant
+            let screen: Screen
             let isData: Bool
+
+            init(head: HTTPRequestHead, target: [UInt8], screen: Screen, isData: Bool) {
+                self.head = head
+                self.target = target
+                self.screen = screen
+                self.isData = isData
+            }
         }
 
         /// Targets whose digests collide are left out (the general way answers them).
@@ -39,19 +47,18 @@ extension ServedScreenSet {
         init(screens: [String: Screen], answersData: Bool) {
             var entries: [UInt64: Entry] = [:]
             var collisions: Set<UInt64> = []
-            func add(_ target: String, _ variant: Variant, isData: Bool) {
+            func add(_ target: String, _ screen: Screen, isData: Bool) {
                 let bytes = Array(target.utf8)
                 let key = bytes.withUnsafeBufferPointer(Self.digest)
                 if entries[key] != nil { collisions.insert(key) }
                 entries[key] = Entry(
-                    head: HTTPRequestHead(version: .http1_1, method: .GET, uri: target), target: bytes, variant: variant, isData: isData)
+                    head: HTTPRequestHead(version: .http1_1, method: .GET, uri: target), target: bytes, screen: screen, isData: isData)
             }
-            for (name, screen) in screens where !screen.hasParameters {
-                guard let variant = screen.answeredFromHeads else { continue }
+            for (name, screen) in screens where !screen.hasParameters && screen.isPickedFromHeads {
                 let target = "/screens/" + name
                 // Only targets the router reads as this screen's skeleton and data.
-                if Route(path: target[...]) == .skeleton(name) { add(target, variant, isData: false) }
-                if answersData, Route(path: (target + "/data")[...]) == .data(name) { add(target + "/data", variant, isData: true) }
+                if Route(path: target[...]) == .skeleton(name) { add(target, screen, isData: false) }
+                if answersData, Route(path: (target + "/data")[...]) == .data(name) { add(target + "/data", screen, isData: true) }
             }
             for key in collisions { entries[key] = nil }
             self.entries = entries
@@ -70,22 +77,23 @@ extension ServedScreenSet {
     }
 
     /// The answer to a `GET`, from the head the server's reader read, without the general way
-    /// (``Responder``): no `HTTPRequestHead` made of it, no header made a string, no routing, no
-    /// variant selection; the `ETag` is compared with `If-None-Match` as bytes. For a screen with
-    /// one variant for every request (no versions, alternatives, locales, nor static fields built
-    /// from its path):
+    /// (``Responder``): no `HTTPRequestHead` made of it, no header made a string (but an app's
+    /// version), no routing; the `ETag` is compared with `If-None-Match` as bytes. For a screen
+    /// whose variant the app's version alone picks (no alternatives, experiment or locales, no
+    /// static field built from its path; ``Screen/isPickedFromHeads``):
     /// - its skeleton, looked up by its target's bytes, or else routed and matched as the general
     ///   way does (a path parameter's value checked);
     /// - its data, when the catalog is the same for every app version: fixtures' data (no query),
-    ///   or a response ``ResponseMemo`` keeps for this very target (request values only, no
-    ///   upstream), which the general way remembered by the target's bytes.
+    ///   or a response ``ResponseMemo`` keeps for this very target and variant (request values
+    ///   only, no upstream), which the general way remembered by the target's bytes.
     ///
     /// Nil sends the request the general way, which writes the same bytes (a test sends both ways
-    /// the same requests): `HEAD`, HTTP/1.0, a body, a skeleton's query, an absolute target, a
-    /// value that does not fit its parameter; a header that selects or is checked (`X-Taksi-Version`,
-    /// `X-Taksi-Alternative`, `X-Request-Id`, `Expect`, `Upgrade`, `Content-Length`, `Transfer-Encoding`,
-    /// an `X-Taksi-Skeleton` other than the variant's), a `Connection` other than `keep-alive`,
-    /// no `Host` or two, fields over the limit.
+    /// the same requests): `HEAD`, HTTP/1.0, a body, a skeleton's query, a `version` in a data
+    /// query, an absolute target, a value that does not fit its parameter, a version no variant
+    /// serves or that does not parse; a header that selects or is checked (`X-Taksi-Alternative`,
+    /// `X-Request-Id`, `Expect`, `Upgrade`, `Content-Length`, `Transfer-Encoding`, an
+    /// `X-Taksi-Skeleton` other than the variant's), a `Connection` other than `keep-alive`, no
+    /// `Host` or two, fields over the limit.
     /// - Parameters:
     ///   - bytes: the head's bytes, which `head`'s ranges are into.
     ///   - maxHeaderBytes: the connection's limit on field bytes, as ``ConnectionRequest`` counts them.
@@ -98,25 +106,15 @@ extension ServedScreenSet {
             let target = UnsafeBufferPointer(rebasing: bytes[head.target])
             let query = target.firstIndex(of: UInt8(ascii: "?"))
             let requestHead: HTTPRequestHead
-            let variant: Variant
-            var representations: Representations?
-            var kept: ResponseMemo.Entry?
+            let screen: Screen
             var isData = false
             if let entry = headTargets.entry(for: query.map { UnsafeBufferPointer(rebasing: target[..<$0]) } ?? target) {
-                (requestHead, variant, isData) = (entry.head, entry.variant, entry.isData)
-                if !isData {
-                    guard query == nil else { return nil }
-                    representations = variant.skeleton
-                } else if query == nil, let staticData = variant.staticData {
-                    representations = staticData
-                } else if let found = memo?.entry(forTarget: target, of: variant.memoID) {
-                    kept = found
-                } else {
-                    return nil
-                }
+                (requestHead, screen, isData) = (entry.head, entry.screen, entry.isData)
+                // A skeleton's query, and a version in a data query (the general way reads it when
+                // no header says one), are the general way's.
+                guard isData ? !target.contains(Self.versionParameter) : query == nil else { return nil }
             } else if let found = routed(target) {
-                (requestHead, variant) = found
-                representations = variant.skeleton
+                (requestHead, screen) = found
             } else {
                 return nil
             }
@@ -127,10 +125,22 @@ extension ServedScreenSet {
                     return nil
                 }
             }
-            guard fields.hosts == 1, fields.bytes <= maxHeaderBytes else { return nil }
-            if isData, let revision = fields.revision {
-                // The general way answers another skeleton's data (from an earlier set) or refuses it.
-                guard variant.revision.digest.utf8.elementsEqual(revision) else { return nil }
+            guard fields.hosts == 1, fields.bytes <= maxHeaderBytes, let variant = screen.variantFromHead(version: fields.version)
+            else { return nil }
+            let representations: Representations?
+            var kept: ResponseMemo.Entry?
+            if !isData {
+                representations = variant.skeleton
+            } else {
+                if let revision = fields.revision {
+                    // The general way answers another skeleton's data (from an earlier set) or refuses it.
+                    guard variant.revision.digest.utf8.elementsEqual(revision) else { return nil }
+                }
+                representations = query == nil ? variant.staticData : nil
+                if representations == nil {
+                    guard let found = memo?.entry(forTarget: target, of: variant.memoID) else { return nil }
+                    kept = found
+                }
             }
             let isNotModified = { (form: Representations.Form) in
                 fields.isConditional
@@ -149,20 +159,21 @@ extension ServedScreenSet {
         }
     }
 
-    /// The skeleton whose target this is, found as the general way finds it (a path parameter's
-    /// value matched and checked, a trailing `/` dropped), when its screen has one variant for
-    /// every request.
-    private func routed(_ target: UnsafeBufferPointer<UInt8>) -> (HTTPRequestHead, Variant)? {
+    private static let versionParameter = Array("version=".utf8)
+
+    /// The screen whose skeleton this target is, found as the general way finds it (a path
+    /// parameter's value matched and checked, a trailing `/` dropped), when a request's head
+    /// picks its variant.
+    private func routed(_ target: UnsafeBufferPointer<UInt8>) -> (HTTPRequestHead, Screen)? {
         // Data requests (a screen's name never ends in the segment `data`) go the general way
         // without a string made of their targets.
         guard target.count > 9, target.starts(with: "/screens/".utf8), !target.contains(UInt8(ascii: "?")),
             !target.reversed().starts(with: "atad/".utf8)
         else { return nil }
         let uri = String(decoding: target, as: UTF8.self)
-        guard case .skeleton(let name) = Route(path: uri[...]), let (screen, _) = try? screen(at: name),
-            let variant = screen.answeredFromHeads
+        guard case .skeleton(let name) = Route(path: uri[...]), let (screen, _) = try? screen(at: name), screen.isPickedFromHeads
         else { return nil }
-        return (HTTPRequestHead(version: .http1_1, method: .GET, uri: uri), variant)
+        return (HTTPRequestHead(version: .http1_1, method: .GET, uri: uri), screen)
     }
 
     /// What the fields of a request say, read once, name by name; ``read(_:_:)`` is false for
@@ -173,6 +184,8 @@ extension ServedScreenSet {
         var bytes = 0
         var acceptance = ContentCoding.Acceptance()
         var isConditional = false
+        /// The first `X-Taksi-Version`'s value, as the general way reads it.
+        var version: UnsafeBufferPointer<UInt8>?
         /// The first `X-Taksi-Skeleton`'s value (the skeleton a data request's app holds), as
         /// the general way reads it.
         var revision: UnsafeBufferPointer<UInt8>?
@@ -184,10 +197,11 @@ extension ServedScreenSet {
             case .ifNoneMatch: isConditional = true
             case .acceptEncoding: acceptance.read(value)
             case .skeletonRevision: revision = revision ?? value
+            case .taksiVersion: version = version ?? value
             case .connection:
                 // Kept alive, as HTTP/1.1 is without it: `close`, `upgrade` and the rest are the general way's.
                 return !HeaderList.containsElement(in: value) { !HeaderList.equalsIgnoringCase($0, "keep-alive") }
-            case .expect, .upgrade, .requestID, .contentLength, .taksiVersion, .transferEncoding, .taksiAlternative:
+            case .expect, .upgrade, .requestID, .contentLength, .transferEncoding, .taksiAlternative:
                 return false
             case nil: break
             }
@@ -197,10 +211,17 @@ extension ServedScreenSet {
 }
 
 extension ServedScreenSet.Screen {
-    /// Its variant when a request's head alone picks it: the only one, for any version, with no
-    /// locales and no static field built from its path.
-    var answeredFromHeads: ServedScreenSet.Variant? {
-        guard let variant = onlyVariant, variant.translations.isEmpty, variant.compiled.pathFields.isEmpty else { return nil }
-        return variant
+    /// The variant for a request whose head says `version` (`X-Taksi-Version`'s value) or none,
+    /// as the general way selects it; nil when the head does not pick it alone
+    /// (``isPickedFromHeads``), or the version does not parse or no variant serves it (the
+    /// general way answers the error).
+    func variantFromHead(version: UnsafeBufferPointer<UInt8>?) -> ServedScreenSet.Variant? {
+        guard isPickedFromHeads else { return nil }
+        guard let version else { return unversioned }
+        // Read as the general way reads it: text, trimmed.
+        guard let parsed = Version(String(decoding: version, as: UTF8.self).trimmingCharacters(in: .whitespaces)) else { return nil }
+        if let onlyVariant { return onlyVariant }
+        guard case .success(let selection) = variants.selection(ScreenVariants.Request(version: parsed)) else { return nil }
+        return served[selection.variant.file]
     }
 }

@@ -144,6 +144,13 @@ public final class ServedScreenSet: Sendable {
         /// How `Accept-Language` picks a locale, when a variant of this screen has localized text.
         let locales: LocaleNegotiator?
 
+        /// Whether a request's head alone picks the variant (``precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``):
+        /// the app's version does, with no alternatives nor experiment, no locales, and no static
+        /// field built from the path.
+        let isPickedFromHeads: Bool
+        /// The variant for a request that says no version, when ``isPickedFromHeads`` and one serves it.
+        let unversioned: Variant?
+
         init(variants: ScreenVariants, served: [String: Variant], vary: String?, locales: LocaleNegotiator? = nil) {
             self.variants = variants
             self.locales = locales
@@ -151,6 +158,11 @@ public final class ServedScreenSet: Sendable {
             self.vary = vary
             self.onlyVariant = served.count == 1 && !variants.isVersioned ? served.values.first : nil
             self.hasParameters = variants.pattern.hasParameters
+            self.isPickedFromHeads =
+                locales == nil && !variants.hasAlternatives && !variants.hasExperiment
+                && served.values.allSatisfy { $0.translations.isEmpty && $0.compiled.pathFields.isEmpty }
+            self.unversioned =
+                isPickedFromHeads ? (try? variants.selection(ScreenVariants.Request()).get()).flatMap { served[$0.variant.file] } : nil
         }
     }
 
