@@ -38,6 +38,16 @@ struct PrecomputedAnswersTests {
                 identifier: greeting
                 content: {value: {$template: "Hi {query.name}, \(long)"}}
             """,
+            "strings/en.yaml": "hello: \"Hello, {name}!\"\n",
+            "strings/pt.yaml": "hello: \"Olá, {name}!\"\n",
+            "welcome.yaml": """
+            name: welcome
+            entry: true
+            sources:
+              q: {type: request, parameters: {name: {default: Ana}}}
+            components:
+              - {name: label_component, identifier: hello, content: {value: {$text: hello, with: {name: q.name}}}}
+            """,
             "newer.yaml": "name: newer\nversion: \">= 2.0\"\ncomponents: [{name: label_component, content: {value: New}}]",
             "choice.yaml": "name: choice\nentry: true\ncomponents: [{name: label_component, content: {value: Default}}]",
             "choice-b.yaml": "name: choice\nalternative: b\ncomponents: [{name: label_component, content: {value: B}}]",
@@ -121,6 +131,8 @@ struct PrecomputedAnswersTests {
             (Self.get("/screens/versioned", "X-Taksi-Version: 2.0"), "200"),
             (Self.get("/screens/versioned/data", "X-Taksi-Version: 1.2"), "200"),
             (Self.get("/screens/newer", "X-Taksi-Version: 2.0.1"), "200"),
+            (Self.get("/screens/welcome", "Accept-Language: pt-PT"), "200"),
+            (Self.get("/screens/welcome"), "200"),
             (Self.get("/screens/plain/data"), "200"),
             (Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)"), "200"),
             (Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)", "x-taksi-skeleton: other"), "200"),
@@ -191,6 +203,27 @@ struct PrecomputedAnswersTests {
         #expect(try variant(Self.get("/screens/versioned", "X-Taksi-Version: 2.x")) == nil)
     }
 
+    @Test("Accept-Language picks the locale as the general way negotiates it")
+    func languages() throws {
+        func locale(_ request: String) throws -> String? {
+            var parser = HTTPRequestParser(limits: HTTPRequestParser.Limits(maxTargetLength: 8192, maxFieldBytes: 65536))
+            var found: String??
+            _ = try Array(request.utf8).withUnsafeBytes { bytes in
+                try parser.parse(bytes) { event in
+                    guard case .head(let head, let headBytes) = event else { return true }
+                    found = Self.set.precomputedAnswer(to: head, bytes: headBytes, maxHeaderBytes: 65536).map { $0.variant.compiled.locale }
+                    return false
+                }
+            }
+            return try #require(found, "not answered: \(request)")
+        }
+        #expect(try locale(Self.get("/screens/welcome")) == "en")
+        #expect(try locale(Self.get("/screens/welcome", "Accept-Language: pt-BR,pt;q=0.9")) == "pt")
+        #expect(try locale(Self.get("/screens/welcome", "Accept-Language: fr, pt;q=0.5")) == "pt")
+        #expect(try locale(Self.get("/screens/welcome", "Accept-Language: fr", "Accept-Language: pt")) == "en")
+        #expect(try locale(Self.get("/screens/plain", "Accept-Language: pt")) == nil)
+    }
+
     @Test("anything the general way reads differently is left to it")
     func leftToTheGeneralWay() throws {
         for request in Self.general {
@@ -224,7 +257,9 @@ struct PrecomputedAnswersTests {
                 Self.get("/screens/versioned", "X-Taksi-Version: 2.0"), Self.get("/screens/versioned"),
                 Self.get("/screens/versioned/data", "X-Taksi-Version: 2.0"),
                 Self.get("/screens/greet/data?name=Ada", "X-Taksi-Version: 2.0"),
-            ] + Array(repeating: Self.get("/screens/greet/data?name=Ada", "Accept-Encoding: gzip"), count: 4)
+                Self.get("/screens/welcome", "Accept-Language: pt"), Self.get("/screens/welcome", "Accept-Language: fr"),
+            ] + Array(repeating: Self.get("/screens/welcome/data?name=Bia", "Accept-Language: pt-PT"), count: 4)
+            + Array(repeating: Self.get("/screens/greet/data?name=Ada", "Accept-Encoding: gzip"), count: 4)
         // Those the general way answers, but for the ones that end the connection.
         let kept = try Self.general.filter { request in
             let connection = try HTTPConnectionHandlerTests.Connection(application: application)

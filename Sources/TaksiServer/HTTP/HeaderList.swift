@@ -64,6 +64,7 @@ enum KnownField {
     case ifNoneMatch
     case contentLength
     case acceptEncoding
+    case acceptLanguage
     case taksiVersion
     case skeletonRevision
     case transferEncoding
@@ -80,6 +81,7 @@ enum KnownField {
         case 13 where HeaderList.equalsIgnoringCase(name, "if-none-match"): self = .ifNoneMatch
         case 14 where HeaderList.equalsIgnoringCase(name, "content-length"): self = .contentLength
         case 15 where HeaderList.equalsIgnoringCase(name, "accept-encoding"): self = .acceptEncoding
+        case 15 where HeaderList.equalsIgnoringCase(name, "accept-language"): self = .acceptLanguage
         case 15 where HeaderList.equalsIgnoringCase(name, "x-taksi-version"): self = .taksiVersion
         case 16 where HeaderList.equalsIgnoringCase(name, "x-taksi-skeleton"): self = .skeletonRevision
         case 17 where HeaderList.equalsIgnoringCase(name, "transfer-encoding"): self = .transferEncoding

@@ -79,8 +79,8 @@ extension ServedScreenSet {
     /// The answer to a `GET`, from the head the server's reader read, without the general way
     /// (``Responder``): no `HTTPRequestHead` made of it, no header made a string (but an app's
     /// version), no routing; the `ETag` is compared with `If-None-Match` as bytes. For a screen
-    /// whose variant the app's version alone picks (no alternatives, experiment or locales, no
-    /// static field built from its path; ``Screen/isPickedFromHeads``):
+    /// whose variant the app's version and language alone pick (no alternatives nor experiment,
+    /// no static field built from its path; ``Screen/isPickedFromHeads``):
     /// - its skeleton, looked up by its target's bytes, or else routed and matched as the general
     ///   way does (a path parameter's value checked);
     /// - its data, when the catalog is the same for every app version: fixtures' data (no query),
@@ -105,19 +105,20 @@ extension ServedScreenSet {
         return bytes.withMemoryRebound(to: UInt8.self) { bytes -> PrecomputedAnswer? in
             let target = UnsafeBufferPointer(rebasing: bytes[head.target])
             let query = target.firstIndex(of: UInt8(ascii: "?"))
-            let requestHead: HTTPRequestHead
-            let screen: Screen
-            var isData = false
-            if let entry = headTargets.entry(for: query.map { UnsafeBufferPointer(rebasing: target[..<$0]) } ?? target) {
-                (requestHead, screen, isData) = (entry.head, entry.screen, entry.isData)
+            // The entry is kept, not its parts: the screen is read where it lies, never copied.
+            let entry: HeadTargets.Entry
+            if let found = headTargets.entry(for: query.map { UnsafeBufferPointer(rebasing: target[..<$0]) } ?? target) {
+                entry = found
                 // A skeleton's query, and a version in a data query (the general way reads it when
                 // no header says one), are the general way's.
-                guard isData ? !target.contains(Self.versionParameter) : query == nil else { return nil }
+                let namesVersion = query.map { Self.namesVersion(UnsafeBufferPointer(rebasing: target[$0...])) } ?? false
+                guard entry.isData ? !namesVersion : query == nil else { return nil }
             } else if let found = routed(target) {
-                (requestHead, screen) = found
+                entry = found
             } else {
                 return nil
             }
+            let isData = entry.isData
             var fields = Fields()
             for field in head.fields {
                 guard fields.read(UnsafeBufferPointer(rebasing: bytes[field.name]), UnsafeBufferPointer(rebasing: bytes[field.value]))
@@ -125,7 +126,7 @@ extension ServedScreenSet {
                     return nil
                 }
             }
-            guard fields.hosts == 1, fields.bytes <= maxHeaderBytes, let variant = screen.variantFromHead(version: fields.version)
+            guard fields.hosts == 1, fields.bytes <= maxHeaderBytes, let variant = entry.screen.variantFromHead(version: fields.version, language: fields.language)
             else { return nil }
             let representations: Representations?
             var kept: ResponseMemo.Entry?
@@ -154,17 +155,28 @@ extension ServedScreenSet {
                 representations?.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
                 ?? kept!.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
             return PrecomputedAnswer(
-                head: requestHead, variant: variant, kind: isData ? .data(revisionNamed: fields.revision != nil) : .skeleton,
+                head: entry.head, variant: variant, kind: isData ? .data(revisionNamed: fields.revision != nil) : .skeleton,
                 response: response)
         }
     }
 
     private static let versionParameter = Array("version=".utf8)
 
+    /// Whether a query's bytes hold `version=` anywhere (a byte loop: the standard library's
+    /// generic search costs more than the whole answer).
+    private static func namesVersion(_ query: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = versionParameter.count
+        guard query.count >= count else { return false }
+        for start in 0...(query.count - count) where query[start] == UInt8(ascii: "v") {
+            if UnsafeBufferPointer(rebasing: query[start..<(start + count)]).elementsEqual(versionParameter) { return true }
+        }
+        return false
+    }
+
     /// The screen whose skeleton this target is, found as the general way finds it (a path
     /// parameter's value matched and checked, a trailing `/` dropped), when a request's head
     /// picks its variant.
-    private func routed(_ target: UnsafeBufferPointer<UInt8>) -> (HTTPRequestHead, Screen)? {
+    private func routed(_ target: UnsafeBufferPointer<UInt8>) -> HeadTargets.Entry? {
         // Data requests (a screen's name never ends in the segment `data`) go the general way
         // without a string made of their targets.
         guard target.count > 9, target.starts(with: "/screens/".utf8), !target.contains(UInt8(ascii: "?")),
@@ -173,7 +185,9 @@ extension ServedScreenSet {
         let uri = String(decoding: target, as: UTF8.self)
         guard case .skeleton(let name) = Route(path: uri[...]), let (screen, _) = try? screen(at: name), screen.isPickedFromHeads
         else { return nil }
-        return (HTTPRequestHead(version: .http1_1, method: .GET, uri: uri), screen)
+        // Looked up by nothing: its target is not kept.
+        return HeadTargets.Entry(
+            head: HTTPRequestHead(version: .http1_1, method: .GET, uri: uri), target: [], screen: screen, isData: false)
     }
 
     /// What the fields of a request say, read once, name by name; ``read(_:_:)`` is false for
@@ -186,6 +200,8 @@ extension ServedScreenSet {
         var isConditional = false
         /// The first `X-Taksi-Version`'s value, as the general way reads it.
         var version: UnsafeBufferPointer<UInt8>?
+        /// The first `Accept-Language`'s value, as the general way reads it.
+        var language: UnsafeBufferPointer<UInt8>?
         /// The first `X-Taksi-Skeleton`'s value (the skeleton a data request's app holds), as
         /// the general way reads it.
         var revision: UnsafeBufferPointer<UInt8>?
@@ -198,6 +214,7 @@ extension ServedScreenSet {
             case .acceptEncoding: acceptance.read(value)
             case .skeletonRevision: revision = revision ?? value
             case .taksiVersion: version = version ?? value
+            case .acceptLanguage: language = language ?? value
             case .connection:
                 // Kept alive, as HTTP/1.1 is without it: `close`, `upgrade` and the rest are the general way's.
                 return !HeaderList.containsElement(in: value) { !HeaderList.equalsIgnoringCase($0, "keep-alive") }
@@ -211,12 +228,19 @@ extension ServedScreenSet {
 }
 
 extension ServedScreenSet.Screen {
-    /// The variant for a request whose head says `version` (`X-Taksi-Version`'s value) or none,
-    /// as the general way selects it; nil when the head does not pick it alone
+    /// The variant for a request whose head says `version` (`X-Taksi-Version`'s value) and
+    /// `language` (`Accept-Language`'s), or neither, as the general way selects it: by version,
+    /// then in the negotiated locale. Nil when the head does not pick it alone
     /// (``isPickedFromHeads``), or the version does not parse or no variant serves it (the
     /// general way answers the error).
-    func variantFromHead(version: UnsafeBufferPointer<UInt8>?) -> ServedScreenSet.Variant? {
-        guard isPickedFromHeads else { return nil }
+    func variantFromHead(version: UnsafeBufferPointer<UInt8>?, language: UnsafeBufferPointer<UInt8>?) -> ServedScreenSet.Variant? {
+        guard isPickedFromHeads, let variant = versionedFromHead(version) else { return nil }
+        guard let locales, !variant.translations.isEmpty else { return variant }
+        // Read as the general way reads it: text (the negotiator remembers each value's locale).
+        return variant.translations[locales.locale(for: language.map { String(decoding: $0, as: UTF8.self) })] ?? variant
+    }
+
+    private func versionedFromHead(_ version: UnsafeBufferPointer<UInt8>?) -> ServedScreenSet.Variant? {
         guard let version else { return unversioned }
         // Read as the general way reads it: text, trimmed.
         guard let parsed = Version(String(decoding: version, as: UTF8.self).trimmingCharacters(in: .whitespaces)) else { return nil }

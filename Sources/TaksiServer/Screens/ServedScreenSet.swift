@@ -145,7 +145,7 @@ public final class ServedScreenSet: Sendable {
         let locales: LocaleNegotiator?
 
         /// Whether a request's head alone picks the variant (``precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``):
-        /// the app's version does, with no alternatives nor experiment, no locales, and no static
+        /// the app's version and language do, with no alternatives nor experiment, and no static
         /// field built from the path.
         let isPickedFromHeads: Bool
         /// The variant for a request that says no version, when ``isPickedFromHeads`` and one serves it.
@@ -159,8 +159,10 @@ public final class ServedScreenSet: Sendable {
             self.onlyVariant = served.count == 1 && !variants.isVersioned ? served.values.first : nil
             self.hasParameters = variants.pattern.hasParameters
             self.isPickedFromHeads =
-                locales == nil && !variants.hasAlternatives && !variants.hasExperiment
-                && served.values.allSatisfy { $0.translations.isEmpty && $0.compiled.pathFields.isEmpty }
+                !variants.hasAlternatives && !variants.hasExperiment
+                && served.values.allSatisfy { variant in
+                    variant.compiled.pathFields.isEmpty && variant.translations.values.allSatisfy(\.compiled.pathFields.isEmpty)
+                }
             self.unversioned =
                 isPickedFromHeads ? (try? variants.selection(ScreenVariants.Request()).get()).flatMap { served[$0.variant.file] } : nil
         }
