@@ -105,20 +105,6 @@ extension ServedScreenSet {
         return bytes.withMemoryRebound(to: UInt8.self) { bytes -> PrecomputedAnswer? in
             let target = UnsafeBufferPointer(rebasing: bytes[head.target])
             let query = target.firstIndex(of: UInt8(ascii: "?"))
-            // The entry is kept, not its parts: the screen is read where it lies, never copied.
-            let entry: HeadTargets.Entry
-            if let found = headTargets.entry(for: query.map { UnsafeBufferPointer(rebasing: target[..<$0]) } ?? target) {
-                entry = found
-                // A skeleton's query, and a version in a data query (the general way reads it when
-                // no header says one), are the general way's.
-                let namesVersion = query.map { Self.namesVersion(UnsafeBufferPointer(rebasing: target[$0...])) } ?? false
-                guard entry.isData ? !namesVersion : query == nil else { return nil }
-            } else if let found = routed(target) {
-                entry = found
-            } else {
-                return nil
-            }
-            let isData = entry.isData
             var fields = Fields()
             for field in head.fields {
                 guard fields.read(UnsafeBufferPointer(rebasing: bytes[field.name]), UnsafeBufferPointer(rebasing: bytes[field.value]))
@@ -126,8 +112,23 @@ extension ServedScreenSet {
                     return nil
                 }
             }
-            guard fields.hosts == 1, fields.bytes <= maxHeaderBytes, let variant = entry.screen.variantFromHead(version: fields.version, language: fields.language)
-            else { return nil }
+            guard fields.hosts == 1, fields.bytes <= maxHeaderBytes else { return nil }
+            let requestHead: HTTPRequestHead
+            let variant: Variant
+            let isData: Bool
+            if let entry = headTargets.entry(for: query.map { UnsafeBufferPointer(rebasing: target[..<$0]) } ?? target) {
+                // A skeleton's query, and a version in a data query (the general way reads it when
+                // no header says one), are the general way's.
+                let namesVersion = query.map { Self.namesVersion(UnsafeBufferPointer(rebasing: target[$0...])) } ?? false
+                guard entry.isData ? !namesVersion : query == nil,
+                    let picked = entry.screen.variantFromHead(version: fields.version, language: fields.language)
+                else { return nil }
+                (requestHead, variant, isData) = (entry.head, picked, entry.isData)
+            } else if let (routedHead, picked) = routed(target, version: fields.version, language: fields.language) {
+                (requestHead, variant, isData) = (routedHead, picked, false)
+            } else {
+                return nil
+            }
             let representations: Representations?
             var kept: ResponseMemo.Entry?
             if !isData {
@@ -155,7 +156,7 @@ extension ServedScreenSet {
                 representations?.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
                 ?? kept!.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
             return PrecomputedAnswer(
-                head: entry.head, variant: variant, kind: isData ? .data(revisionNamed: fields.revision != nil) : .skeleton,
+                head: requestHead, variant: variant, kind: isData ? .data(revisionNamed: fields.revision != nil) : .skeleton,
                 response: response)
         }
     }
@@ -173,21 +174,22 @@ extension ServedScreenSet {
         return false
     }
 
-    /// The screen whose skeleton this target is, found as the general way finds it (a path
+    /// The skeleton's variant for this target, found as the general way finds it (a path
     /// parameter's value matched and checked, a trailing `/` dropped), when a request's head
-    /// picks its variant.
-    private func routed(_ target: UnsafeBufferPointer<UInt8>) -> HeadTargets.Entry? {
+    /// picks it (``Screen/variantFromHead(version:language:)``).
+    private func routed(
+        _ target: UnsafeBufferPointer<UInt8>, version: UnsafeBufferPointer<UInt8>?, language: UnsafeBufferPointer<UInt8>?
+    ) -> (HTTPRequestHead, Variant)? {
         // Data requests (a screen's name never ends in the segment `data`) go the general way
         // without a string made of their targets.
         guard target.count > 9, target.starts(with: "/screens/".utf8), !target.contains(UInt8(ascii: "?")),
             !target.reversed().starts(with: "atad/".utf8)
         else { return nil }
         let uri = String(decoding: target, as: UTF8.self)
-        guard case .skeleton(let name) = Route(path: uri[...]), let (screen, _) = try? screen(at: name), screen.isPickedFromHeads
+        guard case .skeleton(let name) = Route(path: uri[...]), let (screen, _) = try? screen(at: name),
+            let variant = screen.variantFromHead(version: version, language: language)
         else { return nil }
-        // Looked up by nothing: its target is not kept.
-        return HeadTargets.Entry(
-            head: HTTPRequestHead(version: .http1_1, method: .GET, uri: uri), target: [], screen: screen, isData: false)
+        return (HTTPRequestHead(version: .http1_1, method: .GET, uri: uri), variant)
     }
 
     /// What the fields of a request say, read once, name by name; ``read(_:_:)`` is false for
