@@ -77,23 +77,26 @@ struct PrecomputedAnswersTests {
     ///   - set: the set answering; ``set`` by default.
     ///   - memo: the data responses kept, for data of request values.
     static func answer(_ request: String, set: ServedScreenSet = set, memo: ResponseMemo? = nil) throws -> String? {
+        try precomputed(request, set: set, memo: memo).map { answer in
+            let response = answer.response
+            let gzip = response.headers.first(name: "ETag")?.hasSuffix("-gzip\"") == true ? " gzip" : ""
+            #expect((response.headers.first(name: "Content-Encoding") == "gzip") == (gzip != "" && response.status == .ok))
+            return "\(response.status.code)\(gzip)"
+        }
+    }
+
+    /// What the set answers a request from its head (nil: the general way), its request head
+    /// checked: `GET` of the target's path (the access log's: the query left out), HTTP/1.1.
+    static func precomputed(_ request: String, set: ServedScreenSet = set, memo: ResponseMemo? = nil) throws -> PrecomputedAnswer? {
         var parser = HTTPRequestParser(limits: HTTPRequestParser.Limits(maxTargetLength: 8192, maxFieldBytes: 65536))
-        var answer: String??
+        var answer: PrecomputedAnswer??
         _ = try Array(request.utf8).withUnsafeBytes { bytes in
             try parser.parse(bytes) { event in
                 guard case .head(let head, let headBytes) = event else { return true }
-                let found: String? = set.precomputedAnswer(
-                    to: head, bytes: headBytes, maxHeaderBytes: ConnectionLimits().maxHeaderBytes, memo: memo
-                )
-                .map {
-                    let target = String(decoding: headBytes[head.target], as: UTF8.self)
-                    // The access log's: the query left out.
-                    let path = target.prefix { $0 != "?" }
-                    #expect($0.head.uri == path && $0.head.method == .GET && $0.head.version == .http1_1)
-                    let response = $0.response
-                    let gzip = response.headers.first(name: "ETag")?.hasSuffix("-gzip\"") == true ? " gzip" : ""
-                    #expect((response.headers.first(name: "Content-Encoding") == "gzip") == (gzip != "" && response.status == .ok))
-                    return "\(response.status.code)\(gzip)"
+                let found = set.precomputedAnswer(to: head, bytes: headBytes, maxHeaderBytes: ConnectionLimits().maxHeaderBytes, memo: memo)
+                if let found {
+                    let path = String(decoding: headBytes[head.target], as: UTF8.self).prefix { $0 != "?" }
+                    #expect(found.head.uri == path && found.head.method == .GET && found.head.version == .http1_1)
                 }
                 answer = .some(found)
                 return false
@@ -182,18 +185,7 @@ struct PrecomputedAnswersTests {
 
     @Test("the app's version picks the variant as the general way picks it")
     func versions() throws {
-        func variant(_ request: String) throws -> String? {
-            var parser = HTTPRequestParser(limits: HTTPRequestParser.Limits(maxTargetLength: 8192, maxFieldBytes: 65536))
-            var found: String?
-            _ = try Array(request.utf8).withUnsafeBytes { bytes in
-                try parser.parse(bytes) { event in
-                    guard case .head(let head, let headBytes) = event else { return true }
-                    found = Self.set.precomputedAnswer(to: head, bytes: headBytes, maxHeaderBytes: 65536)?.variant.compiled.variantID
-                    return false
-                }
-            }
-            return found
-        }
+        func variant(_ request: String) throws -> String? { try Self.precomputed(request)?.variant.compiled.variantID }
         #expect(try variant(Self.get("/screens/versioned")) == "versioned|*|default")
         #expect(try variant(Self.get("/screens/versioned", "X-Taksi-Version: 1.9.9")) == "versioned|*|default")
         #expect(try variant(Self.get("/screens/versioned", "X-Taksi-Version: 2.0")) == "versioned|>= 2.0|default")
@@ -206,16 +198,7 @@ struct PrecomputedAnswersTests {
     @Test("Accept-Language picks the locale as the general way negotiates it")
     func languages() throws {
         func locale(_ request: String) throws -> String? {
-            var parser = HTTPRequestParser(limits: HTTPRequestParser.Limits(maxTargetLength: 8192, maxFieldBytes: 65536))
-            var found: String??
-            _ = try Array(request.utf8).withUnsafeBytes { bytes in
-                try parser.parse(bytes) { event in
-                    guard case .head(let head, let headBytes) = event else { return true }
-                    found = Self.set.precomputedAnswer(to: head, bytes: headBytes, maxHeaderBytes: 65536).map { $0.variant.compiled.locale }
-                    return false
-                }
-            }
-            return try #require(found, "not answered: \(request)")
+            try #require(try Self.precomputed(request), "not answered: \(request)").variant.compiled.locale
         }
         #expect(try locale(Self.get("/screens/welcome")) == "en")
         #expect(try locale(Self.get("/screens/welcome", "Accept-Language: pt-BR,pt;q=0.9")) == "pt")

@@ -129,21 +129,6 @@ extension ServedScreenSet {
             } else {
                 return nil
             }
-            let representations: Representations?
-            var kept: ResponseMemo.Entry?
-            if !isData {
-                representations = variant.skeleton
-            } else {
-                if let revision = fields.revision {
-                    // The general way answers another skeleton's data (from an earlier set) or refuses it.
-                    guard variant.revision.digest.utf8.elementsEqual(revision) else { return nil }
-                }
-                representations = query == nil ? variant.staticData : nil
-                if representations == nil {
-                    guard let found = memo?.entry(forTarget: target, of: variant.memoID) else { return nil }
-                    kept = found
-                }
-            }
             let isNotModified = { (form: Representations.Form) in
                 fields.isConditional
                     && head.fields.contains { field in
@@ -152,9 +137,20 @@ extension ServedScreenSet {
                     }
             }
             let acceptsGzip = fields.acceptance.acceptsGzip
-            let response =
-                representations?.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
-                ?? kept!.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
+            let response: HTTPResponse
+            if !isData {
+                response = variant.skeleton.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
+            } else {
+                // The general way answers another skeleton's data (from an earlier set) or refuses it.
+                if let revision = fields.revision, !variant.revision.digest.utf8.elementsEqual(revision) { return nil }
+                if query == nil, let staticData = variant.staticData {
+                    response = staticData.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
+                } else if let kept = memo?.entry(forTarget: target, of: variant.memoID) {
+                    response = kept.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
+                } else {
+                    return nil
+                }
+            }
             return PrecomputedAnswer(
                 head: requestHead, variant: variant, kind: isData ? .data(revisionNamed: fields.revision != nil) : .skeleton,
                 response: response)
