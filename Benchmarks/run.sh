@@ -143,11 +143,20 @@ cmp -s <(curl -sf -H 'Accept-Encoding: gzip' "$TAKSI/screens/menu") <(curl -sf -
     || { echo "the servers send different gzip bytes" >&2; exit 1; }
 
 # Each request a name never asked for before: the data is rendered every time, nothing kept helps.
+# Each wrk run (and each of its threads) names its own visitors, so a later round never repeats an
+# earlier one's names (which the memo would keep the second time they are asked for).
 cat >"$WORK/unique.lua" <<'LUA'
+math.randomseed(os.time())
+run = math.random(1, 2147483647)
+id = 0
 counter = 0
+function setup(thread)
+    id = id + 1
+    thread:set("id", id)
+end
 request = function()
     counter = counter + 1
-    return wrk.format("GET", "/screens/home/data?name=visitor" .. counter)
+    return wrk.format("GET", "/screens/home/data?name=visitor" .. run .. "-" .. id .. "-" .. counter)
 end
 LUA
 echo "-- the URL as given" >"$WORK/none.lua"
