@@ -6,9 +6,9 @@ import Testing
 
 @testable import TaksiServer
 
-/// Skeletons answered from a request head's bytes (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``):
-/// which requests are, with which response, and that a connection writes the same bytes whether
-/// it answers them that way or the general way.
+/// Skeletons and data answered from a request head's bytes (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``):
+/// which requests are, with which variant and response, and that a connection writes the same
+/// bytes, and counts the same, whether it answers them that way or the general way.
 @Suite("Precomputed answers")
 struct PrecomputedAnswersTests {
     /// A screen with one variant (large enough for a gzip form), one with a path parameter, one
@@ -109,7 +109,7 @@ struct PrecomputedAnswersTests {
         "GET \(target) HTTP/1.1\r\nHost: a\r\n" + fields.map { $0 + "\r\n" }.joined() + "\r\n"
     }
 
-    @Test("a GET of a screen with one variant is answered from its head, as its Accept-Encoding and If-None-Match ask")
+    @Test("a GET of a screen its head picks the variant of is answered from its head, as its Accept-Encoding and If-None-Match ask")
     func answered() throws {
         let (identity, gzip) = Self.etags
         let expected: [(String, String)] = [
