@@ -90,7 +90,9 @@ struct DataEndpoint: Sendable {
             )
         }
         guard !calls.isEmpty else {
-            return .ready(memoized(key, for: http, keep: !variant.dataDependsOnTime) { render(request(), lookups: []) })
+            let remembering = selection.screens.headTargets.answersData(of: variant)
+            return .ready(
+                memoized(key, for: http, keep: !variant.dataDependsOnTime, remembering: remembering) { render(request(), lookups: []) })
         }
         guard let resolver else { throw .upstreamsUnavailable }
         if let fresh = resolver.freshValues(of: calls, requestHeaders: headers) {
@@ -182,14 +184,19 @@ struct DataEndpoint: Sendable {
 
     /// The response kept for these inputs (``ResponseMemo``), or the one `render` makes, kept unless
     /// it is degraded; with no memo, `render`'s as it is.
-    /// - Parameter keep: false for data that depends on the moment, which is rendered every time.
-    private func memoized(_ key: ResponseMemo.Key, for http: HTTPRequest, keep: Bool, render: () -> Rendered) -> HTTPResponse {
+    /// - Parameters:
+    ///   - keep: false for data that depends on the moment, which is rendered every time.
+    ///   - remembering: whether a kept response's target is remembered, for the next request for
+    ///     it to be answered from its head (``ResponseMemo/remember(target:of:for:)``): only where
+    ///     the set answers this variant's data from heads.
+    private func memoized(
+        _ key: ResponseMemo.Key, for http: HTTPRequest, keep: Bool, remembering: Bool = false, render: () -> Rendered
+    ) -> HTTPResponse {
         let headers = http.headers
         guard keep, let memo, memo.isEnabled else { return Self.validated(render(), request: headers) }
         if let kept = memo.entry(for: key) {
             http.note("taksi.memo", "hit")
-            // The next request for this target is answered from its head when its screen's are.
-            memo.remember(target: http.uri, for: key)
+            if remembering { memo.remember(target: http.uri, of: kept, for: key) }
             return kept.response(to: headers)
         }
         http.note("taksi.memo", "miss")

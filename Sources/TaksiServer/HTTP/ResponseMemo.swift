@@ -116,13 +116,13 @@ public final class ResponseMemo: Sendable {
         var previous = Generation()
         var dependents: [String: Set<Key>] = [:]
         var seenOnce = [Int](repeating: 0, count: 4096)
-        /// Kept data responses by the targets they were asked with (``remember(target:for:)``),
+        /// Kept data responses by the targets they were asked with (``remember(target:of:for:)``),
         /// for the answer from a request head: emptied with the older generation, so it never
         /// holds an entry that is no longer kept, nor outlives a generation's bound.
         var targets: [UInt64: TargetUse] = [:]
     }
 
-    /// A target whose response is an entry of the newer generation.
+    /// A target whose response is an entry the memo keeps.
     private struct TargetUse {
         let variant: Int
         let target: [UInt8]
@@ -169,18 +169,19 @@ public final class ResponseMemo: Sendable {
         return found
     }
 
-    /// Remembers that `target` (a request's, as it arrived) was answered with `key`'s kept entry,
-    /// so the next request for it is answered from its head (``entry(forTarget:of:)``). Only
-    /// for a response the target alone decides: data of request values (no upstream value, which
-    /// goes stale by the clock), from an entry of the newer generation.
-    func remember(target: String, for key: Key) {
+    /// Remembers that `target` (a request's, as it arrived) was answered with `entry`, just found
+    /// for `key` by ``entry(for:)`` (forgotten with it when its generation is dropped), so the next request
+    /// for it is answered from its head (``entry(forTarget:of:)``). Only for a response the target
+    /// alone decides: data of request values (no upstream value, which goes stale by the clock).
+    /// A target already remembered costs a digest and a lookup, nothing copied.
+    func remember(target: String, of entry: Entry, for key: Key) {
         guard key.kind == .data, key.upstream.isEmpty, target.utf8.count <= Self.longestRememberedTarget else { return }
-        let bytes = Array(target.utf8)
-        let digest = bytes.withUnsafeBufferPointer { Self.digest(bytes: $0, variant: key.variant) }
+        var text = target
+        let digest = text.withUTF8 { Self.digest(bytes: $0, variant: key.variant) }
         state.withLockedValue { state in
-            guard let entry = state.current.entries[key] else { return }
+            if let use = state.targets[digest], use.entry === entry { return }
             if state.targets.count >= limits.maxEntries { state.targets.removeAll(keepingCapacity: true) }
-            state.targets[digest] = TargetUse(variant: key.variant, target: bytes, entry: entry)
+            state.targets[digest] = TargetUse(variant: key.variant, target: Array(target.utf8), entry: entry)
         }
     }
 

@@ -41,6 +41,8 @@ extension ServedScreenSet {
 
         /// Targets whose digests collide are left out (the general way answers them).
         private let entries: [UInt64: Entry]
+        /// The variants (translations included) whose data a target here answers.
+        private let dataVariants: Set<ObjectIdentifier>
 
         /// - Parameter answersData: whether data is answered from heads at all: not when the
         ///   catalog differs by app version (the version picks the one data is checked against).
@@ -62,6 +64,20 @@ extension ServedScreenSet {
             }
             for key in collisions { entries[key] = nil }
             self.entries = entries
+            var dataVariants: Set<ObjectIdentifier> = []
+            for entry in entries.values where entry.isData {
+                for variant in entry.screen.served.values {
+                    dataVariants.insert(ObjectIdentifier(variant))
+                    for translation in variant.translations.values { dataVariants.insert(ObjectIdentifier(translation)) }
+                }
+            }
+            self.dataVariants = dataVariants
+        }
+
+        /// Whether `variant`'s data is answered from heads (so a target the memo answered is
+        /// worth remembering for it).
+        func answersData(of variant: Variant) -> Bool {
+            dataVariants.contains(ObjectIdentifier(variant))
         }
 
         func entry(for target: UnsafeBufferPointer<UInt8>) -> Entry? {
