@@ -28,6 +28,14 @@ struct PrecomputedAnswersTests {
             parameters: {id: {type: integer}}
             components: [{name: label_component, identifier: title, content: {value: Item}}]
             """,
+            "order.yaml": """
+            name: orders/{id}
+            parameters: {id: {type: integer}}
+            sources:
+              q: {type: request, parameters: {note: {default: none}}}
+            components:
+              - {name: label_component, identifier: line, content: {value: {$template: "Order {path.id}: {q.note}"}}}
+            """,
             "greet.yaml": """
             name: greet
             entry: true
@@ -139,6 +147,9 @@ struct PrecomputedAnswersTests {
             (Self.get("/screens/plain/data"), "200"),
             (Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)"), "200"),
             (Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)", "x-taksi-skeleton: other"), "200"),
+            (Self.get("/screens/plain/data/"), "200"),
+            (Self.get("/screens/items/7/data"), "200"),
+            (Self.get("/screens/items/7/data", "If-None-Match: *"), "304"),
         ]
         for (request, answer) in expected {
             #expect(try Self.answer(request) == answer, "\(request)")
@@ -156,9 +167,11 @@ struct PrecomputedAnswersTests {
         Self.get("/screens/plain/data?x=1"),
         Self.get("/screens/plain/data", "X-Taksi-Skeleton: other"),
         Self.get("/screens/plain/data", "X-Taksi-Skeleton: other", "X-Taksi-Skeleton: \(revision)"),
-        Self.get("/screens/plain/data/"),
         Self.get("/screens/greet/data?name=Ada"),
-        Self.get("/screens/items/7/data"),
+        Self.get("/screens/items/x/data"),
+        Self.get("/screens/items/7/data?version=2.0"),
+        Self.get("/screens/orders/7/data?note=x"),
+        Self.get("/screens/items/7?x=1"),
         Self.get("/screens/nothing"),
         Self.get("/screens/items/x"),
         Self.get("/screens/plain?version=2.0"),
@@ -236,6 +249,7 @@ struct PrecomputedAnswersTests {
                 Self.get("/screens/plain", "If-None-Match: \(identity)"),
                 Self.get("/screens/plain", "Accept-Encoding: gzip", "If-None-Match: \(gzip)"),
                 Self.get("/screens/items/7"), Self.get("/screens/plain", "Connection: keep-alive"), Self.get("/screens/plain/"),
+                Self.get("/screens/items/7/data"), Self.get("/screens/plain/data/"),
                 Self.get("/screens/plain/data"), Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)"),
                 Self.get("/screens/versioned", "X-Taksi-Version: 2.0"), Self.get("/screens/versioned"),
                 Self.get("/screens/versioned/data", "X-Taksi-Version: 2.0"),
@@ -243,6 +257,7 @@ struct PrecomputedAnswersTests {
                 Self.get("/screens/welcome", "Accept-Language: pt"), Self.get("/screens/welcome", "Accept-Language: fr"),
             ] + Array(repeating: Self.get("/screens/welcome/data?name=Bia", "Accept-Language: pt-PT"), count: 4)
             + Array(repeating: Self.get("/screens/greet/data?name=Ada", "Accept-Encoding: gzip"), count: 4)
+            + Array(repeating: Self.get("/screens/orders/7/data?note=x"), count: 4)
         // Those the general way answers, but for the ones that end the connection.
         let kept = try Self.general.filter { request in
             let connection = try HTTPConnectionHandlerTests.Connection(application: application)
@@ -348,5 +363,48 @@ struct PrecomputedAnswersTests {
         #expect(counted[0] == counted[1])
         #expect(counted[0].contains("taksi_variant_data_total{screen=\"greet\",variant=\"greet|*|default\"} 7"), "\(counted[0])")
         #expect(counted[0].contains("taksi_skeleton_revisions_total{result=\"absent\"} 7"), "\(counted[0])")
+    }
+
+    @Test("targets routed to a screen with path parameters are kept once routed, a bounded number of them")
+    func routedTargets() throws {
+        let set = ServedScreenSet(try #require(ScreenSetLoader.load(files: Self.files()).screenSet))
+        #expect(set.headTargets.routedCount == 0)
+        for _ in 0..<2 {
+            #expect(try Self.precomputed(Self.get("/screens/items/1"), set: set)?.head.uri == "/screens/items/1")
+            #expect(try Self.precomputed(Self.get("/screens/items/1/data"), set: set)?.head.uri == "/screens/items/1/data")
+        }
+        #expect(set.headTargets.routedCount == 2, "each routed once, and kept")
+        #expect(try Self.precomputed(Self.get("/screens/plain"), set: set) != nil)
+        #expect(set.headTargets.routedCount == 2, "a screen without parameters is in the set's own table")
+        // Past the bound the table starts over: every target is still answered, each as its own.
+        for id in 2...(ServedScreenSet.HeadTargets.maxRouted + 10) {
+            for target in ["/screens/items/\(id)", "/screens/items/\(id)/data"] {
+                let answer = try #require(try Self.precomputed(Self.get(target), set: set), "\(target)")
+                #expect(answer.head.uri == target)
+            }
+            #expect(set.headTargets.routedCount <= ServedScreenSet.HeadTargets.maxRouted)
+        }
+        for _ in 0..<2 {
+            #expect(try Self.precomputed(Self.get("/screens/items/7/"), set: set)?.head.uri == "/screens/items/7/")
+            #expect(try Self.precomputed(Self.get("/screens/items/x"), set: set) == nil, "a value that does not fit its parameter")
+            #expect(try Self.precomputed(Self.get("/screens/items/7?x=1"), set: set) == nil, "routed, but a skeleton's query")
+        }
+    }
+
+    @Test("data of a screen with path parameters is answered from the head once kept for that very target")
+    func keptPathData() throws {
+        let application = buildApplication(
+            configuration: .forTests(), screenSet: try #require(ScreenSetLoader.load(files: Self.files()).screenSet),
+            logger: testLogger("test"))
+        let memo = try #require(application.responder.memo)
+        let order = Self.get("/screens/orders/7/data?note=x")
+        let connection = try HTTPConnectionHandlerTests.Connection(application: application)
+        for expected in [nil, nil, nil, "200"] as [String?] {
+            #expect(try Self.answer(order, set: application.store.snapshot, memo: memo) == expected)
+            try connection.send(order)
+            #expect(try connection.written().contains("Order 7: x"))
+        }
+        #expect(try Self.answer(Self.get("/screens/orders/8/data?note=x"), set: application.store.snapshot, memo: memo) == nil)
+        #expect(try Self.answer(Self.get("/screens/orders/7/data?note=y"), set: application.store.snapshot, memo: memo) == nil)
     }
 }

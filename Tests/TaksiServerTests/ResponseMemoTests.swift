@@ -6,9 +6,10 @@ import NIOCore
 import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
-import TaksiServer
 import TaksiTestSupport
 import Testing
+
+@testable import TaksiServer
 
 /// Data answered on the event loop: kept per inputs (``ResponseMemo``), rendered from fresh cache
 /// values without leaving the loop, and dropped when an upstream entry is refreshed.
@@ -137,6 +138,94 @@ struct ResponseMemoTests {
         #expect(fixture.metrics.counterTotal(label: "taksi_data_memo_dropped_total") == 1)
         #expect(fixture.title(try #require(fixture.readyResponse(uri)).body) == "two")
         try await fixture.upstream.stop()
+    }
+
+    @Test(
+        "data of fresh upstream values is answered from the head while they stay fresh in the same generation, for the same forwarded values, and counted alike"
+    )
+    func upstreamFromHeads() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody))
+        fixture.upstream.on("/me", .json(#"{"name": "Ada"}"#))
+        func answer(_ request: String) throws -> String? {
+            try PrecomputedAnswersTests.answer(request, set: fixture.application.store.snapshot, memo: fixture.application.memo)
+        }
+        let get = PrecomputedAnswersTests.get
+        // Fetched, rendered and kept the second time, remembered by its target the third (a memo
+        // hit through the general way): from the head after.
+        for (uri, headers) in [("/screens/feed/data?city=Oslo", []), ("/screens/me/data", [("Authorization", "a")])] {
+            _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
+            await fixture.cache.settle()
+            let request = get(uri, headers.map { "\($0): \($1)" }.joined())
+            for expected in [nil, nil, "200"] as [String?] {
+                #expect(try answer(request) == expected, "\(uri)")
+                #expect(fixture.readyResponse(uri, headers)?.status == .ok)
+            }
+        }
+        #expect(try answer(get("/screens/feed/data?city=Oslo", "Accept-Encoding: gzip")) == "200", "too small for a gzip form")
+        #expect(try answer(get("/screens/feed/data?city=Oslo&lang=en")) == nil, "another target")
+        // The values forwarded are part of the upstream's cache key: the same bytes answer, any other not.
+        #expect(try answer(get("/screens/me/data", "authorization: a")) == "200")
+        #expect(try answer(get("/screens/me/data", "Authorization: a", "X-Other: 1")) == "200")
+        #expect(try answer(get("/screens/me/data", "Authorization: b")) == nil)
+        #expect(try answer(get("/screens/me/data")) == nil)
+        #expect(try answer(get("/screens/me/data", "Authorization: a", "Accept-Language: fr")) == nil)
+        #expect(try answer(get("/screens/me/data", "Authorization: a", "Authorization: a")) == nil)
+
+        // Stale by the clock, each by its source's ttl (10 and 30 s): the general way (which
+        // serves it stale and refreshes it).
+        fixture.clock.advance(by: .seconds(11))
+        #expect(try answer(get("/screens/feed/data?city=Oslo")) == nil)
+        #expect(try answer(get("/screens/me/data", "Authorization: a")) == "200")
+        fixture.clock.advance(by: .seconds(20))
+        #expect(try answer(get("/screens/me/data", "Authorization: a")) == nil)
+        fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody.replacingOccurrences(of: "Cafés", with: "Bars")))
+        _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: "/screens/feed/data?city=Oslo")
+        await fixture.cache.settle()
+        // Refreshed: a new generation, remembered again once kept and asked for through the general way.
+        #expect(try answer(get("/screens/feed/data?city=Oslo")) == nil)
+        for _ in 0..<3 { _ = fixture.readyResponse("/screens/feed/data?city=Oslo") }
+        let refreshed = try #require(
+            try PrecomputedAnswersTests.precomputed(
+                get("/screens/feed/data?city=Oslo"), set: fixture.application.store.snapshot, memo: fixture.application.memo))
+        #expect(fixture.title(refreshed.response.body) == "Bars")
+        try await fixture.upstream.stop()
+    }
+
+    @Test("a connection counts data of fresh upstream values answered from heads as the general way counts it")
+    func upstreamFromHeadsCounted() async throws {
+        var counted: [[Int64]] = []
+        let feed = PrecomputedAnswersTests.get("/screens/feed/data?city=Oslo")
+        let me = PrecomputedAnswersTests.get("/screens/me/data", "Authorization: a")
+        for answersFromHeads in [true, false] {
+            let fixture = try await Fixture()
+            fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody))
+            fixture.upstream.on("/me", .json(#"{"name": "Ada"}"#))
+            for (uri, headers) in [("/screens/feed/data?city=Oslo", []), ("/screens/me/data", [("Authorization", "a")])] {
+                _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
+                await fixture.cache.settle()
+            }
+            let connection = try HTTPConnectionHandlerTests.Connection(
+                application: fixture.application, answersFromHeads: answersFromHeads)
+            for request in Array(repeating: feed, count: 5) + Array(repeating: me, count: 5) {
+                try connection.send(request)
+                #expect(try connection.written().hasPrefix("HTTP/1.1 200 OK"))
+            }
+            counted.append(
+                [
+                    fixture.metrics.counterTotal(label: "taksi_upstream_cache_total", dimensions: [("result", "hit")]),
+                    fixture.lookups("hit"), fixture.lookups("miss"), fixture.metrics.counterTotal(label: "taksi_variant_data_total"),
+                ])
+            if answersFromHeads {
+                // Answered from heads, so not asked of the memo through the general way.
+                #expect(
+                    try PrecomputedAnswersTests.answer(feed, set: fixture.application.store.snapshot, memo: fixture.application.memo)
+                        == "200")
+            }
+            try await fixture.upstream.stop()
+        }
+        #expect(counted[0] == counted[1])
+        #expect(counted[0][0] == 10, "every request's one upstream value, found fresh")
     }
 
     @Test("a response with a degraded source is neither answered on the loop nor kept")

@@ -89,15 +89,18 @@ struct DataEndpoint: Sendable {
                 dependsOnTime: variant.dataDependsOnTime, request: http
             )
         }
+        // Whether a kept response's target is remembered, to be answered from its head: where
+        // the set answers this variant's data so.
+        let remembering = selection.screens.headTargets.answersData(of: variant)
         guard !calls.isEmpty else {
-            let remembering = selection.screens.headTargets.answersData(of: variant)
             return .ready(
                 memoized(key, for: http, keep: !variant.dataDependsOnTime, remembering: remembering) { render(request(), lookups: []) })
         }
         guard let resolver else { throw .upstreamsUnavailable }
         if let fresh = resolver.freshValues(of: calls, requestHeaders: headers) {
             for found in fresh { http.note("taksi.cache.\(found.call.source)", "hit") }
-            return .ready(memoized(key, fresh: fresh, for: http, keep: !variant.dataDependsOnTime, request: request))
+            return .ready(
+                memoized(key, fresh: fresh, for: http, keep: !variant.dataDependsOnTime, remembering: remembering, request: request))
         }
         let request = request()
         return .pending {
@@ -115,11 +118,19 @@ struct DataEndpoint: Sendable {
     /// The response rendered from fresh upstream values, kept under their cache entries' generations.
     private func memoized(
         _ key: ResponseMemo.Key, fresh: [(call: UpstreamCall, key: String, fresh: UpstreamCache.Fresh)], for http: HTTPRequest, keep: Bool,
-        request: () -> Request
+        remembering: Bool = false, request: () -> Request
     ) -> HTTPResponse {
         memoized(
             key.with(upstream: fresh.map { ResponseMemo.Key.UpstreamUse(key: $0.key, generation: $0.fresh.generation) }),
-            for: http, keep: keep
+            for: http, keep: keep, remembering: remembering,
+            inputs: {
+                ResponseMemo.TargetInputs(
+                    upstream: fresh.map {
+                        ResponseMemo.UpstreamCheck(key: $0.key, ttl: $0.call.definition.ttl, generation: $0.fresh.generation)
+                    },
+                    forwarded: ResponseMemo.ForwardedValues(names: fresh.flatMap(\.call.definition.forwardedHeaders), headers: http.headers)
+                )
+            }
         ) {
             // Made only when something is rendered: a kept response needs none of it.
             render(request(), lookups: fresh.map { ($0.call, .hit($0.fresh.found)) })
@@ -186,17 +197,20 @@ struct DataEndpoint: Sendable {
     /// it is degraded; with no memo, `render`'s as it is.
     /// - Parameters:
     ///   - keep: false for data that depends on the moment, which is rendered every time.
-    ///   - remembering: whether a kept response's target is remembered, for the next request for
-    ///     it to be answered from its head (``ResponseMemo/remember(target:of:for:)``): only where
-    ///     the set answers this variant's data from heads.
+    ///   - remembering: whether a kept response's target is remembered, for the next request
+    ///     for it to be answered from its head (``ResponseMemo/remember(target:of:for:inputs:)``):
+    ///     only where the set answers this variant's data from heads.
+    ///   - inputs: what else than its target the response is remembered with (upstream entries
+    ///     and forwarded values; none for data of request values), made only when it is.
     private func memoized(
-        _ key: ResponseMemo.Key, for http: HTTPRequest, keep: Bool, remembering: Bool = false, render: () -> Rendered
+        _ key: ResponseMemo.Key, for http: HTTPRequest, keep: Bool, remembering: Bool = false,
+        inputs: () -> ResponseMemo.TargetInputs = { ResponseMemo.TargetInputs() }, render: () -> Rendered
     ) -> HTTPResponse {
         let headers = http.headers
         guard keep, let memo, memo.isEnabled else { return Self.validated(render(), request: headers) }
         if let kept = memo.entry(for: key) {
             http.note("taksi.memo", "hit")
-            if remembering { memo.remember(target: http.uri, of: kept, for: key) }
+            if remembering { memo.remember(target: http.uri, of: kept, for: key, inputs: inputs) }
             return kept.response(to: headers)
         }
         http.note("taksi.memo", "miss")

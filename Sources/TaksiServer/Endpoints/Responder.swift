@@ -138,9 +138,12 @@ public struct Responder: Sendable {
         switch answer.kind {
         case .skeleton:
             answer.variant.counted.skeleton.increment()
-        case .data(let revisionNamed):
+        case .data(let revisionNamed, let kept):
             answer.variant.counted.data.increment()
             if !revisionNamed { data.selector.revisionCounters.absent.increment() }
+            guard let kept else { return }
+            if kept.freshUpstreamEntries > 0 { data.resolver?.countHits(kept.freshUpstreamEntries) }
+            memo?.countHit()
         }
     }
 

@@ -50,6 +50,12 @@ enum HeaderList {
             zip(text, expected).allSatisfy { byte, wanted in (byte | (byte >= 65 && byte <= 90 ? 0x20 : 0)) == wanted }
         }
     }
+
+    /// ASCII case-insensitive equality with lower-case bytes.
+    static func equalsIgnoringCase(_ text: some Collection<UInt8>, lowercase: [UInt8]) -> Bool {
+        text.count == lowercase.count
+            && zip(text, lowercase).allSatisfy { byte, wanted in (byte | (byte >= 65 && byte <= 90 ? 0x20 : 0)) == wanted }
+    }
 }
 
 /// The request fields a head is read for, told apart by their names' bytes (length first, then

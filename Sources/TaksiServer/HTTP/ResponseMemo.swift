@@ -127,12 +127,74 @@ public final class ResponseMemo: Sendable {
         let variant: Int
         let target: [UInt8]
         let entry: Entry
+        /// What else the response was made from, checked before it answers.
+        let inputs: TargetInputs
+    }
+
+    /// What a remembered target's response depends on besides the target and the variant: the
+    /// upstream cache entries it was rendered from, each checked fresh and in the same generation,
+    /// and the request header values its calls forward (part of their cache keys), compared as bytes.
+    struct TargetInputs: Sendable {
+        var upstream: [UpstreamCheck] = []
+        var forwarded = ForwardedValues()
+    }
+
+    /// The values of the request headers named `names` (lower case), as the request sent them:
+    /// each name's fields' values in order, each ended by a line feed, each name's by a zero byte
+    /// (neither is allowed in a field value). The same bytes make the same upstream cache keys;
+    /// other bytes (even ones that would make the same keys) send a request the general way.
+    struct ForwardedValues: Equatable, Sendable {
+        var names: [[UInt8]] = []
+        var values: [UInt8] = []
+
+        /// The values of a request's headers, as the general way holds them.
+        init(names: [String], headers: HTTPHeaders) {
+            self.names = Set(names.map { $0.lowercased() }).sorted().map { Array($0.utf8) }
+            for name in self.names {
+                for (field, value) in headers where HeaderList.equalsIgnoringCase(field.utf8, lowercase: name) {
+                    values += value.utf8
+                    values.append(0x0A)
+                }
+                values.append(0)
+            }
+        }
+
+        /// The values of the fields of a head read from `bytes`.
+        init(names: [[UInt8]], head: HTTPRequestParser.Head, bytes: UnsafeBufferPointer<UInt8>) {
+            self.names = names
+            for name in names {
+                for field in head.fields where HeaderList.equalsIgnoringCase(bytes[field.name], lowercase: name) {
+                    values += bytes[field.value]
+                    values.append(0x0A)
+                }
+                values.append(0)
+            }
+        }
+
+        init() {}
+    }
+
+    /// An upstream cache entry a remembered response was rendered from: its key, the `ttl` its
+    /// source gives it, and the generation the response was rendered from.
+    struct UpstreamCheck: Sendable {
+        let key: String
+        let ttl: Duration
+        let generation: UInt64
+    }
+
+    /// A kept response found for a request's target (``answer(forTarget:of:forwarded:)``), and how many
+    /// fresh upstream cache entries it was checked against (the general way counts them as hits).
+    struct KeptAnswer {
+        let entry: Entry
+        let freshUpstreamEntries: Int
     }
 
     /// Targets longer than this are not remembered (a table of them is bounded in bytes too).
     static let longestRememberedTarget = 256
 
     public let limits: Limits
+    /// The upstream cache whose entries kept responses are rendered from.
+    private let cache: UpstreamCache
     private let state = NIOLockedValueBox(State())
     private let hits: Counter
     private let misses: Counter
@@ -144,6 +206,7 @@ public final class ResponseMemo: Sendable {
     ///   when one is refreshed or evicted, every response made from it is dropped.
     public init(limits: Limits = Limits(), metrics: any MetricsFactory, following cache: UpstreamCache) {
         self.limits = limits
+        self.cache = cache
         hits = Counter(label: "taksi_data_memo_lookups_total", dimensions: [("result", "hit")], factory: metrics)
         misses = Counter(label: "taksi_data_memo_lookups_total", dimensions: [("result", "miss")], factory: metrics)
         dropped = Counter(label: "taksi_data_memo_dropped_total", factory: metrics)
@@ -171,31 +234,52 @@ public final class ResponseMemo: Sendable {
 
     /// Remembers that `target` (a request's, as it arrived) was answered with `entry`, just found
     /// for `key` by ``entry(for:)`` (forgotten with it when its generation is dropped), so the next request
-    /// for it is answered from its head (``entry(forTarget:of:)``). Only for a response the target
-    /// alone decides: data of request values (no upstream value, which goes stale by the clock).
+    /// for it is answered from its head (``answer(forTarget:of:forwarded:)``). Only for a response the target
+    /// alone decides (data of request and path values, and of upstream values the request
+    /// forwards nothing to), while the upstream entries it was rendered from stay fresh.
     /// A target already remembered costs a digest and a lookup, nothing copied.
-    func remember(target: String, of entry: Entry, for key: Key) {
-        guard key.kind == .data, key.upstream.isEmpty, target.utf8.count <= Self.longestRememberedTarget else { return }
+    /// - Parameter inputs: the upstream entries `key` names, in its order, with their `ttl`s,
+    ///   and the values the calls forward; made only when the target is not remembered yet.
+    func remember(target: String, of entry: Entry, for key: Key, inputs: () -> TargetInputs = { TargetInputs() }) {
+        guard key.kind == .data, target.utf8.count <= Self.longestRememberedTarget else { return }
         var text = target
         let digest = text.withUTF8 { Self.digest(bytes: $0, variant: key.variant) }
+        let isRemembered = state.withLockedValue { state in state.targets[digest].map { $0.entry === entry } ?? false }
+        guard !isRemembered else { return }
+        let inputs = inputs()
+        guard key.upstream.count == inputs.upstream.count else { return }
         state.withLockedValue { state in
-            if let use = state.targets[digest], use.entry === entry { return }
             if state.targets.count >= limits.maxEntries { state.targets.removeAll(keepingCapacity: true) }
-            state.targets[digest] = TargetUse(variant: key.variant, target: Array(target.utf8), entry: entry)
+            state.targets[digest] = TargetUse(variant: key.variant, target: Array(target.utf8), entry: entry, inputs: inputs)
         }
     }
 
     /// The kept response the general way answered `target` with for the variant `variant` (its
-    /// ``ServedScreenSet/Variant/memoID``), counted as a hit; nil (and nothing counted) sends
-    /// the request the general way.
-    func entry(forTarget target: UnsafeBufferPointer<UInt8>, of variant: Int) -> Entry? {
+    /// ``ServedScreenSet/Variant/memoID``), when the request forwards the same header values
+    /// and every upstream entry it was rendered from is still fresh in the same generation
+    /// (``UpstreamCache/freshValue(for:ttl:)``, which marks it used as the general way does); nil
+    /// sends the request the general way. Nothing is counted (``countHit()``, when it is answered).
+    /// - Parameter forwarded: the request's values of the headers named (``ForwardedValues``).
+    func answer(
+        forTarget target: UnsafeBufferPointer<UInt8>, of variant: Int, forwarded: (_ names: [[UInt8]]) -> ForwardedValues
+    ) -> KeptAnswer? {
         let digest = Self.digest(bytes: target, variant: variant)
-        let found: Entry? = state.withLockedValue { state in
+        let found: TargetUse? = state.withLockedValue { state in
             guard let use = state.targets[digest], use.variant == variant, use.target.elementsEqual(target) else { return nil }
-            return use.entry
+            return use
         }
-        if found != nil { hits.increment() }
-        return found
+        guard let found else { return nil }
+        let inputs = found.inputs
+        if !inputs.forwarded.names.isEmpty, forwarded(inputs.forwarded.names) != inputs.forwarded { return nil }
+        for check in inputs.upstream {
+            guard cache.freshValue(for: check.key, ttl: check.ttl)?.generation == check.generation else { return nil }
+        }
+        return KeptAnswer(entry: found.entry, freshUpstreamEntries: inputs.upstream.count)
+    }
+
+    /// Counts a hit of a response answered from a request's head (``answer(forTarget:of:forwarded:)``).
+    func countHit() {
+        hits.increment()
     }
 
     private static func digest(bytes: UnsafeBufferPointer<UInt8>, variant: Int) -> UInt64 {

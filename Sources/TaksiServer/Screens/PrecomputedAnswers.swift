@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOHTTP1
 import TaksiScreens
 
@@ -7,8 +8,9 @@ struct PrecomputedAnswer {
     enum Kind {
         case skeleton
         /// `revisionNamed`: the request named the skeleton it holds (`X-Taksi-Skeleton`, this
-        /// variant's); the general way counts one that names none.
-        case data(revisionNamed: Bool)
+        /// variant's); the general way counts one that names none. `kept`: the response the memo
+        /// keeps, when it is not fixtures' data (counted as the general way counts its hits).
+        case data(revisionNamed: Bool, kept: ResponseMemo.KeptAnswer?)
     }
 
     /// The request as the connection and the access log see it: `GET` of the target's path
@@ -21,8 +23,10 @@ struct PrecomputedAnswer {
 }
 
 extension ServedScreenSet {
-    /// The skeletons of the screens named without parameters, and their data targets
-    /// (`/screens/<name>/data`), by their digests.
+    /// The skeleton and data targets answered from heads, by their digests: those of the screens
+    /// named without parameters (`/screens/<name>`, `/screens/<name>/data`), made with the set,
+    /// and the others a request routed to a screen (a path parameter's value, a trailing `/`),
+    /// kept as they are routed.
     struct HeadTargets: Sendable {
         /// A class: a lookup is one reference count, not one for each of the screen's parts.
         final class Entry: Sendable {
@@ -31,9 +35,9 @@ extension ServedScreenSet {
             let screen: Screen
             let isData: Bool
 
-            init(head: HTTPRequestHead, target: [UInt8], screen: Screen, isData: Bool) {
-                self.head = head
-                self.target = target
+            init(target: String, screen: Screen, isData: Bool) {
+                self.head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target)
+                self.target = Array(target.utf8)
                 self.screen = screen
                 self.isData = isData
             }
@@ -41,22 +45,35 @@ extension ServedScreenSet {
 
         /// Targets whose digests collide are left out (the general way answers them).
         private let entries: [UInt64: Entry]
+        /// Targets routed so far (``ServedScreenSet/routed(_:)``); emptied when full.
+        private let routed = NIOLockedValueBox<[UInt64: Entry]>([:])
         /// The variants (translations included) whose data a target here answers.
         private let dataVariants: Set<ObjectIdentifier>
+        /// Whether data is answered from heads at all: not when the catalog differs by app
+        /// version (the version picks the one data is checked against).
+        let answersData: Bool
 
-        /// - Parameter answersData: whether data is answered from heads at all: not when the
-        ///   catalog differs by app version (the version picks the one data is checked against).
+        /// Routed targets kept at most (each about a few hundred bytes).
+        static let maxRouted = 4096
+
         init(screens: [String: Screen], answersData: Bool) {
             var entries: [UInt64: Entry] = [:]
             var collisions: Set<UInt64> = []
             func add(_ target: String, _ screen: Screen, isData: Bool) {
-                let bytes = Array(target.utf8)
-                let key = bytes.withUnsafeBufferPointer(Self.digest)
+                let entry = Entry(target: target, screen: screen, isData: isData)
+                let key = entry.target.withUnsafeBufferPointer(Self.digest)
                 if entries[key] != nil { collisions.insert(key) }
-                entries[key] = Entry(
-                    head: HTTPRequestHead(version: .http1_1, method: .GET, uri: target), target: bytes, screen: screen, isData: isData)
+                entries[key] = entry
             }
-            for (name, screen) in screens where !screen.hasParameters && screen.isPickedFromHeads {
+            var dataVariants: Set<ObjectIdentifier> = []
+            for (name, screen) in screens where screen.isPickedFromHeads {
+                if answersData {
+                    for variant in screen.served.values {
+                        dataVariants.insert(ObjectIdentifier(variant))
+                        for translation in variant.translations.values { dataVariants.insert(ObjectIdentifier(translation)) }
+                    }
+                }
+                guard !screen.hasParameters else { continue }
                 let target = "/screens/" + name
                 // Only targets the router reads as this screen's skeleton and data.
                 if Route(path: target[...]) == .skeleton(name) { add(target, screen, isData: false) }
@@ -64,14 +81,8 @@ extension ServedScreenSet {
             }
             for key in collisions { entries[key] = nil }
             self.entries = entries
-            var dataVariants: Set<ObjectIdentifier> = []
-            for entry in entries.values where entry.isData {
-                for variant in entry.screen.served.values {
-                    dataVariants.insert(ObjectIdentifier(variant))
-                    for translation in variant.translations.values { dataVariants.insert(ObjectIdentifier(translation)) }
-                }
-            }
             self.dataVariants = dataVariants
+            self.answersData = answersData
         }
 
         /// Whether `variant`'s data is answered from heads (so a target the memo answered is
@@ -80,9 +91,24 @@ extension ServedScreenSet {
             dataVariants.contains(ObjectIdentifier(variant))
         }
 
+        /// The entry for a target (its path: no query), made with the set or routed before.
         func entry(for target: UnsafeBufferPointer<UInt8>) -> Entry? {
-            guard !entries.isEmpty, let entry = entries[Self.digest(target)], entry.target.elementsEqual(target) else { return nil }
+            let key = Self.digest(target)
+            if let entry = entries[key], entry.target.elementsEqual(target) { return entry }
+            guard let entry = routed.withLockedValue({ $0[key] }), entry.target.elementsEqual(target) else { return nil }
             return entry
+        }
+
+        /// The number of targets routed and kept.
+        var routedCount: Int { routed.withLockedValue(\.count) }
+
+        /// Keeps a target routed to `entry`'s screen, for the next request for it.
+        func keep(routed entry: Entry) {
+            let key = entry.target.withUnsafeBufferPointer(Self.digest)
+            routed.withLockedValue { routed in
+                if routed.count >= Self.maxRouted { routed.removeAll(keepingCapacity: true) }
+                routed[key] = entry
+            }
         }
 
         private static func digest(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
@@ -97,11 +123,14 @@ extension ServedScreenSet {
     /// version), no routing; the `ETag` is compared with `If-None-Match` as bytes. For a screen
     /// whose variant the app's version and language alone pick (no alternatives nor experiment,
     /// no static field built from its path; ``Screen/isPickedFromHeads``):
-    /// - its skeleton, looked up by its target's bytes, or else routed and matched as the general
-    ///   way does (a path parameter's value checked);
+    /// - its skeleton, looked up by its target's bytes: a screen named without parameters from a
+    ///   table made with the set, another from a table of targets routed and matched once as
+    ///   the general way does (a path parameter's value checked);
     /// - its data, when the catalog is the same for every app version: fixtures' data (no query),
-    ///   or a response ``ResponseMemo`` keeps for this very target and variant (request values
-    ///   only, no upstream), which the general way remembered by the target's bytes.
+    ///   or a response ``ResponseMemo`` keeps for this very target and variant, which the general
+    ///   way remembered by the target's bytes (request and path values, and upstream values
+    ///   checked still fresh in their cache, in the same generation; see
+    ///   ``ResponseMemo/answer(forTarget:of:forwarded:)``).
     ///
     /// Nil sends the request the general way, which writes the same bytes (a test sends both ways
     /// the same requests): `HEAD`, HTTP/1.0, a body, a skeleton's query, a `version` in a data
@@ -129,22 +158,14 @@ extension ServedScreenSet {
                 }
             }
             guard fields.hosts == 1, fields.bytes <= maxHeaderBytes else { return nil }
-            let requestHead: HTTPRequestHead
-            let variant: Variant
-            let isData: Bool
-            if let entry = headTargets.entry(for: query.map { UnsafeBufferPointer(rebasing: target[..<$0]) } ?? target) {
-                // A skeleton's query, and a version in a data query (the general way reads it when
-                // no header says one), are the general way's.
-                let namesVersion = query.map { Self.namesVersion(UnsafeBufferPointer(rebasing: target[$0...])) } ?? false
-                guard entry.isData ? !namesVersion : query == nil,
-                    let picked = entry.screen.variantFromHead(version: fields.version, language: fields.language)
-                else { return nil }
-                (requestHead, variant, isData) = (entry.head, picked, entry.isData)
-            } else if let (routedHead, picked) = routed(target, version: fields.version, language: fields.language) {
-                (requestHead, variant, isData) = (routedHead, picked, false)
-            } else {
-                return nil
-            }
+            let path = query.map { UnsafeBufferPointer(rebasing: target[..<$0]) } ?? target
+            guard let entry = headTargets.entry(for: path) ?? routed(path) else { return nil }
+            // A skeleton's query, and a version in a data query (the general way reads it when no
+            // header says one), are the general way's.
+            let namesVersion = query.map { Self.namesVersion(UnsafeBufferPointer(rebasing: target[$0...])) } ?? false
+            guard entry.isData ? !namesVersion : query == nil,
+                let variant = entry.screen.variantFromHead(version: fields.version, language: fields.language)
+            else { return nil }
             let isNotModified = { (form: Representations.Form) in
                 fields.isConditional
                     && head.fields.contains { field in
@@ -153,23 +174,28 @@ extension ServedScreenSet {
                     }
             }
             let acceptsGzip = fields.acceptance.acceptsGzip
+            guard entry.isData else {
+                return PrecomputedAnswer(
+                    head: entry.head, variant: variant, kind: .skeleton,
+                    response: variant.skeleton.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified))
+            }
+            // The general way answers another skeleton's data (from an earlier set) or refuses it.
+            if let revision = fields.revision, !variant.revision.digest.utf8.elementsEqual(revision) { return nil }
             let response: HTTPResponse
-            if !isData {
-                response = variant.skeleton.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
+            var kept: ResponseMemo.KeptAnswer?
+            if query == nil, let staticData = variant.staticData {
+                response = staticData.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
+            } else if let found = memo?.answer(
+                forTarget: target, of: variant.memoID,
+                forwarded: { ResponseMemo.ForwardedValues(names: $0, head: head, bytes: bytes) })
+            {
+                response = found.entry.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
+                kept = found
             } else {
-                // The general way answers another skeleton's data (from an earlier set) or refuses it.
-                if let revision = fields.revision, !variant.revision.digest.utf8.elementsEqual(revision) { return nil }
-                if query == nil, let staticData = variant.staticData {
-                    response = staticData.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
-                } else if let kept = memo?.entry(forTarget: target, of: variant.memoID) {
-                    response = kept.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
-                } else {
-                    return nil
-                }
+                return nil
             }
             return PrecomputedAnswer(
-                head: requestHead, variant: variant, kind: isData ? .data(revisionNamed: fields.revision != nil) : .skeleton,
-                response: response)
+                head: entry.head, variant: variant, kind: .data(revisionNamed: fields.revision != nil, kept: kept), response: response)
         }
     }
 
@@ -186,22 +212,24 @@ extension ServedScreenSet {
         return false
     }
 
-    /// The skeleton's variant for this target, found as the general way finds it (a path
-    /// parameter's value matched and checked, a trailing `/` dropped), when a request's head
-    /// picks it (``Screen/variantFromHead(version:language:)``).
-    private func routed(
-        _ target: UnsafeBufferPointer<UInt8>, version: UnsafeBufferPointer<UInt8>?, language: UnsafeBufferPointer<UInt8>?
-    ) -> (HTTPRequestHead, Variant)? {
-        // Data requests (a screen's name never ends in the segment `data`) go the general way
-        // without a string made of their targets.
-        guard target.count > 9, target.starts(with: "/screens/".utf8), !target.contains(UInt8(ascii: "?")),
-            !target.reversed().starts(with: "atad/".utf8)
-        else { return nil }
-        let uri = String(decoding: target, as: UTF8.self)
-        guard case .skeleton(let name) = Route(path: uri[...]), let (screen, _) = try? screen(at: name),
-            let variant = screen.variantFromHead(version: version, language: language)
-        else { return nil }
-        return (HTTPRequestHead(version: .http1_1, method: .GET, uri: uri), variant)
+    /// The entry for a target (a path, no query) the router reads as the skeleton or data of a
+    /// screen whose variant a request's head picks (``Screen/isPickedFromHeads``), found as the
+    /// general way finds it (a path parameter's value matched and checked, a trailing `/`
+    /// dropped), and kept for the next request for it; data only when the set answers data.
+    private func routed(_ path: UnsafeBufferPointer<UInt8>) -> HeadTargets.Entry? {
+        guard path.count > 9, path.starts(with: "/screens/".utf8) else { return nil }
+        let uri = String(decoding: path, as: UTF8.self)
+        let name: String
+        let isData: Bool
+        switch Route(path: uri[...]) {
+        case .skeleton(let skeleton): (name, isData) = (skeleton, false)
+        case .data(let data) where headTargets.answersData: (name, isData) = (data, true)
+        default: return nil
+        }
+        guard let (screen, _) = try? screen(at: name), screen.isPickedFromHeads else { return nil }
+        let entry = HeadTargets.Entry(target: uri, screen: screen, isData: isData)
+        headTargets.keep(routed: entry)
+        return entry
     }
 
     /// What the fields of a request say, read once, name by name; ``read(_:_:)`` is false for

@@ -60,6 +60,12 @@ public struct DataResolver: Sendable {
         return found
     }
 
+    /// Counts fresh cache hits found without ``freshValues(of:requestHeaders:counting:)``: a kept
+    /// response answered from a request's head, its upstream entries checked fresh.
+    func countHits(_ count: Int) {
+        cacheHits.increment(by: count)
+    }
+
     /// The cache key of a call: its URL and the values it forwards, so one caller's response never
     /// reaches another. Nil when its upstream is not configured.
     private func cacheKey(of call: UpstreamCall, requestHeaders: HTTPHeaders) -> String? {
