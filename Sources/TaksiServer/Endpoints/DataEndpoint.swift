@@ -68,9 +68,7 @@ struct DataEndpoint: Sendable {
             ? screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: headers)) : (0, screenSet.catalog)
         let only = try target.query["only"].map { text throws(APIError) in try Self.only(text, in: variant.compiled, catalog: catalog) }
         if only == nil, let staticData = variant.staticData { return .ready(staticData.response(to: headers)) }
-        var screen = variant.compiled
-        if let only { screen.dataPlan = screen.dataPlan.restricted(to: only) }
-        let plan = screen.dataPlan
+        let plan = only.map { variant.compiled.dataPlan.restricted(to: $0) } ?? variant.compiled.dataPlan
         let requestValues: [String: JSONValue]
         let calls: [UpstreamCall]
         do {
@@ -81,9 +79,12 @@ struct DataEndpoint: Sendable {
         }
         for call in calls { try Self.checkForwarded(call.definition.forwardedHeaders, in: headers) }
         let key = ResponseMemo.Key(variant: variant.memoID, requestValues: requestValues, only: only, epoch: epoch)
-        // Built only when something is rendered: a kept response needs none of it.
+        // Built only when something is rendered: a kept response needs none of it (nor a copy
+        // of the variant, whose every part a copy retains).
         func request() -> Request {
-            Request(
+            var screen = variant.compiled
+            if only != nil { screen.dataPlan = plan }
+            return Request(
                 screen: screen, catalog: catalog, headers: variant.headers,
                 values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls,
                 dependsOnTime: variant.dataDependsOnTime, request: http

@@ -162,7 +162,7 @@ struct VariantSelector: Sendable {
         request.user = headers.first(name: "X-Taksi-User")
         request.platform = headers.first(name: "X-Taksi-Platform")
         // Read only for a screen that depends on it (an experiment's audience naming locales).
-        if screen.vary?.contains("Accept-Language") == true {
+        if screen.variesByLanguage {
             request.language = Localization.languageRanges(headers.first(name: "Accept-Language")).first
         }
         switch screen.variants.selection(request) {

@@ -400,7 +400,8 @@ public final class ResponseMemo: Sendable {
 
 extension ResponseMemo {
     /// What a response is kept under: a typed value, hashed and compared field by field (no text
-    /// joined with separators that a value could hold).
+    /// joined with separators that a value could hold). Hashed once, when made: a data request
+    /// looks it up in both generations and in the table of keys seen once, and keeps it.
     struct Key: Hashable, Sendable {
         /// What is kept.
         enum Kind: Hashable, Sendable {
@@ -417,28 +418,69 @@ extension ResponseMemo {
             var generation: UInt64
         }
 
-        var kind = Kind.data
+        let kind: Kind
         /// The variant's ``ServedScreenSet/Variant/memoID``.
-        var variant: Int
+        let variant: Int
         /// The request values its plan read (for a skeleton, its path values).
-        var requestValues: [String: JSONValue]
+        let requestValues: [String: JSONValue]
         /// The components asked for (`?only=`); nil for all.
-        var only: Set<String>?
+        let only: Set<String>?
         /// The range of app versions with one catalog the response was checked against (0 when
         /// the catalog is the same for every version).
-        var epoch = 0
-        var upstream: [UpstreamUse] = []
+        let epoch: Int
+        let upstream: [UpstreamUse]
+        /// The hash of every field but ``upstream``, and of all of them.
+        private let inputsHash: Int
+        private let hash: Int
+
+        init(
+            kind: Kind = .data, variant: Int, requestValues: [String: JSONValue], only: Set<String>? = nil, epoch: Int = 0,
+            upstream: [UpstreamUse] = []
+        ) {
+            var hasher = Hasher()
+            hasher.combine(kind)
+            hasher.combine(variant)
+            hasher.combine(requestValues)
+            hasher.combine(only)
+            hasher.combine(epoch)
+            self.init(
+                kind: kind, variant: variant, requestValues: requestValues, only: only, epoch: epoch, upstream: upstream,
+                inputsHash: hasher.finalize())
+        }
+
+        private init(
+            kind: Kind, variant: Int, requestValues: [String: JSONValue], only: Set<String>?, epoch: Int, upstream: [UpstreamUse],
+            inputsHash: Int
+        ) {
+            (self.kind, self.variant, self.requestValues, self.only, self.epoch, self.upstream) =
+                (kind, variant, requestValues, only, epoch, upstream)
+            self.inputsHash = inputsHash
+            var hasher = Hasher()
+            hasher.combine(inputsHash)
+            hasher.combine(upstream)
+            hash = hasher.finalize()
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
+        }
+
+        static func == (left: Key, right: Key) -> Bool {
+            left.hash == right.hash && left.kind == right.kind && left.variant == right.variant && left.epoch == right.epoch
+                && left.requestValues == right.requestValues && left.only == right.only && left.upstream == right.upstream
+        }
 
         /// The key of the skeleton of one URL of `variant`, by its path values.
         static func skeleton(of variant: Int, path values: [String: JSONValue]) -> Key {
             Key(kind: .skeleton, variant: variant, requestValues: values)
         }
 
-        /// This key, with the upstream entries the response is rendered from.
+        /// This key, with the upstream entries the response is rendered from (its other fields
+        /// not hashed again).
         func with(upstream: [UpstreamUse]) -> Key {
-            var key = self
-            key.upstream = upstream
-            return key
+            Key(
+                kind: kind, variant: variant, requestValues: requestValues, only: only, epoch: epoch, upstream: upstream,
+                inputsHash: inputsHash)
         }
 
         /// About what the key takes in memory, charged to its entry.
