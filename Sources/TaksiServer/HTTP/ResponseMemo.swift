@@ -234,9 +234,9 @@ public final class ResponseMemo: Sendable {
 
     /// Remembers that `target` (a request's, as it arrived) was answered with `entry`, just found
     /// for `key` by ``entry(for:)`` (forgotten with it when its generation is dropped), so the next request
-    /// for it is answered from its head (``answer(forTarget:of:forwarded:)``). Only for a response the target
-    /// alone decides (data of request and path values, and of upstream values the request
-    /// forwards nothing to), while the upstream entries it was rendered from stay fresh.
+    /// for it is answered from its head (``answer(forTarget:of:forwarded:)``): data of request and
+    /// path values, and of upstream values while the entries it was rendered from stay fresh and
+    /// the request forwards the same header values to them.
     /// A target already remembered costs a digest and a lookup, nothing copied.
     /// - Parameter inputs: the upstream entries `key` names, in its order, with their `ttl`s,
     ///   and the values the calls forward; made only when the target is not remembered yet.
