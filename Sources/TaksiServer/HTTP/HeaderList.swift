@@ -45,14 +45,11 @@ enum HeaderList {
 
     /// ASCII case-insensitive equality with a lower-case literal.
     static func equalsIgnoringCase(_ text: some Collection<UInt8>, _ lowercase: StaticString) -> Bool {
-        guard text.count == lowercase.utf8CodeUnitCount else { return false }
-        return lowercase.withUTF8Buffer { expected in
-            zip(text, expected).allSatisfy { byte, wanted in (byte | (byte >= 65 && byte <= 90 ? 0x20 : 0)) == wanted }
-        }
+        lowercase.withUTF8Buffer { equalsIgnoringCase(text, lowercase: $0) }
     }
 
     /// ASCII case-insensitive equality with lower-case bytes.
-    static func equalsIgnoringCase(_ text: some Collection<UInt8>, lowercase: [UInt8]) -> Bool {
+    static func equalsIgnoringCase(_ text: some Collection<UInt8>, lowercase: some Collection<UInt8>) -> Bool {
         text.count == lowercase.count
             && zip(text, lowercase).allSatisfy { byte, wanted in (byte | (byte >= 65 && byte <= 90 ? 0x20 : 0)) == wanted }
     }
