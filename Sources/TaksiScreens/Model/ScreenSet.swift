@@ -212,13 +212,13 @@ public struct ScreenVariants: Sendable {
 
     /// The variant for a request (as ``select(_:)``), with the experiment's assignment.
     public func selection(_ request: Request) -> Result<Selection, SelectionError> {
-        let versioned = versions.filter { $0.requirement != nil }
+        // Searched in place: no array of the versioned ranges is made for a request.
         let matching =
-            request.version.flatMap { version in versioned.first { $0.requirement?.isSatisfied(by: version) == true } }
+            request.version.flatMap { version in versions.first { $0.requirement?.isSatisfied(by: version) == true } }
             ?? versions.first { $0.requirement == nil }
         guard let group = matching else {
             return .failure(
-                .versionNotFound(screen: name, version: request.version, requirements: versioned.compactMap { $0.requirement?.description })
+                .versionNotFound(screen: name, version: request.version, requirements: versions.compactMap { $0.requirement?.description })
             )
         }
         var assignment: Experiment.Assignment?

@@ -77,8 +77,10 @@ public enum PercentEncoding {
 
     /// `text` with its `%XX` escapes decoded (and `+` as a space when `plusIsSpace`, as in query strings).
     public static func decode(_ text: Substring, plusIsSpace: Bool = false) throws(DecodingError) -> String {
-        // Most segments and values hold no escape at all.
-        if !text.utf8.contains(UInt8(ascii: "%")), !(plusIsSpace && text.utf8.contains(UInt8(ascii: "+"))) {
+        // Most segments and values hold no escape at all: one pass over the bytes where they lie
+        // says so (the generic search of a substring's view costs more than the rest).
+        let isEscape = { (byte: UInt8) in byte == UInt8(ascii: "%") || (plusIsSpace && byte == UInt8(ascii: "+")) }
+        if !(text.utf8.withContiguousStorageIfAvailable { $0.contains(where: isEscape) } ?? text.utf8.contains(where: isEscape)) {
             return String(text)
         }
         var bytes: [UInt8] = []

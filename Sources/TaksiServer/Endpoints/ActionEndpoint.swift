@@ -228,7 +228,7 @@ struct ActionEndpoint: Sendable {
         var response = HTTPResponse(
             status: HTTPResponseStatus(statusCode: status), json: ByteBuffer(bytes: JSONWriter.bytes(body)), headers: headers)
         response.metricsLabel = .action
-        response.variant = variant.compiled.variantID
+        response.variant = variant.id
         return response
     }
 

@@ -22,7 +22,11 @@ struct DataEndpoint: Sendable {
 
     /// What one data request asks for, read on the event loop before anything is awaited.
     struct Request: Sendable {
-        var screen: ScreenVariant
+        /// The variant answering, held by reference: a copy of its compiled screen would retain
+        /// each of its parts, on every request rendered.
+        var variant: ServedScreenSet.Variant
+        /// What is rendered: the variant's plan, or the part `?only=` asks for.
+        var plan: DataPlan
         var catalog: ComponentCatalog
         /// The variant's own headers (`X-Taksi-Variant`, `Vary`, ...).
         var headers: [(String, String)]
@@ -36,6 +40,7 @@ struct DataEndpoint: Sendable {
         var request: HTTPRequest
 
         var correlation: Correlation { request.correlation }
+        var screen: ScreenVariant { variant.compiled }
     }
 
     /// A data response rendered: its body, its headers, and whether a source was degraded (then
@@ -62,10 +67,10 @@ struct DataEndpoint: Sendable {
         // The catalog of the requesting app's version: an upstream's value it cannot decode (an enum
         // value newer than it) is left out like any other value that does not fit. (With one
         // catalog for every version, the version is not even read.)
-        let screenSet = selection.screens.screenSet
+        let screens = selection.screens
         let (epoch, catalog) =
-            screenSet.epochs.count > 1
-            ? screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: headers)) : (0, screenSet.catalog)
+            screens.screenSet.epochs.count > 1
+            ? screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: headers)) : (0, screens.screenSet.catalog)
         let only = try target.query["only"].map { text throws(APIError) in try Self.only(text, in: variant.compiled, catalog: catalog) }
         if only == nil, let staticData = variant.staticData { return .ready(staticData.response(to: headers)) }
         let plan = only.map { variant.compiled.dataPlan.restricted(to: $0) } ?? variant.compiled.dataPlan
@@ -79,13 +84,10 @@ struct DataEndpoint: Sendable {
         }
         for call in calls { try Self.checkForwarded(call.definition.forwardedHeaders, in: headers) }
         let key = ResponseMemo.Key(variant: variant.memoID, requestValues: requestValues, only: only, epoch: epoch)
-        // Built only when something is rendered: a kept response needs none of it (nor a copy
-        // of the variant, whose every part a copy retains).
+        // Built only when something is rendered: a kept response needs none of it.
         func request() -> Request {
-            var screen = variant.compiled
-            if only != nil { screen.dataPlan = plan }
-            return Request(
-                screen: screen, catalog: catalog, headers: variant.headers,
+            Request(
+                variant: variant, plan: plan, catalog: catalog, headers: variant.headers,
                 values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls,
                 dependsOnTime: variant.dataDependsOnTime, request: http
             )
@@ -160,7 +162,7 @@ struct DataEndpoint: Sendable {
                 unavailable.insert(call.source)
             }
         }
-        let plan = answered.isEmpty ? request.screen.dataPlan : request.screen.dataPlan.answering(answered)
+        let plan = answered.isEmpty ? request.plan : request.plan.answering(answered)
         let (body, problems) = plan.render(values: values, catalog: request.catalog, unavailable: unavailable)
         if !problems.isEmpty { logger.dataProblems(problems, in: request.screen, correlation: request.correlation) }
         // An upstream that answered, but not in the shape the screen binds, degrades too: what it
@@ -173,7 +175,7 @@ struct DataEndpoint: Sendable {
             }
         }
         degraded.sort()
-        if !degraded.isEmpty { counters.degraded(degraded, of: request.screen.name) }
+        if !degraded.isEmpty { counters.degraded(degraded, of: request.variant.compiled.name) }
         var headers = request.headers
         // Forwarded headers change the answer, so caches must key on them too.
         let forwarded = Set(request.calls.flatMap(\.definition.forwardedHeaders)).sorted()
@@ -191,7 +193,7 @@ struct DataEndpoint: Sendable {
             headers.append(("X-Taksi-Degraded", degraded.joined(separator: ", ")))
         }
         return Rendered(
-            body: body, headers: headers, degraded: !degraded.isEmpty, variant: request.screen.variantID)
+            body: body, headers: headers, degraded: !degraded.isEmpty, variant: request.variant.id)
     }
 
     /// The response kept for these inputs (``ResponseMemo``), or the one `render` makes, kept unless

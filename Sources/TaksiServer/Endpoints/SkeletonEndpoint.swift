@@ -43,7 +43,7 @@ struct SkeletonEndpoint: Sendable {
             throw APIError(.invalidParameter, message: "screen \(variant.compiled.name): \(error)")
         }
         let body = JSONWriter.bytes(skeleton.jsonValue)
-        let id = variant.compiled.variantID
+        let id = variant.id
         guard let memo else {
             return ResponseMemo.response(notKept: body, headers: variant.skeletonHeaders, variant: id, to: headers, label: .skeleton)
         }

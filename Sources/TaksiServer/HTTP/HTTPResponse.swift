@@ -98,11 +98,32 @@ public struct HTTPResponse: Sendable {
         buffer.writeStaticString(" ")
         buffer.writeString(status.reasonPhrase)
         buffer.writeStaticString("\r\n")
-        for (name, value) in headers {
-            buffer.writeString(name)
-            buffer.writeStaticString(": ")
-            buffer.writeString(value)
-            buffer.writeStaticString("\r\n")
+        // The header lines are copied into free space made once for all of them: a write to the
+        // buffer for each piece checked its capacity and uniqueness four times a header.
+        var size = 0
+        for (name, value) in headers { size += name.utf8.count + value.utf8.count + 4 }
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { free in
+            var count = 0
+            func append(_ text: String) {
+                var text = text
+                text.withUTF8 { bytes in
+                    UnsafeMutableRawBufferPointer(rebasing: free[count..<(count + bytes.count)]).copyMemory(
+                        from: UnsafeRawBufferPointer(bytes))
+                    count += bytes.count
+                }
+            }
+            func append(_ first: UInt8, _ second: UInt8) {
+                free[count] = first
+                free[count + 1] = second
+                count += 2
+            }
+            for (name, value) in headers {
+                append(name)
+                append(UInt8(ascii: ":"), UInt8(ascii: " "))
+                append(value)
+                append(UInt8(ascii: "\r"), UInt8(ascii: "\n"))
+            }
+            return count
         }
     }
 }

@@ -62,6 +62,8 @@ public final class ServedScreenSet: Sendable {
     /// with one reference count instead of one per field.
     final class Variant: Sendable {
         let compiled: ScreenVariant
+        /// ``ScreenVariant/variantID``, made once: what every response of it is labelled with.
+        let id: String
         /// What its data must match (see ``SkeletonRevision``), sent as `X-Taksi-Skeleton`.
         let revision: SkeletonRevision
         /// Headers every data and action response of this variant carries: the variant, the set
@@ -104,6 +106,7 @@ public final class ServedScreenSet: Sendable {
             translations: [String: Variant] = [:]
         ) {
             self.compiled = compiled
+            self.id = compiled.variantID
             self.revision = revision
             self.translations = translations
             self.headers = headers
@@ -120,7 +123,7 @@ public final class ServedScreenSet: Sendable {
         /// series), and most variants of a large set are rarely asked for.
         var counted: Counters {
             if let counters = counters.load() { return counters }
-            let dimensions = [("screen", compiled.name), ("variant", compiled.variantID)]
+            let dimensions = [("screen", compiled.name), ("variant", id)]
             return counters.storeIfNilThenLoad(
                 Counters(
                     skeleton: Counter(label: "taksi_variant_skeletons_total", dimensions: dimensions, factory: metrics),
