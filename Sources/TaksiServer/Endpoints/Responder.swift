@@ -85,6 +85,9 @@ public struct Responder: Sendable {
     let tracing: RequestTracing?
     /// Published bundles loaded for earlier revisions; nil without published screens.
     let kept: KeptBundles?
+    /// The upstream cache's hits, counted for data answered from a head (nil without upstreams):
+    /// held here, as counting them through the resolver copied it.
+    private let upstreamCacheHits: CoreMetrics.Counter?
 
     /// - Parameters:
     ///   - resolver: looks up upstream values and calls actions' upstreams; nil when the server
@@ -113,6 +116,7 @@ public struct Responder: Sendable {
     ) {
         self.tracing = tracing
         self.kept = kept
+        self.upstreamCacheHits = resolver?.cacheHits
         let selector = VariantSelector(store: store, logger: logger, kept: kept, exposures: exposures)
         self.store = store
         self.skeletons = SkeletonEndpoint(selector: selector, memo: memo)
@@ -142,7 +146,7 @@ public struct Responder: Sendable {
             answer.variant.counted.data.increment()
             if !revisionNamed { data.selector.revisionCounters.absent.increment() }
             guard let kept else { return }
-            if kept.freshUpstreamEntries > 0 { data.resolver?.countHits(kept.freshUpstreamEntries) }
+            if kept.freshUpstreamEntries > 0 { upstreamCacheHits?.increment(by: kept.freshUpstreamEntries) }
             memo?.countHit()
         }
     }

@@ -122,13 +122,21 @@ public final class ResponseMemo: Sendable {
         var targets: [UInt64: TargetUse] = [:]
     }
 
-    /// A target whose response is an entry the memo keeps.
-    private struct TargetUse {
+    /// A target whose response is an entry the memo keeps. A class: a request answered from its
+    /// head takes it out of the lock with one reference count, not one for each of its parts.
+    private final class TargetUse: Sendable {
         let variant: Int
         let target: [UInt8]
         let entry: Entry
         /// What else the response was made from, checked before it answers.
         let inputs: TargetInputs
+
+        init(variant: Int, target: [UInt8], entry: Entry, inputs: TargetInputs) {
+            self.variant = variant
+            self.target = target
+            self.entry = entry
+            self.inputs = inputs
+        }
     }
 
     /// What a remembered target's response depends on besides the target and the variant: the
@@ -257,7 +265,7 @@ public final class ResponseMemo: Sendable {
     /// The kept response the general way answered `target` with for the variant `variant` (its
     /// ``ServedScreenSet/Variant/memoID``), when the request forwards the same header values
     /// and every upstream entry it was rendered from is still fresh in the same generation
-    /// (``UpstreamCache/freshValue(for:ttl:)``, which marks it used as the general way does); nil
+    /// (``UpstreamCache/isFresh(_:ttl:generation:)``, which marks it used as the general way does); nil
     /// sends the request the general way. Nothing is counted (``countHit()``, when it is answered).
     /// - Parameter forwarded: the request's values of the headers named (``ForwardedValues``).
     func answer(
@@ -272,7 +280,7 @@ public final class ResponseMemo: Sendable {
         let inputs = found.inputs
         if !inputs.forwarded.names.isEmpty, forwarded(inputs.forwarded.names) != inputs.forwarded { return nil }
         for check in inputs.upstream {
-            guard cache.freshValue(for: check.key, ttl: check.ttl)?.generation == check.generation else { return nil }
+            guard cache.isFresh(check.key, ttl: check.ttl, generation: check.generation) else { return nil }
         }
         return KeptAnswer(entry: found.entry, freshUpstreamEntries: inputs.upstream.count)
     }

@@ -12,8 +12,9 @@ public struct DataResolver: Sendable {
     let cache: UpstreamCache
     let logger: Logger
     let metrics: any MetricsFactory
-    /// Fresh cache hits found on the event loop, counted without creating a counter each time.
-    private let cacheHits: Counter
+    /// Fresh cache hits found on the event loop, counted without creating a counter each time
+    /// (and by the responder, for data answered from a head with its upstream entries fresh).
+    let cacheHits: Counter
 
     public init(client: UpstreamClient, cache: UpstreamCache, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory) {
         self.client = client
@@ -58,12 +59,6 @@ public struct DataResolver: Sendable {
         }
         if counting { cacheHits.increment(by: found.count) }
         return found
-    }
-
-    /// Counts fresh cache hits found without ``freshValues(of:requestHeaders:counting:)``: a kept
-    /// response answered from a request's head, its upstream entries checked fresh.
-    func countHits(_ count: Int) {
-        cacheHits.increment(by: count)
     }
 
     /// The cache key of a call: its URL and the values it forwards, so one caller's response never

@@ -39,6 +39,14 @@ struct RecencyDictionary<Key: Hashable, Value> {
         return slots[position]?.value
     }
 
+    /// Marks `key`'s value the most recently used and returns what `read` makes of it (a part
+    /// of it, without the whole value handed out); nil when there is none.
+    mutating func use<Result>(_ key: Key, reading read: (Value) -> Result) -> Result? {
+        guard let position = positions[key] else { return nil }
+        moveToNewest(position)
+        return slots[position].map { read($0.value) }
+    }
+
     /// Stores `value` for `key` as the most recently used; returns the value it replaced.
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
