@@ -177,8 +177,8 @@ public final class UpstreamCache: Sendable {
     }
 
     /// Whether `key` holds a fresh value of `generation`, which is marked used: what a response
-    /// kept from that value checks before it is answered again (the value itself is not read).
-    public func isFresh(_ key: String, ttl: Duration, generation: UInt64) -> Bool {
+    /// kept from that value checks before it is answered again (no copy of the value is made).
+    func isFresh(_ key: String, ttl: Duration, generation: UInt64) -> Bool {
         let time = now()
         return state.withLockedValue { state in
             state.entries.use(key) { entry in entry.generation == generation && time - entry.fetchedAt < entry.value.ttl ?? ttl } ?? false
