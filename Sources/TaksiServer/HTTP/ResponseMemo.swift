@@ -167,16 +167,21 @@ public final class ResponseMemo: Sendable {
             }
         }
 
-        /// The values of the fields of a head read from `bytes`.
-        init(names: [[UInt8]], head: HTTPRequestParser.Head, bytes: UnsafeBufferPointer<UInt8>) {
-            self.names = names
+        /// Whether a head read from `bytes` has these values of these names: the bytes its fields
+        /// would make, compared where they lie (nothing is made for a request).
+        func matches(head: HTTPRequestParser.Head, bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            var offset = 0
             for name in names {
                 for field in head.fields where HeaderList.equalsIgnoringCase(bytes[field.name], lowercase: name) {
-                    values += bytes[field.value]
-                    values.append(0x0A)
+                    let value = bytes[field.value]
+                    let end = offset + value.count
+                    guard end < values.count, values[offset..<end].elementsEqual(value), values[end] == 0x0A else { return false }
+                    offset = end + 1
                 }
-                values.append(0)
+                guard offset < values.count, values[offset] == 0 else { return false }
+                offset += 1
             }
+            return offset == values.count
         }
 
         init() {}
@@ -267,9 +272,10 @@ public final class ResponseMemo: Sendable {
     /// and every upstream entry it was rendered from is still fresh in the same generation
     /// (``UpstreamCache/isFresh(_:ttl:generation:)``, which marks it used as the general way does); nil
     /// sends the request the general way. Nothing is counted (``countHit()``, when it is answered).
-    /// - Parameter forwarded: the request's values of the headers named (``ForwardedValues``).
+    /// - Parameter forwarded: whether the request has the header values the response was made with
+    ///   (``ForwardedValues/matches(head:bytes:)``).
     func answer(
-        forTarget target: UnsafeBufferPointer<UInt8>, of variant: Int, forwarded: (_ names: [[UInt8]]) -> ForwardedValues
+        forTarget target: UnsafeBufferPointer<UInt8>, of variant: Int, forwarded matches: (ForwardedValues) -> Bool
     ) -> KeptAnswer? {
         let digest = Self.digest(bytes: target, variant: variant)
         let found: TargetUse? = state.withLockedValue { state in
@@ -278,7 +284,7 @@ public final class ResponseMemo: Sendable {
         }
         guard let found else { return nil }
         let inputs = found.inputs
-        if !inputs.forwarded.names.isEmpty, forwarded(inputs.forwarded.names) != inputs.forwarded { return nil }
+        if !inputs.forwarded.names.isEmpty, !matches(inputs.forwarded) { return nil }
         for check in inputs.upstream {
             guard cache.isFresh(check.key, ttl: check.ttl, generation: check.generation) else { return nil }
         }

@@ -187,7 +187,7 @@ extension ServedScreenSet {
                 response = staticData.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
             } else if let found = memo?.answer(
                 forTarget: target, of: variant.memoID,
-                forwarded: { ResponseMemo.ForwardedValues(names: $0, head: head, bytes: bytes) })
+                forwarded: { $0.matches(head: head, bytes: bytes) })
             {
                 response = found.entry.response(acceptsGzip: acceptsGzip, isNotModified: isNotModified)
                 kept = found
