@@ -34,9 +34,7 @@ struct RecencyDictionary<Key: Hashable, Value> {
 
     /// The value for `key`, which becomes the most recently used.
     mutating func use(_ key: Key) -> Value? {
-        guard let position = positions[key] else { return nil }
-        moveToNewest(position)
-        return slots[position]?.value
+        use(key) { $0 }
     }
 
     /// Marks `key`'s value the most recently used and returns what `read` makes of it (a part

@@ -169,19 +169,21 @@ public final class UpstreamCache: Sendable {
 
     /// The value for `key` if it is cached and younger than `ttl`, without waiting for anything.
     public func freshValue(for key: String, ttl: Duration) -> Fresh? {
-        let time = now()
-        return state.withLockedValue { state in
-            guard let entry = state.entries.use(key), time - entry.fetchedAt < entry.value.ttl ?? ttl else { return nil }
-            return Fresh(found: entry.value, generation: entry.generation)
-        }
+        fresh(key, ttl: ttl) { Fresh(found: $0.value, generation: $0.generation) }
     }
 
     /// Whether `key` holds a fresh value of `generation`, which is marked used: what a response
     /// kept from that value checks before it is answered again (no copy of the value is made).
     func isFresh(_ key: String, ttl: Duration, generation: UInt64) -> Bool {
+        fresh(key, ttl: ttl) { $0.generation == generation } ?? false
+    }
+
+    /// What `read` makes of `key`'s entry when it is younger than its value's `ttl` (else
+    /// `ttl`); the entry is marked used either way.
+    private func fresh<Result>(_ key: String, ttl: Duration, _ read: (Entry) -> Result) -> Result? {
         let time = now()
         return state.withLockedValue { state in
-            state.entries.use(key) { entry in entry.generation == generation && time - entry.fetchedAt < entry.value.ttl ?? ttl } ?? false
+            state.entries.use(key) { entry in time - entry.fetchedAt < entry.value.ttl ?? ttl ? read(entry) : nil } ?? nil
         }
     }
 
