@@ -409,6 +409,19 @@ final class AccessLogBuffer {
         /// Writes a value so that a line stays one line and one field in either format: bytes
         /// outside visible ASCII, and `"` and `\`, become `%XX` (so a path reads as the URL it was).
         mutating func appendEscaped(_ text: some Sequence<UInt8>) {
+            // A string's bytes are read where they lie, and copied at once when none needs escaping
+            // (the usual path and variant): a walk of its UTF-8 view a byte at a time cost more.
+            let contiguous: Void? = text.withContiguousStorageIfAvailable { bytes in
+                if bytes.allSatisfy(AccessLogBuffer.isPlain) {
+                    append(UnsafeRawBufferPointer(bytes))
+                } else {
+                    appendEscapedBytes(bytes)
+                }
+            }
+            if contiguous == nil { appendEscapedBytes(text) }
+        }
+
+        private mutating func appendEscapedBytes(_ text: some Sequence<UInt8>) {
             for byte in text {
                 guard !AccessLogBuffer.isPlain(byte) else {
                     append(byte)

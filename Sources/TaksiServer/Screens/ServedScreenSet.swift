@@ -134,7 +134,10 @@ public final class ServedScreenSet: Sendable {
     }
 
     /// All variants of one screen name, and the request headers that choose between them.
-    struct Screen: Sendable {
+    ///
+    /// A class: a request finds its screen in a dictionary (or a head's target), and a copy of a
+    /// struct this size retained and released each of its parts there and again where it was passed.
+    final class Screen: Sendable {
         let variants: ScreenVariants
         /// By the file that defines the variant (one file is one variant).
         let served: [String: Variant]
