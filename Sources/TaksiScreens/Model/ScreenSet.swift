@@ -177,6 +177,13 @@ public struct ScreenVariants: Sendable {
 
         /// The experiment and alternative the request's user is exposed to, if any.
         public var exposure: (experiment: Experiment, alternative: String)? {
+            Self.exposure(experiment: experiment, assignment: assignment)
+        }
+
+        /// The experiment and alternative a user is exposed to by `experiment`'s `assignment`, if any.
+        public static func exposure(
+            experiment: Experiment?, assignment: Experiment.Assignment?
+        ) -> (experiment: Experiment, alternative: String)? {
             guard let experiment, case .exposed(let alternative)? = assignment else { return nil }
             return (experiment, alternative)
         }
@@ -212,6 +219,17 @@ public struct ScreenVariants: Sendable {
 
     /// The variant for a request (as ``select(_:)``), with the experiment's assignment.
     public func selection(_ request: Request) -> Result<Selection, SelectionError> {
+        selection(request) { Selection(variant: $0, experiment: $1, assignment: $2) }
+    }
+
+    /// What `pick` takes of the variant for a request (as ``select(_:)``), its version range's
+    /// experiment and the experiment's assignment (nil without an experiment, or when the request
+    /// forced an alternative): a server that needs only the variant's file takes that, not a copy
+    /// of the whole variant. Inlinable, so it is specialized in the server for its `pick`.
+    @inlinable
+    public func selection<Picked>(
+        _ request: Request, _ pick: (ScreenVariant, Experiment?, Experiment.Assignment?) -> Picked
+    ) -> Result<Picked, SelectionError> {
         // Searched in place: no array of the versioned ranges is made for a request.
         let matching =
             request.version.flatMap { version in versions.first { $0.requirement?.isSatisfied(by: version) == true } }
@@ -223,20 +241,16 @@ public struct ScreenVariants: Sendable {
         }
         var assignment: Experiment.Assignment?
         if let alternative = request.alternative {
-            if let screen = group.alternatives[alternative] { return .success(Selection(variant: screen)) }
+            if let screen = group.alternatives[alternative] { return .success(pick(screen, nil, nil)) }
         } else if let experiment = group.experiment {
             let assigned = experiment.assignment(
                 for: .init(user: request.user, version: request.version, platform: request.platform, language: request.language))
             assignment = assigned
             // Validation guarantees a winner and every weighed alternative exist.
-            if let screen = group.alternatives[assigned.alternative] {
-                return .success(Selection(variant: screen, experiment: experiment, assignment: assigned))
-            }
+            if let screen = group.alternatives[assigned.alternative] { return .success(pick(screen, experiment, assigned)) }
         }
         // Validation guarantees every version range has a default alternative.
-        return group.alternatives[ScreenVariant.defaultAlternative].map {
-            .success(Selection(variant: $0, experiment: group.experiment, assignment: assignment))
-        }
+        return group.alternatives[ScreenVariant.defaultAlternative].map { .success(pick($0, group.experiment, assignment)) }
             ?? .failure(
                 .alternativeNotFound(
                     screen: name, alternative: ScreenVariant.defaultAlternative, alternatives: group.alternatives.keys.sorted()))

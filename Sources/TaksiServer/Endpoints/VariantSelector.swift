@@ -165,14 +165,14 @@ struct VariantSelector: Sendable {
         if screen.variesByLanguage {
             request.language = Localization.languageRanges(headers.first(name: "Accept-Language")).first
         }
-        switch screen.variants.selection(request) {
+        // The chosen variant's file and exposure, not a copy of the compiled variant.
+        let selection = screen.variants.selection(request) { variant, experiment, assignment in
+            (file: variant.file, exposure: ScreenVariants.Selection.exposure(experiment: experiment, assignment: assignment))
+        }
+        switch selection {
         case .success(let selection):
-            let compiled = selection.variant
-            guard let variant = screen.served[compiled.file] else { throw .screenNotFound(screen.variants.name) }
-            logger.debug(
-                "variant selected",
-                metadata: ["screen": .string(screen.variants.name), "variant": .string(compiled.variantID)]
-            )
+            guard let variant = screen.served[selection.file] else { throw .screenNotFound(screen.variants.name) }
+            logger.debug("variant selected", metadata: ["screen": .string(screen.variants.name), "variant": .string(variant.id)])
             let exposure = selection.exposure.flatMap { experiment, alternative in
                 request.user.map {
                     Exposure(experiment: experiment.name, alternative: alternative, user: $0, platform: request.platform)
