@@ -46,6 +46,13 @@ enum Route: Sendable, Equatable {
 
     private static let prefixes: [StaticString] = ["/screens", "/interfaces"]
 
+    /// The paths that name an endpoint as they are.
+    private static let exact: [(path: StaticString, route: Route)] = [
+        ("/", .root), ("/healthz", .health), ("/readyz", .ready), ("/metrics", .metrics), ("/openapi.yaml", .openAPI),
+        ("/links/resolve", .resolveLink), ("/.well-known/apple-app-site-association", .appleAppSiteAssociation),
+        ("/.well-known/assetlinks.json", .assetLinks),
+    ]
+
     /// Matches on the path's UTF-8 bytes where they lie: String's Unicode-aware comparisons were a
     /// tenth of the hot path's time in the benchmark, and a walk of a substring's UTF-8 view a byte
     /// at a time cost a data request more than the rest of its routing.
@@ -59,42 +66,22 @@ enum Route: Sendable, Equatable {
     private static func route(_ path: Bytes) -> Route {
         var bytes = path
         if bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes = bytes.dropLast() }
-        if equals(bytes, "/") {
-            return .root
-        } else if equals(bytes, "/healthz") {
-            return .health
-        } else if equals(bytes, "/readyz") {
-            return .ready
-        } else if equals(bytes, "/metrics") {
-            return .metrics
-        } else if equals(bytes, "/openapi.yaml") {
-            return .openAPI
-        } else if equals(bytes, "/links/resolve") {
-            return .resolveLink
-        } else if equals(bytes, "/.well-known/apple-app-site-association") {
-            return .appleAppSiteAssociation
-        } else if equals(bytes, "/.well-known/assetlinks.json") {
-            return .assetLinks
-        } else if equals(bytes.prefix(8), "/preview"), bytes.count == 8 || bytes.dropFirst(8).first == UInt8(ascii: "/") {
-            return .preview(PreviewRoute(text(bytes.dropFirst(9))))
+        if let found = exact.first(where: { equals(bytes, $0.path) }) { return found.route }
+        if let rest = bytes.without(prefix: "/preview"), rest.isEmpty || rest.first == UInt8(ascii: "/") {
+            return .preview(PreviewRoute(text(rest.dropFirst())))
         }
         return screenRoute(bytes) ?? .notFound
     }
 
     private static func screenRoute(_ bytes: Bytes) -> Route? {
         for prefix in prefixes {
-            let length = prefix.utf8CodeUnitCount
-            guard bytes.count >= length, equals(bytes.prefix(length), prefix) else { continue }
-            let rest = bytes.dropFirst(length)
+            guard let rest = bytes.without(prefix: prefix) else { continue }
             if rest.isEmpty { return .index }
             guard rest.first == UInt8(ascii: "/") else { continue }
             let name = rest.dropFirst()
-            if ends(name, with: "/data") { return .data(text(name.dropLast(5))) }
-            if let slash = name.lastIndex(of: UInt8(ascii: "/")) {
-                let screen = name[..<slash]
-                if screen.count > 8, ends(screen, with: "/actions") {
-                    return .action(text(screen.dropLast(8)), text(name[name.index(after: slash)...]))
-                }
+            if let screen = name.without(suffix: "/data") { return .data(text(screen)) }
+            if let slash = name.lastIndex(of: UInt8(ascii: "/")), let screen = name[..<slash].without(suffix: "/actions"), !screen.isEmpty {
+                return .action(text(screen), text(name[name.index(after: slash)...]))
             }
             return .skeleton(text(name))
         }
@@ -105,13 +92,25 @@ enum Route: Sendable, Equatable {
         literal.withUTF8Buffer { bytes.elementsEqual($0) }
     }
 
-    private static func ends(_ bytes: Bytes, with literal: StaticString) -> Bool {
-        bytes.count >= literal.utf8CodeUnitCount && equals(bytes.suffix(literal.utf8CodeUnitCount), literal)
-    }
-
     /// The text of bytes cut from a path at ASCII characters: whole UTF-8 characters.
     private static func text(_ bytes: Bytes) -> String {
         String(decoding: UnsafeBufferPointer(rebasing: bytes), as: UTF8.self)
+    }
+}
+
+extension Slice<UnsafeBufferPointer<UInt8>> {
+    /// These bytes without `prefix`, if they begin with it.
+    fileprivate func without(prefix: StaticString) -> Self? {
+        let length = prefix.utf8CodeUnitCount
+        guard count >= length, prefix.withUTF8Buffer({ self.prefix(length).elementsEqual($0) }) else { return nil }
+        return dropFirst(length)
+    }
+
+    /// These bytes without `suffix`, if they end with it.
+    fileprivate func without(suffix: StaticString) -> Self? {
+        let length = suffix.utf8CodeUnitCount
+        guard count >= length, suffix.withUTF8Buffer({ self.suffix(length).elementsEqual($0) }) else { return nil }
+        return dropLast(length)
     }
 }
 
