@@ -2,9 +2,10 @@ import Foundation
 import NIOHTTP1
 import TaksiSchema
 import TaksiScreens
-import TaksiServer
 import TaksiTestSupport
 import Testing
+
+@testable import TaksiServer
 
 /// The server's own credentials for its upstreams, over real sockets: a bearer token, HTTP basic,
 /// an API key header and OAuth 2.0 client credentials reach the upstream that is configured with
@@ -134,7 +135,7 @@ struct UpstreamCredentialTests {
             upstream.on("/shop", .authorized("Bearer token-3", body: #"{"text": "third"}"#))
             #expect(try await text() == nil)
             let failure = try #require(log.lines(atLeast: .error).first { $0.message.contains("no access token") }, "\(logged(log))")
-            #expect(failure.message.contains("answered 401 (invalid_client)"), "\(failure.message)")
+            #expect(failure.message.contains(#"answered 401 ("invalid_client")"#), "\(failure.message)")
             // Counted: two tokens fetched, one fetch failed.
             let metrics = try await client.execute(uri: "/metrics").text.split(separator: "\n")
             let fetches = { (result: String) in
@@ -145,6 +146,104 @@ struct UpstreamCredentialTests {
         }
         let text = logged(log)
         for secret in ["cl!ent-secret", "cl%21ent-secret", "token-1", "token-2"] { #expect(!text.contains(secret), "\(secret) logged") }
+        try await upstream.stop()
+    }
+
+    /// An application calling upstream `shop` (with OAuth client credentials, its token endpoint
+    /// on `upstream` too) from one source with this `timeout`.
+    func oauthApplication(_ upstream: TestUpstream, timeout: Double = 3, log: LogRecorder) throws -> Application {
+        let screen = #"""
+            {"name": "calls", "entry": true,
+             "sources": {"shop": {"type": "http", "upstream": "shop", "path": "/shop", "timeout": \#(timeout), "ttl": 0,
+                                  "stale_while_revalidate": 0, "stale_if_error": 0}},
+             "components": [{"name": "label_component", "identifier": "shop", "content": {"value": {"$bind": "shop.text"}}}]}
+            """#
+        let load = ScreenSetLoader.load(files: ["calls.json": Array(screen.utf8)], upstreams: ["shop"])
+        let screenSet = try #require(load.screenSet, "\(load.diagnostics.report)")
+        let client = OAuthClient(
+            tokenURL: upstream.baseURL + "/oauth/token", clientID: Secret(.file(try Self.secretFile("app"))),
+            clientSecret: Secret(.file(try Self.secretFile("secret"))))
+        var configuration = ServerConfiguration.forTests()
+        configuration.upstreams = ["shop": upstream.baseURL]
+        configuration.upstreamOptions = ["shop": UpstreamOptions(credential: .clientCredentials(client))]
+        return buildApplication(configuration: configuration, screenSet: screenSet, logger: log.logger)
+    }
+
+    @Test(
+        "a token endpoint's expires_in that is huge, negative, not a number or a string is no crash: the token is kept the default lifetime, and the log says why"
+    )
+    func hostileExpiry() async throws {
+        let upstream = try await TestUpstream()
+        upstream.on("/shop", .authorized("Bearer t", body: #"{"text": "ok"}"#))
+        // Each of these made Duration.seconds(Double) trap: the process died at the first call.
+        let unusable = ["1e300", "-1e300", "1e21", "-1", "0", #""soon""#, "[3600]", "true"]
+        let usable = ["3600", #""3600""#, "1e8", "0.001"]
+        for expiry in unusable + usable {
+            upstream.on("/oauth/token", .answer(200, #"{"access_token": "t", "token_type": "Bearer", "expires_in": \#(expiry)}"#))
+            let log = LogRecorder()
+            try await oauthApplication(upstream, log: log).test(.live) { client in
+                for _ in 0..<2 {
+                    let response = try await client.execute(uri: "/screens/calls/data")
+                    #expect(response.status == .ok, "expires_in \(expiry): \(response.text)")
+                    #expect(response.header("X-Taksi-Degraded") == nil, "expires_in \(expiry): \(response.text)")
+                }
+            }
+            let said = log.lines(atLeast: .warning).filter { $0.message.contains("is not a lifetime in seconds") }
+            #expect(said.count == (unusable.contains(expiry) ? 1 : 0), "expires_in \(expiry): \(logged(log))")
+        }
+        // A lifetime within a second to a day is kept as given; past it, a day; short of it, a second.
+        #expect(OAuthTokens.lifetime(expiresIn: 3600) == (.seconds(3600), nil))
+        #expect(OAuthTokens.lifetime(expiresIn: "3600") == (.seconds(3600), nil))
+        #expect(OAuthTokens.lifetime(expiresIn: 1e8) == (.seconds(86_400), nil))
+        #expect(OAuthTokens.lifetime(expiresIn: 0.001) == (.seconds(1), nil))
+        #expect(OAuthTokens.lifetime(expiresIn: nil) == (OAuthTokens.defaultLifetime, nil))
+        for value: JSONValue in [1e300, -1e300, 1e21, 1e9, -1, 0, "soon", "nan", "inf", [3600], true] {
+            let (lifetime, problem) = OAuthTokens.lifetime(expiresIn: value)
+            #expect(lifetime == OAuthTokens.defaultLifetime)
+            #expect(problem != nil, "\(value)")
+        }
+        try await upstream.stop()
+    }
+
+    @Test("a token endpoint slower than the source's timeout degrades the source at its timeout, as a slow upstream would")
+    func slowTokenEndpoint() async throws {
+        let upstream = try await TestUpstream()
+        // Held until the test ends: past the source's half second and the endpoint's own ten.
+        upstream.on("/oauth/token", .held(#"{"access_token": "t", "expires_in": 3600}"#))
+        upstream.on("/shop", .authorized("Bearer t", body: #"{"text": "ok"}"#))
+        let log = LogRecorder()
+        try await oauthApplication(upstream, timeout: 0.5, log: log).test(.live) { client in
+            let response = try await client.execute(uri: "/screens/calls/data")
+            #expect(response.status == .ok)
+            #expect(response.header("X-Taksi-Degraded") == "shop", "\(response.text)")
+            let metrics = try await client.execute(uri: "/metrics").text.split(separator: "\n")
+            let calls = metrics.filter { $0.hasPrefix("taksi_upstream_requests_total{") && $0.contains(#"upstream="shop""#) }
+            // Failed as a timeout of the source (0.5 s), not as a credential after the endpoint's 10 s.
+            #expect(calls.contains { $0.contains(#"result="timeout""#) && $0.hasSuffix(" 1") }, "\(calls)")
+            #expect(!calls.contains { $0.contains(#"result="credential""#) }, "\(calls)")
+        }
+        #expect(upstream.requests.filter { $0.uri == "/shop" }.isEmpty, "no call without a token")
+        upstream.release()
+        try await upstream.stop()
+    }
+
+    @Test("a token endpoint's error text cannot forge a log line: line breaks and escape codes are escaped, and it is cut short")
+    func tokenErrorText() async throws {
+        let upstream = try await TestUpstream()
+        let forged = "invalid_client\n2026-11-27T00:00:00.000Z error taksi-server: forged line\u{1B}[2J"
+        upstream.on(
+            "/oauth/token",
+            .answer(400, String(decoding: JSONWriter.bytes(["error": .string(forged + String(repeating: "x", count: 500))]), as: UTF8.self))
+        )
+        let log = LogRecorder()
+        try await oauthApplication(upstream, log: log).test(.live) { client in
+            let response = try await client.execute(uri: "/screens/calls/data")
+            #expect(response.header("X-Taksi-Degraded") == "shop")
+        }
+        let failure = try #require(log.lines(atLeast: .error).first { $0.message.contains("no access token") }, "\(logged(log))")
+        #expect(failure.message.contains(#"answered 400 ("invalid_client\n2026-11-27"#), "\(failure.message)")
+        #expect(!failure.message.contains("\n") && !failure.message.contains("\u{1B}"), "\(failure.message)")
+        #expect(failure.message.count < 400, "cut short: \(failure.message.count) characters")
         try await upstream.stop()
     }
 

@@ -297,8 +297,8 @@ struct HTTPSourceReader {
             }
             var ttl = HTTPSource.StatusAnswer.defaultTTL
             if let ttlNode = members.first(where: { $0.key == "ttl" })?.value {
-                if case .number(let value) = ttlNode.value, (0...86_400).contains(value) {
-                    ttl = Self.duration(seconds: value)
+                if case .number(let value) = ttlNode.value, let seconds = Duration.seconds(value, within: 0...86_400) {
+                    ttl = seconds
                 } else {
                     reader.report(
                         .invalidSource, at: ttlNode, path: answerPath.appending("ttl"),
@@ -314,7 +314,7 @@ struct HTTPSourceReader {
     /// The member `key`, a number of seconds within `range`, as a duration (to the nanosecond).
     private mutating func seconds(_ key: String, _ range: ClosedRange<Double>, _ reader: inout DefinitionReader) -> Duration? {
         guard let node = member(key) else { return nil }
-        guard case .number(let value) = node.value, range.contains(value) else {
+        guard case .number(let value) = node.value, let duration = Duration.seconds(value, within: range) else {
             reader.report(
                 .invalidSource, at: node, path: path.appending(key),
                 "\(key) is a number of seconds from \(JSONWriter.string(.number(range.lowerBound))) to \(JSONWriter.string(.number(range.upperBound)))"
@@ -322,11 +322,6 @@ struct HTTPSourceReader {
             valid = false
             return nil
         }
-        return Self.duration(seconds: value)
-    }
-
-    /// `seconds` as a duration, to the nanosecond.
-    static func duration(seconds: Double) -> Duration {
-        .nanoseconds(Int64((seconds * 1e9).rounded()))
+        return duration
     }
 }

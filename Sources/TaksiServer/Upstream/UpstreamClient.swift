@@ -125,22 +125,26 @@ public struct UpstreamClient: Sendable {
             return result
         }
         let upstream = call.definition.upstream
+        // The source's timeout bounds the call from here: waiting for a token counts.
+        let deadline = ContinuousClock.now + call.definition.timeout
         var authorization: [(String, String)]
-        switch await credentials.headers(for: upstream) {
+        switch await credentials.headers(for: upstream, until: deadline, limit: call.definition.timeout) {
         case .success(let found): authorization = found
         case .failure(let failure): return .failure(failure)
         }
         // A 401 to a token that may have been revoked: a new token, and the call once more.
         if credentials.refreshes(upstream) {
-            let first = await fetch(call, from: base, headers: Self.merged(headers, authorization), span: span, answersUnauthorized: false)
+            let first = await fetch(
+                call, from: base, headers: Self.merged(headers, authorization), until: deadline, span: span, answersUnauthorized: false)
             guard case .failure(.status(401)) = first else { return first }
-            switch await credentials.headers(for: upstream, rejected: authorization) {
+            switch await credentials.headers(for: upstream, rejected: authorization, until: deadline, limit: call.definition.timeout) {
             case .success(let renewed): authorization = renewed
             case .failure(let failure): return .failure(failure)
             }
             span?.addEvent(SpanEvent(name: "credential renewed"))
         }
-        return await fetch(call, from: base, headers: Self.merged(headers, authorization), span: span, answersUnauthorized: true)
+        return await fetch(
+            call, from: base, headers: Self.merged(headers, authorization), until: deadline, span: span, answersUnauthorized: true)
     }
 
     /// The forwarded headers with the upstream's credential: a forwarded header of the same name
@@ -154,11 +158,12 @@ public struct UpstreamClient: Sendable {
     /// One GET of the call (its redirects followed); a 401 is a failure unless `answersUnauthorized`
     /// lets the source's `answers` take it.
     private func fetch(
-        _ call: UpstreamCall, from base: String, headers: [(String, String)], span: (any Span)?, answersUnauthorized: Bool
+        _ call: UpstreamCall, from base: String, headers: [(String, String)], until deadline: ContinuousClock.Instant, span: (any Span)?,
+        answersUnauthorized: Bool
     ) async -> Result<UpstreamValue, UpstreamFailure> {
         let maxBytes = call.definition.maxBytes
         return await exchange(
-            .GET, url: base + call.target, headers: headers, body: nil, on: http, timeout: call.definition.timeout,
+            .GET, url: base + call.target, headers: headers, body: nil, on: http, timeout: call.definition.timeout, until: deadline,
             mayRetry: Self.isConnectionFailure, span: span
         ) { response, url, redirects in
             let status = response.status.code
@@ -216,30 +221,32 @@ public struct UpstreamClient: Sendable {
         if case .files(let directory) = UpstreamLocation(base) {
             return FileUpstream(directory: directory).answer(submit)
         }
+        // The action's timeout bounds the call from here: waiting for a token counts.
+        let deadline = ContinuousClock.now + submit.timeout
         var authorization: [(String, String)]
-        switch await credentials.headers(for: submit.upstream) {
+        switch await credentials.headers(for: submit.upstream, until: deadline, limit: submit.timeout) {
         case .success(let found): authorization = found
         case .failure(let failure): return .failure(failure)
         }
-        let first = await send(submit, to: base, headers: Self.merged(headers, authorization), span: span)
+        let first = await send(submit, to: base, headers: Self.merged(headers, authorization), until: deadline, span: span)
         // A 401 to a token that may have been revoked: the upstream did nothing, so the request is
         // sent again, once, with a new token.
         guard credentials.refreshes(submit.upstream), case .success(let answer) = first, answer.status == 401 else { return first }
-        switch await credentials.headers(for: submit.upstream, rejected: authorization) {
+        switch await credentials.headers(for: submit.upstream, rejected: authorization, until: deadline, limit: submit.timeout) {
         case .success(let renewed): authorization = renewed
         case .failure(let failure): return .failure(failure)
         }
         span?.addEvent(SpanEvent(name: "credential renewed"))
-        return await send(submit, to: base, headers: Self.merged(headers, authorization), span: span)
+        return await send(submit, to: base, headers: Self.merged(headers, authorization), until: deadline, span: span)
     }
 
     private func send(
-        _ submit: Submit, to base: String, headers: [(String, String)], span: (any Span)?
+        _ submit: Submit, to base: String, headers: [(String, String)], until deadline: ContinuousClock.Instant, span: (any Span)?
     ) async -> Result<Answer, UpstreamFailure> {
         let repeatable = submit.method.isIdempotent
         return await exchange(
             HTTPMethod(rawValue: submit.method.rawValue), url: base + submit.target, headers: headers, body: submit.body,
-            on: repeatable ? http : submitHTTP, timeout: submit.timeout,
+            on: repeatable ? http : submitHTTP, timeout: submit.timeout, until: deadline,
             mayRetry: repeatable ? Self.isConnectionFailure : Self.isConnectFailure, span: span
         ) { response, _, _ in
             let status = Int(response.status.code)
@@ -269,7 +276,7 @@ public struct UpstreamClient: Sendable {
 
     /// One exchange with an upstream, fetches and submits alike: the request (again at each
     /// redirect `read` follows; it is told how many it followed), its response read by `read`,
-    /// all within `timeout`. A connection
+    /// all by `deadline` (what is left of the call's `timeout`, which a failure names). A connection
     /// that fails is tried once more when `mayRetry` says so. AsyncHTTPClient's deadline stops
     /// counting once the response head arrives, so the whole exchange is also raced against a
     /// timer of our own; the loser is cancelled (which closes the connection).
@@ -277,11 +284,13 @@ public struct UpstreamClient: Sendable {
     /// `http.request.resend_count` (OpenTelemetry's HTTP client conventions).
     private func exchange<Value: Sendable>(
         _ method: HTTPMethod, url: String, headers: [(String, String)], body: [UInt8]?, on http: HTTPClient, timeout: Duration,
-        mayRetry: @escaping @Sendable (any Error) -> Bool, span: (any Span)?,
+        until end: ContinuousClock.Instant, mayRetry: @escaping @Sendable (any Error) -> Bool, span: (any Span)?,
         read: @escaping @Sendable (HTTPClientResponse, _ url: String, _ redirects: Int) async throws -> Step<Value>
     ) async -> Result<Value, UpstreamFailure> {
-        await Self.bounded(by: timeout) {
-            let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout / .nanoseconds(1)))
+        let left = end - ContinuousClock.now
+        guard left > .zero else { return .failure(.timeout(timeout)) }
+        return await Self.bounded(by: left, reporting: timeout) {
+            let deadline = NIODeadline.now() + .nanoseconds(Int64(left / .nanoseconds(1)))
             var url = url
             var attempt = 0
             var redirects = 0
@@ -337,17 +346,17 @@ public struct UpstreamClient: Sendable {
         return String(describing: error)
     }
 
-    /// `operation`'s result, or a timeout after `limit`.
+    /// `operation`'s result, or ``UpstreamFailure/timeout(_:)`` of `timeout` after `limit`.
     private static func bounded<Value: Sendable>(
-        by limit: Duration, _ operation: @escaping @Sendable () async -> Result<Value, UpstreamFailure>
+        by limit: Duration, reporting timeout: Duration, _ operation: @escaping @Sendable () async -> Result<Value, UpstreamFailure>
     ) async -> Result<Value, UpstreamFailure> {
         await withTaskGroup(of: Result<Value, UpstreamFailure>?.self) { group in
             group.addTask { await operation() }
             group.addTask {
                 try? await Task.sleep(for: limit)
-                return Task.isCancelled ? nil : .failure(.timeout(limit))
+                return Task.isCancelled ? nil : .failure(.timeout(timeout))
             }
-            var result: Result<Value, UpstreamFailure> = .failure(.timeout(limit))
+            var result: Result<Value, UpstreamFailure> = .failure(.timeout(timeout))
             while let finished = await group.next() {
                 guard let finished else { continue }
                 result = finished
