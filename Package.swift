@@ -104,6 +104,7 @@ let package = Package(
             name: "TaksiPostgres",
             dependencies: [
                 "TaksiServer",
+                "TaksiScreens",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

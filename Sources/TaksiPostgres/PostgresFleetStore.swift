@@ -6,6 +6,7 @@ import NIOHTTP1
 import NIOSSL
 import PostgresNIO
 import ServiceLifecycle
+import TaksiScreens
 public import TaksiServer
 
 /// The fleet's store on PostgreSQL: keyed submits claimed and answered in table `taksi_submits`,
@@ -137,6 +138,11 @@ public final class PostgresFleetStore: FleetStore {
                 guard let same else { break }
                 guard same else { return .mismatch }
                 guard let status, let headers else { return .running }
+                // A row is outside the process: a status no HTTP answer has is refused, not replayed
+                // (and never reaches NIO's status, which traps on a negative one).
+                guard Self.replayableStatuses.contains(status) else {
+                    throw StoreError("the answer stored for this key has status \(status), which is no HTTP status; it is not replayed")
+                }
                 return .answered(
                     IdempotencyStore.Answer(
                         status: HTTPResponseStatus(statusCode: status), headers: Self.decodeHeaders(headers),
@@ -214,7 +220,13 @@ public final class PostgresFleetStore: FleetStore {
                 SELECT f.position FROM firsts AS f JOIN kept AS k USING (experiment, user_id) ORDER BY f.position
                 """)
             var kept: [ExposureRecorder.Record] = []
-            for try await position in rows.decode(Int64.self) { kept.append(records[Int(position)]) }
+            for try await position in rows.decode(Int64.self) {
+                // One of the positions sent, unless the store is not the one this code wrote for.
+                guard let index = Int(exactly: position), records.indices.contains(index) else {
+                    throw StoreError("the store answered position \(position) for a batch of \(records.count) exposures")
+                }
+                kept.append(records[index])
+            }
             return kept
         }
     }
@@ -278,16 +290,41 @@ public final class PostgresFleetStore: FleetStore {
     }
 
     public func bundle(named name: String) async throws -> (name: String, bundle: ScreenBundle)? {
-        let found: (String, ByteBuffer)? = try await statement(timeout: max(timeout, .seconds(30))) { client in
-            let rows = try await client.query(
-                "SELECT id, content FROM taksi_bundles WHERE id LIKE \(Self.prefixPattern(name)) ORDER BY id LIMIT 2")
-            var found: [(String, ByteBuffer)] = []
-            for try await row in rows.decode((String, ByteBuffer).self) { found.append(row) }
-            guard found.count < 2 else { throw StoreError("more than one bundle's name starts with \(name); give more of it") }
-            return found.first
+        // A row is outside this process: its size is read before its content (a row past the bound
+        // costs no replica its memory), and its content is checked against its name.
+        enum Found: Sendable {
+            case nothing
+            case tooLarge(bytes: Int)
+            case content(id: String, ByteBuffer, digest: String)
         }
-        guard let (id, content) = found else { return nil }
-        return (id, try ScreenBundle(decoding: Array(content.readableBytesView)))
+        let found: Found = try await statement(timeout: max(timeout, .seconds(30))) { client in
+            var named: [(String, Int)] = []
+            let rows = try await client.query(
+                "SELECT id, octet_length(content) FROM taksi_bundles WHERE id LIKE \(Self.prefixPattern(name)) ORDER BY id LIMIT 2")
+            for try await row in rows.decode((String, Int).self) { named.append(row) }
+            guard named.count < 2 else { throw StoreError("more than one bundle's name starts with \(name); give more of it") }
+            guard let (id, bytes) = named.first else { return .nothing }
+            guard bytes <= ScreenBundle.maximumBytes else { return .tooLarge(bytes: bytes) }
+            let content = try await client.query(
+                "SELECT content, encode(sha256(content), 'hex') FROM taksi_bundles WHERE id = \(id)")
+            for try await (bytes, digest) in content.decode((ByteBuffer, String).self) { return .content(id: id, bytes, digest: digest) }
+            return .nothing
+        }
+        switch found {
+        case .nothing:
+            return nil
+        case .tooLarge(let bytes):
+            throw BundleError(
+                "the stored bundle is \(bytes) bytes, more than the limit of \(ScreenBundle.maximumBytes) that publish keeps to; it is not read"
+            )
+        case .content(let id, let content, let digest):
+            guard digest == id else {
+                throw BundleError(
+                    "the stored bundle's content does not match its name (its SHA-256 starts \(digest.prefix(12))): the row was changed after it was published"
+                )
+            }
+            return (id, try ScreenBundle(decoding: Array(content.readableBytesView)))
+        }
     }
 
     public func history(limit: Int) async throws -> [Release] {
@@ -499,10 +536,21 @@ public final class PostgresFleetStore: FleetStore {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// The headers of a stored answer; a pair that is no header line (a name that is not a
+    /// token, a value with a line break or another control character) is dropped, so a row never
+    /// writes a line of its own into a response.
     static func decodeHeaders(_ text: String) -> [(String, String)] {
         guard let pairs = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String]] else { return [] }
-        return pairs.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+        return pairs.compactMap { pair in
+            guard pair.count == 2, HTTPSource.isHeaderName(pair[0]),
+                !pair[1].unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F })
+            else { return nil }
+            return (pair[0], pair[1])
+        }
     }
+
+    /// The statuses a stored answer is replayed with.
+    static let replayableStatuses = 100...599
 
     // MARK: Migrations
 

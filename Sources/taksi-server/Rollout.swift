@@ -15,7 +15,7 @@ struct Rollout: AsyncParsableCommand {
 
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print the current release and what each live replica serves; exits 1 unless every one serves it.")
+            abstract: "Print the current release and what each live replica serves; exits 1 unless one is live and every one serves it.")
 
         @Option(help: "A configuration file naming the store (TAKSI_CONFIG; default ./config.json when present).")
         var config: String?
@@ -26,7 +26,8 @@ struct Rollout: AsyncParsableCommand {
                 let release = try await store.currentRelease()
                 let replicas = try await store.replicas(seenWithin: Rollout.alive)
                 print(Rollout.report(release: release, replicas: replicas))
-                return replicas.allSatisfy { $0.bundle == release?.bundle }
+                // No replica live is no fleet serving anything (each is refused, crashed, or not started).
+                return !replicas.isEmpty && replicas.allSatisfy { $0.bundle == release?.bundle }
             }
             if !converged { throw ExitCode.failure }
         }
@@ -49,27 +50,35 @@ struct Rollout: AsyncParsableCommand {
                 replica.refusedBundle.map { "\(short($0)): \(replica.refusal ?? "")" } ?? "",
             ])
         }
-        if !replicas.isEmpty { lines.append(table(rows)) }
-        let current = replicas.filter { $0.bundle == release?.bundle }.count
-        lines.append(
-            "\(replicas.count) live replica\(replicas.count == 1 ? "" : "s"); \(current) serve\(current == 1 ? "s" : "") the current bundle"
-        )
+        if replicas.isEmpty {
+            lines.append("No replica is live (none reported in the last \(alive.components.seconds) s)")
+        } else {
+            lines.append(table(rows))
+            let current = replicas.filter { $0.bundle == release?.bundle }.count
+            lines.append(
+                "\(replicas.count) live replica\(replicas.count == 1 ? "" : "s"); \(current) serve\(current == 1 ? "s" : "") the current bundle"
+            )
+        }
         return lines.joined(separator: "\n")
     }
 
-    /// Returns once every live replica serves `bundle`; exits 1 naming the others after `timeout` seconds.
+    /// Returns once a replica is live and every live replica serves `bundle`; exits 1 after
+    /// `timeout` seconds naming the others, or saying that none is live.
     static func waitForFleet(serving bundle: String, store: PostgresFleetStore, timeout: Double) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(Int64(timeout * 1000))
         while true {
             let replicas = try await store.replicas(seenWithin: alive)
             let behind = replicas.filter { $0.bundle != bundle }
-            if behind.isEmpty {
-                print(
-                    replicas.isEmpty
-                        ? "No replica is live (none reported in the last 10 s); nothing to wait for"
-                        : "Every live replica (\(replicas.count)) serves bundle \(short(bundle))")
+            if behind.isEmpty, !replicas.isEmpty {
+                print("Every live replica (\(replicas.count)) serves bundle \(short(bundle))")
                 return
+            }
+            if clock.now >= deadline, replicas.isEmpty {
+                printError(
+                    "error: after \(timeout) s, no replica is live (none reported in the last \(alive.components.seconds) s), so none serves bundle \(short(bundle)); "
+                        + "start one with screens_source store, or see why they stopped (their logs)")
+                throw ExitCode.failure
             }
             if clock.now >= deadline {
                 printError(

@@ -164,27 +164,32 @@ extension Serve {
             said = message
             if error { logger.error("\(message)", metadata: metadata) } else { logger.warning("\(message)", metadata: metadata) }
         }
-        let state = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: nil)
+        var report = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: nil).report
         while true {
             do {
-                if let release = try await store.currentRelease(), let (name, bundle) = try await store.bundle(named: release.bundle) {
-                    switch PublishedScreens.load(bundle, named: name, upstreams: upstreams) {
+                let release = try await store.currentRelease()
+                if let release, release.bundle == report.refusedBundle {
+                    // Refused already: read once, not again every second; still reported.
+                    try await store.report(report)
+                } else if let release,
+                    let (name, loaded) = try await PublishedScreens.load(named: release.bundle, from: store, upstreams: upstreams)
+                {
+                    switch loaded {
                     case .success(let (screenSet, bytes)):
                         logger.info(
                             "published screens loaded",
                             metadata: ["bundle": .string(String(name.prefix(12))), "screens": .stringConvertible(screenSet.screens.count)])
                         return (name, screenSet, bytes)
                     case .failure(let refusal):
-                        var report = state.report
                         report.refusedBundle = name
                         report.refusal = refusal.description
-                        try? await store.report(report)
+                        try await store.report(report)
                         say(
                             "the current published bundle does not load here; not serving until one does",
                             ["bundle": .string(String(name.prefix(12))), "cause": .string(refusal.description)], error: true)
                     }
                 } else {
-                    try? await store.report(state.report)
+                    try await store.report(report)
                     say("nothing is published yet; waiting for taksi-server publish")
                 }
             } catch {

@@ -101,6 +101,32 @@ struct FleetSubmitTests {
         try await fleet.remove()
     }
 
+    @Test("a stored answer is checked before it is replayed: a status no HTTP answer has is 503, a header line it forges is dropped")
+    func forgedStoredAnswer() async throws {
+        let fleet = try await Fleet()
+        fleet.upstream.on("/signups/pro", .answer(201, #"{"id": "7"}"#))
+        try await Self.withReplicas([fleet.replica(), fleet.replica()]) { ports in
+            #expect(await Self.submit(ports[0], key: "K-forged")?.status == 200)
+            // Rows changed behind the servers' backs (a restore gone wrong, another program, a person).
+            _ = try await fleet.database.sql("UPDATE taksi_submits SET status = -1")
+            let negative = try #require(await Self.submit(ports[1], key: "K-forged"), "NIO's status traps on a negative code")
+            #expect(negative.status == 503)
+            #expect(negative.json?["error"]?["code"] == "store_unavailable")
+            _ = try await fleet.database.sql(
+                #"""
+                UPDATE taksi_submits SET status = 200,
+                    headers = '[["X-Forged", "a\r\nSet-Cookie: stolen=1"], ["Bad Name", "x"], ["X-Fine", "ok"]]'
+                """#)
+            let replayed = try #require(await Self.submit(ports[1], key: "K-forged"))
+            #expect(replayed.status == 200)
+            #expect(replayed.header("Idempotent-Replayed") == "true")
+            #expect(replayed.header("X-Fine") == "ok")
+            #expect(replayed.header("Set-Cookie") == nil && replayed.header("X-Forged") == nil && replayed.header("Bad Name") == nil)
+        }
+        #expect(fleet.upstream.count("/signups/pro") == 1)
+        try await fleet.remove()
+    }
+
     @Test("a retry while the first still waits on its upstream elsewhere waits for its answer")
     func retryWhileRunning() async throws {
         let fleet = try await Fleet()

@@ -277,6 +277,69 @@ struct PublishedScreensTests {
         }
     }
 
+    /// Stores the bundle row `content` (SQL for its bytes) behind the server's back, named `id`
+    /// (SQL; by default the SHA-256 of the content, as publish names it), and releases it.
+    static func release(content: String, id: String = "encode(sha256(content), 'hex')", in database: PostgresServer) async throws -> String
+    {
+        try await database.sql(
+            """
+            WITH c AS (SELECT \(content) AS content),
+            b AS (
+                INSERT INTO taksi_bundles (id, content, bytes, screens)
+                SELECT \(id), content, octet_length(content), 1 FROM c RETURNING id)
+            INSERT INTO taksi_releases (bundle, kind, released_by) SELECT id, 'publish', 'test' FROM b RETURNING bundle
+            """)
+    }
+
+    @Test(
+        "a bundle this replica cannot read (a later format, not JSON, changed after publish, over the bound) is refused once, not taken for a store outage"
+    )
+    func unreadableBundles() async throws {
+        let database = try PostgresServer()
+        defer { database.remove() }
+        try await Self.withStore(database) { store in
+            let good = try await store.publish(ScreenBundle(files: Self.screens(title: "Good")), screens: 2, revisions: [], by: "test")
+            let log = LogRecorder()
+            let metrics = TestMetrics()
+            let (application, follower) = try await Self.replica(of: store, bundle: good.release.bundle, metrics: metrics, log: log)
+            let cases: [(content: String, id: String?, says: String)] = [
+                (#"convert_to('{"format": 2, "files": {}}', 'UTF8')"#, nil, "format 2, newer than this server reads"),
+                ("convert_to('not a bundle', 'UTF8')", nil, "not in the format taksi-server stores"),
+                (
+                    #"convert_to('{"format": 1, "files": {}}', 'UTF8')"#, "encode(sha256('another'::bytea), 'hex')",
+                    "does not match its name"
+                ),
+                ("convert_to(repeat('a', \(ScreenBundle.maximumBytes + 1)), 'UTF8')", nil, "more than the limit"),
+            ]
+            for (number, unreadable) in cases.enumerated() {
+                let name = try await Self.release(
+                    content: unreadable.content, id: unreadable.id ?? "encode(sha256(content), 'hex')", in: database)
+                await follower.follow()
+                await follower.follow()
+                #expect(await Self.skeleton(application, "/screens/home").contains("Good"), "the last good set stays served")
+                // Reported all the same, with the refusal: not silent as a replica that lost its store.
+                let report = try #require(try await store.replicas(seenWithin: .seconds(60)).first)
+                #expect(report.bundle == good.release.bundle)
+                #expect(report.refusedBundle == name)
+                #expect(report.refusal?.contains(unreadable.says) == true, "\(String(describing: report.refusal))")
+                let ready = await TestClient.router(application.responder).respond(uri: "/readyz")
+                #expect(ready.json?["published"]?["store"] == "reachable", "\(ready.text)")
+                #expect(ready.json?["published"]?["refused_bundle"] == .string(name))
+                #expect(
+                    log.recorded.filter { $0.message.hasPrefix("published screens refused") }.count == number + 1,
+                    "said once per bundle, not at every look")
+                #expect(!log.recorded.contains { $0.message.hasPrefix("store: cannot look") }, "not taken for an outage")
+            }
+            #expect(try metrics.expectGauge("taksi_store_reachable").lastValue == 1)
+            #expect(try metrics.expectCounter("taksi_published_bundles_refused_total").totalValue == cases.count)
+
+            // With the only live replica refusing the current bundle, rollout status fails and says why.
+            let status = try await CommandLineTests().run(["rollout", "status"], environment: ["TAKSI_STORE": database.url])
+            #expect(status.status == 1)
+            #expect(status.output.contains("more than the limit"), "\(status.output)")
+        }
+    }
+
     @Test("racing publishes are serialized (the later is current); a bundle over the size bound is refused and stores nothing")
     func racesAndBounds() async throws {
         let database = try PostgresServer()
@@ -327,13 +390,16 @@ struct PublishedScreensTests {
         try Data(Self.screens(title: "Two")["home.yaml"]!).write(to: directory.appendingPathComponent("home.yaml"))
         #expect(try await cli.run(["publish", directory.path], environment: environment).output.contains("as release 2"))
 
-        // No replica runs: --wait has nothing to wait for; rollout status says so.
-        let waited = try await cli.run(["publish", directory.path, "--wait"], environment: environment)
+        // No replica runs: nothing serves the release, so --wait fails after its timeout, and
+        // rollout status fails, each saying so (a CI's deploy step must not pass on an empty fleet).
+        let waited = try await cli.run(["publish", directory.path, "--wait", "--timeout", "0.5"], environment: environment)
+        #expect(waited.status == 1, "\(waited)")
         #expect(waited.output.contains("already current"))
-        #expect(waited.output.contains("No replica is live"))
+        #expect(waited.error.contains("no replica is live"), "\(waited.error)")
         let status = try await cli.run(["rollout", "status"], environment: environment)
-        #expect(status.status == 0)
+        #expect(status.status == 1, "\(status)")
         #expect(status.output.contains("current: release 2"))
+        #expect(status.output.contains("No replica is live (none reported in the last 10 s)"), "\(status.output)")
 
         let rolledBack = try await cli.run(["rollback"], environment: environment)
         #expect(rolledBack.status == 0, "\(rolledBack)")

@@ -36,6 +36,16 @@ package final class PostgresServer: Sendable {
     /// The store's URL, as `TAKSI_STORE` takes it.
     package var url: String { "postgres://taksi:\(Self.password)@127.0.0.1:\(port)/postgres?sslmode=disable" }
 
+    /// Runs `sql` through `psql` as the store's user: what a person (or another program) does to
+    /// the store's rows behind the server's back. Returns what it printed (unaligned, tuples only).
+    package func sql(_ sql: String) async throws -> String {
+        let psql = Self.binDirectory.map { "\($0)/psql" } ?? "psql"
+        let outcome = try await runProcess(
+            URL(fileURLWithPath: "/usr/bin/env"), [psql, url, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql])
+        guard outcome.status == 0 else { throw PostgresServerError("psql failed: \(outcome.error)") }
+        return outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// Makes and starts a cluster.
     package init() throws {
         guard let bin = Self.binDirectory else { throw PostgresServerError("PostgreSQL is not installed (apt-get install postgresql)") }

@@ -44,6 +44,10 @@ public protocol FleetStore: ExposureLedger {
     func currentRelease() async throws -> Release?
 
     /// A stored bundle by its name (the whole name, or a prefix only it has).
+    /// - Throws: ``BundleError`` when the stored bundle cannot be read here (a later format, bytes
+    ///   that are not a bundle, content that does not match its name, more than
+    ///   ``ScreenBundle/maximumBytes``): a bundle to refuse, not a store to wait for; anything else
+    ///   when the store cannot be reached.
     func bundle(named name: String) async throws -> (name: String, bundle: ScreenBundle)?
 
     /// The latest releases, newest first.

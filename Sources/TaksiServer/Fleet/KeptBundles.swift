@@ -59,8 +59,8 @@ public final class KeptBundles: Sendable {
                 return false
             }
             if use({ _ in false }, named: name) { return false }
-            guard let (name, bundle) = try await store.bundle(named: name) else { return false }
-            guard case .success(let (screenSet, loaded)) = PublishedScreens.load(bundle, named: name, upstreams: upstreams) else {
+            guard let (name, loaded) = try await PublishedScreens.load(named: name, from: store, upstreams: upstreams) else { return false }
+            guard case .success(let (screenSet, loaded)) = loaded else {
                 count("refused")
                 logger.warning(
                     "a kept bundle does not load here; its revision is answered 412", metadata: ["bundle": .string(String(name.prefix(12)))]

@@ -121,8 +121,8 @@ public struct PublishedScreens: Service, CustomStringConvertible {
     }
 
     private func load(_ name: String) async throws {
-        guard let (name, bundle) = try await store.bundle(named: name) else { return }
-        switch Self.load(bundle, named: name, upstreams: upstreams) {
+        guard let (name, loaded) = try await Self.load(named: name, from: store, upstreams: upstreams) else { return }
+        switch loaded {
         case .success(let (screenSet, bytes)):
             // Reported as served from the moment it is: what the swap's observers (a CDN purge
             // waiting for the fleet) read is already this bundle.
@@ -165,6 +165,24 @@ public struct PublishedScreens: Service, CustomStringConvertible {
     /// ``FleetStore/publish(_:screens:revisions:by:)``.
     public static func revisions(of screenSet: ScreenSet) -> [String] {
         ServedScreenSet(screenSet).revisions.map(\.digest).sorted()
+    }
+
+    /// The store's bundle `name`, loaded as this build loads it (see ``load(_:named:upstreams:)``),
+    /// under its whole name; nil when the store has no such bundle. A bundle that cannot be read
+    /// here (a later format, bytes that are not a bundle, content that does not match its name) is
+    /// a failure like one that does not load: refused, not taken for a store that is away.
+    /// - Throws: only what the store throws when it cannot be reached.
+    public static func load(
+        named name: String, from store: any FleetStore, upstreams: Set<String>
+    ) async throws -> (name: String, loaded: Result<(ScreenSet, Int?), BundleError>)? {
+        let found: (name: String, bundle: ScreenBundle)?
+        do {
+            found = try await store.bundle(named: name)
+        } catch let error as BundleError {
+            return (name, .failure(error))
+        }
+        guard let found else { return nil }
+        return (found.name, load(found.bundle, named: found.name, upstreams: upstreams))
     }
 
     /// The screen set of a bundle, as this build loads it, with what loading it cost; or why not.
