@@ -155,7 +155,9 @@ public final class TaksiServer: Sendable {
     /// Waits before pass `attempt` (counted from 1) of a load: nothing before the first two.
     func pause(before attempt: Int) async {
         guard attempt > 2, retry.pause > 0 else { return }
-        try? await Task.sleep(nanoseconds: UInt64(Double(attempt - 1) * retry.pause * 1_000_000_000))
+        // At most an hour: `pause` is the app's to set, and UInt64(_:) traps past 2^64 nanoseconds.
+        let seconds = min(Double(attempt - 1) * retry.pause, 3600)
+        try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
     }
 }
 

@@ -158,6 +158,22 @@ struct LocalizationTests {
         }
     }
 
+    @Test("a count no integer holds (NaN, infinity, 1e300, 2^63 and past) chooses a form: an upstream's data stops nothing")
+    func outsideCounts() throws {
+        // Each of these trapped in Int(_:) (an upstream's number, or a numeric string in its data).
+        let counts: [Double] = [.nan, .infinity, -.infinity, 1e300, -1e300, 9.3e18, 1e21, 1e18, Double(Int.max), -Double(Int.max)]
+        for language in ["en", "pt", "fr", "es", "da", "ru", "pl", "cs", "he", "ar", "ja"] {
+            for count in counts { _ = LanguageRules(tag: language).category(for: count) }
+        }
+        // Past 10^18 the last digits still decide, as CLDR's rules read them (10^21 is exact in a Double).
+        #expect(LanguageRules(tag: "fr").category(for: 1e21) == .many)
+        #expect(LanguageRules(tag: "ru").category(for: 1e21) == .many)
+        #expect(LanguageRules(tag: "ar").category(for: 1e21) == .other)
+        #expect(LanguageRules(tag: "pl").category(for: 1e21 + 2_097_152) == .few, "ends in 152: 2, not 12")
+        #expect(LanguageRules(tag: "en").category(for: 1e300) == .other)
+        #expect(LanguageRules(tag: "en").category(for: .nan) == .other)
+    }
+
     @Test(
         "a message missing in one locale, mismatched placeholders or forms are errors at their line in the table",
         arguments: [

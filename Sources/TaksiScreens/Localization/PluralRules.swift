@@ -53,11 +53,12 @@ public struct LanguageRules: Sendable, Hashable {
     /// The category of `number` under this language's rules.
     public func category(for number: Double) -> PluralCategory {
         // CLDR's operands: n the absolute value, i its integer digits, v how many fraction digits are written.
-        let text = JSONWriter.string(.number(abs(number)))
         let n = abs(number)
-        let parts = text.split(separator: ".", maxSplits: 1)
-        let i = Int(parts[0]) ?? Int(n)
-        let v = parts.count > 1 ? parts[1].count : 0
+        guard n.isFinite else { return .other }
+        let i = Self.integerDigits(of: n)
+        // A whole number has none, however JSON writes it (1e+21); else the digits after the point.
+        let v =
+            n == n.rounded() ? 0 : JSONWriter.string(.number(n)).split(separator: ".", maxSplits: 1).last?.prefix { $0.isNumber }.count ?? 0
         let i10 = i % 10
         let i100 = i % 100
         switch language {
@@ -91,8 +92,8 @@ public struct LanguageRules: Sendable, Hashable {
             return i == 2 && v == 0 ? .two : .other
         case "ar":
             guard n == n.rounded() else { return .other }
-            let n100 = Int(n) % 100
-            switch Int(n) {
+            let n100 = i % 100
+            switch i {
             case 0: return .zero
             case 1: return .one
             case 2: return .two
@@ -101,5 +102,14 @@ public struct LanguageRules: Sendable, Hashable {
         default:
             return i == 1 && v == 0 ? .one : .other
         }
+    }
+
+    /// CLDR's operand i of a finite `n` of zero or more: its integer digits, exactly below 10^18.
+    /// Past that (a count from an upstream's data may be anything, and `Int(_:)` traps past
+    /// 2^63), a number as large with the same last six digits, which is all any rule reads of it.
+    static func integerDigits(of n: Double) -> Int {
+        let whole = n.rounded(.towardZero)
+        guard whole >= 1e18 else { return Int(whole) }
+        return 1_000_000_000_000_000_000 + Int(whole.truncatingRemainder(dividingBy: 1_000_000))
     }
 }
