@@ -71,5 +71,46 @@ struct WireTypesTests {
         #expect(NameSuggestion.closest(to: "lable_component", among: ["label_component", "button_component"]) == "label_component")
         #expect(NameSuggestion.closest(to: "profil", among: ["profile", "home"]) == "profile")
         #expect(NameSuggestion.closest(to: "zzz", among: ["profile", "home"]) == nil)
+        #expect(
+            NameSuggestion.closest(to: "titel", among: ["tite", "title"]) == "tite",
+            "a swap is one edit, as a deletion is; the first of equals")
+        #expect(NameSuggestion.closest(to: "Title", among: ["titles", "TITLE"]) == "TITLE", "case is no edit")
+    }
+
+    @Test("a suggestion is the candidate a whole edit-distance table finds, with the work bounded by the distance that matters")
+    func suggestionsAgainstTheWholeTable() {
+        /// Optimal string alignment over the whole table, as the suggestion was first written.
+        func distance(_ lhs: String, _ rhs: String) -> Int {
+            let (a, b) = (Array(lhs.unicodeScalars), Array(rhs.unicodeScalars))
+            if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+            var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+            for i in 0...a.count { table[i][0] = i }
+            for j in 0...b.count { table[0][j] = j }
+            for i in 1...a.count {
+                for j in 1...b.count {
+                    table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                    if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1) }
+                }
+            }
+            return table[a.count][b.count]
+        }
+        var seed: UInt64 = 0x5EED
+        func next(_ bound: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        let letters: [Character] = ["a", "b", "c", "é"]
+        func word() -> String { String((0..<next(12)).map { _ in letters[next(letters.count)] }) }
+        for _ in 0..<3_000 {
+            let name = word()
+            let candidates = (0..<4).map { _ in word() }
+            let limit = max(1, name.count / 3)
+            var expected: (String, Int)?
+            for candidate in candidates where candidate != name {
+                let found = distance(name, candidate)
+                if found <= limit, found < (expected?.1 ?? .max) { expected = (candidate, found) }
+            }
+            #expect(NameSuggestion.closest(to: name, among: candidates) == expected?.0, "\(name) among \(candidates)")
+        }
     }
 }

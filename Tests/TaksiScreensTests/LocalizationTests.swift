@@ -174,6 +174,19 @@ struct LocalizationTests {
         #expect(LanguageRules(tag: "en").category(for: .nan) == .other)
     }
 
+    @Test("a table of thousands of keys the default one lacks is checked key by key: the first twenty get a did-you-mean, the rest none")
+    func manyUnknownKeys() throws {
+        // Each unknown key's hint read every key of the default table: a table this size took minutes.
+        let count = 3_000
+        let english = Self.tables["strings/en.yaml"]! + "\n" + (0..<count).map { "greeting_\($0): Hello" }.joined(separator: "\n")
+        let portuguese = Self.tables["strings/pt.yaml"]! + "\n" + (0..<count).map { "greting_\($0): Olá" }.joined(separator: "\n")
+        let result = load(files(["strings/en.yaml": english, "strings/pt.yaml": portuguese]))
+        let unknown = result.diagnostics.filter { $0.message.contains("is not in Screens/strings/en.yaml") }
+        #expect(unknown.count == count)
+        #expect(unknown.prefix(20).allSatisfy { $0.message.contains("(did you mean \"greeting_") }, "\(unknown.prefix(20).map(\.message))")
+        #expect(unknown.dropFirst(20).allSatisfy { !$0.message.contains("did you mean") })
+    }
+
     @Test(
         "a message missing in one locale, mismatched placeholders or forms are errors at their line in the table",
         arguments: [

@@ -272,6 +272,9 @@ extension Localization {
         return (defaultLocale, pseudoLocale, reader.diagnostics)
     }
 
+    /// The unknown keys of a table that get a "did you mean" hint: the first this many.
+    static let hintedUnknownKeys = 20
+
     /// Every table has every message of the default one and no other, with the same placeholders
     /// and kind. A missing message is reported at its line in the default table, the other
     /// problems at the line in the table that differs.
@@ -286,14 +289,18 @@ extension Localization {
                     "message \"\(key)\" is missing from \(table.file.path); every locale has every message, so add it there"
                 )
             }
+            var unknown = 0
             for key in table.keys {
                 let path = JSONPath.root.appending(key)
                 let offset = table.keyOffsets[key] ?? 0
                 guard reference.keyOffsets[key] != nil else {
+                    // A typo is worth a hint; past a few, the tables are not of one screen set (and
+                    // each hint reads every key of the default table).
+                    unknown += 1
                     reader.report(
                         .missingText, offset: offset, path: path,
                         "message \"\(key)\" is not in \(reference.file.path), the default locale's table; add it there or remove it here"
-                            + NameSuggestion.hint(for: key, among: reference.keys)
+                            + (unknown <= Self.hintedUnknownKeys ? NameSuggestion.hint(for: key, among: reference.keys) : "")
                     )
                     continue
                 }
