@@ -30,7 +30,15 @@ struct Publish: AsyncParsableCommand {
         let load = try project.loadValid()
         if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
         let directory = try project.screens()
-        guard let files = ScreenSetLoader.read(directory: directory).files, let screenSet = load.screenSet else { throw ExitCode.failure }
+        // What a bundle holds is the directory's own: a link out of it could name any file here.
+        let outside = ScreenDirectory.linksLeavingDirectory(directory, among: ScreenDirectory.files(in: directory) ?? [])
+        for file in outside {
+            printError(
+                "error: \(file.path): a link to a file outside \(directory), which publish does not ship; copy the file into the directory")
+        }
+        guard outside.isEmpty, let files = ScreenSetLoader.read(directory: directory).files, let screenSet = load.screenSet else {
+            throw ExitCode.failure
+        }
         let bundle = ScreenBundle(files: files)
         let (wait, timeout) = (wait, timeout)
         try await withStore(configuration) { store in

@@ -383,6 +383,18 @@ struct PublishedScreensTests {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try Data(bytes).write(to: directory.appendingPathComponent(path))
         }
+        // A link out of the directory (a valid screen, so only the link is wrong) is refused: a
+        // bundle holds the directory's own files, never whatever file of this machine a link names.
+        let outside = Scratch.path("outside.yaml")
+        try Data("name: extra\nentry: true\ncomponents: []\n".utf8).write(to: outside)
+        let link = directory.appendingPathComponent("extra.yaml")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: outside)
+        let linked = try await cli.run(["publish", directory.path], environment: environment)
+        #expect(linked.status == 1, "\(linked)")
+        #expect(linked.error.contains("extra.yaml: a link to a file outside"), "\(linked.error)")
+        #expect(try await cli.run(["history"], environment: environment).output.hasPrefix("Nothing was published yet"))
+        try FileManager.default.removeItem(at: link)
+
         let published = try await cli.run(["publish", directory.path], environment: environment)
         #expect(published.status == 0, "\(published)")
         #expect(published.output.hasPrefix("Published bundle "))

@@ -58,6 +58,25 @@ public enum ScreenDirectory {
         return files.sorted { $0.relativePath < $1.relativePath }
     }
 
+    /// The files of `files` (as ``files(in:)`` found them in `directory`) that are links leading
+    /// out of it: what a deployment or a publish ships must be the directory's own, not whatever
+    /// file of this machine a link names (the kubelet's own links stay inside the mount).
+    public static func linksLeavingDirectory(_ directory: String, among files: [File]) -> [File] {
+        let root = realPath(directory) ?? directory
+        let inside = root.hasSuffix("/") ? root : root + "/"
+        return files.filter { file in
+            guard let real = realPath(file.path) else { return false }
+            return real != root && !real.hasPrefix(inside)
+        }
+    }
+
+    /// `path` with every link resolved (realpath(3)); nil when it cannot be.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// The directory's ``pathIndexName``: nil when it has none, a failure saying what is wrong
     /// with it (the loader reports it; the files are then listed under their own names).
     public static func pathIndex(in directory: String) -> Result<[String: String], PathIndexError>? {

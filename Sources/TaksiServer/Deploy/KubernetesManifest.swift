@@ -280,18 +280,17 @@ public struct KubernetesManifest: Sendable {
         guard let found = ScreenDirectory.files(in: directory) else {
             throw Failure(message: "\(directory): not a directory; give the screens directory with --screens")
         }
+        // A link is followed only inside the directory (the kubelet's own layout links into
+        // `..data/`): what lies outside is no screen file, and could be any file of this machine.
+        if let outside = ScreenDirectory.linksLeavingDirectory(directory, among: found).first {
+            throw Failure(
+                message:
+                    "\(outside.path): a link to a file outside \(directory), which the ConfigMap does not ship; copy the file into the directory"
+            )
+        }
         var files: [MountedFile] = []
         var keys: Set<String> = [ScreenDirectory.pathIndexName]
-        let root = realPath(directory) ?? directory
         for file in found {
-            // A link is followed only inside the directory (the kubelet's own layout links into
-            // `..data/`): what lies outside is no screen file, and could be any file of this machine.
-            if let real = realPath(file.path), real != root, !real.hasPrefix(root.hasSuffix("/") ? root : root + "/") {
-                throw Failure(
-                    message:
-                        "\(file.path): a link to a file outside \(directory), which the ConfigMap does not ship; copy the file into the directory"
-                )
-            }
             guard let data = FileManager.default.contents(atPath: file.path) else {
                 throw Failure(message: "\(file.path): cannot be read")
             }
@@ -327,13 +326,6 @@ public struct KubernetesManifest: Sendable {
 
     /// The longest ConfigMap key Kubernetes accepts.
     static let maximumKeyLength = 253
-
-    /// `path` with every link resolved (realpath(3)); nil when it cannot be.
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
 
     // MARK: - Objects
 
