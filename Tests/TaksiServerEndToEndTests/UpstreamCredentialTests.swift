@@ -19,10 +19,11 @@ struct UpstreamCredentialTests {
         return url.path
     }
 
-    /// A screen with one http source per upstream in `upstreams`, each bound into a label.
+    /// A screen with one http source per upstream in `upstreams`, each bound into a label; the
+    /// sources' timeout is a hang guard (a token's fetch counts toward it).
     static func screen(_ upstreams: [String]) -> String {
         let sources = upstreams.map {
-            #""\#($0)": {"type": "http", "upstream": "\#($0)", "path": "/\#($0)", "ttl": 0, "stale_while_revalidate": 0, "stale_if_error": 0}"#
+            #""\#($0)": {"type": "http", "upstream": "\#($0)", "path": "/\#($0)", "timeout": 60, "ttl": 0, "stale_while_revalidate": 0, "stale_if_error": 0}"#
         }
         let labels = upstreams.map {
             #"{"name": "label_component", "identifier": "\#($0)", "content": {"value": {"$bind": "\#($0).text"}}}"#
@@ -150,8 +151,9 @@ struct UpstreamCredentialTests {
     }
 
     /// An application calling upstream `shop` (with OAuth client credentials, its token endpoint
-    /// on `upstream` too) from one source with this `timeout`.
-    func oauthApplication(_ upstream: TestUpstream, timeout: Double = 3, log: LogRecorder) throws -> Application {
+    /// on `upstream` too) from one source with this `timeout` (by default a hang guard: the token
+    /// and the call, one after the other, fit it on a busy machine).
+    func oauthApplication(_ upstream: TestUpstream, timeout: Double = 60, log: LogRecorder) throws -> Application {
         let screen = #"""
             {"name": "calls", "entry": true,
              "sources": {"shop": {"type": "http", "upstream": "shop", "path": "/shop", "timeout": \#(timeout), "ttl": 0,
