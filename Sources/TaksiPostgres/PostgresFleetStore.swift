@@ -23,6 +23,9 @@ public final class PostgresFleetStore: FleetStore {
     /// How long an answer is kept, for the housekeeping that deletes older ones.
     let window: Duration
     private let schema: SchemaGate
+    /// The exposure window the recorder last gave (``recordExposures(_:window:)``): past it, a
+    /// user's window row decides nothing, and the housekeeping deletes it.
+    private let exposureWindow = NIOLockedValueBox<Duration?>(nil)
 
     /// - Parameters:
     ///   - settings: where the store is, its pool size and statement timeout.
@@ -80,10 +83,32 @@ public final class PostgresFleetStore: FleetStore {
             do {
                 let deleted = try await pruneSubmits()
                 if deleted > 0 { logger.debug("store: expired submit answers deleted", metadata: ["count": "\(deleted)"]) }
+                let windows = try await pruneExposureWindows()
+                if windows > 0 { logger.debug("store: exposure windows past exposure_window deleted", metadata: ["count": "\(windows)"]) }
             } catch  where !Task.isCancelled {
-                logger.warning("store: expired submit answers not deleted", metadata: ["cause": .string(Self.describe(error))])
+                logger.warning("store: expired rows not deleted", metadata: ["cause": .string(Self.describe(error))])
             } catch {}
             try? await Task.sleep(for: .seconds(60))
+        }
+    }
+
+    /// Deletes users' exposure windows that ended (older than the exposure window last given to
+    /// ``recordExposures(_:window:)``; nothing before one is): such a row decides nothing, and
+    /// one is made for every user an experiment ever showed an alternative to.
+    @discardableResult
+    func pruneExposureWindows() async throws -> Int {
+        guard let window = exposureWindow.withLockedValue({ $0 }) else { return 0 }
+        return try await statement { client in
+            let rows = try await client.query(
+                """
+                WITH deleted AS (
+                    DELETE FROM taksi_exposure_windows WHERE last_at < now() - make_interval(secs => \(Self.seconds(window)))
+                    RETURNING 1)
+                SELECT count(*)::bigint FROM deleted
+                """)
+            var count = 0
+            for try await deleted in rows.decode(Int64.self) { count = Int(deleted) }
+            return count
         }
     }
 
@@ -179,6 +204,7 @@ public final class PostgresFleetStore: FleetStore {
 
     public func recordExposures(_ records: [ExposureRecorder.Record], window: Duration) async throws -> [ExposureRecorder.Record] {
         guard !records.isEmpty else { return [] }
+        exposureWindow.withLockedValue { $0 = window }
         let seconds = Self.seconds(window)
         let experiments = records.map(\.experiment)
         let users = records.map(\.user)

@@ -2,12 +2,13 @@ import Foundation
 import MetricsTestKit
 import ServiceLifecycle
 import Synchronization
-import TaksiPostgres
 import TaksiSchema
 import TaksiScreens
 import TaksiServer
 import TaksiTestSupport
 import Testing
+
+@testable import TaksiPostgres
 
 #if canImport(Glibc)
 import Glibc
@@ -50,6 +51,35 @@ struct ExperimentFleetTests {
 
     /// Which user is which: a platform by number, so a quarter is outside the audience.
     static func platform(_ index: Int) -> String { ["ios", "android", "web", "ios"][index % 4] }
+
+    @Test("the store keeps a user's exposure window only while it decides: windows past exposure_window are deleted by the housekeeping")
+    func exposureWindowsPruned() async throws {
+        let database = try PostgresServer()
+        defer { database.remove() }
+        var configuration = ServerConfiguration.forTests()
+        try configuration.apply(key: "store", value: database.url, source: "test")
+        configuration.store.timeout = 60
+        let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: testLogger("store"))
+        let running = Task { try await store.run() }
+        defer { running.cancel() }
+        func record(_ users: [String], window: Duration) async throws -> Int {
+            let records = users.map {
+                ExposureRecorder.Record(
+                    experiment: "e", alternative: "B", user: $0, screen: "landing", variant: "landing|*|B", requestID: "r")
+            }
+            return try await store.recordExposures(records, window: window).count
+        }
+        func windows() async throws -> String { try await database.sql("SELECT count(*) FROM taksi_exposure_windows") }
+        #expect(try await store.pruneExposureWindows() == 0, "nothing recorded, no window known: nothing to do")
+        #expect(try await record(["a", "b", "c"], window: .seconds(3600)) == 3)
+        #expect(try await store.pruneExposureWindows() == 0, "within the hour: each still decides")
+        #expect(try await windows() == "3")
+        // A window of nothing: every row written before this statement has ended.
+        #expect(try await record(["d"], window: .zero) == 1)
+        #expect(try await store.pruneExposureWindows() == 4)
+        #expect(try await windows() == "0")
+        #expect(try await database.sql("SELECT count(*) FROM taksi_exposures") == "4", "the records themselves are the analysts'")
+    }
 
     @Test(
         "10,000 users over two replicas and Varnish: each one shown an alternative is recorded once in the collector and in the store, nobody else; a winner moves everyone at the reload"

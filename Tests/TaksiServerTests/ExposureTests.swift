@@ -107,6 +107,24 @@ struct ExposureTests {
         #expect(server.kept.all.map(\.alternative) == ["B"])
     }
 
+    @Test("a platform that is no platform name is left out of the record (which is kept) and counted; a name is kept as sent")
+    func platforms() async throws {
+        let server = try Server()
+        let sent = ["ios", "Android_TV-2.0", String(repeating: "p", count: 33), "ios<script>", "tvOS 17", "ü", ""]
+        try await withRunningServer(server.application) { port in
+            for (index, platform) in sent.enumerated() {
+                let response = try await TestClient.live(port: port).execute(
+                    uri: "/screens/landing", headers: [("X-Taksi-User", "user-\(index)"), ("X-Taksi-Platform", platform)])
+                #expect(response.status == .ok)
+            }
+        }
+        let recorded = Dictionary(uniqueKeysWithValues: server.kept.all.map { ($0.user, $0.platform) })
+        #expect(recorded.count == sent.count, "every exposure is recorded")
+        #expect(recorded["user-0"] == "ios" && recorded["user-1"] == "Android_TV-2.0")
+        #expect((2..<sent.count).allSatisfy { recorded["user-\($0)"] == .some(nil) }, "\(recorded)")
+        #expect(try server.metrics.expectCounter("taksi_exposure_platforms_refused_total").totalValue == sent.count - 2)
+    }
+
     @Test("nobody is recorded without a user id, forcing an alternative, or with an id that cannot be recorded")
     func notRecorded() async throws {
         let server = try Server()

@@ -23,7 +23,9 @@ import TaksiScreens
 /// `recorded`; `repeated` (within the window: not a new exposure); `unrecordable` (a user id
 /// too long or with control characters: an id is opaque, but it goes into a log line and a
 /// table); `dropped` (more than ``pendingLimit`` waiting for the store); `store_failed`
-/// (written to the sinks, but not to the store).
+/// (written to the sinks, but not to the store). An `X-Taksi-Platform` that is no platform name
+/// (over ``longestPlatform`` bytes, or characters other than letters, digits, `.`, `-` and `_`) is
+/// left out of the record, which is kept, and counted in `taksi_exposure_platforms_refused_total`.
 public final class ExposureRecorder: Sendable {
     /// One exposure: a user shown an alternative of an experiment.
     public struct Record: Sendable, Equatable, Codable {
@@ -74,6 +76,8 @@ public final class ExposureRecorder: Sendable {
     public let capacity: Int
     /// The longest user id recorded, in UTF-8 bytes.
     public static let longestUser = 256
+    /// The longest `X-Taksi-Platform` a record keeps (`ios`, `android`, `web`, `watchos`...).
+    public static let longestPlatform = 32
     /// How many records may wait for the store; more are dropped (and counted).
     public static let pendingLimit = 100_000
     /// How many records one statement writes to the store.
@@ -107,6 +111,7 @@ public final class ExposureRecorder: Sendable {
         let unrecordable: Counter
         let dropped: Counter
         let storeFailed: Counter
+        let platformRefused: Counter
 
         init(factory: any MetricsFactory) {
             self.factory = factory
@@ -118,6 +123,7 @@ public final class ExposureRecorder: Sendable {
             unrecordable = counter("unrecordable")
             dropped = counter("dropped")
             storeFailed = counter("store_failed")
+            platformRefused = Counter(label: "taksi_exposure_platforms_refused_total", factory: factory)
         }
     }
 
@@ -158,6 +164,12 @@ public final class ExposureRecorder: Sendable {
         guard Self.isRecordable(record.user) else {
             counters.unrecordable.increment()
             return false
+        }
+        var record = record
+        if let platform = record.platform, !Self.isPlatform(platform) {
+            // A header any client sets, bound for a log line and a table: kept only when it is a name.
+            record.platform = nil
+            counters.platformRefused.increment()
         }
         let now = clock()
         let key = Key(experiment: record.experiment, user: record.user)
@@ -236,6 +248,19 @@ public final class ExposureRecorder: Sendable {
 
     static func milliseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    /// A platform name: 1 to ``longestPlatform`` ASCII letters, digits, `.`, `-` or `_`.
+    static func isPlatform(_ platform: String) -> Bool {
+        (1...longestPlatform).contains(platform.utf8.count)
+            && platform.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
+                default: false
+                }
+            }
     }
 
     /// An id of 1 to ``longestUser`` bytes without control characters.
