@@ -173,6 +173,32 @@ struct ClientFleetTests {
         #expect(balancer.passed.filter { $0.line.hasPrefix("POST") }.count == 1)
     }
 
+    @Test(
+        "a submit from a form whose field was renamed with its input since (a reload) runs nothing and meets screenChanged, not the new input's 'required'"
+    )
+    func submitRenamedInput() async throws {
+        let replica = try Replica()
+        defer { replica.stop() }
+        let server = client(replica.url)
+        let login = try await server.load("login").get()
+        #expect(login.identifiers.contains("email"))
+        // The field and its input renamed together: the skeleton's shape as the data sees it is
+        // the same (a text field is static), so only the action's inputs tell the forms apart.
+        try await replica.edit("login.json") { text in
+            text.replacingOccurrences(of: #""identifier": "email","#, with: #""identifier": "login_name","#)
+                .replacingOccurrences(of: #"        "email": {"#, with: #"        "login_name": {"#)
+                .replacingOccurrences(of: "inputs.email", with: "inputs.login_name").replacingOccurrences(
+                    of: "errors.email", with: "errors.login_name")
+        }
+        let result = await server.submit("submit", inputs: Self.credentials, on: login)
+        guard case .failure(.screenChanged(let screen)) = result else {
+            Issue.record("expected screenChanged, got \(result)")
+            return
+        }
+        #expect(screen.identifiers.contains("login_name") && !screen.identifiers.contains("email"))
+        #expect(screen.revision != login.revision, "the inputs are part of the revision")
+    }
+
     @Test("an input the screen does not declare is ignored and named; an action the screen lacks is action_not_found")
     func ignoredInputsAndUnknownAction() async throws {
         let replica = try Replica()

@@ -62,6 +62,25 @@ struct ActionEndpoint: Sendable {
         return (action, pathValues)
     }
 
+    /// A submit from a skeleton of an earlier set whose form had inputs the action no longer
+    /// declares (a field renamed with its input, or removed): `412 skeleton_outdated`, and nothing
+    /// runs. Ignoring them (as an input no skeleton ever had is) would refuse a valid form with
+    /// the new input's "required" message; the app loads the screen again and shows its form.
+    static func checkInputsHeld(
+        _ ignored: [String], shown: ScreenAction, current: ScreenAction, screen: String
+    ) throws(APIError) {
+        guard !ignored.isEmpty else { return }
+        let formerly = Set(shown.inputs.map(\.name)).subtracting(current.inputs.map(\.name))
+        let gone = ignored.filter { formerly.contains($0) }
+        guard !gone.isEmpty else { return }
+        throw APIError(
+            .skeletonOutdated,
+            message:
+                "action \"\(current.name)\" of \(screen) no longer takes \(gone.map { "\"\(PercentEncoding.encode($0))\"" }.joined(separator: ", ")), which the skeleton this app holds had in its form; nothing ran: load the screen again (Cache-Control: no-cache) and submit its form",
+            headers: [("Vary", ServedScreenSet.skeletonHeader)]
+        )
+    }
+
     /// The header that names the inputs a submit sent and the action does not declare, which were
     /// ignored (see ``ScreenAction/validate(_:)``): an app sees them without a failure.
     static let ignoredInputsHeader = "X-Taksi-Ignored-Inputs"
@@ -86,6 +105,7 @@ struct ActionEndpoint: Sendable {
         let submitted = try Self.inputs(of: request)
         let catalog = selection.screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: request.headers)).catalog
         let (values, errors, ignored) = action.validate(submitted)
+        try Self.checkInputsHeld(ignored, shown: shown, current: action, screen: variant.compiled.name)
         let correlation = request.correlation
         if !ignored.isEmpty {
             logger.debug(

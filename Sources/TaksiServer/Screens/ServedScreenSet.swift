@@ -251,7 +251,7 @@ public final class ServedScreenSet: Sendable {
             let dataVaried = varied + byVersion + [Self.skeletonHeader]
             // Every response, skeleton and data, is precomputed per locale like it is per variant.
             func served(_ compiled: ScreenVariant, translating sources: ScreenVariant? = nil) -> Variant {
-                let revision = SkeletonRevision(skeleton: compiled.skeleton, catalog: screenSet.catalog)
+                let revision = SkeletonRevision(skeleton: compiled.skeleton, actions: compiled.actions, catalog: screenSet.catalog)
                 var headers = [
                     ("X-Taksi-Variant", compiled.variantID), ("X-Taksi-Screens-Version", screenSet.version),
                     (Self.skeletonHeader, revision.digest),

@@ -10,6 +10,10 @@ import TaksiScreens
 /// A digest of the files' meaning, not of bytes or of a process: every replica that serves the
 /// same files computes the same revision, and an edit that changes only what the data does not
 /// depend on (copy, static fields, the order of components) keeps it.
+///
+/// It covers the screen's actions' inputs too (each action's name, and each input's name, type
+/// and rules): a form built from a skeleton sends the fields that skeleton had, so a renamed or
+/// retyped input makes a new revision, and a submit from the earlier skeleton is known as one.
 struct SkeletonRevision {
     /// One dynamic component as the data sees it, for the digest and for the reload's log.
     struct Entry: Hashable {
@@ -23,10 +27,12 @@ struct SkeletonRevision {
 
     /// The entries in the skeleton's order.
     let entries: [Entry]
+    /// Each action's inputs as a submit must send them, by action name: `email:string!{max 254}`.
+    let inputs: [String: [String]]
     /// 16 hex digits.
     let digest: String
 
-    init(skeleton: Skeleton, catalog: ComponentCatalog) {
+    init(skeleton: Skeleton, actions: [ScreenAction] = [], catalog: ComponentCatalog) {
         var entries: [Entry] = []
         for component in skeleton.components {
             guard let schema = catalog.schema(named: component.name), schema.isDynamic else { continue }
@@ -50,8 +56,30 @@ struct SkeletonRevision {
                 hash.combine(0)
             }
         }
+        // Only a screen with actions adds to the digest: the revisions of the others stay as they were.
+        let inputs = Dictionary(actions.map { ($0.name, $0.inputs.map(Self.describe).sorted()) }, uniquingKeysWith: { first, _ in first })
+        for name in inputs.keys.sorted() {
+            hash.combine("action \(name)".utf8)
+            hash.combine(0)
+            for input in inputs[name] ?? [] {
+                hash.combine(input.utf8)
+                hash.combine(0)
+            }
+        }
         self.entries = entries
+        self.inputs = inputs
         self.digest = hash.hexDigest
+    }
+
+    /// An input as the revision sees it: its name, type, whether it is required, and its rules.
+    static func describe(_ input: ScreenAction.Input) -> String {
+        let rule = input.parameter
+        var rules: [String] = []
+        if let values = rule.allowedValues { rules.append("one of \(JSONWriter.string(.array(values)))") }
+        if let pattern = rule.pattern { rules.append("pattern \(pattern)") }
+        if let least = rule.minLength { rules.append("min \(least)") }
+        if let most = rule.maxLength { rules.append("max \(most)") }
+        return "\(input.name):\(rule.kind.rawValue)\(rule.isRequired ? "!" : "?"){\(rules.joined(separator: ","))}"
     }
 
     /// The fields as the client decodes them: name, type, required and dynamic; not the summaries.
@@ -86,6 +114,12 @@ struct SkeletonRevision {
                     ? "\(entry.identifier) changed the fields of \(entry.type)"
                     : "\(entry.identifier) changed type from \(was.type) to \(entry.type)"
             )
+        }
+        for name in Set(old.inputs.keys).union(new.inputs.keys).sorted() where old.inputs[name] != new.inputs[name] {
+            changes.append(
+                old.inputs[name] == nil
+                    ? "action \(name) appeared"
+                    : new.inputs[name] == nil ? "action \(name) disappeared" : "action \(name) changed its inputs")
         }
         return changes
     }
