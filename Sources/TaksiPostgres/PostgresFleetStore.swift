@@ -184,15 +184,20 @@ public final class PostgresFleetStore: FleetStore {
             let rows: PostgresRowSequence
             if let answer {
                 let body = ByteBuffer(bytes: answer.body)
+                // The claim stays on the answered row: a retry of this statement (its first run
+                // committed, but its answer was lost) finds it and writes the same answer again,
+                // so an answer recorded is never counted as one that was not.
                 rows = try await client.query(
                     """
                     UPDATE taksi_submits SET status = \(Int(answer.status.code)), headers = \(Self.encodeHeaders(answer.headers)),
-                        body = \(body), claim = NULL, lease_until = NULL
+                        body = \(body), lease_until = NULL
                     WHERE key = \(key) AND claim = \(token)
                     RETURNING 1
                     """)
             } else {
-                rows = try await client.query("DELETE FROM taksi_submits WHERE key = \(key) AND claim = \(token) RETURNING 1")
+                // Forgetting is done once the key is not claimed with this token, whoever deleted it.
+                _ = try await client.query("DELETE FROM taksi_submits WHERE key = \(key) AND claim = \(token) AND status IS NULL")
+                return true
             }
             var found = false
             for try await _ in rows { found = true }

@@ -127,6 +127,44 @@ struct FleetSubmitTests {
         try await fleet.remove()
     }
 
+    @Test("an answer recorded again (its first statement committed, its reply lost) is recorded, not counted as lapsed; a forget is done")
+    func recordedAgain() async throws {
+        let fleet = try await Fleet()
+        var configuration = ServerConfiguration.forTests()
+        try configuration.apply(key: "store", value: fleet.database.url, source: "test")
+        configuration.store.timeout = 60
+        let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: testLogger("store"))
+        let running = Task { try await store.run() }
+        defer { running.cancel() }
+        func claim(_ key: String) async throws -> UUID? {
+            guard
+                case .claimed(let token) = try await store.claimSubmit(
+                    key: key, fingerprint: [1], lease: .seconds(60), window: .seconds(3600))
+            else { return nil }
+            return token
+        }
+        let answer = IdempotencyStore.Answer(status: .created, headers: [("X-Id", "7")], body: Array("{}".utf8))
+        let token = try #require(try await claim("K-again"))
+        #expect(try await store.finishSubmit(key: "K-again", token: token, answer: answer))
+        #expect(try await store.finishSubmit(key: "K-again", token: token, answer: answer), "the same answer, recorded again")
+        #expect(try await store.finishSubmit(key: "K-again", token: UUID(), answer: answer) == false, "another claim's")
+        guard
+            case .answered(let replayed) = try await store.claimSubmit(
+                key: "K-again", fingerprint: [1], lease: .seconds(60), window: .seconds(3600))
+        else {
+            Issue.record("the answer is replayed")
+            return
+        }
+        #expect(replayed.status == .created && replayed.headers.first?.1 == "7")
+
+        // A forget (an answer of 500 or more is not kept), twice: done, and the key is free again.
+        let forgotten = try #require(try await claim("K-forget"))
+        #expect(try await store.finishSubmit(key: "K-forget", token: forgotten, answer: nil))
+        #expect(try await store.finishSubmit(key: "K-forget", token: forgotten, answer: nil))
+        #expect(try await claim("K-forget") != nil)
+        try await fleet.remove()
+    }
+
     @Test("a retry while the first still waits on its upstream elsewhere waits for its answer")
     func retryWhileRunning() async throws {
         let fleet = try await Fleet()

@@ -23,7 +23,9 @@ public protocol FleetStore: ExposureLedger {
     func claimSubmit(key: String, fingerprint: [UInt8], lease: Duration, window: Duration) async throws -> SubmitClaim
 
     /// Records the answer of the submit claimed with `token` (nil forgets the claim: an answer
-    /// that is not kept, 500 or more). False when the claim was no longer this replica's.
+    /// that is not kept, 500 or more). False when the claim was no longer this replica's; true
+    /// again for the same answer (a retry after a failure whose statement had committed), and
+    /// always for a forget.
     func finishSubmit(key: String, token: UUID, answer: IdempotencyStore.Answer?) async throws -> Bool
 
     // MARK: Published screens
