@@ -84,12 +84,17 @@ public struct Application: Sendable {
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
     public func run() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
-        // Shut down in reverse order: the HTTP server drains first, then the store's connections
-        // close (drained submits still record their answers), then the spans are flushed.
-        var services: [any Service] =
-            (tracing.map { [SpanExporterService(exporter: $0.exporter, logger: logger)] } ?? [])
-            + (exposureExporter.map { [SpanExporterService(exporter: $0, logger: logger, what: "exposure records")] } ?? [])
-            + (fleetStore.map { [FleetStoreService(store: $0)] } ?? []) + [HTTPService(application: self, group: group)]
+        // Shut down in reverse order: the HTTP server drains first, then the CDN purges still
+        // pending are sent (a fleet's asks the store), then the store's connections close
+        // (drained submits still record their answers), then the spans are flushed.
+        var services: [any Service] = []
+        if let tracing { services.append(SpanExporterService(exporter: tracing.exporter, logger: logger)) }
+        if let exposureExporter {
+            services.append(SpanExporterService(exporter: exposureExporter, logger: logger, what: "exposure records"))
+        }
+        if let fleetStore { services.append(FleetStoreService(store: fleetStore)) }
+        if let purger { services.append(purger) }
+        services.append(HTTPService(application: self, group: group))
         if let fleetStore, let published, configuration.screensSource == .store {
             services.append(
                 PublishedScreens(

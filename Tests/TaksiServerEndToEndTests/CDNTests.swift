@@ -1,6 +1,7 @@
 import Foundation
 import MetricsTestKit
 import TaksiPostgres
+import TaksiSchema
 import TaksiScreens
 import TaksiServer
 import TaksiTestSupport
@@ -102,6 +103,98 @@ struct CDNTests {
         let failing = ready.json?["cdn"]?["failing"]?.arrayValue ?? []
         #expect(failing.count == 1)
         #expect(failing.first?["error"]?.stringValue?.hasPrefix("403") == true, "\(ready.text)")
+        try await node.stop()
+    }
+
+    /// Ten screens with `s5`'s title as given (`Screen 5` in ``screens(banner:)``).
+    static func screens(banner: String, fifth: String) -> [String: [UInt8]] {
+        var files = screens(banner: banner)
+        files["s5.yaml"] = Array(String(decoding: files["s5.yaml"]!, as: UTF8.self).replacingOccurrences(of: "Screen 5", with: fifth).utf8)
+        return files
+    }
+
+    @Test(
+        "tags whose purge failed go with the next purge, and /readyz names the target until they are purged, not until any purge succeeds")
+    func failedTagsGoWithTheNextPurge() async throws {
+        let node = try await TestUpstream()
+        node.on("/", .first(3, .status(503), then: .status(200)))
+        var configuration = ServerConfiguration.forTests()
+        configuration.cdn = CDNSettings(targets: [.varnish([URL(string: node.baseURL)!])])
+        configuration.cdn?.backoff = [.zero, .zero]
+        let first = try #require(ScreenSetLoader.load(files: Self.screens(banner: "Sale")).screenSet)
+        let application = buildApplication(configuration: configuration, screenSet: first, logger: testLogger("test"))
+        let purger = try #require(application.purger)
+        func failing() async -> [JSONValue] {
+            await TestClient.router(application.responder).respond(uri: "/readyz").json?["cdn"]?["failing"]?.arrayValue ?? []
+        }
+        // The banner's edit: s1 to s4, refused three times.
+        application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
+        await purger.idle()
+        #expect(node.requests.count == 3)
+        #expect(await failing().count == 1)
+        // An unrelated edit (s5 only): its purge carries s1 to s4 too, and only then is the target well.
+        application.store.replace(
+            with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale", fifth: "Fifth")).screenSet))
+        await purger.idle()
+        let tags = node.requests.last.flatMap { Self.header($0, "xkey-purge") }
+        #expect(tags == "taksi:screen:s1 taksi:screen:s2 taksi:screen:s3 taksi:screen:s4 taksi:screen:s5")
+        #expect(await failing().isEmpty)
+        try await node.stop()
+    }
+
+    @Test("tags whose purge failed are sent again on a timer, with no edit after them, until the CDN takes them")
+    func failedTagsResent() async throws {
+        let node = try await TestUpstream()
+        node.on("/", .first(3, .status(503), then: .status(200)))
+        var configuration = ServerConfiguration.forTests()
+        configuration.cdn = CDNSettings(targets: [.varnish([URL(string: node.baseURL)!])])
+        configuration.cdn?.backoff = [.zero, .zero]
+        configuration.cdn?.resend = .milliseconds(20)
+        let first = try #require(ScreenSetLoader.load(files: Self.screens(banner: "Sale")).screenSet)
+        let application = buildApplication(configuration: configuration, screenSet: first, logger: testLogger("test"))
+        let purger = try #require(application.purger)
+        application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
+        await purger.idle()
+        #expect(node.requests.count == 3)
+        let resending = Task { try await purger.run() }
+        defer { resending.cancel() }
+        await node.waitForRequests(4)
+        await purger.idle()
+        #expect(
+            node.requests.last.flatMap { Self.header($0, "xkey-purge") }
+                == "taksi:screen:s1 taksi:screen:s2 taksi:screen:s3 taksi:screen:s4")
+        #expect(purger.failing.isEmpty)
+        try await node.stop()
+    }
+
+    @Test("a purge pending at SIGTERM (waiting to try again) is sent before the process exits")
+    func purgeDrainedAtShutdown() async throws {
+        let node = try await TestUpstream()
+        // Refused once: the purge then waits a second (the backoff) before it tries again.
+        node.on("/", .first(1, .status(503), then: .status(200)))
+        let directory = Scratch.path("cdn-drain")
+        let screens = directory.appendingPathComponent("Screens")
+        try FileManager.default.createDirectory(at: screens, withIntermediateDirectories: true)
+        for (path, bytes) in Self.screens(banner: "Sale") {
+            let url = screens.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).write(to: url)
+        }
+        try Data(#"{"screens": "Screens", "cdn": {"purge": [{"varnish": ["\#(node.baseURL)"]}]}}"#.utf8)
+            .write(to: directory.appendingPathComponent("config.json"))
+        let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }
+        let (process, reader, _) = try startServerProcess(
+            ["--port", "0", "--log-format", "json", "--no-access-log", "--watch-interval", "0.05"], environment: environment,
+            directory: directory)
+        defer { if process.isRunning { process.terminate() } }
+        Thread { while reader.next() != nil {} }.start()
+        try Data(Self.screens(banner: "Summer sale")["fragments/banner.yaml"]!).write(
+            to: screens.appendingPathComponent("fragments/banner.yaml"), options: .atomic)
+        await node.waitForRequests(1)
+        process.terminate()  // SIGTERM, while the purge waits to try again
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+        #expect(node.requests.count == 2, "the second try was sent before the exit")
         try await node.stop()
     }
 

@@ -5,6 +5,7 @@ public import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+public import ServiceLifecycle
 import TaksiSchema
 import TaksiScreens
 
@@ -15,9 +16,13 @@ import TaksiScreens
 /// screens that place it and nothing else, and a catalog change the screens whose skeletons it
 /// changed. Each target gets the tags in batches of its size, retried with backoff (1, 2, 4, 8 s;
 /// a `Retry-After` is honoured); each purge is counted (`taksi_cdn_purges_total`, by target and
-/// result, and `taksi_cdn_purge_duration_seconds`) and logged, and a target whose last purge failed
-/// is named in `/readyz` until one succeeds. Secrets are read when a purge is sent, never logged.
-public final class CDNPurger: Sendable {
+/// result, and `taksi_cdn_purge_duration_seconds`) and logged. Tags whose purge failed are kept
+/// for their endpoint and sent again, with its next purge and every ``CDNSettings/resend`` (as a
+/// service of the application, ``run()``), and the endpoint is named in `/readyz` until every one
+/// of them is purged. Secrets are read when a purge is sent, never logged.
+public final class CDNPurger: Service, CustomStringConvertible {
+    /// Its name alone, for the service group's log.
+    public var description: String { "CDNPurger" }
     public let settings: CDNSettings
     private let http: HTTPClient
     private let logger: Logger
@@ -29,11 +34,21 @@ public final class CDNPurger: Sendable {
 
     struct State {
         var running = 0
-        var waiting: [CheckedContinuation<Void, Never>] = []
+        var waiting: [UUID: CheckedContinuation<Void, Never>] = [:]
         /// By target description: why its last purge failed, and since when.
         var failing: [String: (error: String, since: Date)] = [:]
+        /// By target description: the tags whose purge failed there, to send again.
+        var unsent: [String: Unsent] = [:]
         /// The live replicas a fleet's purge waits for.
         var waitingOn: [String] = []
+    }
+
+    /// Tags one endpoint has not taken yet, and where they go.
+    struct Unsent {
+        var target: CDNSettings.PurgeTarget
+        var endpoint: String
+        var tags: Set<String>
+        var screens: Set<String>
     }
 
     public init(
@@ -106,8 +121,8 @@ public final class CDNPurger: Sendable {
         let waiting = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             state.running -= 1
             guard state.running == 0 else { return [] }
-            defer { state.waiting = [] }
-            return state.waiting
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
         }
         for continuation in waiting { continuation.resume() }
     }
@@ -176,15 +191,21 @@ public final class CDNPurger: Sendable {
         }
     }
 
-    /// Returns when no purge is running: for tests and shutdown.
+    /// Returns when no purge is running, or when the waiting task is cancelled: for tests and shutdown.
     public func idle() async {
-        await withCheckedContinuation { continuation in
-            let done = state.withLockedValue { state -> Bool in
-                if state.running == 0 { return true }
-                state.waiting.append(continuation)
-                return false
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let done = state.withLockedValue { state -> Bool in
+                    // Cancelled before it waits: the handler below found nothing to resume.
+                    if state.running == 0 || Task.isCancelled { return true }
+                    state.waiting[id] = continuation
+                    return false
+                }
+                if done { continuation.resume() }
             }
-            if done { continuation.resume() }
+        } onCancel: {
+            state.withLockedValue { $0.waiting.removeValue(forKey: id) }?.resume()
         }
     }
 
@@ -195,39 +216,94 @@ public final class CDNPurger: Sendable {
 
     private func purge(_ tags: [String], from target: CDNSettings.PurgeTarget, screens: [String]) async {
         for endpoint in Self.endpoints(of: target) {
-            let name = "\(target.kind) \(endpoint)"
-            let start = ContinuousClock.now
-            var attempt = 0
-            var outcome: Result<Void, PurgeError> = .success(())
-            for batch in Self.batches(tags, for: target) {
-                attempt = 0
-                while true {
-                    attempt += 1
-                    outcome = await send(batch, to: target, endpoint: endpoint)
-                    guard case .failure(let error) = outcome, attempt <= backoff.count else { break }
-                    try? await Task.sleep(for: error.retryAfter ?? backoff[attempt - 1])
-                }
-                if case .failure = outcome { break }
+            await purge(tags, screens: screens, from: target, endpoint: endpoint)
+        }
+    }
+
+    /// One endpoint's purge of `tags`, with the tags it has not taken yet: what it takes is
+    /// forgotten, what it refuses is kept (and the endpoint named in `/readyz`) until it takes it.
+    private func purge(_ tags: [String], screens: [String], from target: CDNSettings.PurgeTarget, endpoint: String) async {
+        let name = "\(target.kind) \(endpoint)"
+        let earlier = state.withLockedValue { $0.unsent[name] }
+        let tags = Array(Set(tags).union(earlier?.tags ?? [])).sorted()
+        let screens = Array(Set(screens).union(earlier?.screens ?? [])).sorted()
+        let start = ContinuousClock.now
+        var attempt = 0
+        var outcome: Result<Void, PurgeError> = .success(())
+        var sent: [String] = []
+        for batch in Self.batches(tags, for: target) {
+            attempt = 0
+            while true {
+                attempt += 1
+                outcome = await send(batch, to: target, endpoint: endpoint)
+                guard case .failure(let error) = outcome, attempt <= backoff.count else { break }
+                try? await Task.sleep(for: error.retryAfter ?? backoff[attempt - 1])
             }
-            let elapsed = ContinuousClock.now - start
-            Timer(label: "taksi_cdn_purge_duration_seconds", dimensions: [("target", target.kind)], factory: metrics).recordNanoseconds(
-                elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
-            var metadata: Logger.Metadata = [
-                "target": .string(name), "screens": .string(screens.joined(separator: " ")), "tags": .stringConvertible(tags.count),
-                "attempts": .stringConvertible(attempt), "duration_ms": .stringConvertible(Int(elapsed / .milliseconds(1))),
-            ]
-            switch outcome {
-            case .success:
-                Counter(label: "taksi_cdn_purges_total", dimensions: [("target", target.kind), ("result", "ok")], factory: metrics)
-                    .increment()
-                state.withLockedValue { $0.failing[name] = nil }
-                logger.info("cdn purged", metadata: metadata)
-            case .failure(let error):
-                Counter(label: "taksi_cdn_purges_total", dimensions: [("target", target.kind), ("result", "failed")], factory: metrics)
-                    .increment()
-                state.withLockedValue { $0.failing[name] = $0.failing[name] ?? (error.message, Date()) }
-                metadata["error"] = .string(error.message)
-                logger.error("cdn purge failed; the CDN may serve the earlier skeletons until they expire", metadata: metadata)
+            if case .failure = outcome { break }
+            sent += batch
+        }
+        let elapsed = ContinuousClock.now - start
+        Timer(label: "taksi_cdn_purge_duration_seconds", dimensions: [("target", target.kind)], factory: metrics).recordNanoseconds(
+            elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        var metadata: Logger.Metadata = [
+            "target": .string(name), "screens": .string(screens.joined(separator: " ")), "tags": .stringConvertible(tags.count),
+            "attempts": .stringConvertible(attempt), "duration_ms": .stringConvertible(Int(elapsed / .milliseconds(1))),
+        ]
+        // Only what was taken is forgotten: a purge that failed meanwhile keeps what it sent.
+        let left = state.withLockedValue { state -> Int in
+            var unsent = state.unsent[name] ?? Unsent(target: target, endpoint: endpoint, tags: [], screens: [])
+            unsent.tags.subtract(sent)
+            if case .failure(let error) = outcome {
+                unsent.tags.formUnion(Set(tags).subtracting(sent))
+                unsent.screens.formUnion(screens)
+                state.failing[name] = state.failing[name] ?? (error.message, Date())
+            }
+            if unsent.tags.isEmpty {
+                state.unsent[name] = nil
+                state.failing[name] = nil
+            } else {
+                state.unsent[name] = unsent
+            }
+            return unsent.tags.count
+        }
+        switch outcome {
+        case .success:
+            Counter(label: "taksi_cdn_purges_total", dimensions: [("target", target.kind), ("result", "ok")], factory: metrics)
+                .increment()
+            logger.info("cdn purged", metadata: metadata)
+        case .failure(let error):
+            Counter(label: "taksi_cdn_purges_total", dimensions: [("target", target.kind), ("result", "failed")], factory: metrics)
+                .increment()
+            metadata["error"] = .string(error.message)
+            metadata["unsent_tags"] = .stringConvertible(left)
+            logger.error(
+                "cdn purge failed; its tags are sent again with the next purge and every \(settings.resend.components.seconds) s until the CDN takes them",
+                metadata: metadata)
+        }
+    }
+
+    /// Sends the tags no endpoint has taken yet, every ``CDNSettings/resend``, until graceful
+    /// shutdown; then waits for the purges under way, so a purge pending at SIGTERM is sent, not
+    /// dropped, within the shutdown's grace (past it the group cancels the wait).
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: self.settings.resend) } catch { return }
+                await self.resendUnsent()
+            }
+        }
+        await idle()
+    }
+
+    /// One more try of every endpoint's unsent tags.
+    func resendUnsent() async {
+        let unsent = state.withLockedValue { Array($0.unsent.values) }
+        guard !unsent.isEmpty else { return }
+        state.withLockedValue { $0.running += 1 }
+        defer { finished() }
+        await withTaskGroup(of: Void.self) { group in
+            for entry in unsent {
+                group.addTask { await self.purge([], screens: [], from: entry.target, endpoint: entry.endpoint) }
             }
         }
     }

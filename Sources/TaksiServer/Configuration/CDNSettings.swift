@@ -25,6 +25,9 @@ public struct CDNSettings: Sendable, Equatable {
     public var targets: [PurgeTarget]
     /// The pauses between the attempts of one purge (not a setting of the file: 1, 2, 4 and 8 s).
     public var backoff: [Duration] = [.seconds(1), .seconds(2), .seconds(4), .seconds(8)]
+    /// How often tags whose purge failed are sent again, until they are purged (not a setting of
+    /// the file: 30 s; they also go with the next purge).
+    public var resend: Duration = .seconds(30)
 
     public init(tags: CacheTags = CacheTags(), skeletonSharedMaxAge: Int? = nil, targets: [PurgeTarget] = []) {
         self.tags = tags
