@@ -124,7 +124,8 @@ public final class PostgresFleetStore: FleetStore {
                     WHERE created_at < now() - make_interval(secs => \(seconds))
                       AND (status IS NOT NULL OR lease_until < now())
                     RETURNING 1),
-                gone AS (DELETE FROM taksi_replicas WHERE seen < now() - interval '1 day')
+                gone AS (DELETE FROM taksi_replicas WHERE seen < now() - interval '1 day'),
+                purged AS (DELETE FROM taksi_purges WHERE recorded_at < now() - interval '1 day')
                 SELECT count(*)::bigint FROM deleted
                 """)
             var count = 0
@@ -202,6 +203,43 @@ public final class PostgresFleetStore: FleetStore {
             var found = false
             for try await _ in rows { found = true }
             return found
+        }
+    }
+
+    // MARK: CDN purges
+
+    public func recordPurge(bundle: String, screens: [String]) async throws {
+        _ = try await statement { client in
+            // A replica that adds a screen the others did not find makes the purge unsent again.
+            try await client.query(
+                """
+                INSERT INTO taksi_purges AS p (bundle, screens) VALUES (\(bundle), \(screens)::text[])
+                ON CONFLICT (bundle) DO UPDATE
+                    SET screens = ARRAY(SELECT DISTINCT s FROM unnest(p.screens || excluded.screens) AS s ORDER BY s),
+                        sent_at = CASE WHEN excluded.screens <@ p.screens THEN p.sent_at END
+                """)
+        }
+    }
+
+    public func unsentPurges(recordedWithin window: Duration, before age: Duration) async throws -> [(bundle: String, screens: [String])] {
+        try await statement { client in
+            let rows = try await client.query(
+                """
+                SELECT bundle, screens FROM taksi_purges
+                WHERE sent_at IS NULL AND recorded_at < now() - make_interval(secs => \(Self.seconds(age)))
+                  AND recorded_at > now() - make_interval(secs => \(Self.seconds(window)))
+                ORDER BY recorded_at
+                """)
+            var found: [(bundle: String, screens: [String])] = []
+            for try await (bundle, screens) in rows.decode((String, [String]).self) { found.append((bundle, screens)) }
+            return found
+        }
+    }
+
+    public func purgeSent(bundle: String, screens: [String]) async throws {
+        _ = try await statement { client in
+            try await client.query(
+                "UPDATE taksi_purges SET sent_at = now() WHERE bundle = \(bundle) AND sent_at IS NULL AND screens <@ \(screens)::text[]")
         }
     }
 
@@ -662,6 +700,17 @@ public final class PostgresFleetStore: FleetStore {
                 user_id text NOT NULL,
                 last_at timestamptz NOT NULL,
                 PRIMARY KEY (experiment, user_id)
+            )
+            """
+        ),
+        (
+            5, "cdn purges",
+            """
+            CREATE TABLE taksi_purges (
+                bundle text PRIMARY KEY,
+                screens text[] NOT NULL,
+                recorded_at timestamptz NOT NULL DEFAULT now(),
+                sent_at timestamptz
             )
             """
         ),

@@ -7,6 +7,9 @@ import TaksiServer
 import TaksiTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -306,7 +309,8 @@ struct CDNTests {
     /// A replica of the fleet named `name`, on the store's bundle `bundle`, purging `node` (a
     /// Varnish node standing in), and the service that makes it follow the store.
     static func replica(
-        _ name: String, of store: PostgresFleetStore, bundle: String, node: TestUpstream
+        _ name: String, of store: PostgresFleetStore, bundle: String, node: TestUpstream, alive: Duration = .seconds(3600),
+        orphanAge: Duration = .seconds(5)
     ) async throws -> (Application, PublishedScreens, CDNPurger) {
         var configuration = ServerConfiguration.forTests()
         configuration.cdn = CDNSettings(targets: [.varnish([URL(string: node.baseURL)!])])
@@ -321,11 +325,67 @@ struct CDNTests {
         application.published = state
         let purger = try #require(application.purger)
         // Reports made once by hand here (no follower runs between them): live for the whole test.
-        purger.follow(store, state: state, wait: .seconds(60), poll: .milliseconds(20), alive: .seconds(3600))
+        purger.follow(store, state: state, wait: .seconds(60), poll: .milliseconds(20), alive: alive, orphanAge: orphanAge)
         let follower = PublishedScreens(
             store: store, screens: application.store, upstreams: [], interval: .seconds(1), state: state, logger: testLogger(name),
             metrics: TestMetrics())
         return (application, follower, purger)
+    }
+
+    @Test(
+        "a fleet's purge whose sender is killed before it sends is sent by the next replica: it is recorded in the store, not held in one process"
+    )
+    func fleetPurgeOutlivesItsSender() async throws {
+        guard PostgresServer.isAvailable else {
+            print("skipped: PostgreSQL is not installed")
+            return
+        }
+        let database = try PostgresServer()
+        defer { database.remove() }
+        let node = try await TestUpstream()
+        node.on("/", .status(200))
+        try await PublishedScreensTests.withStore(database) { store in
+            let first = try await store.publish(ScreenBundle(files: Self.screens(banner: "Sale")), screens: 10, revisions: [], by: "test")
+            // replica-b in this process, sure of no replica longer than 2 s after its last report.
+            let (_, followerB, purgerB) = try await Self.replica(
+                "replica-b", of: store, bundle: first.release.bundle, node: node, alive: .seconds(2), orphanAge: .milliseconds(100))
+            await followerB.follow()
+            // replica-a, a process (first by name): it will switch, record the purge, and wait for replica-b.
+            let directory = Scratch.path("cdn-replica-a")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data(#"{"cdn": {"purge": [{"varnish": ["\#(node.baseURL)"]}]}}"#.utf8).write(
+                to: directory.appendingPathComponent("config.json"))
+            let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }.merging(
+                ["TAKSI_STORE": database.url, "TAKSI_SCREENS_SOURCE": "store", "HOSTNAME": "replica-a"]) { $1 }
+            let (process, reader, _) = try startServerProcess(
+                ["--port", "0", "--log-format", "json", "--no-access-log"], environment: environment, directory: directory)
+            defer { if process.isRunning { process.terminate() } }
+            Thread { while reader.next() != nil {} }.start()
+
+            let second = try await store.publish(
+                ScreenBundle(files: Self.screens(banner: "Summer sale")), screens: 10, revisions: [], by: "test")
+            let guardTime = ContinuousClock.now + .seconds(60)  // a hang guard
+            while try await store.unsentPurges(recordedWithin: .seconds(3600), before: .zero).isEmpty, ContinuousClock.now < guardTime {
+                await Task.yield()
+            }
+            #expect(try await store.unsentPurges(recordedWithin: .seconds(3600), before: .zero).map(\.bundle) == [second.release.bundle])
+            kill(process.processIdentifier, SIGKILL)  // an autoscaler's scale-down, a node lost
+            process.waitUntilExit()
+            #expect(node.requests.isEmpty, "replica-a was waiting for replica-b")
+
+            // replica-b switches; replica-a, first by name, looks live for two more seconds, so
+            // replica-b leaves the purge to it; then finds it unsent, and sends it.
+            await followerB.follow()
+            let resending = Task { try await purgerB.run() }
+            defer { resending.cancel() }
+            #expect(await eventually { node.requests.count == 1 })
+            await purgerB.idle()
+            let tags = node.requests.first.flatMap { Self.header($0, "xkey-purge") }
+            #expect(tags == "taksi:screen:s1 taksi:screen:s2 taksi:screen:s3 taksi:screen:s4")
+            #expect(try await store.unsentPurges(recordedWithin: .seconds(3600), before: .zero).isEmpty, "marked sent")
+            #expect(node.requests.count == 1)
+        }
+        try await node.stop()
     }
 
     @Test("a fleet on the store purges once every live replica serves the new bundle, and only once: from the first-named replica")

@@ -39,6 +39,8 @@ public final class CDNPurger: Service, CustomStringConvertible {
         var failing: [String: (error: String, since: Date)] = [:]
         /// By target description: the tags whose purge failed there, to send again.
         var unsent: [String: Unsent] = [:]
+        /// The bundles whose purge this replica is about to send (an orphan's check leaves them).
+        var sending: [String: Int] = [:]
         /// The live replicas a fleet's purge waits for.
         var waitingOn: [String] = []
     }
@@ -102,18 +104,47 @@ public final class CDNPurger: Service, CustomStringConvertible {
     /// fleet's store, once every live replica serves this replica's bundle (see ``follow(_:state:wait:poll:alive:)``).
     public func purge(screens: [String]) {
         guard !screens.isEmpty, !settings.targets.isEmpty else { return }
-        let tags = screens.map(settings.tags.screen)
         state.withLockedValue { $0.running += 1 }
+        // Unstructured, counted in `running`: the service (``run()``) waits for it at shutdown.
         Task {
-            if let fleet = fleet.withLockedValue({ $0 }), await !self.waitForFleet(fleet, screens: screens) {
-                return self.finished()
+            defer { self.finished() }
+            guard let fleet = self.fleet.withLockedValue({ $0 }) else {
+                _ = await self.send(screens: screens)
+                return
             }
-            await withTaskGroup(of: Void.self) { group in
-                for target in self.settings.targets {
-                    group.addTask { await self.purge(tags, from: target, screens: screens) }
+            // Recorded first: if the replica that is to send it dies, another one does (``run()``).
+            let bundle = fleet.state.report.bundle
+            if let bundle {
+                self.state.withLockedValue { $0.sending[bundle, default: 0] += 1 }
+                do {
+                    try await fleet.store.recordPurge(bundle: bundle, screens: screens)
+                } catch {
+                    self.logger.warning(
+                        "cdn purge not recorded in the store; only this replica will send it",
+                        metadata: ["cause": .string(String(describing: error))])
                 }
             }
-            self.finished()
+            defer {
+                if let bundle {
+                    self.state.withLockedValue { state in
+                        state.sending[bundle, default: 1] -= 1
+                        if state.sending[bundle] == 0 { state.sending[bundle] = nil }
+                    }
+                }
+            }
+            guard await self.waitForFleet(fleet, screens: screens) else { return }
+            if await self.send(screens: screens), let bundle { try? await fleet.store.purgeSent(bundle: bundle, screens: screens) }
+        }
+    }
+
+    /// Purges the tags of `screens` from every target; whether every target took them.
+    private func send(screens: [String]) async -> Bool {
+        let tags = screens.map(settings.tags.screen)
+        return await withTaskGroup(of: Bool.self) { group in
+            for target in settings.targets {
+                group.addTask { await self.purge(tags, from: target, screens: screens) }
+            }
+            return await group.reduce(true) { $0 && $1 }
         }
     }
 
@@ -135,6 +166,8 @@ public final class CDNPurger: Service, CustomStringConvertible {
         let wait: Duration
         let poll: Duration
         let alive: Duration
+        /// A recorded purge still unsent this long after is another replica's to send.
+        let orphanAge: Duration
     }
 
     private let fleet = NIOLockedValueBox<Fleet?>(nil)
@@ -144,11 +177,13 @@ public final class CDNPurger: Service, CustomStringConvertible {
     /// keep it), asking the store every `poll`, at most `wait` (then it is sent, with a warning
     /// naming the replicas behind); then only the live replica whose name sorts first sends it.
     /// Live: reported within `alive` (replicas report every second, as `rollout status` counts).
+    /// A purge is recorded in the store before it waits: one still unsent `orphanAge` after it was
+    /// recorded (its sender died) is sent by the first-named live replica once the fleet agrees.
     public func follow(
         _ store: any FleetStore, state: PublishedScreens.State, wait: Duration = .seconds(120), poll: Duration = .seconds(1),
-        alive: Duration = .seconds(10)
+        alive: Duration = .seconds(10), orphanAge: Duration = .seconds(5)
     ) {
-        fleet.withLockedValue { $0 = Fleet(store: store, state: state, wait: wait, poll: poll, alive: alive) }
+        fleet.withLockedValue { $0 = Fleet(store: store, state: state, wait: wait, poll: poll, alive: alive, orphanAge: orphanAge) }
     }
 
     /// The live replicas a purge waits for, for `/readyz`: those not yet serving this one's bundle.
@@ -214,15 +249,19 @@ public final class CDNPurger: Service, CustomStringConvertible {
         state.withLockedValue { $0.failing }.map { ($0.key, $0.value.error, $0.value.since) }.sorted { $0.target < $1.target }
     }
 
-    private func purge(_ tags: [String], from target: CDNSettings.PurgeTarget, screens: [String]) async {
-        for endpoint in Self.endpoints(of: target) {
-            await purge(tags, screens: screens, from: target, endpoint: endpoint)
+    /// Whether every endpoint of `target` took the tags.
+    private func purge(_ tags: [String], from target: CDNSettings.PurgeTarget, screens: [String]) async -> Bool {
+        var taken = true
+        for endpoint in Self.endpoints(of: target) where await !purge(tags, screens: screens, from: target, endpoint: endpoint) {
+            taken = false
         }
+        return taken
     }
 
     /// One endpoint's purge of `tags`, with the tags it has not taken yet: what it takes is
     /// forgotten, what it refuses is kept (and the endpoint named in `/readyz`) until it takes it.
-    private func purge(_ tags: [String], screens: [String], from target: CDNSettings.PurgeTarget, endpoint: String) async {
+    @discardableResult
+    private func purge(_ tags: [String], screens: [String], from target: CDNSettings.PurgeTarget, endpoint: String) async -> Bool {
         let name = "\(target.kind) \(endpoint)"
         let earlier = state.withLockedValue { $0.unsent[name] }
         let tags = Array(Set(tags).union(earlier?.tags ?? [])).sorted()
@@ -271,6 +310,7 @@ public final class CDNPurger: Service, CustomStringConvertible {
             Counter(label: "taksi_cdn_purges_total", dimensions: [("target", target.kind), ("result", "ok")], factory: metrics)
                 .increment()
             logger.info("cdn purged", metadata: metadata)
+            return true
         case .failure(let error):
             Counter(label: "taksi_cdn_purges_total", dimensions: [("target", target.kind), ("result", "failed")], factory: metrics)
                 .increment()
@@ -279,6 +319,7 @@ public final class CDNPurger: Service, CustomStringConvertible {
             logger.error(
                 "cdn purge failed; its tags are sent again with the next purge and every \(settings.resend.components.seconds) s until the CDN takes them",
                 metadata: metadata)
+            return false
         }
     }
 
@@ -287,12 +328,49 @@ public final class CDNPurger: Service, CustomStringConvertible {
     /// dropped, within the shutdown's grace (past it the group cancels the wait).
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do { try await Task.sleep(for: self.settings.resend) } catch { return }
-                await self.resendUnsent()
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    while !Task.isCancelled {
+                        do { try await Task.sleep(for: self.settings.resend) } catch { return }
+                        await self.resendUnsent()
+                    }
+                }
+                group.addTask {
+                    while !Task.isCancelled, let fleet = self.fleet.withLockedValue({ $0 }) {
+                        do { try await Task.sleep(for: fleet.poll) } catch { return }
+                        await self.sendOrphanedPurges(fleet)
+                    }
+                }
             }
         }
         await idle()
+    }
+
+    /// A fleet's purges that nobody sent (the replica meant to send it died, or was stopped,
+    /// before it did): sent by the live replica whose name sorts first, once every live replica
+    /// serves this one's bundle, when recorded more than ``Fleet/orphanAge`` ago and within the
+    /// CDN's `s-maxage` (an hour without one: past it the CDN has let them go).
+    func sendOrphanedPurges(_ fleet: Fleet) async {
+        let report = fleet.state.report
+        guard let bundle = report.bundle, let live = try? await fleet.store.replicas(seenWithin: fleet.alive),
+            live.allSatisfy({ $0.bundle == bundle }), (live.map(\.replica) + [report.replica]).min() == report.replica
+        else { return }
+        let window = Duration.seconds(settings.skeletonSharedMaxAge ?? 3600)
+        let sending = state.withLockedValue { $0.sending }
+        guard let found = try? await fleet.store.unsentPurges(recordedWithin: window, before: fleet.orphanAge) else { return }
+        let orphans = found.filter { sending[$0.bundle] == nil }
+        guard !orphans.isEmpty else { return }
+        state.withLockedValue { $0.running += 1 }
+        defer { finished() }
+        let screens = Array(Set(orphans.flatMap(\.screens))).sorted()
+        logger.warning(
+            "cdn purge recorded and not sent (its replica stopped first); sending it",
+            metadata: [
+                "bundles": .string(orphans.map { String($0.bundle.prefix(12)) }.joined(separator: " ")),
+                "screens": .string(screens.joined(separator: " ")),
+            ])
+        guard await send(screens: screens) else { return }
+        for orphan in orphans { try? await fleet.store.purgeSent(bundle: orphan.bundle, screens: orphan.screens) }
     }
 
     /// One more try of every endpoint's unsent tags.

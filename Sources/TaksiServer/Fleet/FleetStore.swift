@@ -70,6 +70,19 @@ public protocol FleetStore: ExposureLedger {
 
     /// Every replica that reported within `alive`, newest report first.
     func replicas(seenWithin alive: Duration) async throws -> [ReplicaReport]
+
+    // MARK: CDN purges
+
+    /// Records that the CDN is to be purged of `screens` now that the fleet moves to `bundle`
+    /// (each replica that switches records what it found changed; the screens add up), so that
+    /// the purge outlives the replica meant to send it.
+    func recordPurge(bundle: String, screens: [String]) async throws
+
+    /// The purges recorded within `window`, at least `age` ago, and not sent yet: oldest first.
+    func unsentPurges(recordedWithin window: Duration, before age: Duration) async throws -> [(bundle: String, screens: [String])]
+
+    /// Marks the purge of `bundle` sent, when `screens` holds every screen recorded for it.
+    func purgeSent(bundle: String, screens: [String]) async throws
 }
 
 /// What the store says of a keyed submit.
