@@ -23,6 +23,8 @@ public final class PostgresFleetStore: FleetStore {
     /// How long an answer is kept, for the housekeeping that deletes older ones.
     let window: Duration
     private let schema: SchemaGate
+    /// Why connections fail, in the database's words (see ``ConnectionWatch``).
+    let connections: ConnectionWatch
     /// The exposure window the recorder last gave (``recordExposures(_:window:)``): past it, a
     /// user's window row decides nothing, and the housekeeping deletes it.
     private let exposureWindow = NIOLockedValueBox<Duration?>(nil)
@@ -43,11 +45,47 @@ public final class PostgresFleetStore: FleetStore {
         // a store that is down is said by the statements that fail, once each.
         var background = logger
         if background.logLevel > .debug { background.logLevel = max(background.logLevel, .warning) }
-        self.client = PostgresClient(configuration: configuration, backgroundLogger: background)
+        var probeConfiguration = PostgresConnection.Configuration(
+            host: connection.host, port: connection.port, username: connection.user, password: connection.password,
+            database: connection.database, tls: Self.connectionTLS(connection.tls))
+        probeConfiguration.options.connectTimeout = .milliseconds(Int64(settings.timeout * 1000))
+        let connections = ConnectionWatch(logger: logger) { [probeConfiguration, background] in
+            do {
+                let probe = try await PostgresConnection.connect(configuration: probeConfiguration, id: 0, logger: background)
+                try? await probe.close()
+                return nil
+            } catch {
+                return ConnectionWatch.problem(of: error)
+            }
+        }
+        self.connections = connections
+        var watched = background
+        watched.handler = WatchingLogHandler(inner: background.handler, watch: connections)
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: watched)
         self.logger = logger
         self.timeout = .milliseconds(Int64(settings.timeout * 1000))
         self.window = window
         self.schema = SchemaGate()
+    }
+
+    /// The same TLS for a connection of the store's own (``ConnectionWatch``'s probe).
+    private static func connectionTLS(_ mode: ServerConfiguration.StoreSettings.Connection.TLSMode) -> PostgresConnection.Configuration.TLS
+    {
+        var unchecked = TLSConfiguration.makeClientConfiguration()
+        unchecked.certificateVerification = .none
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateVerification = .noHostnameVerification
+        do {
+            switch mode {
+            case .disable: return .disable
+            case .prefer: return .prefer(try NIOSSLContext(configuration: unchecked))
+            case .require: return .require(try NIOSSLContext(configuration: unchecked))
+            case .verifyCA: return .require(try NIOSSLContext(configuration: configuration))
+            case .verifyFull: return .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+        } catch {
+            return .disable
+        }
     }
 
     private static func tls(_ mode: ServerConfiguration.StoreSettings.Connection.TLSMode) -> PostgresClient.Configuration.TLS {
@@ -562,18 +600,26 @@ public final class PostgresFleetStore: FleetStore {
         }
         let seconds = Self.seconds(limit)
         var tasks: [Task<Void, Never>] = []
+        let id = UUID()
+        defer { connections.unwatch(id) }
         let result = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
                 outcome.withLockedValue { $0 = continuation }
                 let work = Task {
                     do { finish(.success(try await body())) } catch { finish(.failure(error)) }
                 }
-                let timer = Task {
+                let timer = Task { [connections] in
                     try? await Task.sleep(for: limit)
-                    finish(.failure(StoreError("no answer within store_timeout (\(seconds) s)")))
+                    let last = connections.problem.map { "; the last connection attempt: \($0.text)" } ?? ""
+                    finish(.failure(StoreError("no answer within store_timeout (\(seconds) s)\(last)")))
                     work.cancel()
                 }
                 tasks = [work, timer]
+                // A connection the database refuses for good fails the statement now, saying why.
+                connections.watch(id) { problem in
+                    finish(.failure(StoreError("cannot connect: \(problem.text)")))
+                    work.cancel()
+                }
             }
         } onCancel: {
             finish(.failure(CancellationError()))

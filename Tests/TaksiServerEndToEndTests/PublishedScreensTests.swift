@@ -340,6 +340,45 @@ struct PublishedScreensTests {
         }
     }
 
+    @Test("a store that refuses the connection says why at once, in the database's words: a wrong password, a database that does not exist")
+    func refusedConnection() async throws {
+        let database = try PostgresServer()
+        defer { database.remove() }
+        let cases = [
+            (
+                database.url.replacingOccurrences(of: PostgresServer.password, with: "wrong-password"), "password authentication failed",
+                "28P01"
+            ),
+            (database.url.replacingOccurrences(of: "/postgres?", with: "/nosuchdb?"), "database \"nosuchdb\" does not exist", "3D000"),
+        ]
+        for (url, says, state) in cases {
+            // A store timeout far past any answer: what fails the command is the database's refusal.
+            let status = try await CommandLineTests().run(
+                ["rollout", "status"], environment: ["TAKSI_STORE": url, "TAKSI_STORE_TIMEOUT": "60"])
+            #expect(status.status == 1, "\(status)")
+            #expect(status.error.contains(says) && status.error.contains("SQLSTATE \(state)"), "\(status.error)")
+            #expect(!status.error.contains("no answer within"), "\(status.error)")
+            #expect(!(status.output + status.error).contains(PostgresServer.password))
+
+            // A replica's statements too, and its log says it once, however often the pool tries.
+            var configuration = ServerConfiguration()
+            try configuration.apply(key: "store", value: url, source: "test")
+            configuration.store.timeout = 60
+            let log = LogRecorder()
+            let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: log.logger)
+            let running = Task { try await store.run() }
+            defer { running.cancel() }
+            for _ in 0..<3 {
+                await #expect {
+                    _ = try await store.currentRelease()
+                } throws: { error in
+                    "\(error)".contains(says)
+                }
+            }
+            #expect(log.recorded.filter { $0.message.hasPrefix("store: cannot connect: ") }.count == 1, "\(log.recorded.map(\.message))")
+        }
+    }
+
     @Test("racing publishes are serialized (the later is current); a bundle over the size bound is refused and stores nothing")
     func racesAndBounds() async throws {
         let database = try PostgresServer()
