@@ -160,6 +160,63 @@ struct PublishedScreensTests {
         }
     }
 
+    @Test(
+        "what apps send costs the store little: a revision that is no digest asks nothing, an unknown one is asked once, a dropped bundle is not loaded again at once"
+    )
+    func keptRevisionsBounded() async throws {
+        let database = try PostgresServer()
+        defer { database.remove() }
+        try await Self.withStore(database) { store in
+            // Six releases, each its own data shape: five earlier revisions, one more than a replica holds.
+            var revisions: [String] = []
+            for index in 0..<6 {
+                let files = [
+                    "home.yaml": Array(
+                        """
+                        name: home
+                        entry: true
+                        sources: {query: {type: request, parameters: {name: {default: Ada}}}}
+                        components:
+                          - {name: label_component, identifier: label\(index), content: {value: {$template: "Hi {query.name}"}}}
+                        """.utf8)
+                ]
+                let screenSet = try #require(ScreenSetLoader.load(files: files).screenSet)
+                let digests = PublishedScreens.revisions(of: screenSet)
+                revisions.append(try #require(digests.first))
+                _ = try await store.publish(ScreenBundle(files: files), screens: 1, revisions: digests, by: "test")
+            }
+            let current = try #require(try await store.currentRelease())
+            var configuration = ServerConfiguration.forTests()
+            configuration.screensSource = .store
+            let metrics = TestMetrics()
+            let (application, _) = try await Self.replica(of: store, bundle: current.bundle, configuration: configuration, metrics: metrics)
+            let client = TestClient.router(application.responder)
+            func data(_ revision: String) async -> HTTPResponseStatus {
+                await client.respond(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", revision)]).status
+            }
+            func loads(_ outcome: String) -> Int {
+                Int(metrics.counterTotal(label: "taksi_kept_bundle_loads_total", dimensions: [("outcome", outcome)]))
+            }
+            // The five earlier revisions in turn, three times: each bundle loaded once; past the
+            // four held, the one dropped is 412 until its window passes, not a load per request.
+            for round in 0..<3 {
+                for revision in revisions.prefix(5) {
+                    let status = await data(revision)
+                    #expect(status == .ok || (round > 0 && status == .preconditionFailed), "round \(round): \(status)")
+                }
+            }
+            #expect(loads("loaded") == 5)
+            #expect(loads("reload_deferred") > 0)
+            // Garbage is not a revision: no store query.
+            #expect(await data("not-a-digest") == .preconditionFailed)
+            #expect(await data("0123456789ABCDEF") == .preconditionFailed)
+            #expect(loads("malformed") == 2)
+            // A digest no bundle has: the store is asked once, then the answer is remembered.
+            for _ in 0..<3 { #expect(await data("0123456789abcdef") == .preconditionFailed) }
+            #expect(loads("unknown") == 1 && loads("unknown_recent") == 2)
+        }
+    }
+
     @Test("a release wakes the replicas at once: the store's notification, not the next look (here ten minutes away)")
     func notified() async throws {
         let database = try PostgresServer()

@@ -10,12 +10,22 @@ import TaksiScreens
 ///
 /// Bounded: at most ``capacity`` sets, and at most ``maximumBytes`` of them (as the heap grew to
 /// load and prepare each), are held, the least recently used dropped first; a revision that no
-/// published bundle holds (or that cannot be loaded here) is still `412`.
+/// published bundle holds (or that cannot be loaded here) is still `412`. What clients send
+/// costs the store little: a revision that is not a digest is `412` without a query, one the
+/// store did not know is remembered for ``unknownFor``, and a bundle is loaded at most once per
+/// ``reloadWindow`` (apps asking for more old revisions in turn than are held get `412` for the
+/// one dropped, instead of turning each request into a bundle load).
 public final class KeptBundles: Sendable {
     /// Sets held at most, beside the ones the screen store keeps.
     public static let capacity = 4
     /// Bytes of sets held at most; the one just loaded is held whatever its size.
     public static let maximumBytes = 256 << 20
+    /// How long a revision the store did not know is answered `412` without asking it again.
+    static let unknownFor: Duration = .seconds(60)
+    /// A bundle dropped is not loaded again within this long of its last load.
+    static let reloadWindow: Duration = .seconds(60)
+    /// Revisions remembered as unknown, and bundles' last loads, at most.
+    static let remembered = 10_000
 
     let store: any FleetStore
     let options: ServedScreenSet.Options
@@ -25,6 +35,9 @@ public final class KeptBundles: Sendable {
     private let held = NIOLockedValueBox<[(name: String, set: ServedScreenSet, bytes: Int)]>([])
     /// Loads under way, by revision: requests for the same revision wait for one load.
     private let loading = NIOLockedValueBox<[String: Task<Bool, Never>]>([:])
+    /// Revisions the store did not know, and bundles' last loads, by when.
+    private let unknown = NIOLockedValueBox(RecencyDictionary<String, ContinuousClock.Instant>())
+    private let loads = NIOLockedValueBox(RecencyDictionary<String, ContinuousClock.Instant>())
 
     init(store: any FleetStore, screens: ScreenStore, upstreams: Set<String>, logger: Logger) {
         self.store = store
@@ -41,6 +54,15 @@ public final class KeptBundles: Sendable {
     /// loaded now from the bundle the store names).
     func load(holding revision: String) async -> Bool {
         if use({ $0.revisions.contains { $0.digest == revision } }) { return true }
+        guard SkeletonRevision.isDigest(revision) else {
+            count("malformed")
+            return false
+        }
+        let now = ContinuousClock.now
+        if let since = unknown.withLockedValue({ $0.peek(revision) }), now - since < Self.unknownFor {
+            count("unknown_recent")
+            return false
+        }
         let task = loading.withLockedValue { loading in
             if let task = loading[revision] { return task }
             let task = Task { await self.fetch(holding: revision) }
@@ -56,9 +78,15 @@ public final class KeptBundles: Sendable {
         do {
             guard let name = try await store.bundle(holdingRevision: revision) else {
                 count("unknown")
+                remember(revision, in: unknown)
                 return false
             }
             if use({ _ in false }, named: name) { return false }
+            if let last = loads.withLockedValue({ $0.peek(name) }), ContinuousClock.now - last < Self.reloadWindow {
+                count("reload_deferred")
+                return false
+            }
+            remember(name, in: loads)
             guard let (name, loaded) = try await PublishedScreens.load(named: name, from: store, upstreams: upstreams) else { return false }
             guard case .success(let (screenSet, loaded)) = loaded else {
                 count("refused")
@@ -97,6 +125,14 @@ public final class KeptBundles: Sendable {
             let found = held.remove(at: index)
             held.insert(found, at: 0)
             return true
+        }
+    }
+
+    /// Notes `key` as of now in `table`, which keeps the most recent ``remembered``.
+    private func remember(_ key: String, in table: NIOLockedValueBox<RecencyDictionary<String, ContinuousClock.Instant>>) {
+        table.withLockedValue { table in
+            _ = table.updateValue(.now, forKey: key)
+            while table.count > Self.remembered { _ = table.removeLeastRecent() }
         }
     }
 

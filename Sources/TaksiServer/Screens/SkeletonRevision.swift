@@ -71,6 +71,11 @@ struct SkeletonRevision {
         self.digest = hash.hexDigest
     }
 
+    /// Whether `text` has a revision's shape: 16 lowercase hex digits.
+    static func isDigest(_ text: String) -> Bool {
+        text.utf8.count == 16 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
     /// An input as the revision sees it: its name, type, whether it is required, and its rules.
     static func describe(_ input: ScreenAction.Input) -> String {
         let rule = input.parameter
