@@ -86,8 +86,9 @@ public final class KeptBundles: Sendable {
                 count("reload_deferred")
                 return false
             }
-            remember(name, in: loads)
             guard let (name, loaded) = try await PublishedScreens.load(named: name, from: store, upstreams: upstreams) else { return false }
+            // Read (loaded or refused): not again within the window. A store that failed is asked again.
+            remember(name, in: loads)
             guard case .success(let (screenSet, loaded)) = loaded else {
                 count("refused")
                 logger.warning(
