@@ -20,8 +20,17 @@ struct HardeningTests {
             #"{"name": "versioned", "entry": true, "version": ">= 2.0", "components": [{"name": "label_component", "identifier": "t", "content": {"value": "new"}}]}"#,
         "versioned-old.json":
             #"{"name": "versioned", "version": "< 2.0", "components": [{"name": "label_component", "identifier": "t", "content": {"value": "old"}}]}"#,
+        // A timeout that is a hang guard: an upstream that answers must be waited for however
+        // busy the machine is (0.5 s failed the redirects test under a parallel build).
         "stations.json": """
         {"name": "stations", "entry": true,
+         "sources": {"api": {"type": "http", "upstream": "api", "path": "/networks/{network}", "timeout": 60, "stale_if_error": 0,
+           "parameters": {"network": {"type": "string", "required": true}}}},
+         "components": [{"name": "label_component", "identifier": "name", "content": {"value": {"$bind": "api.name"}}}]}
+        """,
+        // A short timeout, where the test is that it fires (a busy machine only fires it sooner).
+        "stalled.json": """
+        {"name": "stalled", "entry": true,
          "sources": {"api": {"type": "http", "upstream": "api", "path": "/networks/{network}", "timeout": 0.5, "stale_if_error": 0,
            "parameters": {"network": {"type": "string", "required": true}}}},
          "components": [{"name": "label_component", "identifier": "name", "content": {"value": {"$bind": "api.name"}}}]}
@@ -299,7 +308,7 @@ struct HardeningTests {
         let upstream = try await TestUpstream()
         upstream.on("/networks/velib", .stalledBody(#"{"name": "Vél"#))
         let application = try Self.makeApplication(upstream: upstream.baseURL)
-        let response = await TestClient.router(application.responder).respond(.GET, uri: "/screens/stations/data?network=velib")
+        let response = await TestClient.router(application.responder).respond(.GET, uri: "/screens/stalled/data?network=velib")
         #expect(response.status == .ok)
         #expect(response.headers["X-Taksi-Degraded"] == ["api"])
         #expect(String(buffer: response.body) == #"{"interface_data":[]}"#)

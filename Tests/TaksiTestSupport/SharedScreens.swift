@@ -111,18 +111,10 @@ package enum SharedScreens {
              "values": {"$each": "api.feed.items", "as": "item", "limit": 2, "template": {"value": {"$template": "{item.name} ({item.stars})"}}}}}
          ]}
         """,
-        "pair.json": """
-        {"name": "pair", "entry": true,
-         "sources": {
-           "good": {"type": "http", "upstream": "api", "path": "/good"},
-           "bad": {"type": "http", "upstream": "api", "path": "/bad", "timeout": 0.5, "max_bytes": 1000, "stale_if_error": 0},
-           "backup": {"type": "http", "upstream": "api", "path": "/backup", "timeout": 0.5, "max_bytes": 1000, "stale_if_error": 0, "fallback": {"text": "from the fallback"}}},
-         "components": [
-           {"name": "label_component", "identifier": "a", "content": {"value": {"$bind": "good.text"}}},
-           {"name": "label_component", "identifier": "b", "content": {"value": {"$bind": "bad.text"}}},
-           {"name": "label_component", "identifier": "c", "content": {"value": {"$bind": "backup.text"}}}
-         ]}
-        """,
+        // Timeouts that are hang guards: an answer (a 500, say) is waited for however busy the
+        // machine; `slowpair` is the same with a short one, for the test that it fires.
+        "pair.json": pair(name: "pair", timeout: 30),
+        "slowpair.json": pair(name: "slowpair", timeout: 0.5),
         "retry.json": """
         {"name": "retry", "entry": true,
          "sources": {
@@ -141,6 +133,22 @@ package enum SharedScreens {
     ]
 
     /// What `/feed/{city}` answers for ``upstreams``'s `feed` screen.
+    /// `good`, `bad` (`timeout`) and `backup` (`timeout`, with a fallback), each bound into a label.
+    static func pair(name: String, timeout: Double) -> String {
+        """
+        {"name": "\(name)", "entry": true,
+         "sources": {
+           "good": {"type": "http", "upstream": "api", "path": "/good"},
+           "bad": {"type": "http", "upstream": "api", "path": "/bad", "timeout": \(timeout), "max_bytes": 1000, "stale_if_error": 0},
+           "backup": {"type": "http", "upstream": "api", "path": "/backup", "timeout": \(timeout), "max_bytes": 1000, "stale_if_error": 0, "fallback": {"text": "from the fallback"}}},
+         "components": [
+           {"name": "label_component", "identifier": "a", "content": {"value": {"$bind": "good.text"}}},
+           {"name": "label_component", "identifier": "b", "content": {"value": {"$bind": "bad.text"}}},
+           {"name": "label_component", "identifier": "c", "content": {"value": {"$bind": "backup.text"}}}
+         ]}
+        """
+    }
+
     package static let feedBody = """
         {"feed": {"title": "Cafés", "city": "Oslo", "count": 3, "rating": 4.5, "object": {"a": 1},
           "items": [{"name": "A", "stars": 5}, {"name": "B", "stars": 4}, {"name": "C", "stars": 3}]}}
