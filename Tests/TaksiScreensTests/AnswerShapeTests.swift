@@ -41,6 +41,93 @@ struct AnswerShapeTests {
 
     func errors(_ load: ScreenSetLoad) -> [Diagnostic] { load.diagnostics.filter { $0.severity == .error } }
 
+    /// An OpenAPI document whose `GET /x` answers `#/components/schemas/<first>`, with `schemas`, written to a file.
+    static func document(first: String, schemas: [String: JSONValue]) throws -> String {
+        let document: JSONValue = [
+            "openapi": "3.0.3", "info": ["title": "hostile", "version": "1"],
+            "paths": [
+                "/x": [
+                    "get": [
+                        "responses": [
+                            "200": [
+                                "description": "ok",
+                                "content": ["application/json": ["schema": ["$ref": .string("#/components/schemas/\(first)")]]],
+                            ]
+                        ]
+                    ]
+                ]
+            ],
+            "components": ["schemas": .object(schemas)],
+        ]
+        let url = Scratch.path("openapi").appendingPathExtension("json")
+        try Data(JSONWriter.bytes(document)).write(to: url)
+        return url.path
+    }
+
+    static let named: JSONValue = ["type": "object", "properties": ["name": ["type": "string"]], "required": ["name"]]
+
+    @Test(
+        "a hostile OpenAPI document is read in bounded work: a $ref cycle and a chain past 64 $refs are refused with where; a fan-out of allOf and oneOf is read once per $ref"
+    )
+    func hostileDocuments() throws {
+        func reference(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/\(name)")] }
+        // 20,000 $refs in a row (memory grew with the square of the chain: 1 GB at 8,000).
+        var chain: [String: JSONValue] = ["s20000": Self.named]
+        for index in 0..<20_000 { chain["s\(index)"] = reference("s\(index + 1)") }
+        guard case .failure(let long) = OpenAPIDocument.read(path: try Self.document(first: "s0", schemas: chain)) else {
+            Issue.record("a chain of 20,000 $refs is refused")
+            return
+        }
+        #expect(long.message.contains("a chain of more than 64 $refs"), "\(long.message)")
+        #expect(long.location != nil)
+
+        // A cycle of $refs alone: no schema at all (it passed as valid).
+        let cycle = try Self.document(first: "a", schemas: ["a": reference("b"), "b": reference("a")])
+        guard case .failure(let loop) = OpenAPIDocument.read(path: cycle) else {
+            Issue.record("a $ref cycle is refused")
+            return
+        }
+        let cycles = ["a -> #/components/schemas/b -> #/components/schemas/a", "b -> #/components/schemas/a -> #/components/schemas/b"]
+        #expect(cycles.contains { loop.message.contains("a $ref cycle: #/components/schemas/" + $0) }, "\(loop.message)")
+
+        // Twenty levels, each naming the next twice in allOf and twice in oneOf (4^20 reads, read
+        // as each $ref once), and a recursive tree: both read, and a binding is checked through them.
+        var fan: [String: JSONValue] = ["l20": Self.named]
+        for level in 0..<20 {
+            fan["l\(level)"] = [
+                "allOf": [reference("l\(level + 1)"), reference("l\(level + 1)")],
+                "oneOf": [reference("l\(level + 1)"), reference("l\(level + 1)")],
+            ]
+        }
+        fan["tree"] = [
+            "type": "object", "properties": ["name": ["type": "string"], "children": ["type": "array", "items": reference("tree")]],
+        ]
+        let fanned = try Self.document(first: "l0", schemas: fan)
+        guard case .success = OpenAPIDocument.read(path: fanned) else {
+            Issue.record("a fan-out and a recursive type are valid")
+            return
+        }
+        let screen =
+            #"{"name": "x", "entry": true, "sources": {"x": {"type": "http", "upstream": "hostile", "path": "/x"}}, "components": [{"name": "label_component", "identifier": "n", "content": {"value": {"$bind": "x.nme"}}}]}"#
+        let load = ScreenSetLoader.load(
+            files: ["x.json": Array(screen.utf8)], upstreams: ["hostile"], upstreamDocuments: ["hostile": fanned])
+        #expect(
+            errors(load).map(\.message).contains { $0.contains("\"nme\"") && $0.contains("did you mean \"name\"") },
+            "\(load.diagnostics.report)")
+    }
+
+    @Test("a source's JSON Schema file with a $ref cycle is an error at the source's schema, naming the file")
+    func schemaFileCycle() {
+        let load = load(
+            sources:
+                #""local": {"type": "http", "upstream": "petstore", "path": "/pet/{id}", "parameters": {"id": {"type": "integer", "default": 1}}, "schema": "schemas/loop.json"}"#,
+            components: #"{"name": "label_component", "identifier": "n", "content": {"value": {"$bind": "local.name", "default": "-"}}}"#,
+            extra: ["schemas/loop.json": ##"{"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}"##])
+        #expect(
+            errors(load).contains { $0.message.contains("schemas/loop.json: a $ref cycle: #/$defs/a -> #/$defs/b -> #/$defs/a") },
+            "\(load.diagnostics.report)")
+    }
+
     @Test("bindings that name what the documents' schemas have pass, through $refs, allOf and 3.1's type lists")
     func correct() {
         let load = load(

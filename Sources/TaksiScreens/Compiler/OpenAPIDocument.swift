@@ -46,6 +46,14 @@ public struct OpenAPIDocument: Sendable {
                         : "OpenAPI \(version) is not read; give the upstream's OpenAPI 3.0 or 3.1 document")
                         + "; convert a Swagger 2.0 document with the swagger2openapi tool"))
         }
+        let problems = SchemaShapes.problems(in: node)
+        if let first = problems.first {
+            let more = problems.count > 1 ? " (and \(problems.count - 1) more)" : ""
+            return .failure(
+                Diagnostic(
+                    code: .invalidSchema, file: shown, location: file.location(ofOffset: first.node.offset),
+                    message: first.message + more + "; the document's $refs are read before any source is checked against it"))
+        }
         return .success(OpenAPIDocument(path: shown, root: node.value))
     }
 
@@ -187,21 +195,45 @@ public struct OpenAPIDocument: Sendable {
 /// Reads JSON Schema, as OpenAPI 3.0 (`nullable`) and 3.1 (`type: [string, "null"]`) write it, into
 /// ``AnswerShape``s, with `$ref`s into the same document resolved (a reference to itself, as a
 /// tree's children are, is left unknown below its first level).
-struct SchemaShapes {
+///
+/// Bounded whatever the document: each `$ref` is read once (what it points at is kept, so `allOf`
+/// naming the next level twice costs no more than once), nesting past ``maximumDepth`` and
+/// schemas past ``maximumSchemas`` are left unknown (not judged); ``problems(in:)`` says why a
+/// document is refused first (a `$ref` cycle, a chain of `$ref`s past the depth).
+final class SchemaShapes {
     let document: JSONValue
+    /// Nesting read at most; deeper is unknown.
+    static let maximumDepth = 64
+    /// Schemas read at most for one document.
+    static let maximumSchemas = 200_000
+    /// What each `$ref` points at, read.
+    private var resolved: [String: AnswerShape] = [:]
+    private var resolving: Set<String> = []
+    private var depth = 0
+    private var read = 0
 
-    func shape(of schema: JSONValue, resolving: Set<String> = []) -> AnswerShape {
-        guard case .object(let members) = schema else { return .unknown }
+    init(document: JSONValue) { self.document = document }
+
+    func shape(of schema: JSONValue) -> AnswerShape {
+        guard case .object(let members) = schema, depth < Self.maximumDepth, read < Self.maximumSchemas else { return .unknown }
+        read += 1
+        depth += 1
+        defer { depth -= 1 }
         if case .string(let reference)? = members["$ref"] {
+            if let known = resolved[reference] { return known }
             guard !resolving.contains(reference), let target = Self.pointer(reference, in: document) else { return .unknown }
-            return shape(of: target, resolving: resolving.union([reference]))
+            resolving.insert(reference)
+            let shape = shape(of: target)
+            resolving.remove(reference)
+            resolved[reference] = shape
+            return shape
         }
         var shapes: [AnswerShape] = []
         if case .array(let all)? = members["allOf"] {
-            shapes.append(Self.intersection(all.map { shape(of: $0, resolving: resolving) }))
+            shapes.append(Self.intersection(all.map { shape(of: $0) }))
         }
         for key in ["oneOf", "anyOf"] {
-            if case .array(let any)? = members[key] { shapes.append(.union(any.map { shape(of: $0, resolving: resolving) })) }
+            if case .array(let any)? = members[key] { shapes.append(.union(any.map { shape(of: $0) })) }
         }
         var types: [String] = []
         switch members["type"] {
@@ -220,8 +252,8 @@ struct SchemaShapes {
             case "integer": shapes.append(.integer)
             case "number": shapes.append(.number)
             case "string": shapes.append(.string)
-            case "array": shapes.append(.array(of: members["items"].map { shape(of: $0, resolving: resolving) } ?? .unknown))
-            case "object": shapes.append(object(members, resolving: resolving))
+            case "array": shapes.append(.array(of: members["items"].map { shape(of: $0) } ?? .unknown))
+            case "object": shapes.append(object(members))
             default: shapes.append(.unknown)
             }
         }
@@ -230,18 +262,66 @@ struct SchemaShapes {
         return .union(shapes)
     }
 
+    /// Why a document's `$ref`s cannot be read, each with the node to point at: a `$ref` that
+    /// leads back to itself through `$ref`s alone (`A: {$ref: B}`, `B: {$ref: A}`: no schema at
+    /// all), or a chain of more than ``maximumDepth`` of them. A tree whose children refer to
+    /// their parent through `properties` or `items` is no cycle: it is a recursive type.
+    static func problems(in root: JSONNode) -> [(node: JSONNode, message: String)] {
+        var problems: [(node: JSONNode, message: String)] = []
+        var checked: Set<String> = []
+        let document = root.value
+        func visit(_ node: JSONNode) {
+            if let members = node.members {
+                if let reference = members.first(where: { $0.key == "$ref" })?.value, let first = reference.stringValue,
+                    checked.insert(first).inserted
+                {
+                    var chain = [first]
+                    var current = first
+                    while let target = pointer(current, in: document), case .string(let next)? = target["$ref"] {
+                        if let loop = chain.firstIndex(of: next) {
+                            guard problems.count < 5 else { break }
+                            problems.append(
+                                (
+                                    reference,
+                                    "a $ref cycle: \((chain[loop...] + [next]).joined(separator: " -> ")); each $ref must lead to a schema"
+                                ))
+                            break
+                        }
+                        chain.append(next)
+                        checked.insert(next)
+                        guard chain.count <= maximumDepth else {
+                            guard problems.count < 5 else { break }
+                            problems.append(
+                                (
+                                    reference,
+                                    "a chain of more than \(maximumDepth) $refs from \(first); point each $ref at a schema, not at another $ref"
+                                ))
+                            break
+                        }
+                        current = next
+                    }
+                }
+                for member in members { visit(member.value) }
+            } else if let elements = node.elements {
+                for element in elements { visit(element) }
+            }
+        }
+        visit(root)
+        return problems
+    }
+
     /// An object schema: its properties are what it has; one that may have others (an
     /// `additionalProperties` schema beside properties) or names none is not judged.
-    private func object(_ members: [String: JSONValue], resolving: Set<String>) -> AnswerShape {
+    private func object(_ members: [String: JSONValue]) -> AnswerShape {
         let properties = members["properties"]?.objectValue ?? [:]
         let additional = members["additionalProperties"]
         if properties.isEmpty {
-            if let additional, case .object = additional { return .map(of: shape(of: additional, resolving: resolving)) }
+            if let additional, case .object = additional { return .map(of: shape(of: additional)) }
             return additional == .bool(false) ? .object([:], required: []) : .unknown
         }
         if let additional, additional != .bool(false) { return .unknown }
         let required = Set((members["required"]?.arrayValue ?? []).compactMap(\.stringValue))
-        return .object(properties.mapValues { shape(of: $0, resolving: resolving) }, required: required)
+        return .object(properties.mapValues { shape(of: $0) }, required: required)
     }
 
     /// What every one of `shapes` is (`allOf`): objects' properties together, each required key required.

@@ -174,6 +174,10 @@ struct SourcesReader {
                 let loaded = loadFixture(relativePath, node, path.appending(key), &reader)
             else { continue }
             if let normalized = ScreenSetLoader.normalizedRelativePath(relativePath) { result.fixturesRead.insert(normalized) }
+            if key == "schema", let problem = SchemaShapes.problems(in: JSONNode(loaded, offset: node.offset)).first {
+                reader.report(.invalidSource, at: node, path: path.appending(key), "\(relativePath): \(problem.message)")
+                continue
+            }
             declared =
                 key == "schema"
                 ? KnownAnswer(

@@ -21,6 +21,9 @@ public enum MetricFamilies {
         Family(
             name: "taksi_exposures_total",
             help: "Exposure records, by result (recorded, repeated, unrecordable, dropped, store_failed)."),
+        Family(
+            name: "taksi_exposure_platforms_refused_total",
+            help: "X-Taksi-Platform values left out of exposure records: no platform name (over 32 bytes, or other characters)."),
         Family(name: "taksi_screens_loaded", help: "Screens in the set served now."),
         Family(name: "taksi_screen_variants_loaded", help: "Variants of the screens in the set served now."),
         Family(name: "taksi_screen_reloads_total", help: "Reloads of the screens directory, by result (ok, failed)."),
