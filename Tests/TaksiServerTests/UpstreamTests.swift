@@ -211,6 +211,42 @@ struct UpstreamTests {
         try await fixture.upstream.stop()
     }
 
+    @Test("a GET on a kept-alive connection the upstream closed as the request reached it is sent again on a new one: churn is no 502")
+    func closedPooledConnection() async throws {
+        let upstream = try await TestUpstream()
+        // Each connection answers once, then closes when the next request arrives on it.
+        upstream.on("/churn", .oncePerConnection(#"{"text": "fresh"}"#))
+        var files = SharedScreens.upstreams
+        files["churn.json"] = """
+            {"name": "churn", "entry": true,
+             "sources": {"api": {"type": "http", "upstream": "api", "path": "/churn", "timeout": 30, "ttl": 0, "stale_while_revalidate": 0, "stale_if_error": 0}},
+             "components": [{"name": "label_component", "identifier": "a", "content": {"value": {"$bind": "api.text"}}}]}
+            """
+        let application = try upstreamApplication(files: files, upstream: upstream).application
+        for attempt in 0..<20 {
+            let response = await TestClient.router(application.responder).respond(uri: "/screens/churn/data")
+            #expect(response.headers["X-Taksi-Degraded"].isEmpty, "request \(attempt): \(String(buffer: response.body))")
+        }
+        // Churn: eight connections made at once, each answered once and now closed by the peer.
+        // A request taking one of them must not retry on another of them (it was a 502 then).
+        upstream.on(
+            "/churn", .first(8, .json(#"{"text": "warm"}"#, delay: .milliseconds(300)), then: .oncePerConnection(#"{"text": "fresh"}"#)))
+        let warm = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    await TestClient.router(application.responder).respond(uri: "/screens/churn/data").headers["X-Taksi-Degraded"].isEmpty
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(warm == 8)
+        for attempt in 0..<8 {
+            let response = await TestClient.router(application.responder).respond(uri: "/screens/churn/data")
+            #expect(response.headers["X-Taksi-Degraded"].isEmpty, "after the churn, request \(attempt): \(String(buffer: response.body))")
+        }
+        try await upstream.stop()
+    }
+
     @Test("only allow-listed headers reach the upstream, and each caller's values have their own cache entry")
     func headerAllowList() async throws {
         let fixture = try await Fixture()
