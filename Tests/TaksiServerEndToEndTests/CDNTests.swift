@@ -195,7 +195,7 @@ struct CDNTests {
             to: screens.appendingPathComponent("fragments/banner.yaml"), options: .atomic)
         await node.waitForRequests(1)
         process.terminate()  // SIGTERM, while the purge waits to try again
-        process.waitUntilExit()
+        await exited(process)
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
         #expect(node.requests.count == 2, "the second try was sent before the exit")
         try await node.stop()
@@ -332,10 +332,9 @@ struct CDNTests {
         return (application, follower, purger)
     }
 
-    @Test(
-        "a fleet's purge whose sender is killed before it sends is sent by the next replica: it is recorded in the store, not held in one process"
-    )
-    func fleetPurgeOutlivesItsSender() async throws {
+    /// A fleet's store on a throwaway PostgreSQL, a purge target that answers 200, and the
+    /// first release (the screens with the banner "Sale"); skipped without PostgreSQL.
+    static func withFleet(_ body: (PostgresServer, PostgresFleetStore, TestUpstream, Release) async throws -> Void) async throws {
         guard PostgresServer.isAvailable else {
             print("skipped: PostgreSQL is not installed")
             return
@@ -346,9 +345,19 @@ struct CDNTests {
         node.on("/", .status(200))
         try await PublishedScreensTests.withStore(database) { store in
             let first = try await store.publish(ScreenBundle(files: Self.screens(banner: "Sale")), screens: 10, revisions: [], by: "test")
+            try await body(database, store, node, first.release)
+        }
+        try await node.stop()
+    }
+
+    @Test(
+        "a fleet's purge whose sender is killed before it sends is sent by the next replica: it is recorded in the store, not held in one process"
+    )
+    func fleetPurgeOutlivesItsSender() async throws {
+        try await Self.withFleet { database, store, node, first in
             // replica-b in this process, sure of no replica longer than 2 s after its last report.
             let (_, followerB, purgerB) = try await Self.replica(
-                "replica-b", of: store, bundle: first.release.bundle, node: node, alive: .seconds(2), orphanAge: .milliseconds(100))
+                "replica-b", of: store, bundle: first.bundle, node: node, alive: .seconds(2), orphanAge: .milliseconds(100))
             await followerB.follow()
             // replica-a, a process (first by name): it will switch, record the purge, and wait for replica-b.
             let directory = Scratch.path("cdn-replica-a")
@@ -370,7 +379,7 @@ struct CDNTests {
             }
             #expect(try await store.unsentPurges(recordedWithin: .seconds(3600), before: .zero).map(\.bundle) == [second.release.bundle])
             kill(process.processIdentifier, SIGKILL)  // an autoscaler's scale-down, a node lost
-            process.waitUntilExit()
+            await exited(process)
             #expect(node.requests.isEmpty, "replica-a was waiting for replica-b")
 
             // replica-b switches; replica-a, first by name, looks live for two more seconds, so
@@ -385,23 +394,13 @@ struct CDNTests {
             #expect(try await store.unsentPurges(recordedWithin: .seconds(3600), before: .zero).isEmpty, "marked sent")
             #expect(node.requests.count == 1)
         }
-        try await node.stop()
     }
 
     @Test("a fleet on the store purges once every live replica serves the new bundle, and only once: from the first-named replica")
     func fleetPurgesOnce() async throws {
-        guard PostgresServer.isAvailable else {
-            print("skipped: PostgreSQL is not installed")
-            return
-        }
-        let database = try PostgresServer()
-        defer { database.remove() }
-        let node = try await TestUpstream()
-        node.on("/", .status(200))
-        try await PublishedScreensTests.withStore(database) { store in
-            let first = try await store.publish(ScreenBundle(files: Self.screens(banner: "Sale")), screens: 10, revisions: [], by: "test")
-            let (a, followerA, purgerA) = try await Self.replica("replica-a", of: store, bundle: first.release.bundle, node: node)
-            let (b, followerB, purgerB) = try await Self.replica("replica-b", of: store, bundle: first.release.bundle, node: node)
+        try await Self.withFleet { _, store, node, first in
+            let (a, followerA, purgerA) = try await Self.replica("replica-a", of: store, bundle: first.bundle, node: node)
+            let (b, followerB, purgerB) = try await Self.replica("replica-b", of: store, bundle: first.bundle, node: node)
             await followerA.follow()
             await followerB.follow()
 
@@ -422,6 +421,5 @@ struct CDNTests {
             #expect(purgerA.waitingOn.isEmpty && purgerB.waitingOn.isEmpty)
             _ = b
         }
-        try await node.stop()
     }
 }

@@ -91,6 +91,18 @@ package struct ProcessOutcome: Sendable {
 /// beside it. Both pipes are read at once, so a child that fills one while the other is read does
 /// not stall.
 /// - Parameter mergingError: standard error into the output, in the order written.
+/// Waits for `process` to exit, on a thread of its own: off the cooperative pool, which a
+/// blocking wait would hold from every other test meanwhile.
+package func exited(_ process: Process) async {
+    let running = UncheckedBox(process)
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Thread {
+            running.value.waitUntilExit()
+            continuation.resume()
+        }.start()
+    }
+}
+
 package func runProcess(
     _ executable: URL, _ arguments: [String], in directory: URL = repositoryRoot, environment: [String: String]? = nil,
     mergingError: Bool = false

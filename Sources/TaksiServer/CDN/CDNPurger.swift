@@ -101,7 +101,7 @@ public final class CDNPurger: Service, CustomStringConvertible {
     }
 
     /// Purges the tags of `screens` from every target, in the background; with screens from the
-    /// fleet's store, once every live replica serves this replica's bundle (see ``follow(_:state:wait:poll:alive:)``).
+    /// fleet's store, once every live replica serves this replica's bundle (see ``follow(_:state:wait:poll:alive:orphanAge:)``).
     public func purge(screens: [String]) {
         guard !screens.isEmpty, !settings.targets.isEmpty else { return }
         state.withLockedValue { $0.running += 1 }
@@ -351,6 +351,9 @@ public final class CDNPurger: Service, CustomStringConvertible {
     /// serves this one's bundle, when recorded more than ``Fleet/orphanAge`` ago and within the
     /// CDN's `s-maxage` (an hour without one: past it the CDN has let them go).
     func sendOrphanedPurges(_ fleet: Fleet) async {
+        // Tags a target refused here are being sent again already (``resendUnsent()``): the CDN is
+        // failing, and orphans wait until it takes what it has.
+        guard state.withLockedValue({ $0.unsent.isEmpty }) else { return }
         let report = fleet.state.report
         guard let bundle = report.bundle, let live = try? await fleet.store.replicas(seenWithin: fleet.alive),
             live.allSatisfy({ $0.bundle == bundle }), (live.map(\.replica) + [report.replica]).min() == report.replica
