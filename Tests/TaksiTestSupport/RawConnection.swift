@@ -70,13 +70,15 @@ package final class RawConnection {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else {
-            close(descriptor)
-            throw POSIXError(.ECONNREFUSED)
-        }
+        // Not closed here: every stored property is set, so a throw runs deinit, which closes it.
+        // (Closing it here too closed it twice: the second time whatever file or socket of
+        // another test had been given the number meanwhile, which then went quiet.)
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
     }
 
-    deinit { close(descriptor) }
+    /// Closes the socket: once, whether the connection was made or refused (a throw from `init`
+    /// after every stored property is set runs deinit too).
+    deinit { if descriptor >= 0 { close(descriptor) } }
 
     package func send(_ text: String) {
         send(bytes: Array(text.utf8))
