@@ -276,15 +276,21 @@ struct OperationsTests {
         kill(process.processIdentifier, SIGTERM)
         // The server stops accepting at once, but the requests in flight still get their answers.
         upstream.release()
-        for (n, connection) in connections.enumerated() {
-            let response = try #require(await connection.receive(1).first, "request \(n) got no answer")
-            #expect(response.status == 200)
-            #expect(response.json == ["interface_data": [["identifier": "text", "content": ["value": .string("slow \(n)")]]]])
-            #expect(response.header("X-Request-Id") == "drain-\(n)")
-        }
+        var responses: [RawResponse?] = []
+        for connection in connections { responses.append(await connection.receive(1).first) }
         var lines: [JSONValue] = []
         while let line = reader.next() {
             if let record = try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) { lines.append(record) }
+        }
+        // What the server said went wrong, for a failure's message (a degraded answer says why there).
+        let problems = lines.filter { ["warning", "error"].contains($0["log.level"]?.stringValue ?? "") }.map { JSONWriter.string($0) }
+        for (n, response) in responses.enumerated() {
+            let response = try #require(response, "request \(n) got no answer")
+            #expect(response.status == 200)
+            #expect(
+                response.json == ["interface_data": [["identifier": "text", "content": ["value": .string("slow \(n)")]]]],
+                "\(problems)")
+            #expect(response.header("X-Request-Id") == "drain-\(n)")
         }
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
