@@ -20,6 +20,8 @@ final class ConnectionWatch: Sendable {
 
     private struct State {
         var problem: Problem?
+        /// When the pool last failed to connect for `problem`.
+        var problemSeen: ContinuousClock.Instant?
         var probing = false
         var lastProbe: ContinuousClock.Instant?
         /// Statements waiting for the pool, by id: told of a definitive problem.
@@ -41,10 +43,18 @@ final class ConnectionWatch: Sendable {
     /// The last connection attempt's problem; nil once one succeeds.
     var problem: Problem? { state.withLockedValue { $0.problem } }
 
-    /// Runs `fail` when a definitive problem is found while it waits (at once when one is known).
+    /// A definitive problem seen this recently fails a statement at once; an older one does not,
+    /// so the statement asks the pool, whose attempt finds out whether it still stands (a
+    /// password fixed, a database created): failing every statement at once would leave the pool
+    /// nothing to try, and the replica stuck.
+    static let fresh: Duration = .seconds(2)
+
+    /// Runs `fail` when a definitive problem is found while it waits (at once when one was seen
+    /// within ``fresh``).
     func watch(_ id: UUID, _ fail: @escaping @Sendable (Problem) -> Void) {
+        let now = ContinuousClock.now
         let known = state.withLockedValue { state -> Problem? in
-            if let problem = state.problem, problem.isDefinitive { return problem }
+            if let problem = state.problem, problem.isDefinitive, let seen = state.problemSeen, now - seen < Self.fresh { return problem }
             state.waiting[id] = fail
             return nil
         }
@@ -57,23 +67,34 @@ final class ConnectionWatch: Sendable {
 
     /// The pool says a connection attempt failed: find out why (one probe at a time, at most one a second).
     func connectFailed() {
-        let starts = state.withLockedValue { state -> Bool in
-            guard !state.probing, state.lastProbe.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true else { return false }
+        let (starts, known, waiting) = state.withLockedValue {
+            state -> (Bool, Problem?, [@Sendable (Problem) -> Void]) in
+            guard !state.probing, state.lastProbe.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true else {
+                // Probed a moment ago: a definitive cause found then is this failure's too.
+                guard let problem = state.problem, problem.isDefinitive else { return (false, nil, []) }
+                state.problemSeen = .now
+                defer { state.waiting = [:] }
+                return (false, problem, Array(state.waiting.values))
+            }
             state.probing = true
             state.lastProbe = .now
-            return true
+            return (true, nil, [])
         }
+        if let known { for fail in waiting { fail(known) } }
         guard starts else { return }
         // Unstructured on purpose: the pool's log call must not wait; the probe ends within the
         // connect timeout, and a replica whose store is away makes one a second at most.
         Task { self.found(await self.probe()) }
     }
 
-    /// The pool says a connection was made.
+    /// A statement was answered: the store is reachable (the pool says nothing of a connection
+    /// made, so this is what clears a problem).
     func connected() {
         let was = state.withLockedValue { state -> Problem? in
+            guard state.problem != nil else { return nil }
             defer {
                 state.problem = nil
+                state.problemSeen = nil
                 state.said = nil
             }
             return state.problem
@@ -85,6 +106,7 @@ final class ConnectionWatch: Sendable {
         let (waiting, say) = state.withLockedValue { state -> ([@Sendable (Problem) -> Void], Bool) in
             state.probing = false
             state.problem = problem
+            state.problemSeen = problem == nil ? nil : .now
             guard let problem else { return ([], false) }
             let say = state.said != problem.text
             state.said = problem.text
@@ -120,7 +142,7 @@ final class ConnectionWatch: Sendable {
     }
 }
 
-/// The pool's background log handler, watching it for connections that fail or succeed (see
+/// The pool's background log handler, watching it for connections that fail (see
 /// ``ConnectionWatch``): every message still goes to `inner` at its own level.
 struct WatchingLogHandler: LogHandler {
     var inner: any LogHandler
@@ -131,9 +153,9 @@ struct WatchingLogHandler: LogHandler {
         set { inner.metadata = newValue }
     }
 
-    /// Debug, so the pool's "Connection established" reaches the watch whatever `inner` keeps.
+    /// Info (where the pool says a connection failed), whatever `inner` keeps.
     var logLevel: Logger.Level {
-        get { .debug }
+        get { min(inner.logLevel, .info) }
         set { inner.logLevel = newValue }
     }
 
@@ -143,11 +165,7 @@ struct WatchingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        switch event.message.description {
-        case "Connection creation failed": watch.connectFailed()
-        case "Connection established": watch.connected()
-        default: break
-        }
+        if event.message.description == "Connection creation failed" { watch.connectFailed() }
         if event.level >= inner.logLevel { inner.log(event: event) }
     }
 }

@@ -605,8 +605,14 @@ public final class PostgresFleetStore: FleetStore {
         let result = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
                 outcome.withLockedValue { $0 = continuation }
-                let work = Task {
-                    do { finish(.success(try await body())) } catch { finish(.failure(error)) }
+                let work = Task { [connections] in
+                    do {
+                        let answer = try await body()
+                        connections.connected()
+                        finish(.success(answer))
+                    } catch {
+                        finish(.failure(error))
+                    }
                 }
                 let timer = Task { [connections] in
                     try? await Task.sleep(for: limit)

@@ -434,6 +434,30 @@ struct PublishedScreensTests {
             }
             #expect(log.recorded.filter { $0.message.hasPrefix("store: cannot connect: ") }.count == 1, "\(log.recorded.map(\.message))")
         }
+
+        // Mended behind the replica's back (the database created): it recovers without a restart.
+        let missing = try #require(cases.last?.0)
+        var configuration = ServerConfiguration()
+        try configuration.apply(key: "store", value: missing, source: "test")
+        configuration.store.timeout = 60
+        let log = LogRecorder()
+        let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: log.logger)
+        let running = Task { try await store.run() }
+        defer { running.cancel() }
+        await #expect(throws: StoreError.self) { _ = try await store.currentRelease() }
+        _ = try await database.sql("CREATE DATABASE nosuchdb")
+        let guardTime = ContinuousClock.now + .seconds(120)  // a hang guard
+        var recovered = false
+        while !recovered, ContinuousClock.now < guardTime {
+            do {
+                _ = try await store.currentRelease()
+                recovered = true
+            } catch {
+                await Task.yield()
+            }
+        }
+        #expect(recovered, "a refusal once seen does not fail every later statement without asking the database")
+        #expect(log.recorded.contains { $0.message == "store: connected again" })
     }
 
     @Test("racing publishes are serialized (the later is current); a bundle over the size bound is refused and stores nothing")
