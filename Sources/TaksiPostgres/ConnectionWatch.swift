@@ -103,18 +103,22 @@ final class ConnectionWatch: Sendable {
     }
 
     private func found(_ problem: Problem?) {
+        guard let problem else {
+            // The probe connected: as a statement answered does, it clears (and says so).
+            state.withLockedValue { $0.probing = false }
+            connected()
+            return
+        }
         let (waiting, say) = state.withLockedValue { state -> ([@Sendable (Problem) -> Void], Bool) in
             state.probing = false
             state.problem = problem
-            state.problemSeen = problem == nil ? nil : .now
-            guard let problem else { return ([], false) }
+            state.problemSeen = .now
             let say = state.said != problem.text
             state.said = problem.text
             guard problem.isDefinitive else { return ([], say) }
             defer { state.waiting = [:] }
             return (Array(state.waiting.values), say)
         }
-        guard let problem else { return }
         if say {
             logger.error(
                 "store: cannot connect: \(problem.text)",
