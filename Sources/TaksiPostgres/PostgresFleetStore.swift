@@ -68,39 +68,34 @@ public final class PostgresFleetStore: FleetStore {
         self.schema = SchemaGate()
     }
 
+    /// The TLS `mode` asks for: nil for none, else its configuration and whether it is required
+    /// (libpq's `sslmode`: `prefer` and `require` check no certificate, `verify-ca` the
+    /// authority, `verify-full` the host name too).
+    private static func tlsConfiguration(
+        _ mode: ServerConfiguration.StoreSettings.Connection.TLSMode
+    ) -> (configuration: TLSConfiguration, required: Bool)? {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        switch mode {
+        case .disable: return nil
+        case .prefer, .require: configuration.certificateVerification = .none
+        case .verifyCA: configuration.certificateVerification = .noHostnameVerification
+        case .verifyFull: break
+        }
+        return (configuration, mode != .prefer)
+    }
+
+    /// The pool's TLS.
+    private static func tls(_ mode: ServerConfiguration.StoreSettings.Connection.TLSMode) -> PostgresClient.Configuration.TLS {
+        guard let (configuration, required) = tlsConfiguration(mode) else { return .disable }
+        return required ? .require(configuration) : .prefer(configuration)
+    }
+
     /// The same TLS for a connection of the store's own (``ConnectionWatch``'s probe).
     private static func connectionTLS(_ mode: ServerConfiguration.StoreSettings.Connection.TLSMode) -> PostgresConnection.Configuration.TLS
     {
-        var unchecked = TLSConfiguration.makeClientConfiguration()
-        unchecked.certificateVerification = .none
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.certificateVerification = .noHostnameVerification
-        do {
-            switch mode {
-            case .disable: return .disable
-            case .prefer: return .prefer(try NIOSSLContext(configuration: unchecked))
-            case .require: return .require(try NIOSSLContext(configuration: unchecked))
-            case .verifyCA: return .require(try NIOSSLContext(configuration: configuration))
-            case .verifyFull: return .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-            }
-        } catch {
-            return .disable
-        }
-    }
-
-    private static func tls(_ mode: ServerConfiguration.StoreSettings.Connection.TLSMode) -> PostgresClient.Configuration.TLS {
-        var unchecked = TLSConfiguration.makeClientConfiguration()
-        unchecked.certificateVerification = .none
-        switch mode {
-        case .disable: return .disable
-        case .prefer: return .prefer(unchecked)
-        case .require: return .require(unchecked)
-        case .verifyCA:
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            configuration.certificateVerification = .noHostnameVerification
-            return .require(configuration)
-        case .verifyFull: return .require(.makeClientConfiguration())
-        }
+        guard let (configuration, required) = tlsConfiguration(mode), let context = try? NIOSSLContext(configuration: configuration)
+        else { return .disable }
+        return required ? .require(context) : .prefer(context)
     }
 
     // MARK: Running
