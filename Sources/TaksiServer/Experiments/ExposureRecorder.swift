@@ -252,16 +252,10 @@ public final class ExposureRecorder: Sendable {
 
     /// A platform name: 1 to ``longestPlatform`` ASCII letters, digits, `.`, `-` or `_`.
     static func isPlatform(_ platform: String) -> Bool {
-        (1...longestPlatform).contains(platform.utf8.count)
-            && platform.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                    UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                    true
-                default: false
-                }
-            }
+        (1...longestPlatform).contains(platform.utf8.count) && platform.utf8.allSatisfy(platformBytes.contains)
     }
+
+    private static let platformBytes = PercentEncoding.ByteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-_")
 
     /// An id of 1 to ``longestUser`` bytes without control characters.
     static func isRecordable(_ user: String) -> Bool {
