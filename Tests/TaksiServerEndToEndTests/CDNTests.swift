@@ -85,16 +85,23 @@ struct CDNTests {
         }
     }
 
+    /// An application over ``screens(banner:)`` ("Sale") purging the Varnish node `node` with no
+    /// pauses between attempts (and `resend` between the tags' later tries), and its purger.
+    static func purging(_ node: TestUpstream, resend: Duration? = nil) throws -> (Application, CDNPurger) {
+        var configuration = ServerConfiguration.forTests()
+        configuration.cdn = CDNSettings(targets: [.varnish([URL(string: node.baseURL)!])])
+        configuration.cdn?.backoff = [.zero, .zero]
+        if let resend { configuration.cdn?.resend = resend }
+        let first = try #require(ScreenSetLoader.load(files: Self.screens(banner: "Sale")).screenSet)
+        let application = buildApplication(configuration: configuration, screenSet: first, logger: testLogger("test"))
+        return (application, try #require(application.purger))
+    }
+
     @Test("a Varnish node that refuses the purge is retried, then named in /readyz until a purge succeeds")
     func refusedPurgeIsVisible() async throws {
         let node = try await TestUpstream()
         node.on("/", .status(403))
-        var configuration = ServerConfiguration.forTests()
-        configuration.cdn = CDNSettings(targets: [.varnish([URL(string: node.baseURL)!])])
-        configuration.cdn?.backoff = [.zero, .zero]
-        let first = try #require(ScreenSetLoader.load(files: Self.screens(banner: "Sale")).screenSet)
-        let application = buildApplication(configuration: configuration, screenSet: first, logger: testLogger("test"))
-        let purger = try #require(application.purger)
+        let (application, purger) = try Self.purging(node)
         application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
         await purger.idle()
         #expect(node.requests.count == 3, "tried, then retried after each of the two pauses")
@@ -121,12 +128,7 @@ struct CDNTests {
     func failedTagsGoWithTheNextPurge() async throws {
         let node = try await TestUpstream()
         node.on("/", .first(3, .status(503), then: .status(200)))
-        var configuration = ServerConfiguration.forTests()
-        configuration.cdn = CDNSettings(targets: [.varnish([URL(string: node.baseURL)!])])
-        configuration.cdn?.backoff = [.zero, .zero]
-        let first = try #require(ScreenSetLoader.load(files: Self.screens(banner: "Sale")).screenSet)
-        let application = buildApplication(configuration: configuration, screenSet: first, logger: testLogger("test"))
-        let purger = try #require(application.purger)
+        let (application, purger) = try Self.purging(node)
         func failing() async -> [JSONValue] {
             await TestClient.router(application.responder).respond(uri: "/readyz").json?["cdn"]?["failing"]?.arrayValue ?? []
         }
@@ -149,13 +151,7 @@ struct CDNTests {
     func failedTagsResent() async throws {
         let node = try await TestUpstream()
         node.on("/", .first(3, .status(503), then: .status(200)))
-        var configuration = ServerConfiguration.forTests()
-        configuration.cdn = CDNSettings(targets: [.varnish([URL(string: node.baseURL)!])])
-        configuration.cdn?.backoff = [.zero, .zero]
-        configuration.cdn?.resend = .milliseconds(20)
-        let first = try #require(ScreenSetLoader.load(files: Self.screens(banner: "Sale")).screenSet)
-        let application = buildApplication(configuration: configuration, screenSet: first, logger: testLogger("test"))
-        let purger = try #require(application.purger)
+        let (application, purger) = try Self.purging(node, resend: .milliseconds(20))
         application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
         await purger.idle()
         #expect(node.requests.count == 3)
