@@ -198,6 +198,13 @@ struct HTTPService: Service, CustomStringConvertible {
         // SIGHUP reopens the access log file after a log rotator moved it (as nginx's USR1 does).
         // Trapped before the server listens, so a rotation right after start-up cannot kill it.
         let signals = application.configuration.accessLog ? await UnixSignalsSequence(trapping: .sighup) : nil
+        // A replica that starts with nothing to serve listens once the store was looked at: with
+        // the current bundle, as a rule; if none loads (or the store does not answer within its
+        // timeout), it listens anyway, answering /healthz and /metrics, and /readyz with why not.
+        if let published = application.published, application.store.snapshot.screenSet.isNone {
+            let timeout = Duration.seconds(application.configuration.store.timeout) + .seconds(1)
+            await cancelWhenGracefulShutdown { await published.firstLook(upTo: timeout) }
+        }
         let server = try await application.start(on: group)
         await withTaskGroup(of: Void.self) { tasks in
             if let signals {
@@ -257,7 +264,9 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
 ///   - store: the fleet's shared store, made from ``ServerConfiguration/store`` by the caller (the
 ///     `taksi-server` command makes a PostgreSQL one); nil keeps submits in memory.
 ///   - published: the store's current bundle, already loaded, when the screens come from the
-///     store (``ServerConfiguration/ScreensSource/store``); the directory is not read then.
+///     store (``ServerConfiguration/ScreensSource/store``); the directory is not read then. Nil
+///     with screens from the store starts with none (``ScreenSet/none``): the follower
+///     (``PublishedScreens``) loads the current bundle as the application runs.
 ///   - environment: where upstream credentials named `{"env": ...}` are checked (the process's by
 ///     default); a missing one stops the start.
 public func buildApplication(
@@ -276,6 +285,9 @@ public func buildApplication(
             configuration: configuration, screenSet: published.screenSet, logger: logger, metrics: metrics, screenSetBytes: published.bytes)
         application.published = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: published.name)
         PublishedScreens.recordServed(published.name, previous: nil, metrics: application.metrics)
+    } else if configuration.screensSource == .store {
+        application = buildApplication(configuration: configuration, screenSet: .none, logger: logger, metrics: metrics)
+        application.published = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: nil)
     } else {
         // Taken before the files are read: an edit made while they load is a change the watcher sees.
         let fingerprint = ScreenWatcher.fingerprint(of: configuration.screensDirectory)
@@ -299,7 +311,7 @@ public func buildApplication(
     if let store {
         application.share(store)
         if let state = application.published { application.purger?.follow(store, state: state) }
-        if published != nil {
+        if application.published != nil {
             application.keptBundles = KeptBundles(
                 store: store, screens: application.store, upstreams: Set(configuration.upstreams.keys), logger: logger)
         }

@@ -125,16 +125,8 @@ struct Serve: AsyncParsableCommand {
                 logger.info("fleet store", metadata: ["store": .string(connection.description)])
                 return try PostgresFleetStore(settings: configuration.store, window: window, logger: logger)
             }
-            var published: (name: String, screenSet: ScreenSet, bytes: Int?)?
-            if configuration.screensSource == .store {
-                let upstreams = Set(configuration.upstreams.keys)
-                published = try await withStore(configuration) { store in
-                    await Self.currentBundle(of: store, upstreams: upstreams, logger: logger)
-                }
-            }
-            application = try buildApplication(configuration: configuration, logger: logger, store: store, published: published)
-        } catch let exit as ExitCode {
-            throw exit
+            // From the store, it starts with no screens; its follower loads the current bundle.
+            application = try buildApplication(configuration: configuration, logger: logger, store: store)
         } catch {
             printError("taksi-server: \(error)")
             throw ExitCode.failure
@@ -147,56 +139,6 @@ struct Serve: AsyncParsableCommand {
         } catch let error as AccessLog.OpenError {
             printError("taksi-server: \(error)")
             throw ExitCode.failure
-        }
-    }
-}
-
-extension Serve {
-    /// The store's current bundle, loaded: what a replica serving from the store starts with.
-    /// Waits (not listening, so not ready) while the store cannot be reached, nothing is
-    /// published, or the current bundle does not load here, saying so in the store and the log.
-    static func currentBundle(
-        of store: PostgresFleetStore, upstreams: Set<String>, logger: Logger
-    ) async -> (name: String, screenSet: ScreenSet, bytes: Int?) {
-        var said = ""
-        func say(_ message: String, _ metadata: Logger.Metadata = [:], error: Bool = false) {
-            guard message != said else { return }
-            said = message
-            if error { logger.error("\(message)", metadata: metadata) } else { logger.warning("\(message)", metadata: metadata) }
-        }
-        var report = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: nil).report
-        while true {
-            do {
-                let release = try await store.currentRelease()
-                if let release, release.bundle == report.refusedBundle {
-                    // Refused already: read once, not again every second; still reported.
-                    try await store.report(report)
-                } else if let release,
-                    let (name, loaded) = try await PublishedScreens.load(named: release.bundle, from: store, upstreams: upstreams)
-                {
-                    switch loaded {
-                    case .success(let (screenSet, bytes)):
-                        logger.info(
-                            "published screens loaded",
-                            metadata: ["bundle": .string(String(name.prefix(12))), "screens": .stringConvertible(screenSet.screens.count)])
-                        return (name, screenSet, bytes)
-                    case .failure(let refusal):
-                        report.refusedBundle = name
-                        report.refusal = refusal.description
-                        try await store.report(report)
-                        say(
-                            "the current published bundle does not load here; not serving until one does",
-                            ["bundle": .string(String(name.prefix(12))), "cause": .string(refusal.description)], error: true)
-                    }
-                } else {
-                    try await store.report(report)
-                    say("nothing is published yet; waiting for taksi-server publish")
-                }
-            } catch {
-                say("store: cannot be reached; waiting for it to load the published screens", ["cause": .string(String(describing: error))])
-            }
-            // Until SIGTERM, whose default action ends the process: nothing is served yet.
-            try? await Task.sleep(for: .seconds(1))
         }
     }
 }

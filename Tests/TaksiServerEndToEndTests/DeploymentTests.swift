@@ -70,6 +70,7 @@ struct DeploymentTests {
         #expect(container?["resources"]?["requests"]?["memory"] == "65Mi", "\(String(describing: container?["resources"]))")
         #expect(container?["resources"]?["limits"]?["memory"] == "225Mi")
         #expect(container?["readinessProbe"]?["httpGet"]?["path"] == "/readyz")
+        #expect(container?["startupProbe"]?["httpGet"]?["path"] == "/healthz", "a replica waiting for a bundle is not restarted")
         #expect(container?["livenessProbe"]?["httpGet"]?["path"] == "/healthz")
         #expect(pod?["securityContext"]?["runAsUser"] == 10001, "the image's user")
         #expect(pod?["automountServiceAccountToken"] == false, "no service account token: the server calls no Kubernetes API")

@@ -240,7 +240,9 @@ struct PublishedScreensTests {
         }
     }
 
-    @Test("a replica started before anything is published does not listen until it is, then serves it and follows each release")
+    @Test(
+        "a replica started before anything is published, then while the current bundle does not load here, listens, not ready, saying why; then serves the first bundle that loads and follows each release"
+    )
     func replicaProcess() async throws {
         let database = try PostgresServer()
         defer { database.remove() }
@@ -273,22 +275,50 @@ struct PublishedScreensTests {
             return nil
         }
         #expect(message(startingWith: "nothing is published yet; waiting for taksi-server publish") != nil)
+        // It listens all the same: alive, measured, and not ready, saying why.
+        let listening = try #require(message(startingWith: "listening on http://127.0.0.1:"))
+        let port = try #require(Int(listening.split(separator: ":").last ?? ""))
+        func get(_ path: String) async throws -> RawResponse {
+            let connection = try RawConnection(port: port)
+            connection.send("GET \(path) HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            return try #require(await connection.receive(1).first)
+        }
+        #expect(try await get("/healthz").status == 200)
+        #expect(try await get("/metrics").body.contains("taksi_store_reachable 1"))
+        var ready = try await get("/readyz")
+        #expect(ready.status == 503)
+        #expect(ready.json?["status"] == "waiting")
+        #expect(ready.json?["published"]?["waiting"] == "nothing is published yet; waiting for taksi-server publish")
+        let waiting = try await get("/screens/home")
+        #expect(waiting.status == 503)
+        #expect(waiting.json?["error"]?["code"] == "not_serving_yet")
+        #expect(waiting.header("Retry-After") == "1")
+        #expect(waiting.header("Cache-Control") == "no-store", "an error no shared cache keeps")
+        for path in ["/screens/home/data", "/links/resolve?url=https%3A%2F%2Fexample.com%2Fx"] {
+            #expect(try await get(path).json?["error"]?["code"] == "not_serving_yet", "\(path)")
+        }
+        #expect(try await get("/nowhere").status == 404, "a path that is no endpoint is still not found")
+
+        // A bundle this replica cannot load (its configuration names no upstream `shop`).
+        let bad = try await Self.publishUnloadable(database)
+        #expect(message(startingWith: "the current published bundle does not load here; not serving until one does") != nil)
+        ready = try await get("/readyz")
+        #expect(ready.status == 503)
+        #expect(ready.json?["published"]?["refused_bundle"] == .string(bad))
+        #expect(ready.json?["published"]?["refusal"]?.stringValue?.contains("upstream \"shop\" is not configured") == true)
+        #expect(try await get("/screens/home").status == 503)
 
         let cli = CommandLineTests()
         try write("One")
-        #expect(try await cli.run(["publish", directory.path], environment: environment).status == 0)
-        let listening = try #require(message(startingWith: "listening on http://127.0.0.1:"))
-        let port = try #require(Int(listening.split(separator: ":").last ?? ""))
-        func home() async throws -> String {
-            let connection = try RawConnection(port: port)
-            connection.send("GET /screens/home HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-            return await connection.receive(1).first?.body ?? ""
-        }
-        #expect(try await home().contains("One"))
+        #expect(try await cli.run(["publish", directory.path, "--wait", "--timeout", "60"], environment: environment).status == 0)
+        #expect(try await get("/screens/home").body.contains("One"), "--wait returned once the replica served it")
+        ready = try await get("/readyz")
+        #expect(ready.status == 200)
+        #expect(ready.json?["published"]?["waiting"] == .null)
 
         try write("Two")
         #expect(try await cli.run(["publish", directory.path, "--wait", "--timeout", "60"], environment: environment).status == 0)
-        #expect(try await home().contains("Two"), "--wait returned once the replica served it")
+        #expect(try await get("/screens/home").body.contains("Two"), "--wait returned once the replica served it")
         let status = try await cli.run(["rollout", "status"], environment: environment)
         #expect(status.status == 0)
         #expect(status.output.contains("1 live replica; 1 serves the current bundle"), "\(status.output)")
@@ -297,6 +327,20 @@ struct PublishedScreensTests {
         process.terminate()
         process.waitUntilExit()
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+    }
+
+    /// Publishes a bundle valid where it was published, with an upstream (`shop`) that a replica
+    /// with no upstreams refuses; returns its name.
+    static func publishUnloadable(_ database: PostgresServer) async throws -> String {
+        var name = ""
+        try await withStore(database) { store in
+            var files = screens(title: "Bad")
+            files["home.yaml"] = Array(
+                "name: home\nentry: true\nsources: {api: {type: http, upstream: shop, path: /x}}\ncomponents:\n  - {name: label_component, identifier: t, content: {value: {$bind: api.name}}}\n"
+                    .utf8)
+            name = try await store.publish(ScreenBundle(files: files), screens: 2, revisions: [], by: "test").release.bundle
+        }
+        return name
     }
 
     @Test("a bundle this replica cannot load is refused, recorded once, and the last good set stays served")

@@ -321,6 +321,18 @@ public struct ScreenSet: Sendable {
 
 /// The outcome of loading a screen directory: a screen set when there are no errors, and every
 /// diagnostic found (all at once, not just the first).
+extension ScreenSet {
+    /// No screens at all: what a replica that serves from the store holds while it waits for a
+    /// bundle it can load (nothing published yet, the current one refused here, the store away).
+    /// Its `version` is empty; every screen, link and action is answered as not served yet.
+    public static let none = ScreenSet(
+        screens: [:], routes: ScreenRoutes(), links: DeepLinks(), catalog: ComponentCatalog(), warnings: [], version: "",
+        localization: nil, catalogVersions: CatalogVersions())
+
+    /// Whether this is ``none``: a set with no screens (a loaded one always has one).
+    public var isNone: Bool { screens.isEmpty }
+}
+
 public struct ScreenSetLoad: Sendable {
     public var screenSet: ScreenSet?
     public var diagnostics: [Diagnostic]

@@ -388,8 +388,8 @@ public struct KubernetesManifest: Sendable {
         return documents
     }
 
-    /// The Deployment: its pods run the image with the ConfigMaps mounted, probed on /readyz and
-    /// /healthz, as the image's non-root user, with a grace period that outlasts the drain.
+    /// The Deployment: its pods run the image with the ConfigMaps mounted, probed on /healthz
+    /// (started, alive) and /readyz (ready), as the image's non-root user, with a grace period that outlasts the drain.
     private static func deployment(configJSON: String, pod: PodSettings, options: Options, labels: Node, metadata: Node) -> Node {
         func probe(_ path: String, period: Int, failures: Int) -> Node {
             [
@@ -418,7 +418,9 @@ public struct KubernetesManifest: Sendable {
             "resources": [
                 "requests": ["cpu": "250m", "memory": string(pod.memory.request)], "limits": ["memory": string(pod.memory.limit)],
             ],
-            "startupProbe": probe("/readyz", period: 1, failures: 30),
+            // Started once it answers: a replica waiting for a published bundle it can load is
+            // alive and not ready, kept out of the Service rather than restarted in a loop.
+            "startupProbe": probe("/healthz", period: 1, failures: 30),
             "readinessProbe": probe("/readyz", period: 5, failures: 2),
             "livenessProbe": probe("/healthz", period: 10, failures: 3),
             "lifecycle": ["preStop": ["exec": ["command": ["sleep", string(String(preStopSeconds))]]]],

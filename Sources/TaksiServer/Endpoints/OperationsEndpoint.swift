@@ -22,9 +22,10 @@ struct OperationsEndpoint: Sendable {
 
     func ready() -> HTTPResponse {
         let draining = self.draining.isDraining
+        let waiting = store.snapshot.screenSet.isNone
         var response = HTTPResponse(
-            status: draining ? .serviceUnavailable : .ok,
-            json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status, draining: draining))),
+            status: draining || waiting ? .serviceUnavailable : .ok,
+            json: ByteBuffer(bytes: JSONWriter.bytes(readiness(store.status, draining: draining, waiting: waiting))),
             headers: [("Cache-Control", "no-store")]
         )
         response.metricsLabel = .ready
@@ -45,14 +46,15 @@ struct OperationsEndpoint: Sendable {
     /// `GET /screens`: every screen, its parameters, variants and actions.
     var index: HTTPResponse { store.snapshot.index }
 
-    /// A valid set is always loaded (start-up refuses an invalid one), so the server is ready
-    /// until it starts draining for shutdown; the body says which set it serves and whether a later
-    /// edit is waiting on errors.
-    private func readiness(_ status: ScreenStore.Status, draining: Bool) -> JSONValue {
+    /// Ready while a set is served and shutdown has not begun: a directory's set is valid from the
+    /// start (start-up refuses an invalid one); a replica serving from the store is `waiting` until
+    /// it loads a bundle, and `published.waiting` says why. The body says which set it serves and
+    /// whether a later edit is waiting on errors.
+    private func readiness(_ status: ScreenStore.Status, draining: Bool, waiting: Bool) -> JSONValue {
         let formatter = ISO8601DateFormatter()
         return [
-            "status": draining ? "draining" : "ready",
-            "screens_version": .string(status.version),
+            "status": draining ? "draining" : waiting ? "waiting" : "ready",
+            "screens_version": waiting ? .null : .string(status.version),
             "loaded_at": .string(formatter.string(from: status.loadedAt)),
             "last_reload_at": status.lastReloadAt.map { .string(formatter.string(from: $0)) } ?? .null,
             "pending_errors": .array(status.pendingErrors.map { .string($0.description) }),
@@ -75,8 +77,9 @@ struct OperationsEndpoint: Sendable {
 
     /// The published bundle served, the one refused and why, and whether the store answers.
     private static func published(_ state: PublishedScreens.State, formatter: ISO8601DateFormatter) -> JSONValue {
-        let (report, failing) = state.values.withLockedValue { ($0.report, $0.storeFailing) }
+        let (report, failing, waiting) = state.values.withLockedValue { ($0.report, $0.storeFailing, $0.waiting) }
         return [
+            "waiting": waiting.map(JSONValue.string) ?? .null,
             "bundle": report.bundle.map(JSONValue.string) ?? .null,
             "since": report.since.map { .string(formatter.string(from: $0)) } ?? .null,
             "refused_bundle": report.refusedBundle.map(JSONValue.string) ?? .null,

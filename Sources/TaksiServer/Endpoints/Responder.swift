@@ -179,7 +179,18 @@ public struct Responder: Sendable {
                     return await reply.response
                 }
             }
-            return .ready(HTTPResponse(error: error))
+            return .ready(HTTPResponse(error: Self.waiting(error, store: store)))
+        }
+    }
+
+    /// `error`, or `503 not_serving_yet` when it says a screen, link or action is not found
+    /// because no set is loaded yet (``ScreenSet/none``): asked only on the way to a 404, so a
+    /// request answered costs nothing more.
+    private static func waiting(_ error: APIError, store: ScreenStore) -> APIError {
+        switch error.code {
+        case .screenNotFound, .linkNotFound, .actionNotFound, .screenVersionNotFound, .screenAlternativeNotFound:
+            store.snapshot.screenSet.isNone ? .notServingYet : error
+        default: error
         }
     }
 
@@ -198,7 +209,7 @@ public struct Responder: Sendable {
         } catch {
             // A revision a published bundle may have: known only once the store is asked, with the body.
             if error.code == .skeletonOutdated, kept != nil { return nil }
-            return error
+            return Self.waiting(error, store: store)
         }
     }
 

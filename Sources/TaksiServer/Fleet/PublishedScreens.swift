@@ -12,6 +12,11 @@ public import TaksiScreens
 /// this replica serves and that it is alive. A bundle that does not load here (a later format, a
 /// check this version makes that the publisher's did not) is refused and recorded, once; the
 /// replica keeps serving what it had. A store that cannot be reached changes nothing served.
+///
+/// A replica starts serving nothing (``ScreenSet/none``) and listens once the first look is done
+/// (``State/firstLook(upTo:)``): with the current bundle loaded, as a rule; else it answers
+/// `/healthz`, `/metrics` and `/readyz` (not ready, saying why) while this service waits for a
+/// bundle it can load.
 public struct PublishedScreens: Service, CustomStringConvertible {
     /// Its name alone, for the service group's log (see `HTTPService`).
     public var description: String { "PublishedScreens" }
@@ -30,9 +35,14 @@ public struct PublishedScreens: Service, CustomStringConvertible {
             var report: ReplicaReport
             /// Whether the last look at the store failed (logged once per outage).
             var storeFailing = false
+            /// Why nothing is served yet, while nothing is (logged when it changes); nil once a
+            /// bundle is.
+            var waiting: String?
         }
 
         let values: NIOLockedValueBox<Values>
+        /// Signalled after each look at the store; the first is what the HTTP server waits for.
+        let looked = Wakeup()
 
         /// - Parameters:
         ///   - replica: this replica's name in the store.
@@ -47,6 +57,13 @@ public struct PublishedScreens: Service, CustomStringConvertible {
 
         /// What this replica reports.
         public var report: ReplicaReport { values.withLockedValue { $0.report } }
+
+        /// Returns once the follower has looked at the store once (or after `duration`, or when the
+        /// task is cancelled): a replica that starts serving nothing listens with the current
+        /// bundle loaded, unless the look found none it can load.
+        public func firstLook(upTo duration: Duration) async {
+            await looked.wait(upTo: duration)
+        }
     }
 
     public init(
@@ -93,11 +110,17 @@ public struct PublishedScreens: Service, CustomStringConvertible {
 
     /// One look at the store: loads the current bundle when it is new here, then reports.
     public func follow() async {
+        defer { state.looked.signal() }
         do {
-            if let release = try await store.currentRelease() {
-                let report = state.report
-                if release.bundle != report.bundle, release.bundle != report.refusedBundle {
-                    try await load(release.bundle)
+            let release = try await store.currentRelease()
+            let report = state.report
+            if let release, release.bundle != report.bundle, release.bundle != report.refusedBundle {
+                try await load(release.bundle)
+            } else if report.bundle == nil {
+                if let release, release.bundle == report.refusedBundle, let refusal = report.refusal {
+                    waitFor(Self.refusedMessage, bundle: release.bundle, cause: refusal)
+                } else if release == nil {
+                    waitFor("nothing is published yet; waiting for taksi-server publish")
                 }
             }
             try await store.report(state.report)
@@ -112,7 +135,10 @@ public struct PublishedScreens: Service, CustomStringConvertible {
                 defer { values.storeFailing = true }
                 return !values.storeFailing
             }
-            if first {
+            if state.report.bundle == nil {
+                waitFor(
+                    "store: cannot be reached; waiting for it to load the published screens", cause: String(describing: error))
+            } else if first {
                 logger.warning(
                     "store: cannot look for published screens; still serving what this replica has",
                     metadata: ["cause": .string(String(describing: error))])
@@ -133,9 +159,13 @@ public struct PublishedScreens: Service, CustomStringConvertible {
                 }
                 return values.report.bundle
             }
+            state.values.withLockedValue { $0.waiting = nil }
             screens.replace(with: screenSet, loadedBytes: bytes)
             Self.recordServed(name, previous: previous, metrics: metrics)
-            Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "ok")], factory: metrics).increment()
+            // A replica's first bundle is its start, not a reload.
+            if previous != nil {
+                Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "ok")], factory: metrics).increment()
+            }
             logger.info(
                 "published screens loaded",
                 metadata: ["bundle": .string(String(name.prefix(12))), "screens": .stringConvertible(screenSet.screens.count)])
@@ -146,9 +176,33 @@ public struct PublishedScreens: Service, CustomStringConvertible {
             }
             Counter(label: "taksi_screen_reloads_total", dimensions: [("result", "failed")], factory: metrics).increment()
             Counter(label: "taksi_published_bundles_refused_total", factory: metrics).increment()
+            guard state.report.bundle != nil else {
+                waitFor(Self.refusedMessage, bundle: name, cause: refusal.description)
+                return
+            }
             logger.error(
                 "published screens refused; still serving the last good set",
                 metadata: ["bundle": .string(String(name.prefix(12))), "cause": .string(refusal.description)])
+        }
+    }
+
+    static let refusedMessage = "the current published bundle does not load here; not serving until one does"
+
+    /// While nothing is served: records why (``State/Values/waiting``, for `/readyz`) and logs it
+    /// when it changes, an error for a refused bundle, a warning otherwise.
+    private func waitFor(_ reason: String, bundle: String? = nil, cause: String? = nil) {
+        let changed = state.values.withLockedValue { values in
+            defer { values.waiting = reason }
+            return values.waiting != reason
+        }
+        guard changed else { return }
+        var metadata: Logger.Metadata = [:]
+        if let bundle { metadata["bundle"] = .string(String(bundle.prefix(12))) }
+        if let cause { metadata["cause"] = .string(cause) }
+        if bundle != nil {
+            logger.error("\(reason)", metadata: metadata)
+        } else {
+            logger.warning("\(reason)", metadata: metadata)
         }
     }
 

@@ -63,6 +63,7 @@ public struct APIError: Error, Sendable, Equatable {
         public static let methodNotImplemented = Code("method_not_implemented", .notImplemented)
         public static let missingParameter = Code("missing_parameter", .badRequest)
         public static let notFound = Code("not_found", .notFound)
+        public static let notServingYet = Code("not_serving_yet", .serviceUnavailable)
         public static let previewStreamsExhausted = Code("preview_streams_exhausted", .serviceUnavailable)
         public static let screenAlternativeNotFound = Code("screen_alternative_not_found", .notFound)
         public static let screenNotFound = Code("screen_not_found", .notFound)
@@ -99,6 +100,15 @@ public struct APIError: Error, Sendable, Equatable {
             message: "there is no screen named \"\(name)\"; GET /screens lists the screens"
         )
     }
+
+    /// A replica that serves from the store and has no bundle it can load yet (nothing published,
+    /// the current one refused here, the store away): nothing of screens is answered; `/readyz`
+    /// says why.
+    static let notServingYet = APIError(
+        .notServingYet,
+        message: "this replica serves no screens yet: it waits for a published bundle it can load; GET /readyz says why",
+        headers: [("Retry-After", "1")]
+    )
 
     /// The methods every endpoint but actions answers, for `Allow`.
     static let allowedMethods = "GET, HEAD, OPTIONS"
