@@ -14,3 +14,11 @@ size_t taksi_heap_bytes_in_use(void) {
     return 0;
 #endif
 }
+
+int taksi_heap_release_free(void) {
+#if defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
+}

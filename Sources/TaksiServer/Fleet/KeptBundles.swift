@@ -98,13 +98,16 @@ public final class KeptBundles: Sendable {
             }
             let (served, prepared) = HeapUsage.measuring { ServedScreenSet(screenSet, options: options, metrics: metrics) }
             let bytes = (loaded ?? 0) + (prepared ?? 0)
-            held.withLockedValue { held in
+            var dropped = held.withLockedValue { held in
+                var dropped = held.filter { $0.name == name }.map(\.set)
                 held.removeAll { $0.name == name }
                 held.insert((name, served, bytes), at: 0)
                 while held.count > Self.capacity || (held.count > 1 && held.reduce(0, { $0 + $1.bytes }) > Self.maximumBytes) {
-                    held.removeLast()
+                    dropped.append(held.removeLast().set)
                 }
+                return dropped
             }
+            HeapUsage.discard(&dropped)
             count("loaded")
             logger.info(
                 "a kept bundle loaded to answer an earlier revision",

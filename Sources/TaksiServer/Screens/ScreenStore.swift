@@ -116,56 +116,79 @@ public final class ScreenStore: Sendable {
         Self.recordSize(screenSet, metrics)
         let date = Date()
         let time = now()
-        let (status, kept, replaced) = state.withLockedValue { state in
+        var (status, kept, replaced, dropped) = state.withLockedValue { state in
             let replaced = state.screens
             state.earlier.insert((state.screens, state.bytes, time), at: 0)
             state.screens = screens
             state.bytes = bytes
-            Self.dropUnneeded(&state)
+            var dropped = Self.dropUnneeded(&state)
             state.status = Status(version: screens.screenSet.version, loadedAt: date, lastReloadAt: date, pendingErrors: [])
-            return (state.status, prune(&state, at: time), replaced)
+            let kept = prune(&state, at: time, dropping: &dropped)
+            return (state.status, kept, replaced, dropped)
         }
         recordKept(kept)
         notify(status)
         for observer in replaceObservers.withLockedValue({ $0 }) { observer(replaced, screens) }
+        HeapUsage.discard(&dropped)
     }
 
     /// The sets served before the current one whose skeletons may still be cached somewhere,
     /// newest first: what the data and actions of such a skeleton are answered from.
     public var earlierSets: [ServedScreenSet] {
         let time = now()
-        let (sets, kept, changed) = state.withLockedValue { state in
-            let count = state.earlier.count
-            let kept = prune(&state, at: time)
-            return (state.earlier.map(\.screens), kept, state.earlier.count != count)
+        var dropped: [ServedScreenSet] = []
+        let (sets, kept) = state.withLockedValue { state in
+            let kept = prune(&state, at: time, dropping: &dropped)
+            return (state.earlier.map(\.screens), kept)
         }
-        if changed { recordKept(kept) }
+        if !dropped.isEmpty {
+            recordKept(kept)
+            HeapUsage.discard(&dropped)
+        }
         return sets
     }
 
-    /// Drops the earlier sets past their time, then the oldest beyond the count and byte bounds.
+    /// Drops the earlier sets past their time, then the oldest beyond the count and byte bounds,
+    /// adding them to `dropped` (freed by ``HeapUsage/discard(_:)``, not under the lock).
     /// - Returns: the number and bytes kept.
-    private func prune(_ state: inout State, at time: ContinuousClock.Instant) -> (sets: Int, bytes: Int) {
-        state.earlier.removeAll { time - $0.replacedAt > retention.duration }
-        var bytes = state.earlier.reduce(0) { $0 + $1.bytes }
-        while let oldest = state.earlier.last, state.earlier.count > retention.maxSets || bytes > retention.maxBytes {
-            bytes -= oldest.bytes
-            state.earlier.removeLast()
+    private func prune(
+        _ state: inout State, at time: ContinuousClock.Instant, dropping dropped: inout [ServedScreenSet]
+    ) -> (sets: Int, bytes: Int) {
+        var bytes = 0
+        var kept: [(screens: ServedScreenSet, bytes: Int, replacedAt: ContinuousClock.Instant)] = []
+        // Newest first: the first past its time, the count or the bytes ends what is kept.
+        var full = false
+        for earlier in state.earlier {
+            full = full || time - earlier.replacedAt > retention.duration || kept.count == retention.maxSets
+                || bytes + earlier.bytes > retention.maxBytes
+            if full {
+                dropped.append(earlier.screens)
+            } else {
+                kept.append(earlier)
+                bytes += earlier.bytes
+            }
         }
-        return (state.earlier.count, bytes)
+        if kept.count != state.earlier.count { state.earlier = kept }
+        return (kept.count, bytes)
     }
 
     /// Drops the earlier sets no skeleton could be answered from: a data request or submit is
     /// answered from the newest set that has a variant of its screen with the revision it names,
     /// so a set whose every revision a newer one has (after a copy edit, which changes no shape;
     /// after an edit reverted) would only cost memory.
-    private static func dropUnneeded(_ state: inout State) {
+    /// - Returns: the sets dropped.
+    private static func dropUnneeded(_ state: inout State) -> [ServedScreenSet] {
         var covered = state.screens.revisions
+        var dropped: [ServedScreenSet] = []
         state.earlier.removeAll { earlier in
-            if earlier.screens.revisions.isSubset(of: covered) { return true }
+            if earlier.screens.revisions.isSubset(of: covered) {
+                dropped.append(earlier.screens)
+                return true
+            }
             covered.formUnion(earlier.screens.revisions)
             return false
         }
+        return dropped
     }
 
     /// `taksi_screen_sets_kept` and `taksi_screen_sets_kept_bytes`: the earlier sets kept.
