@@ -364,11 +364,13 @@ public func makeTracing(
 
 /// Exposure records as OTLP log records over OTLP/HTTP (protobuf), by swift-otel's logging
 /// backend: a batch processor whose service flushes at shutdown. Sent with the tracing settings'
-/// headers and service name; `OTEL_*` variables override them as they do for spans.
+/// headers and service name; `OTEL_*` variables override them as they do for spans. Records the
+/// collector does not take are counted in `metrics` (``ExposureExportFailures``).
 public func makeExposureExport(
-    endpoint: String, _ settings: ServerConfiguration.TracingSettings, logger: Logger
+    endpoint: String, _ settings: ServerConfiguration.TracingSettings, logger: Logger, metrics: any MetricsFactory
 ) throws -> (sink: any ExposureSink, service: any Service) {
-    var configuration = OTel.Configuration.exporting(settings, logger: logger)
+    let diagnostics = Logger(label: logger.label) { _ in ExposureExportFailures(forwardingTo: logger, metrics: metrics) }
+    var configuration = OTel.Configuration.exporting(settings, logger: diagnostics)
     configuration.logs.enabled = true
     configuration.logs.level = .info
     configuration.logs.exporter = .otlp
@@ -407,7 +409,7 @@ extension Application {
     /// Sends exposure records to the OTLP/HTTP collector at `endpoint` instead of the log
     /// (``exposureExporter`` is the service that exports them; the store, if shared, stays).
     public mutating func exportExposures(to endpoint: String) throws {
-        let (sink, service) = try makeExposureExport(endpoint: endpoint, configuration.tracing, logger: logger)
+        let (sink, service) = try makeExposureExport(endpoint: endpoint, configuration.tracing, logger: logger, metrics: metrics)
         exposures = ExposureRecorder(
             window: exposures.window, capacity: exposures.capacity, sinks: [sink], ledger: exposures.ledger, metrics: metrics,
             logger: logger)

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MetricsTestKit
 import NIOConcurrencyHelpers
+import ServiceLifecycle
 import TaksiSchema
 import TaksiScreens
 import TaksiTestSupport
@@ -194,5 +195,42 @@ struct ExposureTests {
         #expect(line.level == .info)
         #expect(line.metadata["experiment"] == "landing-cta" && line.metadata["user"] == "ada" && line.metadata["platform"] == "ios")
         #expect(line.metadata["screen"] == "landing" && line.metadata["alternative"] != nil && line.metadata["request_id"] != nil)
+    }
+
+    @Test("records a collector does not take are counted export_failed: a collector that answers 400, and the exporter's messages about batches it lost")
+    func exportFailuresCounted() async throws {
+        let collector = try await TestUpstream()
+        defer { Task { try? await collector.stop() } }
+        collector.on("/v1/logs", .status(400))  // not retried: the batch is lost
+        let server = try Server()
+        var application = server.application
+        try application.exportExposures(to: collector.baseURL)
+        let exporter = try #require(application.exposureExporter)
+        let exporting = ServiceGroup(services: [exporter], gracefulShutdownSignals: [], logger: testLogger("otel"))
+        let running = Task { try await exporting.run() }
+        let client = TestClient.router(application.responder)
+        for user in (0..<50).map({ "user-\($0)" }) {
+            #expect(await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", user)]).status == .ok)
+        }
+        let recorded = try server.count("recorded")
+        #expect(recorded > 0)
+        #expect(await eventually { (try? server.count("export_failed")) == recorded }, "every record handed over was lost")
+        #expect(collector.count("/v1/logs") > 0)
+        await exporting.triggerGracefulShutdown()
+        try await running.value
+
+        // What swift-otel says of the records it lost, as it says it: the batch's size in the
+        // logger's metadata, a queue's dropped count and a collector's rejections in the message's.
+        func lost(_ message: String, handler: Logger.Metadata = [:], _ metadata: Logger.Metadata = [:]) -> Int {
+            ExposureExportFailures.lost(
+                in: LogEvent(level: .warning, message: "\(message)", metadata: metadata, source: "OTel", file: "", function: "", line: 0),
+                metadata: handler)
+        }
+        #expect(lost("Failed to export batch.", handler: ["batch_size": "12", "batch_id": "3"]) == 12)
+        #expect(lost("Log records were dropped this iteration because queue was full", ["dropped_count": "7"]) == 7)
+        #expect(lost("Partial success", ["rejected_log_records": "2", "message": "bad"]) == 2)
+        #expect(lost("Exported batch.", handler: ["batch_size": "12"]) == 0)
+        #expect(lost("Failed to export batch.", handler: ["batch_size": "many"]) == 0, "a size that is no number counts nothing")
+        #expect(lost("Failed to export batch.", handler: ["batch_size": "-4"]) == 0)
     }
 }

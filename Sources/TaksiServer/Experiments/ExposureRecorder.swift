@@ -23,7 +23,8 @@ import TaksiScreens
 /// `recorded`; `repeated` (within the window: not a new exposure); `unrecordable` (a user id
 /// too long or with control characters: an id is opaque, but it goes into a log line and a
 /// table); `dropped` (more than ``pendingLimit`` waiting for the store); `store_failed`
-/// (written to the sinks, but not to the store). An `X-Taksi-Platform` that is no platform name
+/// (written to the sinks, but not to the store); with an OTLP collector, `export_failed`
+/// (``ExposureExportFailures``: recorded, then not taken by it). An `X-Taksi-Platform` that is no platform name
 /// (over ``longestPlatform`` bytes, or characters other than letters, digits, `.`, `-` and `_`) is
 /// left out of the record, which is kept, and counted in `taksi_exposure_platforms_refused_total`.
 public final class ExposureRecorder: Sendable {
