@@ -17,6 +17,8 @@ import json, os, re, shutil, socket, subprocess, sys, tempfile, time, urllib.req
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_screens import generated_screen  # noqa: E402
 
+if len(sys.argv) < 2:
+    raise SystemExit(__doc__)
 binary = sys.argv[1]
 count = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 reloads = int(sys.argv[3]) if len(sys.argv) > 3 else 30
