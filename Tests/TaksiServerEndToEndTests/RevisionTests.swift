@@ -195,7 +195,9 @@ struct RevisionTests {
         #expect(abs(Double(kept - resident)) <= 0.2 * Double(resident), "counted \(kept) bytes, resident memory grew \(resident)")
     }
 
-    @Test("the sets a replica stops keeping give their memory back: once they expire, its resident set falls by most of what the reloads added")
+    @Test(
+        "the sets a replica stops keeping give their memory back: once they expire, its resident set falls by most of what the reloads added"
+    )
     func droppedSetsGiveMemoryBack() async throws {
         // Skeletons cached for a second: each set is kept about that long after its reload.
         let server = try KeptSetsServer(
@@ -219,7 +221,8 @@ struct RevisionTests {
         // the peak: 99% of what the reloads added; now about a third stays.
         #expect(
             resident - before <= (peak - before) / 2,
-            "resident memory \(before >> 20) MiB after the first reload, \(peak >> 20) MiB at the peak, \(resident >> 20) MiB once nothing is kept")
+            "resident memory \(before >> 20) MiB after the first reload, \(peak >> 20) MiB at the peak, \(resident >> 20) MiB once nothing is kept"
+        )
     }
 
     @Test("a rolling deploy: a skeleton from the old replica, data from the new one is 412, and after a refetch it matches")

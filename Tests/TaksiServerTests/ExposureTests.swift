@@ -197,7 +197,9 @@ struct ExposureTests {
         #expect(line.metadata["screen"] == "landing" && line.metadata["alternative"] != nil && line.metadata["request_id"] != nil)
     }
 
-    @Test("records a collector does not take are counted export_failed: a collector that answers 400, and the exporter's messages about batches it lost")
+    @Test(
+        "records a collector does not take are counted export_failed: a collector that answers 400, and the exporter's messages about batches it lost"
+    )
     func exportFailuresCounted() async throws {
         let collector = try await TestUpstream()
         defer { Task { try? await collector.stop() } }

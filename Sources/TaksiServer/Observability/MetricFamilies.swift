@@ -20,7 +20,9 @@ public enum MetricFamilies {
         Family(name: "taksi_variant_data_total", help: "Data responses served, by screen and variant."),
         Family(
             name: "taksi_exposures_total",
-            help: "Exposure records, by result (recorded, repeated, unrecordable, dropped, store_failed, export_failed: recorded and not taken by the collector)."),
+            help:
+                "Exposure records, by result (recorded, repeated, unrecordable, dropped, store_failed, export_failed: recorded and not taken by the collector)."
+        ),
         Family(
             name: "taksi_exposure_platforms_refused_total",
             help: "X-Taksi-Platform values left out of exposure records: no platform name (over 32 bytes, or other characters)."),

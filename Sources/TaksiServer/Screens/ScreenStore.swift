@@ -159,7 +159,8 @@ public final class ScreenStore: Sendable {
         // Newest first: the first past its time, the count or the bytes ends what is kept.
         var full = false
         for earlier in state.earlier {
-            full = full || time - earlier.replacedAt > retention.duration || kept.count == retention.maxSets
+            full =
+                full || time - earlier.replacedAt > retention.duration || kept.count == retention.maxSets
                 || bytes + earlier.bytes > retention.maxBytes
             if full {
                 dropped.append(earlier.screens)
