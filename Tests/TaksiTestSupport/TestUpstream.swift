@@ -144,6 +144,8 @@ package final class TestUpstream: Sendable {
 
         private func answer(_ head: HTTPRequestHead, body: String, context: ChannelHandlerContext) {
             let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let loop = context.eventLoop
             let (behavior, woken) = state.withLockedValue { state -> (Behavior, [CheckedContinuation<Void, Never>]) in
                 state.requests.append(
                     Request(uri: head.uri, headers: head.headers.map { ($0.name, $0.value) }, method: head.method.rawValue, body: body)
@@ -156,6 +158,17 @@ package final class TestUpstream: Sendable {
                     state.tokensIssued += 1
                     behavior = .json(
                         #"{"access_token": "token-\#(state.tokensIssued)", "token_type": "Bearer", "expires_in": \#(expiresIn)}"#)
+                }
+                // Held in the same step that counts the request: a test that waits for the count
+                // and then releases must find it held (it was counted first, and a release between
+                // the two left that one unanswered: a drain test's request waited out its timeout).
+                if case .held(let body) = behavior {
+                    state.held.append {
+                        loop.execute {
+                            let (handler, context) = bound.value
+                            handler.respond(context, status: .ok, body: body, delay: .zero)
+                        }
+                    }
                 }
                 return (behavior, woken)
             }
@@ -204,17 +217,8 @@ package final class TestUpstream: Sendable {
                     promise: nil
                 )
                 context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
-            case .held(let body):
-                let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-                let loop = context.eventLoop
-                state.withLockedValue {
-                    $0.held.append {
-                        loop.execute {
-                            let (handler, context) = bound.value
-                            handler.respond(context, status: .ok, body: body, delay: .zero)
-                        }
-                    }
-                }
+            case .held:
+                break  // answered by release(), held above
             }
         }
 
