@@ -319,8 +319,6 @@ public struct ScreenSet: Sendable {
     }
 }
 
-/// The outcome of loading a screen directory: a screen set when there are no errors, and every
-/// diagnostic found (all at once, not just the first).
 extension ScreenSet {
     /// No screens at all: what a replica that serves from the store holds while it waits for a
     /// bundle it can load (nothing published yet, the current one refused here, the store away).
@@ -333,6 +331,8 @@ extension ScreenSet {
     public var isNone: Bool { screens.isEmpty }
 }
 
+/// The outcome of loading a screen directory: a screen set when there are no errors, and every
+/// diagnostic found (all at once, not just the first).
 public struct ScreenSetLoad: Sendable {
     public var screenSet: ScreenSet?
     public var diagnostics: [Diagnostic]

@@ -389,7 +389,8 @@ public struct KubernetesManifest: Sendable {
     }
 
     /// The Deployment: its pods run the image with the ConfigMaps mounted, probed on /healthz
-    /// (started, alive) and /readyz (ready), as the image's non-root user, with a grace period that outlasts the drain.
+    /// (started, alive) and /readyz (ready), as the image's non-root user, with a grace period
+    /// that outlasts the drain.
     private static func deployment(configJSON: String, pod: PodSettings, options: Options, labels: Node, metadata: Node) -> Node {
         func probe(_ path: String, period: Int, failures: Int) -> Node {
             [

@@ -154,23 +154,21 @@ public final class ScreenStore: Sendable {
     private func prune(
         _ state: inout State, at time: ContinuousClock.Instant, dropping dropped: inout [ServedScreenSet]
     ) -> (sets: Int, bytes: Int) {
+        // Newest first: the first past its time, the count or the bytes ends what is kept, so
+        // what goes is the oldest ones, a suffix.
         var bytes = 0
-        var kept: [(screens: ServedScreenSet, bytes: Int, replacedAt: ContinuousClock.Instant)] = []
-        // Newest first: the first past its time, the count or the bytes ends what is kept.
-        var full = false
-        for earlier in state.earlier {
-            full =
-                full || time - earlier.replacedAt > retention.duration || kept.count == retention.maxSets
-                || bytes + earlier.bytes > retention.maxBytes
-            if full {
-                dropped.append(earlier.screens)
-            } else {
-                kept.append(earlier)
-                bytes += earlier.bytes
-            }
+        var cut = 0
+        while cut < state.earlier.count, cut < retention.maxSets {
+            let earlier = state.earlier[cut]
+            guard time - earlier.replacedAt <= retention.duration, bytes + earlier.bytes <= retention.maxBytes else { break }
+            bytes += earlier.bytes
+            cut += 1
         }
-        if kept.count != state.earlier.count { state.earlier = kept }
-        return (kept.count, bytes)
+        if cut < state.earlier.count {
+            dropped += state.earlier[cut...].map(\.screens)
+            state.earlier.removeSubrange(cut...)
+        }
+        return (cut, bytes)
     }
 
     /// Drops the earlier sets no skeleton could be answered from: a data request or submit is
