@@ -227,22 +227,33 @@ struct UpstreamTests {
             let response = await TestClient.router(application.responder).respond(uri: "/screens/churn/data")
             #expect(response.headers["X-Taksi-Degraded"].isEmpty, "request \(attempt): \(String(buffer: response.body))")
         }
-        // Churn: eight connections made at once, each answered once and now closed by the peer.
-        // A request taking one of them must not retry on another of them (it was a 502 then).
-        upstream.on(
-            "/churn", .first(8, .json(#"{"text": "warm"}"#, delay: .milliseconds(300)), then: .oncePerConnection(#"{"text": "fresh"}"#)))
+        // Churn: eight connections made at once (eight calls, none shared), each answered once
+        // and closed by the peer when the next request reaches it. A request taking one of them
+        // must not retry on another of them (it was degraded then: a 502 behind a gateway).
+        files["churn-n.json"] = """
+            {"name": "churn-n", "entry": true,
+             "sources": {"api": {"type": "http", "upstream": "api", "path": "/churn/{n}", "parameters": {"n": {"required": true}}, "timeout": 30, "ttl": 0, "stale_while_revalidate": 0, "stale_if_error": 0}},
+             "components": [{"name": "label_component", "identifier": "a", "content": {"value": {"$bind": "api.text"}}}]}
+            """
+        let churning = try upstreamApplication(files: files, upstream: upstream).application
+        for n in 0..<8 {
+            upstream.on(
+                "/churn/\(n)",
+                .first(1, .json(#"{"text": "warm"}"#, delay: .milliseconds(300)), then: .oncePerConnection(#"{"text": "fresh"}"#)))
+        }
         let warm = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<8 {
+            for n in 0..<8 {
                 group.addTask {
-                    await TestClient.router(application.responder).respond(uri: "/screens/churn/data").headers["X-Taksi-Degraded"].isEmpty
+                    await TestClient.router(churning.responder).respond(uri: "/screens/churn-n/data?n=\(n)").headers["X-Taksi-Degraded"]
+                        .isEmpty
                 }
             }
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(warm == 8)
-        for attempt in 0..<8 {
-            let response = await TestClient.router(application.responder).respond(uri: "/screens/churn/data")
-            #expect(response.headers["X-Taksi-Degraded"].isEmpty, "after the churn, request \(attempt): \(String(buffer: response.body))")
+        for n in 0..<8 {
+            let response = await TestClient.router(churning.responder).respond(uri: "/screens/churn-n/data?n=\(n)")
+            #expect(response.headers["X-Taksi-Degraded"].isEmpty, "after the churn, request \(n): \(String(buffer: response.body))")
         }
         try await upstream.stop()
     }

@@ -57,11 +57,12 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
 /// only within the upstream's origin.
 let upstreamHTTPClient = makeUpstreamHTTPClient { $0.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32 }
 
-/// The client of submits that may not be repeated (POST, PATCH): a new connection for each. On a
-/// pooled connection the peer may have closed while it sat idle, and a request sent on it fails
-/// with nothing to tell whether the peer read it (an upstream that closes after every answer
-/// failed 18 submits in 290 that way). On a new connection, a failure to connect means nothing was
-/// sent, so that, and only that, is retried.
+/// The client of submits that may not be repeated (POST, PATCH), and of every retry: a new
+/// connection for each. On a pooled connection the peer may have closed while it sat idle, and a
+/// request sent on it fails with nothing to tell whether the peer read it (an upstream that closes
+/// after every answer failed 18 submits in 290 that way). On a new connection, a failure to
+/// connect means nothing was sent, so that, and only that, is retried for a submit; a retry of a
+/// GET here cannot meet another connection the peer closed.
 private let submitHTTPClient = makeUpstreamHTTPClient { $0.maximumUsesPerConnection = 1 }
 
 /// A client with the settings every upstream call shares, and `change`'s.
@@ -277,9 +278,9 @@ public struct UpstreamClient: Sendable {
     /// One exchange with an upstream, fetches and submits alike: the request (again at each
     /// redirect `read` follows; it is told how many it followed), its response read by `read`,
     /// all by `deadline` (what is left of the call's `timeout`, which a failure names). A connection
-    /// that fails is tried once more when `mayRetry` says so. AsyncHTTPClient's deadline stops
-    /// counting once the response head arrives, so the whole exchange is also raced against a
-    /// timer of our own; the loser is cancelled (which closes the connection).
+    /// that fails is tried once more, on a new connection, when `mayRetry` says so. AsyncHTTPClient's
+    /// deadline stops counting once the response head arrives, so the whole exchange is also raced
+    /// against a timer of our own; the loser is cancelled (which closes the connection).
     /// Each request sent again (a retry or a redirect) is an event of `span`, which counts them in
     /// `http.request.resend_count` (OpenTelemetry's HTTP client conventions).
     private func exchange<Value: Sendable>(
@@ -310,8 +311,11 @@ public struct UpstreamClient: Sendable {
                     request.headers.add(name: "Content-Type", value: "application/json")
                     request.body = .bytes(ByteBuffer(bytes: body))
                 }
+                // A retry goes on a new connection: the pool may hold more connections the peer
+                // closed meanwhile (after churn, every one of them), and the retry would meet one.
+                let client = attempt > 1 ? submitHTTP : http
                 do {
-                    switch try await read(try await http.execute(request, deadline: deadline), url, redirects) {
+                    switch try await read(try await client.execute(request, deadline: deadline), url, redirects) {
                     case .done(let result):
                         return result
                     case .follow(let next):
