@@ -181,7 +181,7 @@ struct RevisionTests {
 
     @Test("a kept set is counted as what it costs: the count follows the server's resident memory within 20% over six reloads")
     func keptSetsCountWhatTheyCost() async throws {
-        let server = try KeptSetsServer(name: "kept")
+        let server = try await KeptSetsServer(name: "kept")
         defer { server.stop() }
         // The first reload also sets up what every later one reuses (the watcher's and the
         // allocator's own): counted from there.
@@ -199,28 +199,29 @@ struct RevisionTests {
         "the sets a replica stops keeping give their memory back: once they expire, its resident set falls by most of what the reloads added"
     )
     func droppedSetsGiveMemoryBack() async throws {
-        // Skeletons cached for a second: each set is kept about that long after its reload.
-        let server = try KeptSetsServer(
-            name: "dropped", environment: ["TAKSI_SKELETON_MAX_AGE": "1", "TAKSI_SKELETON_STALE_WHILE_REVALIDATE": "0"])
+        // Skeletons cached for 10 s: each set is kept that long after its reload, so on a busy
+        // machine too several are kept at once before they all expire.
+        let server = try await KeptSetsServer(
+            name: "dropped", environment: ["TAKSI_SKELETON_MAX_AGE": "10", "TAKSI_SKELETON_STALE_WHILE_REVALIDATE": "0"])
         defer { server.stop() }
         try await server.reload(1)
         let before = try server.memory()
         for labels in 2...5 { try await server.reload(labels) }
         let peak = try server.memory("VmHWM:")
         #expect(peak > before)
-        // Each look at /readyz drops what expired; the sets are freed on a background task.
+        // Each look at /readyz drops what expired; the sets are freed on a background task. Without
+        // giving pages back (glibc keeps what is freed inside its arenas) the resident set stayed
+        // at the peak, 99% of what the reloads added; now about a third of it stays.
+        let bound = before + (peak - before) * 2 / 3
         var (kept, resident) = (Int.max, Int.max)
-        let guardTime = ContinuousClock.now + .seconds(300)  // a hang guard, never reached when it works
-        while kept > 0 || resident - before > (peak - before) / 2, ContinuousClock.now < guardTime {
+        while kept > 0 || resident > bound, server.process.isRunning {  // the server's hang guard ends it
             kept = Int(try #require(await server.get("/readyz").json?["earlier_sets"]?.numberValue))
             resident = try server.memory()
             await Task.yield()
         }
         #expect(kept == 0)
-        // Without giving pages back (glibc keeps what is freed inside its arenas) it stayed at
-        // the peak: 99% of what the reloads added; now about a third stays.
         #expect(
-            resident - before <= (peak - before) / 2,
+            resident <= bound,
             "resident memory \(before >> 20) MiB after the first reload, \(peak >> 20) MiB at the peak, \(resident >> 20) MiB once nothing is kept"
         )
     }
@@ -398,7 +399,7 @@ private final class KeptSetsServer {
     let port: Int
     private let guardTask: DispatchWorkItem
 
-    init(name: String, environment: [String: String] = [:]) throws {
+    init(name: String, environment: [String: String] = [:]) async throws {
         directory = Scratch.path(name)
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("fragments"), withIntermediateDirectories: true)
         for number in 0..<300 {
@@ -414,7 +415,7 @@ private final class KeptSetsServer {
             try Data(screen.utf8).write(to: directory.appendingPathComponent("screen-\(number).json"))
         }
         try Self.reshape(directory, 0)
-        (process, logs, port) = try startServerProcess(
+        (process, logs, port) = try await startServerProcess(
             ["serve", "--screens", directory.path, "--port", "0", "--log-format", "json", "--no-preview", "--watch-interval", "0.1"],
             environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }.merging(environment) { $1 })
         // A hang guard, far past what the reloads take: the process is killed, its log ends, and
