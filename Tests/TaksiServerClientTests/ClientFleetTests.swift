@@ -41,7 +41,7 @@ struct ClientFleetTests {
 
     @Test("data asked for after a reload is the data of the skeleton shown, and the next load gets the new skeleton")
     func reloadBetweenSkeletonAndData() async throws {
-        let replica = try Replica()
+        let replica = try await Replica()
         defer { replica.stop() }
         let server = client(replica.url)
         let before = try await server.load("newsletter").get()
@@ -57,9 +57,9 @@ struct ClientFleetTests {
 
     @Test("a load that meets a replica with other files fetches the skeleton again past the caches, from a replica that has its data")
     func rolloutRecovers() async throws {
-        let old = try Replica()
+        let old = try await Replica()
         defer { old.stop() }
-        let new = try Replica(edit: Self.retitled)
+        let new = try await Replica(edit: Self.retitled)
         defer { new.stop() }
         // The skeleton from the old release, everything after from the new one.
         let balancer = try Balancer(replicas: [old.port, new.port]) { index, _ in index == 0 ? 0 : 1 }
@@ -79,9 +79,9 @@ struct ClientFleetTests {
 
     @Test("a load that meets 412 on every pass stops after its passes, with the skeleton's placeholders and the reason")
     func rolloutBounded() async throws {
-        let old = try Replica()
+        let old = try await Replica()
         defer { old.stop() }
-        let new = try Replica(edit: Self.retitled)
+        let new = try await Replica(edit: Self.retitled)
         defer { new.stop() }
         // Skeletons from the old release, data from the new one: never the same.
         let balancer = try Balancer(replicas: [old.port, new.port]) { _, line in line.contains("/data") ? 1 : 0 }
@@ -95,7 +95,7 @@ struct ClientFleetTests {
 
     @Test("a load whose data meets a draining replica (503) or none (502) asks again; after every pass, the placeholders and why")
     func unavailableReplica() async throws {
-        let replica = try Replica()
+        let replica = try await Replica()
         defer { replica.stop() }
         let balancer = try Balancer(replicas: [replica.port]) { _, _ in 0 }
         defer { balancer.stop() }
@@ -115,7 +115,7 @@ struct ClientFleetTests {
     func submitRetried() async throws {
         let upstream = try await TestUpstream()
         upstream.on("/sessions", .json(#"{"token": "t", "user": {"name": "Ada"}}"#))
-        let replica = try Replica(upstreams: ["auth": upstream.baseURL])
+        let replica = try await Replica(upstreams: ["auth": upstream.baseURL])
         defer { replica.stop() }
         let balancer = try Balancer(replicas: [replica.port]) { _, _ in 0 }
         defer { balancer.stop() }
@@ -134,9 +134,9 @@ struct ClientFleetTests {
 
     @Test("a submit that meets a changed screen still holding its inputs is sent again on it, once, with the same key")
     func submitAfterRollout() async throws {
-        let old = try Replica()
+        let old = try await Replica()
         defer { old.stop() }
-        let new = try Replica(edit: { try Self.login($0) })
+        let new = try await Replica(edit: { try Self.login($0) })
         defer { new.stop() }
         // The screen loaded from the old release (skeleton and data), the submit on the new one.
         let balancer = try Balancer(replicas: [old.port, new.port]) { index, _ in index < 2 ? 0 : 1 }
@@ -155,9 +155,9 @@ struct ClientFleetTests {
 
     @Test("a submit that meets a changed screen without one of its inputs is not sent again: screenChanged, with the new screen")
     func submitScreenChanged() async throws {
-        let old = try Replica()
+        let old = try await Replica()
         defer { old.stop() }
-        let new = try Replica(edit: { try Self.login($0, dropPassword: true) })
+        let new = try await Replica(edit: { try Self.login($0, dropPassword: true) })
         defer { new.stop() }
         let balancer = try Balancer(replicas: [old.port, new.port]) { index, _ in index < 2 ? 0 : 1 }
         defer { balancer.stop() }
@@ -177,7 +177,7 @@ struct ClientFleetTests {
         "a submit from a form whose field was renamed with its input since (a reload) runs nothing and meets screenChanged, not the new input's 'required'"
     )
     func submitRenamedInput() async throws {
-        let replica = try Replica()
+        let replica = try await Replica()
         defer { replica.stop() }
         let server = client(replica.url)
         let login = try await server.load("login").get()
@@ -201,7 +201,7 @@ struct ClientFleetTests {
 
     @Test("an input the screen does not declare is ignored and named; an action the screen lacks is action_not_found")
     func ignoredInputsAndUnknownAction() async throws {
-        let replica = try Replica()
+        let replica = try await Replica()
         defer { replica.stop() }
         let server = client(replica.url)
         let newsletter = try await server.load("newsletter").get()
@@ -235,7 +235,7 @@ struct ClientFleetTests {
             ("/", nil),
         ])
     func hostilePaths(path: String, expected: String?) async throws {
-        let replica = try Replica()
+        let replica = try await Replica()
         defer { replica.stop() }
         let balancer = try Balancer(replicas: [replica.port]) { _, _ in 0 }
         defer { balancer.stop() }
@@ -255,7 +255,7 @@ struct ClientFleetTests {
 
     @Test("the variant's headers go with the skeleton, its data and its submits, the same on each")
     func headers() async throws {
-        let replica = try Replica()
+        let replica = try await Replica()
         defer { replica.stop() }
         let balancer = try Balancer(replicas: [replica.port]) { _, _ in 0 }
         defer { balancer.stop() }

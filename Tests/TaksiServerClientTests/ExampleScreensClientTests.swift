@@ -28,7 +28,7 @@ struct ExampleScreensClientTests {
 
     @Test("every screen in every variant loads whole, and so does every screen they open")
     func everyScreenAndVariant() async throws {
-        let replica = try Replica()
+        let replica = try await Replica()
         defer { replica.stop() }
         let (body, _) = try await httpGet(replica.url.appendingPathComponent("readyz"))
         let revisions = try #require((try JSONSerialization.jsonObject(with: body) as? [String: Any])?["revisions"] as? [String: String])
@@ -64,7 +64,7 @@ struct ExampleScreensClientTests {
 
     @Test("the example deep links resolve to the screen they name, and one it does not know is link_not_found")
     func deepLinks() async throws {
-        let replica = try Replica()
+        let replica = try await Replica()
         defer { replica.stop() }
         let server = client(replica.url)
         let link = try await server.resolve(URL(string: "https://eats.example.com/bikes/velib")!).get()

@@ -20,7 +20,7 @@ final class Replica: Sendable {
     /// - Parameters:
     ///   - edit: changes to the copy before the server starts: the files of a new release.
     ///   - upstreams: upstreams of config.json to point elsewhere (a test's own upstream).
-    init(edit: (URL) throws -> Void = { _ in }, upstreams: [String: String] = [:]) throws {
+    init(edit: (URL) throws -> Void = { _ in }, upstreams: [String: String] = [:]) async throws {
         directory = Scratch.path("client")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for name in ["Screens", "upstreams", "config.json"] {
@@ -34,7 +34,7 @@ final class Replica: Sendable {
         }
         try edit(directory)
         let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }
-        let (process, reader, port) = try startServerProcess(
+        let (process, reader, port) = try await startServerProcess(
             ["--port", "0", "--log-format", "json", "--no-access-log"], environment: environment, directory: directory)
         self.process = process
         self.port = port

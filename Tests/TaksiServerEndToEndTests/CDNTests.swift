@@ -182,7 +182,7 @@ struct CDNTests {
         try Data(#"{"screens": "Screens", "cdn": {"purge": [{"varnish": ["\#(node.baseURL)"]}]}}"#.utf8)
             .write(to: directory.appendingPathComponent("config.json"))
         let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }
-        let (process, reader, _) = try startServerProcess(
+        let (process, reader, _) = try await startServerProcess(
             ["--port", "0", "--log-format", "json", "--no-access-log", "--watch-interval", "0.05"], environment: environment,
             directory: directory)
         defer { if process.isRunning { process.terminate() } }
@@ -362,7 +362,7 @@ struct CDNTests {
                 to: directory.appendingPathComponent("config.json"))
             let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }.merging(
                 ["TAKSI_STORE": database.url, "TAKSI_SCREENS_SOURCE": "store", "HOSTNAME": "replica-a"]) { $1 }
-            let (process, reader, _) = try startServerProcess(
+            let (process, reader, _) = try await startServerProcess(
                 ["--port", "0", "--log-format", "json", "--no-access-log"], environment: environment, directory: directory)
             defer { if process.isRunning { process.terminate() } }
             Thread { while reader.next() != nil {} }.start()

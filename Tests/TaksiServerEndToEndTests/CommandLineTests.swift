@@ -225,15 +225,15 @@ struct CommandLineTests {
         let environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TAKSI_") }.merging([
             "TAKSI_TRACING_HEADERS": "authorization=" + secret.replacingOccurrences(of: " ", with: "%20")
         ]) { $1 }
-        let (process, logs, _) = try startServerProcess(
+        let (process, logs, _) = try await startServerProcess(
             [
                 "--screens", fixtureScreensDirectory.path, "--port", "0", "--no-watch", "--log-level", "debug", "--log-format", "json",
                 "--no-preview", "--access-log-format", "json",
             ], environment: environment)
         process.terminate()
         var lines: [String] = []
-        while let line = logs.next() { lines.append(line) }
-        process.waitUntilExit()
+        while let line = await logs.nextLine() { lines.append(line) }
+        await exited(process)
         #expect(lines.contains { $0.contains("\"log.level\":\"debug\"") }, "--log-level debug is applied")
         #expect(!lines.contains { $0.contains("flags-test-secret") }, "\(lines.filter { $0.contains("flags-test-secret") })")
         let wrong = try await run(["--access-log-format", "yaml"])

@@ -264,7 +264,7 @@ struct OperationsTests {
             .write(to: directory.appendingPathComponent("config.json"))
         for n in 0..<5 { upstream.on("/slow/\(n)", .held(#"{"text": "slow \#(n)"}"#)) }
 
-        let (process, reader, boundPort) = try startServerProcess([
+        let (process, reader, boundPort) = try await startServerProcess([
             "serve", "--config", directory.appendingPathComponent("config.json").path, "--log-format", "json", "--no-watch",
         ])
 
@@ -279,7 +279,7 @@ struct OperationsTests {
         var responses: [RawResponse?] = []
         for connection in connections { responses.append(await connection.receive(1).first) }
         var lines: [JSONValue] = []
-        while let line = reader.next() {
+        while let line = await reader.nextLine() {
             if let record = try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)) { lines.append(record) }
         }
         // What the server said went wrong, for a failure's message (a degraded answer says why there).
@@ -292,7 +292,7 @@ struct OperationsTests {
                 "\(problems)")
             #expect(response.header("X-Request-Id") == "drain-\(n)")
         }
-        process.waitUntilExit()
+        await exited(process)
         #expect(process.terminationStatus == 0)
         // The access log's lines of the drained requests are written before the process exits.
         let logged = Set(lines.compactMap { $0["event.dataset"] == "taksi.access" ? $0["http.request.id"]?.stringValue : nil })
@@ -319,7 +319,7 @@ struct OperationsTests {
         // Left to itself, the exporter would wait ten minutes for the collector.
         environment["OTEL_EXPORTER_OTLP_TIMEOUT"] = "600000"
         environment["OTEL_BSP_EXPORT_TIMEOUT"] = "600000"
-        let (process, reader, port) = try startServerProcess(
+        let (process, reader, port) = try await startServerProcess(
             ["serve", "--screens", directory.path, "--port", "0", "--log-format", "json", "--no-watch", "--no-preview"],
             environment: environment)
         let connection = try RawConnection(port: port)

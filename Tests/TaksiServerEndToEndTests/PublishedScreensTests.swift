@@ -267,16 +267,16 @@ struct PublishedScreensTests {
         defer { if process.isRunning { process.terminate() } }
         let reader = LineReader(logs.fileHandleForReading)
         /// The next log line whose message starts with `prefix` (others skipped); nil at the end.
-        func message(startingWith prefix: String) -> String? {
-            while let line = reader.next() {
+        func message(startingWith prefix: String) async -> String? {
+            while let line = await reader.nextLine() {
                 let message = (try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8)))?["message"]?.stringValue ?? ""
                 if message.hasPrefix(prefix) { return message }
             }
             return nil
         }
-        #expect(message(startingWith: "nothing is published yet; waiting for taksi-server publish") != nil)
+        #expect(await message(startingWith: "nothing is published yet; waiting for taksi-server publish") != nil)
         // It listens all the same: alive, measured, and not ready, saying why.
-        let listening = try #require(message(startingWith: "listening on http://127.0.0.1:"))
+        let listening = try #require(await message(startingWith: "listening on http://127.0.0.1:"))
         let port = try #require(Int(listening.split(separator: ":").last ?? ""))
         func get(_ path: String) async throws -> RawResponse {
             let connection = try RawConnection(port: port)
@@ -301,7 +301,7 @@ struct PublishedScreensTests {
 
         // A bundle this replica cannot load (its configuration names no upstream `shop`).
         let bad = try await Self.publishUnloadable(database)
-        #expect(message(startingWith: "the current published bundle does not load here; not serving until one does") != nil)
+        #expect(await message(startingWith: "the current published bundle does not load here; not serving until one does") != nil)
         ready = try await get("/readyz")
         #expect(ready.status == 503)
         #expect(ready.json?["published"]?["refused_bundle"] == .string(bad))
@@ -325,7 +325,7 @@ struct PublishedScreensTests {
         #expect(status.output.contains("replica-a/\(process.processIdentifier)"))
 
         process.terminate()
-        process.waitUntilExit()
+        await exited(process)
         #expect(process.terminationReason == .exit && process.terminationStatus == 0)
     }
 

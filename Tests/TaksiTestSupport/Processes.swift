@@ -22,6 +22,19 @@ package final class LineReader: @unchecked Sendable {
         self.handle = handle
     }
 
+    /// The next line, read on a thread of its own: a test waiting for a process's log must not
+    /// hold one of the few threads of Swift's cooperative pool (two on a two-core machine), or
+    /// every other test stalls behind it, long enough on a busy machine for their connections to
+    /// pass the server's idle timeout. Nil at the end of the stream.
+    package func nextLine() async -> String? {
+        let reader = UncheckedBox(self)
+        return await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: reader.value.next()) }.start()
+        }
+    }
+
+    /// The next line, blocking the calling thread (a thread of the test's own, never a task's);
+    /// nil at the end of the stream.
     package func next() -> String? {
         while true {
             if let newline = buffer.firstIndex(of: 10) {
@@ -50,7 +63,7 @@ package struct ServerProcessError: Error, CustomStringConvertible {
 /// from its "listening on" line.
 package func startServerProcess(
     _ arguments: [String], environment: [String: String]? = nil, directory: URL? = nil
-) throws -> (Process, LineReader, Int) {
+) async throws -> (Process, LineReader, Int) {
     guard let executable = builtExecutable("taksi-server") else { throw ServerProcessError(description: "taksi-server is not built") }
     let process = Process()
     process.executableURL = executable
@@ -64,7 +77,7 @@ package func startServerProcess(
     let reader = LineReader(logs.fileHandleForReading)
     var port: Int?
     var lines: [String] = []
-    while port == nil, let line = reader.next() {
+    while port == nil, let line = await reader.nextLine() {
         lines.append(line)
         let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         let message = object?["message"] as? String ?? ""
