@@ -1,4 +1,5 @@
 import CTaksiHeap
+import Dispatch
 import NIOConcurrencyHelpers
 
 /// What the process's heap holds, where the C library says (glibc): used to count what a screen
@@ -27,13 +28,14 @@ enum HeapUsage {
         }
     }
 
-    /// Frees `dropped` (screen sets no longer kept) on a background task, never on the caller's
+    /// Frees `dropped` (screen sets no longer kept) on a queue of its own, never on the caller's
     /// thread (an event loop's: freeing a set takes milliseconds) nor during a measurement, then
     /// gives the heap's free pages back to the system. Without that, glibc kept what every
     /// dropped set had held: 222 MiB over a fresh replica after two dozen reshaping reloads of
     /// 1,000 screens had expired (55 to 92 MiB now, with one 22 MiB set still kept; the rest is
     /// pages shared with what is still live). What a request still holds is freed when it ends,
-    /// and given back at the next drop.
+    /// and given back at the next drop. A dispatch queue, not a task: waiting for a measurement
+    /// (a whole load) would hold a thread of Swift's cooperative pool meanwhile.
     ///
     /// `dropped` is emptied here, so no reference stays with the caller (whose last one would
     /// free the sets on its own thread after the pages were given back).
@@ -41,13 +43,16 @@ enum HeapUsage {
         guard !dropped.isEmpty else { return }
         let garbage = Garbage(dropped)
         dropped = []
-        Task.detached(priority: .background) {
+        releases.async {
             measurement.withLock {
                 garbage.empty()
                 _ = taksi_heap_release_free()
             }
         }
     }
+
+    /// Where dropped sets are freed, one discard at a time.
+    private static let releases = DispatchQueue(label: "taksi.heap-release", qos: .utility)
 
     /// What a discard frees: emptied under the measurement lock, so the last references go there.
     private final class Garbage: Sendable {
