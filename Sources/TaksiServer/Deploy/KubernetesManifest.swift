@@ -388,28 +388,15 @@ public struct KubernetesManifest: Sendable {
         return documents
     }
 
-    /// The Deployment: its pods run the image with the ConfigMaps mounted, probed on /healthz
-    /// (started, alive) and /readyz (ready), as the image's non-root user, with a grace period
-    /// that outlasts the drain.
-    private static func deployment(configJSON: String, pod: PodSettings, options: Options, labels: Node, metadata: Node) -> Node {
+    /// The server's container: the image serving the mounted configuration, its memory, its
+    /// probes, the preStop pause, no privileges, and the store's and credentials' variables.
+    private static func container(pod: PodSettings, options: Options, mounts: [Node], credentials: [Node]) -> Node.Mapping {
         func probe(_ path: String, period: Int, failures: Int) -> Node {
             [
                 "httpGet": ["path": string(path), "port": "http"], "periodSeconds": number(period), "timeoutSeconds": 2,
                 "failureThreshold": number(failures),
             ]
         }
-        // Longer than the drain plus the preStop pause, so SIGTERM's drain completes before SIGKILL.
-        let grace = Int(pod.drainTimeout.rounded(.up)) + preStopSeconds + 5
-        var mounts: [Node] = [["name": "config", "mountPath": string(configurationMountPath), "readOnly": boolean(true)]]
-        var volumes: [Node] = [["name": "config", "configMap": ["name": string("\(options.name)-config")]]]
-        if options.storeSecret == nil {
-            // Whole, with no items: a key added later appears in the running pods.
-            mounts.append(["name": "screens", "mountPath": string(screensMountPath), "readOnly": boolean(true)])
-            volumes.append(["name": "screens", "configMap": ["name": string("\(options.name)-screens")]])
-        }
-        let credentials = credentialParts(pod.credentials, secret: "\(options.name)-\(UpstreamSecrets.suffix)")
-        mounts += credentials.mount.map { [$0] } ?? []
-        volumes += credentials.volume.map { [$0] } ?? []
         var container: Node.Mapping = [
             "name": string(options.name),
             "image": string(options.image),
@@ -434,8 +421,28 @@ public struct KubernetesManifest: Sendable {
         if let secret = options.storeSecret {
             environment.append(["name": "TAKSI_STORE", "valueFrom": ["secretKeyRef": ["name": string(secret), "key": "url"]]])
         }
-        environment += credentials.environment
+        environment += credentials
         if !environment.isEmpty { container["env"] = .sequence(Node.Sequence(environment)) }
+        return container
+    }
+
+    /// The Deployment: its pods run the image with the ConfigMaps mounted, probed on /healthz
+    /// (started, alive) and /readyz (ready), as the image's non-root user, with a grace period
+    /// that outlasts the drain.
+    private static func deployment(configJSON: String, pod: PodSettings, options: Options, labels: Node, metadata: Node) -> Node {
+        // Longer than the drain plus the preStop pause, so SIGTERM's drain completes before SIGKILL.
+        let grace = Int(pod.drainTimeout.rounded(.up)) + preStopSeconds + 5
+        var mounts: [Node] = [["name": "config", "mountPath": string(configurationMountPath), "readOnly": boolean(true)]]
+        var volumes: [Node] = [["name": "config", "configMap": ["name": string("\(options.name)-config")]]]
+        if options.storeSecret == nil {
+            // Whole, with no items: a key added later appears in the running pods.
+            mounts.append(["name": "screens", "mountPath": string(screensMountPath), "readOnly": boolean(true)])
+            volumes.append(["name": "screens", "configMap": ["name": string("\(options.name)-screens")]])
+        }
+        let credentials = credentialParts(pod.credentials, secret: "\(options.name)-\(UpstreamSecrets.suffix)")
+        mounts += credentials.mount.map { [$0] } ?? []
+        volumes += credentials.volume.map { [$0] } ?? []
+        let container = container(pod: pod, options: options, mounts: mounts, credentials: credentials.environment)
         var digest = FNV1a()
         digest.combine(Array(configJSON.utf8))
         let deployment: Node = [
