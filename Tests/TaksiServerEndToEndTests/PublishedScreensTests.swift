@@ -24,10 +24,17 @@ struct PublishedScreensTests {
 
     /// A store on `database`, running until the test ends.
     static func withStore(_ database: PostgresServer, _ body: (PostgresFleetStore) async throws -> Void) async throws {
+        try await withStore(url: database.url, body)
+    }
+
+    /// A store at `url` logging to `logger`, running until the test ends.
+    static func withStore(
+        url: String, logger: Logger = testLogger("test"), _ body: (PostgresFleetStore) async throws -> Void
+    ) async throws {
         var configuration = ServerConfiguration()
-        try configuration.apply(key: "store", value: database.url, source: "test")
+        try configuration.apply(key: "store", value: url, source: "test")
         configuration.store.timeout = 60  // a hang guard: a busy machine is slow, not wrong
-        let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: testLogger("test"))
+        let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: logger)
         let running = Task { try await store.run() }
         defer { running.cancel() }
         try await body(store)
@@ -462,18 +469,14 @@ struct PublishedScreensTests {
             #expect(!(status.output + status.error).contains(PostgresServer.password))
 
             // A replica's statements too, and its log says it once, however often the pool tries.
-            var configuration = ServerConfiguration()
-            try configuration.apply(key: "store", value: url, source: "test")
-            configuration.store.timeout = 60
             let log = LogRecorder()
-            let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: log.logger)
-            let running = Task { try await store.run() }
-            defer { running.cancel() }
-            for _ in 0..<3 {
-                await #expect {
-                    _ = try await store.currentRelease()
-                } throws: { error in
-                    "\(error)".contains(says)
+            try await Self.withStore(url: url, logger: log.logger) { store in
+                for _ in 0..<3 {
+                    await #expect {
+                        _ = try await store.currentRelease()
+                    } throws: { error in
+                        "\(error)".contains(says)
+                    }
                 }
             }
             #expect(log.recorded.filter { $0.message.hasPrefix("store: cannot connect: ") }.count == 1, "\(log.recorded.map(\.message))")
@@ -481,26 +484,22 @@ struct PublishedScreensTests {
 
         // Mended behind the replica's back (the database created): it recovers without a restart.
         let missing = try #require(cases.last?.0)
-        var configuration = ServerConfiguration()
-        try configuration.apply(key: "store", value: missing, source: "test")
-        configuration.store.timeout = 60
         let log = LogRecorder()
-        let store = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: log.logger)
-        let running = Task { try await store.run() }
-        defer { running.cancel() }
-        await #expect(throws: StoreError.self) { _ = try await store.currentRelease() }
-        _ = try await database.sql("CREATE DATABASE nosuchdb")
-        let guardTime = ContinuousClock.now + .seconds(120)  // a hang guard
-        var recovered = false
-        while !recovered, ContinuousClock.now < guardTime {
-            do {
-                _ = try await store.currentRelease()
-                recovered = true
-            } catch {
-                await Task.yield()
+        try await Self.withStore(url: missing, logger: log.logger) { store in
+            await #expect(throws: StoreError.self) { _ = try await store.currentRelease() }
+            _ = try await database.sql("CREATE DATABASE nosuchdb")
+            let guardTime = ContinuousClock.now + .seconds(120)  // a hang guard
+            var recovered = false
+            while !recovered, ContinuousClock.now < guardTime {
+                do {
+                    _ = try await store.currentRelease()
+                    recovered = true
+                } catch {
+                    await Task.yield()
+                }
             }
+            #expect(recovered, "a refusal once seen does not fail every later statement without asking the database")
         }
-        #expect(recovered, "a refusal once seen does not fail every later statement without asking the database")
         #expect(log.recorded.contains { $0.message == "store: connected again" })
     }
 
