@@ -480,7 +480,6 @@ public struct KubernetesManifest: Sendable {
         return deployment
     }
 
-    /// A string scalar, quoted where YAML would read it as something else.
     /// What the pod takes from the upstream credentials' Secret (``UpstreamSecrets``): a variable
     /// per key it reads, and the files as a volume mounted at ``credentialsMountPath``.
     private static func credentialParts(
@@ -501,6 +500,7 @@ public struct KubernetesManifest: Sendable {
         return (environment, mount, volume)
     }
 
+    /// A string scalar, quoted where YAML would read it as something else.
     private static func string(_ text: String) -> Node { .scalar(text.represented()) }
 
     /// A string written as a block (`|`), so screen files stay readable in the manifest.
