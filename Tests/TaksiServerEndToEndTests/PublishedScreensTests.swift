@@ -146,7 +146,9 @@ struct PublishedScreensTests {
             // Before anything loaded the earlier bundle: a submit for its skeleton is not refused
             // before its body (Expect: 100-continue), since only the store knows.
             let held: HTTPHeaders = ["X-Taksi-Skeleton": revisions["greeting"]!, "Content-Type": "application/json"]
-            #expect(application.responder.refusal(beforeBodyOf: .POST, uri: "/screens/home/actions/ping", headers: held) == nil)
+            #expect(
+                application.responder.refusal(beforeBodyOf: RequestHead(method: .POST, uri: "/screens/home/actions/ping", headers: held))
+                    == nil)
             let earlier = await client.respond(uri: "/screens/home/data?name=Bo", headers: [("X-Taksi-Skeleton", revisions["greeting"]!)])
             #expect(earlier.status == .ok)
             #expect(earlier.text.contains(#""identifier":"greeting""#), "\(earlier.text)")

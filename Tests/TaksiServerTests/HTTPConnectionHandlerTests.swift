@@ -19,15 +19,11 @@ struct HTTPConnectionHandlerTests {
         /// Its deadlines' sweeper, swept by hand with a `now` of the test's choosing.
         let sweeper = ConnectionSweeper()
 
-        /// - Parameter answersFromHeads: whether precomputed skeletons are answered from the head's bytes.
-        init(
-            limits: ConnectionLimits = ConnectionLimits(), application: Application = fixtureApplication(), answersFromHeads: Bool = true
-        ) throws {
+        init(limits: ConnectionLimits = ConnectionLimits(), application: Application = fixtureApplication()) throws {
             try channel.pipeline.syncOperations.addHandler(reads)
             try channel.pipeline.syncOperations.addHandlers(
                 HTTPConnectionHandler.handlers(
-                    responder: application.responder, limits: limits, sweeper: sweeper, accessLog: nil, observer: nil,
-                    answersFromHeads: answersFromHeads)
+                    responder: application.responder, limits: limits, sweeper: sweeper, accessLog: nil, observer: nil)
             )
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         }

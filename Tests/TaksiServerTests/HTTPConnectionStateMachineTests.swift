@@ -15,8 +15,8 @@ struct HTTPConnectionStateMachineTests {
     func head(
         _ method: HTTPMethod = .GET, _ uri: String = "/screens/home", version: HTTPVersion = .http1_1,
         headers: HTTPHeaders = ["Host": "a"]
-    ) -> HTTPRequestHead {
-        HTTPRequestHead(version: version, method: method, uri: uri, headers: headers)
+    ) -> RequestHead {
+        RequestHead(method: method, uri: uri, headers: headers, version: version)
     }
 
     /// An action as a line: what the handler would do.
@@ -38,7 +38,7 @@ struct HTTPConnectionStateMachineTests {
 
     /// Receives a head; returns what the machine says.
     func receiveHead(
-        _ machine: inout Machine, _ head: HTTPRequestHead, isWritable: Bool = true, at now: NIODeadline = start,
+        _ machine: inout Machine, _ head: RequestHead, isWritable: Bool = true, at now: NIODeadline = start,
         refusal: APIError? = nil
     ) -> String {
         line(machine.receivedHead(head, isWritable: isWritable, now: now) { _ in refusal })
@@ -343,7 +343,7 @@ struct HTTPConnectionStateMachineTests {
     func verdicts() {
         func verdict(uri: String = "/", version: HTTPVersion = .http1_1, _ headers: HTTPHeaders) -> ConnectionRequest.Verdict {
             var ids = RequestIDs()
-            let head = HTTPRequestHead(version: version, method: .POST, uri: uri, headers: headers)
+            let head = RequestHead(method: .POST, uri: uri, headers: headers, version: version)
             let limits = ConnectionLimits.with {
                 $0.maxURILength = 20
                 $0.maxBodyBytes = 100

@@ -85,6 +85,19 @@ struct RequestReaderDifferentialTests {
         return reading
     }
 
+    private static func add(_ part: RequestPart, to reading: inout Reading) {
+        switch part {
+        case .head(let head):
+            add(
+                HTTPServerRequestPart.head(
+                    HTTPRequestHead(version: head.version, method: head.method, uri: head.uri, headers: head.headers)), to: &reading)
+        case .body(let body):
+            add(HTTPServerRequestPart.body(body), to: &reading)
+        case .end:
+            add(HTTPServerRequestPart.end(nil), to: &reading)
+        }
+    }
+
     private static func add(_ part: HTTPServerRequestPart, to reading: inout Reading) {
         switch part {
         case .head(let head):

@@ -141,18 +141,18 @@ struct ResponseMemoTests {
     }
 
     @Test(
-        "data of fresh upstream values is answered from the head while they stay fresh in the same generation, for the same forwarded values, and counted alike"
+        "data of fresh upstream values kept for a target is answered for it while they stay fresh in the same generation, for the same forwarded values"
     )
-    func upstreamFromHeads() async throws {
+    func upstreamKeptForTarget() async throws {
         let fixture = try await Fixture()
         fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody))
         fixture.upstream.on("/me", .json(#"{"name": "Ada"}"#))
         func answer(_ request: String) throws -> String? {
-            try PrecomputedAnswersTests.answer(request, set: fixture.application.store.snapshot, memo: fixture.application.memo)
+            try RequestPathTests.kept(request, application: fixture.application).map { "\($0.status.code)" }
         }
-        let get = PrecomputedAnswersTests.get
+        let get = RequestPathTests.get
         // Fetched, rendered and kept the second time, remembered by its target the third (a memo
-        // hit through the general way): from the head after.
+        // hit by its inputs): found by its target after.
         for (uri, headers) in [("/screens/feed/data?city=Oslo", []), ("/screens/me/data", [("Authorization", "a")])] {
             _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
             await fixture.cache.settle()
@@ -172,8 +172,8 @@ struct ResponseMemoTests {
         #expect(try answer(get("/screens/me/data", "Authorization: a", "Accept-Language: fr")) == nil)
         #expect(try answer(get("/screens/me/data", "Authorization: a", "Authorization: a")) == nil)
 
-        // Stale by the clock, each by its source's ttl (10 and 30 s): the general way (which
-        // serves it stale and refreshes it).
+        // Stale by the clock, each by its source's ttl (10 and 30 s): not answered for its target
+        // (it is served stale and refreshed).
         fixture.clock.advance(by: .seconds(11))
         #expect(try answer(get("/screens/feed/data?city=Oslo")) == nil)
         #expect(try answer(get("/screens/me/data", "Authorization: a")) == "200")
@@ -182,50 +182,35 @@ struct ResponseMemoTests {
         fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody.replacingOccurrences(of: "Cafés", with: "Bars")))
         _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: "/screens/feed/data?city=Oslo")
         await fixture.cache.settle()
-        // Refreshed: a new generation, remembered again once kept and asked for through the general way.
+        // Refreshed: a new generation, remembered again once kept and asked for by its inputs.
         #expect(try answer(get("/screens/feed/data?city=Oslo")) == nil)
         for _ in 0..<3 { _ = fixture.readyResponse("/screens/feed/data?city=Oslo") }
-        let refreshed = try #require(
-            try PrecomputedAnswersTests.precomputed(
-                get("/screens/feed/data?city=Oslo"), set: fixture.application.store.snapshot, memo: fixture.application.memo))
-        #expect(fixture.title(refreshed.response.body) == "Bars")
+        let refreshed = try #require(try RequestPathTests.kept(get("/screens/feed/data?city=Oslo"), application: fixture.application))
+        #expect(fixture.title(refreshed.body) == "Bars")
         try await fixture.upstream.stop()
     }
 
-    @Test("a connection counts data of fresh upstream values answered from heads as the general way counts it")
-    func upstreamFromHeadsCounted() async throws {
-        var counted: [[Int64]] = []
-        let feed = PrecomputedAnswersTests.get("/screens/feed/data?city=Oslo")
-        let me = PrecomputedAnswersTests.get("/screens/me/data", "Authorization: a")
-        for answersFromHeads in [true, false] {
-            let fixture = try await Fixture()
-            fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody))
-            fixture.upstream.on("/me", .json(#"{"name": "Ada"}"#))
-            for (uri, headers) in [("/screens/feed/data?city=Oslo", []), ("/screens/me/data", [("Authorization", "a")])] {
-                _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
-                await fixture.cache.settle()
-            }
-            let connection = try HTTPConnectionHandlerTests.Connection(
-                application: fixture.application, answersFromHeads: answersFromHeads)
-            for request in Array(repeating: feed, count: 5) + Array(repeating: me, count: 5) {
-                try connection.send(request)
-                #expect(try connection.written().hasPrefix("HTTP/1.1 200 OK"))
-            }
-            counted.append(
-                [
-                    fixture.metrics.counterTotal(label: "taksi_upstream_cache_total", dimensions: [("result", "hit")]),
-                    fixture.lookups("hit"), fixture.lookups("miss"), fixture.metrics.counterTotal(label: "taksi_variant_data_total"),
-                ])
-            if answersFromHeads {
-                // Answered from heads, so not asked of the memo through the general way.
-                #expect(
-                    try PrecomputedAnswersTests.answer(feed, set: fixture.application.store.snapshot, memo: fixture.application.memo)
-                        == "200")
-            }
-            try await fixture.upstream.stop()
+    @Test("a connection counts data of fresh upstream values kept for its target as any cache hit and memo hit")
+    func upstreamKeptForTargetCounted() async throws {
+        let feed = RequestPathTests.get("/screens/feed/data?city=Oslo")
+        let me = RequestPathTests.get("/screens/me/data", "Authorization: a")
+        let fixture = try await Fixture()
+        fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody))
+        fixture.upstream.on("/me", .json(#"{"name": "Ada"}"#))
+        for (uri, headers) in [("/screens/feed/data?city=Oslo", []), ("/screens/me/data", [("Authorization", "a")])] {
+            _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
+            await fixture.cache.settle()
         }
-        #expect(counted[0] == counted[1])
-        #expect(counted[0][0] == 10, "every request's one upstream value, found fresh")
+        let connection = try HTTPConnectionHandlerTests.Connection(application: fixture.application)
+        for request in Array(repeating: feed, count: 5) + Array(repeating: me, count: 5) {
+            try connection.send(request)
+            #expect(try connection.written().hasPrefix("HTTP/1.1 200 OK"))
+        }
+        #expect(fixture.metrics.counterTotal(label: "taksi_upstream_cache_total", dimensions: [("result", "hit")]) == 10)
+        // Per screen: a miss after the fetch, a miss kept, a hit by the inputs, three by the target.
+        #expect(fixture.lookups("hit") == 8 && fixture.lookups("miss") == 4)
+        #expect(fixture.metrics.counterTotal(label: "taksi_variant_data_total") == 12)
+        try await fixture.upstream.stop()
     }
 
     @Test("a response with a degraded source is neither answered on the loop nor kept")

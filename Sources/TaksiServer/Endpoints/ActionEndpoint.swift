@@ -23,11 +23,11 @@ struct ActionEndpoint: Sendable {
     static let actionMediaTypes = "application/json, application/x-www-form-urlencoded"
 
     /// The action `name` of the screen at `path`, in the variant the request selects from the set
-    /// of the skeleton it names (see ``VariantSelector/answering(at:target:headers:)``); 404 when there is none.
+    /// of the skeleton it names (see ``VariantSelector/answering(at:target:head:exposing:)``); 404 when there is none.
     func lookUp(
-        _ name: String, at path: String, headers: HTTPHeaders, target: RequestTarget
+        _ name: String, at path: String, head: RequestHead, target: RequestTarget
     ) throws(APIError) -> (action: ScreenAction, selection: VariantSelector.Selection) {
-        let selection = try selector.answering(at: path, target: target, headers: headers)
+        let selection = try selector.answering(at: path, target: target, head: head)
         let variant = selection.variant
         guard let action = variant.compiled.actions.first(where: { $0.name == name }) else {
             let names = variant.compiled.actions.map(\.name)
@@ -47,7 +47,7 @@ struct ActionEndpoint: Sendable {
     /// earlier variant only shapes the answer's patch, which must fit the skeleton the app shows.
     /// - Throws: `action_not_found` when the current set no longer has the screen or the action.
     func currentDefinition(
-        of shown: ScreenAction, at path: String, headers: HTTPHeaders, target: RequestTarget, for selection: VariantSelector.Selection
+        of shown: ScreenAction, at path: String, head: RequestHead, target: RequestTarget, for selection: VariantSelector.Selection
     ) throws(APIError) -> (action: ScreenAction, pathValues: [String: JSONValue]) {
         let now = selector.store.snapshot
         guard selection.screens !== now else { return (shown, selection.pathValues) }
@@ -57,7 +57,7 @@ struct ActionEndpoint: Sendable {
                 "screen \(selection.variant.compiled.name) no longer has action \"\(shown.name)\": a reload removed it; load the screen again to show what it offers now"
         )
         guard let (screen, pathValues) = try? now.screen(at: path) else { throw removed }
-        let variant = try selector.select(in: screen, target: target, headers: headers)
+        let variant = try selector.select(in: screen, target: target, head: head)
         guard let action = variant.compiled.actions.first(where: { $0.name == shown.name }) else { throw removed }
         return (action, pathValues)
     }
@@ -98,12 +98,12 @@ struct ActionEndpoint: Sendable {
     }
 
     func respond(_ name: String, at path: String, request: HTTPRequest, target: RequestTarget) throws(APIError) -> Reply {
-        let (shown, selection) = try lookUp(name, at: path, headers: request.headers, target: target)
-        let (action, pathValues) = try currentDefinition(of: shown, at: path, headers: request.headers, target: target, for: selection)
+        let (shown, selection) = try lookUp(name, at: path, head: request.head, target: target)
+        let (action, pathValues) = try currentDefinition(of: shown, at: path, head: request.head, target: target, for: selection)
         let variant = selection.variant
         try DataEndpoint.checkForwarded(action.call?.request.forwardedHeaders ?? [], in: request.headers)
         let submitted = try Self.inputs(of: request)
-        let catalog = selection.screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: request.headers)).catalog
+        let catalog = selection.screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, head: request.head)).catalog
         let (values, errors, ignored) = action.validate(submitted)
         try Self.checkInputsHeld(ignored, shown: shown, current: action, screen: variant.compiled.name)
         let correlation = request.correlation

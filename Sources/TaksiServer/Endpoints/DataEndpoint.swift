@@ -60,19 +60,30 @@ struct DataEndpoint: Sendable {
     }
 
     func respond(at path: String, target: RequestTarget, request http: HTTPRequest) throws(APIError) -> Reply {
-        let headers = http.headers
-        let selection = try selector.answering(at: path, target: target, headers: headers, exposing: http)
+        let head = http.head
+        let selection = try selector.answering(at: path, target: target, head: head, exposing: http)
         let variant = selection.variant
         variant.counted.data.increment()
         // The catalog of the requesting app's version: an upstream's value it cannot decode (an enum
         // value newer than it) is left out like any other value that does not fit. (With one
         // catalog for every version, the version is not even read.)
         let screens = selection.screens
+        let byVersion = screens.screenSet.epochs.count > 1
         let (epoch, catalog) =
-            screens.screenSet.epochs.count > 1
-            ? screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, headers: headers)) : (0, screens.screenSet.catalog)
+            byVersion
+            ? screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, head: head)) : (0, screens.screenSet.catalog)
+        // Where one catalog serves every version, the target and the variant are all a response
+        // depends on besides the upstream entries and forwarded values the memo checks: one kept
+        // for this very target is answered without reading its query.
+        let remembering = !byVersion && memo?.isEnabled == true
+        if remembering, let kept = memo?.answer(for: head, of: variant.memoID) {
+            memo?.countHit()
+            if kept.freshUpstreamEntries > 0 { resolver?.cacheHits.increment(by: kept.freshUpstreamEntries) }
+            http.note("taksi.memo", "hit")
+            return .ready(kept.entry.response(to: head))
+        }
         let only = try target.query["only"].map { text throws(APIError) in try Self.only(text, in: variant.compiled, catalog: catalog) }
-        if only == nil, let staticData = variant.staticData { return .ready(staticData.response(to: headers)) }
+        if only == nil, let staticData = variant.staticData { return .ready(staticData.response(to: head)) }
         let plan = only.map { variant.compiled.dataPlan.restricted(to: $0) } ?? variant.compiled.dataPlan
         let requestValues: [String: JSONValue]
         let calls: [UpstreamCall]
@@ -82,30 +93,31 @@ struct DataEndpoint: Sendable {
         } catch {
             throw .badParameters(error)
         }
-        for call in calls { try Self.checkForwarded(call.definition.forwardedHeaders, in: headers) }
         let key = ResponseMemo.Key(variant: variant.memoID, requestValues: requestValues, only: only, epoch: epoch)
         // Built only when something is rendered: a kept response needs none of it.
-        func request() -> Request {
+        func request(_ http: HTTPRequest) -> Request {
             Request(
                 variant: variant, plan: plan, catalog: catalog, headers: variant.headers,
                 values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls,
                 dependsOnTime: variant.dataDependsOnTime, request: http
             )
         }
-        // Whether a kept response's target is remembered, to be answered from its head: where
-        // the set answers this variant's data so.
-        let remembering = selection.screens.headTargets.answersData(of: variant)
         guard !calls.isEmpty else {
             return .ready(
-                memoized(key, for: http, keep: !variant.dataDependsOnTime, remembering: remembering) { render(request(), lookups: []) })
+                memoized(key, for: http, keep: !variant.dataDependsOnTime, remembering: remembering) { render(request(http), lookups: []) })
         }
+        // The calls forward headers and carry the request's trace context: its fields made text once.
+        var http = http
+        http.head = head.keepingHeaders()
+        let headers = http.headers
+        for call in calls { try Self.checkForwarded(call.definition.forwardedHeaders, in: headers) }
         guard let resolver else { throw .upstreamsUnavailable }
         if let fresh = resolver.freshValues(of: calls, requestHeaders: headers) {
             for found in fresh { http.note("taksi.cache.\(found.call.source)", "hit") }
             return .ready(
-                memoized(key, fresh: fresh, for: http, keep: !variant.dataDependsOnTime, remembering: remembering, request: request))
+                memoized(key, fresh: fresh, for: http, keep: !variant.dataDependsOnTime, remembering: remembering) { request(http) })
         }
-        let request = request()
+        let request = request(http)
         return .pending {
             let lookups = await resolver.lookUp(
                 request.calls, requestHeaders: headers, screen: request.screen, correlation: request.correlation)
@@ -114,7 +126,7 @@ struct DataEndpoint: Sendable {
             if let fresh = resolver.freshValues(of: calls, requestHeaders: headers, counting: false) {
                 return memoized(key, fresh: fresh, for: request.request, keep: !request.dependsOnTime) { request }
             }
-            return Self.validated(render(request, lookups: lookups), request: headers)
+            return Self.validated(render(request, lookups: lookups), request: request.request.head)
         }
     }
 
@@ -201,34 +213,34 @@ struct DataEndpoint: Sendable {
     /// - Parameters:
     ///   - keep: false for data that depends on the moment, which is rendered every time.
     ///   - remembering: whether a kept response's target is remembered, for the next request
-    ///     for it to be answered from its head (``ResponseMemo/remember(target:of:for:inputs:)``):
-    ///     only where the set answers this variant's data from heads.
+    ///     for it to be answered without reading its query (``ResponseMemo/remember(target:of:for:inputs:)``):
+    ///     only where one catalog serves every app version.
     ///   - inputs: what else than its target the response is remembered with (upstream entries
     ///     and forwarded values; none for data of request values), made only when it is.
     private func memoized(
         _ key: ResponseMemo.Key, for http: HTTPRequest, keep: Bool, remembering: Bool = false,
         inputs: () -> ResponseMemo.TargetInputs = { ResponseMemo.TargetInputs() }, render: () -> Rendered
     ) -> HTTPResponse {
-        let headers = http.headers
-        guard keep, let memo, memo.isEnabled else { return Self.validated(render(), request: headers) }
+        let head = http.head
+        guard keep, let memo, memo.isEnabled else { return Self.validated(render(), request: head) }
         if let kept = memo.entry(for: key) {
             http.note("taksi.memo", "hit")
-            if remembering { memo.remember(target: http.uri, of: kept, for: key, inputs: inputs) }
-            return kept.response(to: headers)
+            if remembering { memo.remember(target: head, of: kept, for: key, inputs: inputs) }
+            return kept.response(to: head)
         }
         http.note("taksi.memo", "miss")
         let rendered = render()
         guard !rendered.degraded else { return rendered.response }
         return memo.keep(
             rendered.body, for: key, headers: rendered.headers, variant: rendered.variant,
-            request: headers
+            request: head
         )
     }
 
     /// A data response not kept, with the validators a kept one has (`ETag`, `304` to
     /// `If-None-Match`, the same `Vary`), so the first answer for some inputs has the headers of
     /// the second; a degraded one as it is (`no-store`, nothing to revalidate).
-    private static func validated(_ rendered: Rendered, request: HTTPHeaders) -> HTTPResponse {
+    private static func validated(_ rendered: Rendered, request: RequestHead) -> HTTPResponse {
         guard !rendered.degraded else { return rendered.response }
         return ResponseMemo.response(notKept: rendered.body, headers: rendered.headers, variant: rendered.variant, to: request)
     }

@@ -9,9 +9,13 @@ import TaksiScreens
 
 /// A request as the responder sees it: the head, and the id echoed as `X-Request-Id`.
 public struct HTTPRequest: Sendable {
-    public var method: HTTPMethod
-    public var uri: String
-    public var headers: HTTPHeaders
+    /// Its head, as it was read (``RequestHead``).
+    public var head: RequestHead
+    public var method: HTTPMethod { head.method }
+    /// Its target, as text, made when asked for.
+    public var uri: String { head.uri }
+    /// Its fields, as text, made when asked for.
+    public var headers: HTTPHeaders { head.headers }
     /// The body of a POST, whole (bounded by `max_body_bytes`); nil when none was sent.
     public var body: ByteBuffer?
     /// Its id, as the response's `X-Request-Id` says it.
@@ -36,9 +40,11 @@ public struct HTTPRequest: Sendable {
     }
 
     public init(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:], body: ByteBuffer? = nil) {
-        self.method = method
-        self.uri = uri
-        self.headers = headers
+        self.init(head: RequestHead(method: method, uri: uri, headers: headers), body: body)
+    }
+
+    public init(head: RequestHead, body: ByteBuffer? = nil) {
+        self.head = head
         self.body = body
     }
 }
@@ -85,10 +91,6 @@ public struct Responder: Sendable {
     let tracing: RequestTracing?
     /// Published bundles loaded for earlier revisions; nil without published screens.
     let kept: KeptBundles?
-    /// The upstream cache's hits, counted for data answered from a head (nil without upstreams):
-    /// held here, as counting them through the resolver copied it.
-    private let upstreamCacheHits: CoreMetrics.Counter?
-
     /// - Parameters:
     ///   - resolver: looks up upstream values and calls actions' upstreams; nil when the server
     ///     calls no upstreams.
@@ -116,7 +118,6 @@ public struct Responder: Sendable {
     ) {
         self.tracing = tracing
         self.kept = kept
-        self.upstreamCacheHits = resolver?.cacheHits
         let selector = VariantSelector(store: store, logger: logger, kept: kept, exposures: exposures)
         self.store = store
         self.skeletons = SkeletonEndpoint(selector: selector, memo: memo)
@@ -127,28 +128,6 @@ public struct Responder: Sendable {
         self.operations = OperationsEndpoint(store: store, metrics: metrics, draining: draining, published: published, purger: purger)
         self.links = LinksEndpoint(store: store)
         self.preview = previewEvents.map(Preview.init(events:))
-    }
-
-    /// The set whose skeletons a connection answers from a request head's bytes
-    /// (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``), the current one; nil
-    /// while tracing is on, so every request gets its span the general way.
-    var answeringFromHeads: ServedScreenSet? { tracing == nil ? store.snapshot : nil }
-
-    /// The data responses kept for their inputs, which a connection answers data from heads with.
-    var memo: ResponseMemo? { data.memo }
-
-    /// Counts an answer made from a request's head as the general way counts it.
-    func count(_ answer: PrecomputedAnswer) {
-        switch answer.kind {
-        case .skeleton:
-            answer.variant.counted.skeleton.increment()
-        case .data(let revisionNamed, let kept):
-            answer.variant.counted.data.increment()
-            if !revisionNamed { data.selector.revisionCounters.absent.increment() }
-            guard let kept else { return }
-            if kept.freshUpstreamEntries > 0 { upstreamCacheHits?.increment(by: kept.freshUpstreamEntries) }
-            memo?.countHit()
-        }
     }
 
     /// The reply to a request; ready at once unless the data needs upstream calls. With tracing
@@ -167,7 +146,7 @@ public struct Responder: Sendable {
         } catch {
             // A revision this replica does not hold: a published bundle may (the fleet's store
             // says which); loaded, the request is routed again and finds it.
-            if error.code == .skeletonOutdated, let kept, let revision = request.headers.first(name: ServedScreenSet.skeletonHeader) {
+            if error.code == .skeletonOutdated, let kept, let revision = request.head.text(request.head.fields.revision) {
                 return .pending {
                     guard await kept.load(holding: revision) else { return HTTPResponse(error: error) }
                     let reply: Reply
@@ -198,13 +177,14 @@ public struct Responder: Sendable {
     /// that sent `Expect: 100-continue` is told to send the body, so a submit to an action that
     /// does not exist gets its 404 instead of `100 Continue` and then the 404. Nil when the body
     /// may matter (or is read and dropped, as elsewhere than actions).
-    public func refusal(beforeBodyOf method: HTTPMethod, uri: String, headers: HTTPHeaders) -> APIError? {
+    public func refusal(beforeBodyOf head: RequestHead) -> APIError? {
+        let (method, uri) = (head.method, head.uri)
         do throws(APIError) {
             if method == .OPTIONS, uri == "*" { return nil }
             let (target, route) = try self.route(of: method, uri: uri)
             guard case .action(let path, let name) = route, method == .POST else { return nil }
-            let (shown, selection) = try actions.lookUp(name, at: path, headers: headers, target: target)
-            _ = try actions.currentDefinition(of: shown, at: path, headers: headers, target: target, for: selection)
+            let (shown, selection) = try actions.lookUp(name, at: path, head: head, target: target)
+            _ = try actions.currentDefinition(of: shown, at: path, head: head, target: target, for: selection)
             return nil
         } catch {
             // A revision a published bundle may have: known only once the store is asked, with the body.
@@ -244,10 +224,13 @@ public struct Responder: Sendable {
 
     private func route(_ request: HTTPRequest) throws(APIError) -> Reply {
         // OPTIONS * asks about the server.
-        if request.method == .OPTIONS, request.uri == "*" { return .ready(OperationsEndpoint.options) }
+        if request.method == .OPTIONS, request.head.target.count == 1, request.uri == "*" { return .ready(OperationsEndpoint.options) }
         let (target, route) = try route(of: request.method, uri: request.uri)
         if case .action(let path, let name) = route {
             if request.method == .OPTIONS { return .ready(ActionEndpoint.options) }
+            // A submit reads its fields many times: made text once.
+            var request = request
+            request.head = request.head.keepingHeaders()
             return try actions.respond(name, at: path, request: request, target: target)
         }
         if request.method == .OPTIONS { return .ready(OperationsEndpoint.options) }

@@ -12,15 +12,14 @@ struct SkeletonEndpoint: Sendable {
     let memo: ResponseMemo?
 
     func respond(at path: String, target: RequestTarget, request: HTTPRequest) throws(APIError) -> HTTPResponse {
-        let headers = request.headers
         // The skeleton is the same for every value of a path parameter (unless a static field is
         // built from it), but a value that does not fit is refused here already, not only when
         // the app asks for the data.
         let snapshot = selector.store.snapshot
         let (screen, pathValues) = try snapshot.screen(at: path)
-        let variant = try selector.select(in: screen, target: target, headers: headers, exposing: request)
+        let variant = try selector.select(in: screen, target: target, head: request.head, exposing: request)
         variant.counted.skeleton.increment()
-        guard !variant.compiled.pathFields.isEmpty else { return variant.skeleton.response(to: headers) }
+        guard !variant.compiled.pathFields.isEmpty else { return variant.skeleton.response(to: request.head) }
         return try skeleton(of: variant, path: pathValues, catalog: snapshot.screenSet.catalog, request: request)
     }
 
@@ -28,7 +27,7 @@ struct SkeletonEndpoint: Sendable {
     private func skeleton(
         of variant: ServedScreenSet.Variant, path values: [String: JSONValue], catalog: ComponentCatalog, request: HTTPRequest
     ) throws(APIError) -> HTTPResponse {
-        let headers = request.headers
+        let headers = request.head
         let key = ResponseMemo.Key.skeleton(of: variant.memoID, path: values)
         let memo = self.memo.flatMap { $0.isEnabled ? $0 : nil }
         if let kept = memo?.entry(for: key) {

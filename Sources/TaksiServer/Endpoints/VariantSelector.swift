@@ -50,30 +50,31 @@ struct VariantSelector: Sendable {
     /// exposed to it when the data answered is that alternative's (the app shows it), so an app
     /// whose skeleton came from a cache is recorded by its data request.
     func answering(
-        at path: String, target: RequestTarget, headers: HTTPHeaders, exposing request: HTTPRequest? = nil
+        at path: String, target: RequestTarget, head: RequestHead, exposing request: HTTPRequest? = nil
     ) throws(APIError) -> Selection {
         let screens = store.snapshot
         let (screen, pathValues) = try screens.screen(at: path)
-        let (variant, exposure) = try choose(in: screen, target: target, headers: headers)
-        guard let held = headers.first(name: ServedScreenSet.skeletonHeader) else {
+        let (variant, exposure) = try choose(in: screen, target: target, head: head)
+        guard head.fields.revision != nil else {
             revisionCounters.absent.increment()
             if let request { record(exposure, of: variant, target: target, request: request) }
             return Selection(screens: screens, variant: variant, pathValues: pathValues)
         }
-        if variant.revision.digest == held {
+        if head.field(head.fields.revision, equals: variant.revision.digest) {
             if let request { record(exposure, of: variant, target: target, request: request) }
             return Selection(screens: screens, variant: variant, pathValues: pathValues)
         }
+        let held = head.text(head.fields.revision) ?? ""
         // Another variant of the screen with that shape: the skeleton was asked for with other
         // variant inputs (a version only on one request); its data follows the skeleton.
-        if let other = Self.variant(of: screen, revision: held, headers: headers) {
+        if let other = Self.variant(of: screen, revision: held, head: head) {
             return Selection(screens: screens, variant: other, pathValues: pathValues)
         }
         // The newest earlier set that has a variant of the screen with that revision.
         for earlier in store.earlierSets + (kept?.sets ?? []) {
             guard let (screen, values) = try? earlier.screen(at: path) else { continue }
-            let selected = try? select(in: screen, target: target, headers: headers)
-            guard let found = selected?.revision.digest == held ? selected : Self.variant(of: screen, revision: held, headers: headers)
+            let selected = try? select(in: screen, target: target, head: head)
+            guard let found = selected?.revision.digest == held ? selected : Self.variant(of: screen, revision: held, head: head)
             else {
                 continue
             }
@@ -86,8 +87,8 @@ struct VariantSelector: Sendable {
 
     /// The app version the request says (`X-Taksi-Version`, else `?version=`); nil when it says
     /// none or one that does not parse (variant selection refuses that one).
-    static func appVersion(target: RequestTarget, headers: HTTPHeaders) -> Version? {
-        (headers.first(name: "X-Taksi-Version") ?? target.query["version"]).flatMap { Version($0.trimmingCharacters(in: .whitespaces)) }
+    static func appVersion(target: RequestTarget, head: RequestHead) -> Version? {
+        (head.text(head.fields.version) ?? target.query["version"]).flatMap { Version($0.trimmingCharacters(in: .whitespaces)) }
     }
 
     /// The variant for the request, in the locale `Accept-Language` asks for when the screen has
@@ -95,21 +96,34 @@ struct VariantSelector: Sendable {
     /// With `exposing`, a user the screen's experiment assigns an alternative is recorded as
     /// exposed to it (a skeleton request; not a submit, which shows nothing new).
     func select(
-        in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders, exposing request: HTTPRequest? = nil
+        in screen: ServedScreenSet.Screen, target: RequestTarget, head: RequestHead, exposing request: HTTPRequest? = nil
     ) throws(APIError) -> ServedScreenSet.Variant {
-        let (variant, exposure) = try choose(in: screen, target: target, headers: headers)
+        let (variant, exposure) = try choose(in: screen, target: target, head: head)
         if let request { record(exposure, of: variant, target: target, request: request) }
         return variant
     }
 
     /// The variant in the request's locale, and the experiment and alternative its user is
-    /// exposed to, if any.
+    /// exposed to, if any. A screen whose variant the version and the language alone pick
+    /// (``ServedScreenSet/Screen/isPickedByVersionAndLanguage``) is picked from the head's bytes, when the
+    /// request names no alternative and no version in its query; a version that does not parse,
+    /// or that no variant serves, is refused below.
     private func choose(
-        in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
+        in screen: ServedScreenSet.Screen, target: RequestTarget, head: RequestHead
     ) throws(APIError) -> (ServedScreenSet.Variant, Exposure?) {
-        let (variant, exposure) = try selectVariant(in: screen, target: target, headers: headers)
+        let fields = head.fields
+        if screen.isPickedByVersionAndLanguage, fields.alternative == nil, fields.version != nil || target.query["version"] == nil,
+            let variant = head.withBytes({ bytes in
+                screen.variant(
+                    version: fields.version.map { UnsafeBufferPointer(rebasing: bytes[$0]) },
+                    language: fields.language.map { UnsafeBufferPointer(rebasing: bytes[$0]) })
+            })
+        {
+            return (variant, nil)
+        }
+        let (variant, exposure) = try selectVariant(in: screen, target: target, head: head)
         guard let locales = screen.locales, !variant.translations.isEmpty else { return (variant, exposure) }
-        return (variant.translations[locales.locale(for: headers.first(name: "Accept-Language"))] ?? variant, exposure)
+        return (variant.translations[locales.locale(for: head.text(fields.language))] ?? variant, exposure)
     }
 
     /// An experiment the request's user is exposed to, with the alternative and the request's inputs.
@@ -127,17 +141,17 @@ struct VariantSelector: Sendable {
         exposures.record(
             ExposureRecorder.Record(
                 experiment: exposure.experiment, alternative: exposure.alternative, user: exposure.user,
-                appVersion: request.headers.first(name: "X-Taksi-Version") ?? target.query["version"], platform: exposure.platform,
+                appVersion: request.head.text(request.head.fields.version) ?? target.query["version"], platform: exposure.platform,
                 screen: variant.compiled.name, variant: variant.compiled.variantID, time: 0, requestID: request.correlation.requestID
             )
         )
     }
 
     private func selectVariant(
-        in screen: ServedScreenSet.Screen, target: RequestTarget, headers: HTTPHeaders
+        in screen: ServedScreenSet.Screen, target: RequestTarget, head: RequestHead
     ) throws(APIError) -> (ServedScreenSet.Variant, Exposure?) {
-        let versionText = headers.first(name: "X-Taksi-Version") ?? target.query["version"]
-        let alternative = headers.first(name: "X-Taksi-Alternative")
+        let versionText = head.text(head.fields.version) ?? target.query["version"]
+        let alternative = head.text(head.fields.alternative)
         // One variant, and nothing in the request that could be refused: no selection to make.
         if versionText == nil, alternative == nil, let only = screen.onlyVariant { return (only, nil) }
         var request = ScreenVariants.Request()
@@ -153,17 +167,21 @@ struct VariantSelector: Sendable {
                 throw APIError(
                     .invalidVersion,
                     message: "\"\(text)\" is not an app version; send numbers separated by dots, like 2.3.1 or 2.3.1-beta.2",
-                    headers: headers.contains(name: "X-Taksi-Version") ? vary("X-Taksi-Version") : screen.vary.map { [("Vary", $0)] } ?? []
+                    headers: head.fields.version != nil ? vary("X-Taksi-Version") : screen.vary.map { [("Vary", $0)] } ?? []
                 )
             }
             request.version = version
         }
         request.alternative = alternative
-        request.user = headers.first(name: "X-Taksi-User")
-        request.platform = headers.first(name: "X-Taksi-Platform")
+        // Read only for a screen with an experiment, whose audience and assignment they are.
+        if screen.variants.hasExperiment {
+            let headers = head.headers
+            request.user = headers.first(name: "X-Taksi-User")
+            request.platform = headers.first(name: "X-Taksi-Platform")
+        }
         // Read only for a screen that depends on it (an experiment's audience naming locales).
         if screen.variesByLanguage {
-            request.language = Localization.languageRanges(headers.first(name: "Accept-Language")).first
+            request.language = Localization.languageRanges(head.text(head.fields.language)).first
         }
         // The chosen variant's file and exposure, not a copy of the compiled variant.
         let selection = screen.variants.selection(request) { variant, experiment, assignment in
@@ -192,14 +210,14 @@ struct VariantSelector: Sendable {
     }
 
     /// A variant of `screen` whose skeleton has `revision`, in the locale the request negotiates.
-    private static func variant(of screen: ServedScreenSet.Screen, revision: String, headers: HTTPHeaders) -> ServedScreenSet.Variant? {
+    private static func variant(of screen: ServedScreenSet.Screen, revision: String, head: RequestHead) -> ServedScreenSet.Variant? {
         guard
             let found = screen.served.values.sorted(by: { $0.compiled.file < $1.compiled.file }).first(where: {
                 $0.revision.digest == revision
             })
         else { return nil }
         guard let locales = screen.locales, !found.translations.isEmpty else { return found }
-        return found.translations[locales.locale(for: headers.first(name: "Accept-Language"))] ?? found
+        return found.translations[locales.locale(for: head.text(head.fields.language))] ?? found
     }
 }
 

@@ -4,18 +4,6 @@ import NIOHTTP1
 /// case-insensitive names. The head checks, conditional and content-coding checks of every request go through
 /// here, so nothing allocates: no `split` arrays, no `Character` walks, no per-value `String`.
 enum HeaderList {
-    /// Calls `body` with each element of every `name` header's list, optional whitespace (spaces
-    /// and tabs) trimmed and empty elements skipped, until `body` returns true; says whether it did.
-    /// - Parameter name: the header's name in lower case.
-    static func contains(
-        _ headers: HTTPHeaders, _ name: StaticString, where body: (UnsafeBufferPointer<UInt8>) -> Bool
-    ) -> Bool {
-        for (headerName, value) in headers where equalsIgnoringCase(headerName.utf8, name) {
-            if containsElement(in: value, where: body) { return true }
-        }
-        return false
-    }
-
     /// Calls `body` with each element of one header value's list, trimmed, empty ones skipped,
     /// until `body` returns true; says whether it did.
     static func containsElement(in value: String, where body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
@@ -56,8 +44,7 @@ enum HeaderList {
 }
 
 /// The request fields a head is read for, told apart by their names' bytes (length first, then
-/// ASCII case-insensitive bytes): the one classifier of the general way (``ConnectionRequest``)
-/// and of the answer from the head (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``).
+/// ASCII case-insensitive bytes): the one classifier, of ``RequestFields``.
 enum KnownField {
     case host
     case expect
@@ -73,7 +60,7 @@ enum KnownField {
     case transferEncoding
     case taksiAlternative
 
-    /// Nil for a field neither way reads.
+    /// Nil for a field the server does not act on.
     init?(name: some Collection<UInt8>) {
         switch name.count {
         case 4 where HeaderList.equalsIgnoringCase(name, "host"): self = .host

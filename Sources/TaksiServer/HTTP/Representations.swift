@@ -42,17 +42,12 @@ final class Representations: Sendable {
         }
     }
 
-    /// The response for a request's `Accept-Encoding` and `If-None-Match`.
-    func response(to request: HTTPHeaders) -> HTTPResponse {
-        response(acceptsGzip: ContentCoding.acceptsGzip(request)) { Self.matches(headers: request, etag: $0.etag) }
-    }
-
-    /// The one choice of every way a request is read: the gzip form when there is one and the
-    /// request accepts it, else the identity form; its `304` when `isNotModified` says the
-    /// request's `If-None-Match` names it, else its full response.
-    func response(acceptsGzip: Bool, isNotModified: (Form) -> Bool) -> HTTPResponse {
-        let form = gzip.flatMap { acceptsGzip ? $0 : nil } ?? identity
-        return isNotModified(form) ? form.notModified : form.full
+    /// The one choice of every answer a resource has: the gzip form when there is one and the
+    /// request accepts it, else the identity form; its `304` when the request's `If-None-Match`
+    /// names it, else its full response.
+    func response(to request: RequestHead) -> HTTPResponse {
+        let form = gzip.flatMap { request.acceptsGzip ? $0 : nil } ?? identity
+        return request.isNotModified(etag: form.etagBytes) ? form.notModified : form.full
     }
 
     /// `<16 hex digits>`: a digest of the body, so equal bytes get equal tags on every replica.
@@ -60,15 +55,6 @@ final class Representations: Sendable {
         var digest = FNV1a()
         digest.combine(bytes)
         return digest.hexDigest
-    }
-
-    /// Whether `If-None-Match` names `etag` (or is `*`); weak comparison, as RFC 9110 asks for it.
-    /// Compared as bytes (see ``HeaderList``).
-    static func matches(headers: HTTPHeaders, etag: String) -> Bool {
-        var etag = etag
-        return etag.withUTF8 { etag in
-            HeaderList.contains(headers, "if-none-match") { matches(candidate: $0, etag: etag) }
-        }
     }
 
     /// Whether one `If-None-Match` value (its bytes) names `etag` (or is `*`).
@@ -129,17 +115,6 @@ final class Representations: Sendable {
 /// `Accept-Encoding` negotiation (RFC 9110, section 12.5.3) for the one coding we send. Reads the
 /// header as bytes (``HeaderList``): no allocation on the hot path.
 enum ContentCoding {
-    /// Whether the client accepts gzip: listed (or `x-gzip`, or `*`) with a non-zero quality. A
-    /// request without the header, or with `identity` only, gets the identity body.
-    static func acceptsGzip(_ headers: HTTPHeaders) -> Bool {
-        var acceptance = Acceptance()
-        for (name, value) in headers where !acceptance.isDecided && HeaderList.equalsIgnoringCase(name.utf8, "accept-encoding") {
-            var value = value
-            value.withUTF8 { acceptance.read($0) }
-        }
-        return acceptance.acceptsGzip
-    }
-
     /// What a request's `Accept-Encoding` values say of gzip, read one after the other: the first
     /// element naming gzip decides; else the last `*`.
     struct Acceptance {

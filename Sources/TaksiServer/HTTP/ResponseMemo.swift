@@ -75,16 +75,11 @@ public final class ResponseMemo: Sendable {
                 + key.approximateBytes + 1024
         }
 
-        /// The response for a request's `Accept-Encoding` and `If-None-Match`.
-        func response(to request: HTTPHeaders) -> HTTPResponse {
-            response(acceptsGzip: ContentCoding.acceptsGzip(request)) { Representations.matches(headers: request, etag: $0.etag) }
-        }
-
-        /// As ``Representations/response(acceptsGzip:isNotModified:)`` picks, the gzip form made
-        /// the first time it is picked.
-        func response(acceptsGzip: Bool, isNotModified: (Representations.Form) -> Bool) -> HTTPResponse {
-            let form = (gzipSource != nil && acceptsGzip ? gzipForm : nil) ?? identity
-            return isNotModified(form) ? form.notModified : form.full
+        /// The response for a request's `Accept-Encoding` and `If-None-Match`, as
+        /// ``Representations/response(to:)`` picks it; the gzip form made the first time it is picked.
+        func response(to request: RequestHead) -> HTTPResponse {
+            let form = (gzipSource != nil && request.acceptsGzip ? gzipForm : nil) ?? identity
+            return request.isNotModified(etag: form.etagBytes) ? form.notModified : form.full
         }
 
         private var gzipForm: Representations.Form? {
@@ -150,12 +145,12 @@ public final class ResponseMemo: Sendable {
     /// The values of the request headers named `names` (lower case), as the request sent them:
     /// each name's fields' values in order, each ended by a line feed, each name's by a zero byte
     /// (neither is allowed in a field value). The same bytes make the same upstream cache keys;
-    /// other bytes (even ones that would make the same keys) send a request the general way.
+    /// other bytes (even ones that would make the same keys) are looked up by their inputs.
     struct ForwardedValues: Equatable, Sendable {
         var names: [[UInt8]] = []
         var values: [UInt8] = []
 
-        /// The values of a request's headers, as the general way holds them.
+        /// The values of a request's headers, as text.
         init(names: [String], headers: HTTPHeaders) {
             self.names = Set(names.map { $0.lowercased() }).sorted().map { Array($0.utf8) }
             for name in self.names {
@@ -167,18 +162,19 @@ public final class ResponseMemo: Sendable {
             }
         }
 
-        /// Whether a head read from `bytes` has these values of these names: the bytes its fields
-        /// would make, compared where they lie (nothing is made for a request).
-        func matches(head: HTTPRequestParser.Head, bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        /// Whether a request has these values of these names: the bytes its fields would make,
+        /// compared where they lie (nothing is made for a request).
+        func matches(_ head: RequestHead) -> Bool {
             var offset = 0
             for name in names {
-                for field in head.fields where HeaderList.equalsIgnoringCase(bytes[field.name], lowercase: name) {
-                    let value = bytes[field.value]
+                let differs = head.forEachField { field, value in
+                    guard HeaderList.equalsIgnoringCase(field, lowercase: name) else { return false }
                     let end = offset + value.count
-                    guard end < values.count, values[offset..<end].elementsEqual(value), values[end] == 0x0A else { return false }
+                    guard end < values.count, values[offset..<end].elementsEqual(value), values[end] == 0x0A else { return true }
                     offset = end + 1
+                    return false
                 }
-                guard offset < values.count, values[offset] == 0 else { return false }
+                guard !differs, offset < values.count, values[offset] == 0 else { return false }
                 offset += 1
             }
             return offset == values.count
@@ -195,8 +191,8 @@ public final class ResponseMemo: Sendable {
         let generation: UInt64
     }
 
-    /// A kept response found for a request's target (``answer(forTarget:of:forwarded:)``), and how many
-    /// fresh upstream cache entries it was checked against (the general way counts them as hits).
+    /// A kept response found for a request's target (``answer(for:of:)``), and how many fresh
+    /// upstream cache entries it was checked against (counted as the cache's hits).
     struct KeptAnswer {
         let entry: Entry
         let freshUpstreamEntries: Int
@@ -245,53 +241,52 @@ public final class ResponseMemo: Sendable {
         return found
     }
 
-    /// Remembers that `target` (a request's, as it arrived) was answered with `entry`, just found
-    /// for `key` by ``entry(for:)`` (forgotten with it when its generation is dropped), so the next request
-    /// for it is answered from its head (``answer(forTarget:of:forwarded:)``): data of request and
-    /// path values, and of upstream values while the entries it was rendered from stay fresh and
-    /// the request forwards the same header values to them.
+    /// Remembers that the target of `request` (as it arrived) was answered with `entry`, just
+    /// found for `key` by ``entry(for:)`` (forgotten with it when its generation is dropped), so
+    /// the next request for it is answered without its query read (``answer(for:of:)``): data of
+    /// request and path values, and of upstream values while the entries it was rendered from
+    /// stay fresh and the request forwards the same header values to them.
     /// A target already remembered costs a digest and a lookup, nothing copied.
     /// - Parameter inputs: the upstream entries `key` names, in its order, with their `ttl`s,
     ///   and the values the calls forward; made only when the target is not remembered yet.
-    func remember(target: String, of entry: Entry, for key: Key, inputs: () -> TargetInputs = { TargetInputs() }) {
-        guard key.kind == .data, target.utf8.count <= Self.longestRememberedTarget else { return }
-        var text = target
-        let digest = text.withUTF8 { Self.digest(bytes: $0, variant: key.variant) }
+    func remember(target request: RequestHead, of entry: Entry, for key: Key, inputs: () -> TargetInputs = { TargetInputs() }) {
+        guard key.kind == .data, request.target.count <= Self.longestRememberedTarget else { return }
+        let target = request.withBytes { Array($0[request.target]) }
+        let digest = target.withUnsafeBufferPointer { Self.digest(bytes: $0, variant: key.variant) }
         let isRemembered = state.withLockedValue { state in state.targets[digest].map { $0.entry === entry } ?? false }
         guard !isRemembered else { return }
         let inputs = inputs()
         guard key.upstream.count == inputs.upstream.count else { return }
         state.withLockedValue { state in
             if state.targets.count >= limits.maxEntries { state.targets.removeAll(keepingCapacity: true) }
-            state.targets[digest] = TargetUse(variant: key.variant, target: Array(target.utf8), entry: entry, inputs: inputs)
+            state.targets[digest] = TargetUse(variant: key.variant, target: target, entry: entry, inputs: inputs)
         }
     }
 
-    /// The kept response the general way answered `target` with for the variant `variant` (its
-    /// ``ServedScreenSet/Variant/memoID``), when the request forwards the same header values
-    /// and every upstream entry it was rendered from is still fresh in the same generation
-    /// (``UpstreamCache/isFresh(_:ttl:generation:)``, which marks it used as the general way does); nil
-    /// sends the request the general way. Nothing is counted (``countHit()``, when it is answered).
-    /// - Parameter forwarded: whether the request has the header values the response was made with
-    ///   (``ForwardedValues/matches(head:bytes:)``).
-    func answer(
-        forTarget target: UnsafeBufferPointer<UInt8>, of variant: Int, forwarded matches: (ForwardedValues) -> Bool
-    ) -> KeptAnswer? {
-        let digest = Self.digest(bytes: target, variant: variant)
-        let found: TargetUse? = state.withLockedValue { state in
-            guard let use = state.targets[digest], use.variant == variant, use.target.elementsEqual(target) else { return nil }
-            return use
+    /// The kept response a request for the same target was answered with for the variant
+    /// `variant` (its ``ServedScreenSet/Variant/memoID``), when `request` forwards the same header
+    /// values and every upstream entry it was rendered from is still fresh in the same generation
+    /// (``UpstreamCache/isFresh(_:ttl:generation:)``, which marks it used as a lookup does); nil
+    /// when there is none. Nothing is counted (``countHit()``, when it is answered).
+    func answer(for request: RequestHead, of variant: Int) -> KeptAnswer? {
+        let found: TargetUse? = request.withBytes { bytes in
+            let target = UnsafeBufferPointer(rebasing: bytes[request.target])
+            let digest = Self.digest(bytes: target, variant: variant)
+            return state.withLockedValue { state in
+                guard let use = state.targets[digest], use.variant == variant, use.target.elementsEqual(target) else { return nil }
+                return use
+            }
         }
         guard let found else { return nil }
         let inputs = found.inputs
-        if !inputs.forwarded.names.isEmpty, !matches(inputs.forwarded) { return nil }
+        if !inputs.forwarded.names.isEmpty, !inputs.forwarded.matches(request) { return nil }
         for check in inputs.upstream {
             guard cache.isFresh(check.key, ttl: check.ttl, generation: check.generation) else { return nil }
         }
         return KeptAnswer(entry: found.entry, freshUpstreamEntries: inputs.upstream.count)
     }
 
-    /// Counts a hit of a response answered from a request's head (``answer(forTarget:of:forwarded:)``).
+    /// Counts a hit of a response answered for its target (``answer(for:of:)``).
     func countHit() {
         hits.increment()
     }
@@ -311,7 +306,7 @@ public final class ResponseMemo: Sendable {
     /// - Parameter route: what the response is counted as: `data`, or `skeleton` for the skeleton
     ///   of one URL of a screen whose static fields are built from its path.
     func keep(
-        _ body: [UInt8], for key: Key, headers: [(String, String)], variant: String, request: HTTPHeaders,
+        _ body: [UInt8], for key: Key, headers: [(String, String)], variant: String, request: RequestHead,
         label: MetricsLabel = .data
     ) -> HTTPResponse {
         let notKept = { Self.response(notKept: body, headers: headers, variant: variant, to: request, label: label) }
@@ -341,12 +336,12 @@ public final class ResponseMemo: Sendable {
     /// `304` to `If-None-Match`, the same `Vary`), made for this request alone: identity only,
     /// and nothing precomputed that it would not use.
     static func response(
-        notKept body: [UInt8], headers: [(String, String)], variant: String, to request: HTTPHeaders, label: MetricsLabel = .data
+        notKept body: [UInt8], headers: [(String, String)], variant: String, to request: RequestHead, label: MetricsLabel = .data
     ) -> HTTPResponse {
         let etag = entityTag(body)
         return Representations.response(
             body: body, etag: etag, encoding: nil, headers: sharedHeaders(headers, bodySize: body.count), label: label, variant: variant,
-            notModified: Representations.matches(headers: request, etag: etag)
+            notModified: request.isNotModified(etag: Array(etag.utf8))
         )
     }
 

@@ -243,16 +243,39 @@ final class AccessLogBuffer {
         self.bytes = ByteBufferAllocator().buffer(capacity: Self.chunkBytes + 1024)
     }
 
+    /// Adds the line of a request that arrived with `head`.
+    func record(
+        _ head: RequestHead, status: UInt, bytes written: Int, duration: TimeAmount, variant: String?,
+        requestID: (inout ByteBuffer) -> Void
+    ) {
+        head.withBytes { bytes in
+            record(
+                method: head.method.rawValue, target: UnsafeBufferPointer(rebasing: bytes[head.target]), status: status, bytes: written,
+                duration: duration, variant: variant, requestID: requestID)
+        }
+    }
+
     /// Adds one request's line.
-    /// - Parameters:
-    ///   - uri: the request target; the query is left out (it may hold a user's values).
-    ///   - requestID: writes the request id (generated ids are written without building a string).
     func record(
         method: String, uri: String, status: UInt, bytes written: Int, duration: TimeAmount, variant: String?,
         requestID: (inout ByteBuffer) -> Void
     ) {
-        var path = uri.utf8[...]
-        if let question = path.firstIndex(of: UInt8(ascii: "?")) { path = path[..<question] }
+        var uri = uri
+        uri.withUTF8 { target in
+            record(
+                method: method, target: target, status: status, bytes: written, duration: duration, variant: variant, requestID: requestID)
+        }
+    }
+
+    /// Adds one request's line.
+    /// - Parameters:
+    ///   - target: the request target's bytes; the query is left out (it may hold a user's values).
+    ///   - requestID: writes the request id (generated ids are written without building a string).
+    private func record(
+        method: String, target: UnsafeBufferPointer<UInt8>, status: UInt, bytes written: Int, duration: TimeAmount, variant: String?,
+        requestID: (inout ByteBuffer) -> Void
+    ) {
+        let path = UnsafeBufferPointer(rebasing: target[..<(target.firstIndex(of: UInt8(ascii: "?")) ?? target.count)])
         let nanoseconds = Int(max(0, duration.nanoseconds))
         let milliseconds = currentMilliseconds()
         // All but the id is written straight into the buffer's free space, with one check of the

@@ -154,11 +154,11 @@ public final class ServedScreenSet: Sendable {
         /// How `Accept-Language` picks a locale, when a variant of this screen has localized text.
         let locales: LocaleNegotiator?
 
-        /// Whether a request's head alone picks the variant (``precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``):
-        /// the app's version and language do, with no alternatives nor experiment, and no static
-        /// field built from the path.
-        let isPickedFromHeads: Bool
-        /// The variant for a request that says no version, when ``isPickedFromHeads`` and one serves it.
+        /// Whether the app's version and language alone pick the variant: no alternatives nor
+        /// experiment (see ``variant(version:language:)``).
+        let isPickedByVersionAndLanguage: Bool
+        /// The variant for a request that says no version, when ``isPickedByVersionAndLanguage``
+        /// and one serves it.
         let unversioned: Variant?
 
         init(variants: ScreenVariants, served: [String: Variant], vary: String?, locales: LocaleNegotiator? = nil) {
@@ -170,13 +170,10 @@ public final class ServedScreenSet: Sendable {
                 vary?.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "Accept-Language" } ?? false
             self.onlyVariant = served.count == 1 && !variants.isVersioned ? served.values.first : nil
             self.hasParameters = variants.pattern.hasParameters
-            self.isPickedFromHeads =
-                !variants.hasAlternatives && !variants.hasExperiment
-                && served.values.allSatisfy { variant in
-                    variant.compiled.pathFields.isEmpty && variant.translations.values.allSatisfy(\.compiled.pathFields.isEmpty)
-                }
+            self.isPickedByVersionAndLanguage = !variants.hasAlternatives && !variants.hasExperiment
             self.unversioned =
-                isPickedFromHeads ? (try? variants.selection(ScreenVariants.Request()).get()).flatMap { served[$0.variant.file] } : nil
+                isPickedByVersionAndLanguage
+                ? (try? variants.selection(ScreenVariants.Request()).get()).flatMap { served[$0.variant.file] } : nil
         }
     }
 
@@ -198,8 +195,6 @@ public final class ServedScreenSet: Sendable {
     let approximateBytes: Int
     /// Every screen's variants' revisions: what skeletons this set can answer data and submits for.
     let revisions: Set<NamedRevision>
-    /// The skeletons and data answered from a head's bytes, by target (``precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``).
-    let headTargets: HeadTargets
 
     /// A revision of a screen's skeleton (``SkeletonRevision``), by the screen's name.
     struct NamedRevision: Hashable {
@@ -292,7 +287,6 @@ public final class ServedScreenSet: Sendable {
             index.append(ScreenIndex.entry(variants, revisions: servedVariants.mapValues(\.revision.digest)))
         }
         self.screens = screens
-        self.headTargets = HeadTargets(screens: screens, answersData: screenSet.epochs.count <= 1)
         self.approximateBytes = approximateBytes
         self.revisions = Set(
             screens.flatMap { name, screen in screen.served.values.map { NamedRevision(screen: name, digest: $0.revision.digest) } })
@@ -325,5 +319,26 @@ public final class ServedScreenSet: Sendable {
             }
         }
         return result
+    }
+}
+
+extension ServedScreenSet.Screen {
+    /// The variant for a request whose head says `version` (`X-Taksi-Version`'s value) and
+    /// `language` (`Accept-Language`'s), or neither, read where they lie: by version, then in the
+    /// negotiated locale. Nil when they do not pick it alone (``isPickedByVersionAndLanguage``),
+    /// or the version does not parse or no variant serves it (``VariantSelector`` says why).
+    func variant(version: UnsafeBufferPointer<UInt8>?, language: UnsafeBufferPointer<UInt8>?) -> ServedScreenSet.Variant? {
+        guard isPickedByVersionAndLanguage, let variant = versioned(version) else { return nil }
+        guard let locales, !variant.translations.isEmpty else { return variant }
+        // As text: the negotiator remembers each value's locale.
+        return variant.translations[locales.locale(for: language.map { String(decoding: $0, as: UTF8.self) })] ?? variant
+    }
+
+    private func versioned(_ version: UnsafeBufferPointer<UInt8>?) -> ServedScreenSet.Variant? {
+        guard let version else { return unversioned }
+        guard let parsed = Version(String(decoding: HeaderList.trimmed(version), as: UTF8.self)) else { return nil }
+        if let onlyVariant { return onlyVariant }
+        guard case .success(let selection) = variants.selection(ScreenVariants.Request(version: parsed)) else { return nil }
+        return served[selection.variant.file]
     }
 }

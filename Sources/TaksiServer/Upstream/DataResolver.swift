@@ -13,7 +13,7 @@ public struct DataResolver: Sendable {
     let logger: Logger
     let metrics: any MetricsFactory
     /// Fresh cache hits found on the event loop, counted without creating a counter each time
-    /// (and by the responder, for data answered from a head with its upstream entries fresh).
+    /// (and by the data endpoint, for data kept for its target with its upstream entries fresh).
     let cacheHits: Counter
 
     public init(client: UpstreamClient, cache: UpstreamCache, logger: Logger, metrics: any MetricsFactory = MetricsSystem.factory) {

@@ -1,9 +1,8 @@
 import NIOCore
-import NIOHTTP1
 
 /// A request as a connection holds it, from its head to its answer.
 struct ConnectionRequest {
-    var head: HTTPRequestHead
+    var head: RequestHead
     var id: RequestID
     var started: NIODeadline
     /// An answer decided while reading: a limit was exceeded or the request was malformed.
@@ -28,52 +27,44 @@ struct ConnectionRequest {
 
     /// Reads a request's head: what the connection needs of it, and what must be refused whatever
     /// the request asks for (a limit, the `Host` rule, a broken length, an unknown expectation).
-    static func read(
-        _ head: HTTPRequestHead, limits: ConnectionLimits, ids: inout RequestIDs
-    ) -> (request: ConnectionRequest, verdict: Verdict) {
-        let summary = Summary(head.headers)
-        var request = ConnectionRequest(head: head, id: ids.id(given: summary.requestID), started: .now())
-        let verdict = verdict(on: head, summary: summary, limits: limits)
+    static func read(_ head: RequestHead, limits: ConnectionLimits, ids: inout RequestIDs) -> (request: ConnectionRequest, verdict: Verdict)
+    {
+        var request = ConnectionRequest(head: head, id: ids.id(given: head.text(head.fields.requestID)), started: .now())
+        let verdict = verdict(on: head, limits: limits)
         request.rejection = verdict.rejection
         return (request, verdict)
     }
 
-    private init(head: HTTPRequestHead, id: RequestID, started: NIODeadline) {
+    private init(head: RequestHead, id: RequestID, started: NIODeadline) {
         self.head = head
         self.id = id
         self.started = started
     }
 
-    /// A request answered as soon as its head was read (see ``HTTPConnectionStateMachine/answersAtOnce(isWritable:)``),
-    /// which nothing more is decided about.
-    static func answeredAtOnce(_ head: HTTPRequestHead, id: RequestID) -> ConnectionRequest {
-        ConnectionRequest(head: head, id: id, started: .now())
-    }
-
     /// A placeholder for bytes that never made a request (they are answered as one).
     static func placeholder(ids: inout RequestIDs) -> ConnectionRequest {
-        ConnectionRequest(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "-"), id: ids.id(given: nil), started: .now())
+        ConnectionRequest(head: RequestHead(method: .GET, uri: "-"), id: ids.id(given: nil), started: .now())
     }
 
-    private static func verdict(on head: HTTPRequestHead, summary: Summary, limits: ConnectionLimits) -> Verdict {
+    private static func verdict(on head: RequestHead, limits: ConnectionLimits) -> Verdict {
         var verdict = Verdict()
-        let declaredLength = summary.contentLength?.trimmingOptionalWhitespace
+        let fields = head.fields
         // The reader took it as an Int (see `HTTPRequestParser`), or refused the request.
-        let length = declaredLength.flatMap { Int($0) }
-        verdict.hasBody = (length ?? 0) > 0 || summary.hasTransferEncoding
-        if head.uri.utf8.count > limits.maxURILength {
+        let length = head.text(fields.contentLength).flatMap { Int($0) }
+        verdict.hasBody = (length ?? 0) > 0 || fields.hasTransferEncoding
+        if head.target.count > limits.maxURILength {
             verdict.rejection = .uriTooLong(limit: limits.maxURILength)
-        } else if summary.bytes > limits.maxHeaderBytes {
+        } else if fields.bytes > limits.maxHeaderBytes {
             verdict.rejection = .headersTooLarge(limit: limits.maxHeaderBytes)
-        } else if summary.hosts > 1 || (summary.hosts == 0 && head.version.minor >= 1) {
+        } else if fields.hosts > 1 || (fields.hosts == 0 && head.version.minor >= 1) {
             // RFC 9112, 3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0.
             verdict.rejection = .invalidHost
         } else if let length, length > limits.maxBodyBytes {
             // Refused before a byte of it is read.
             verdict.rejection = .bodyTooLarge(limit: limits.maxBodyBytes)
             verdict.answersBeforeBody = true
-        } else if let expectation = summary.expect {
-            if expectation.trimmingOptionalWhitespace.lowercased() != "100-continue" {
+        } else if let expectation = head.text(fields.expect) {
+            if expectation.lowercased() != "100-continue" {
                 verdict.rejection = .expectationFailed
                 verdict.answersBeforeBody = true
             } else {
@@ -81,32 +72,6 @@ struct ConnectionRequest {
             }
         }
         return verdict
-    }
-
-    /// What the connection needs to know of a request's headers, read in one pass (each lookup by
-    /// name is a scan with case-insensitive comparisons, and a request head is read on every request).
-    private struct Summary {
-        /// Bytes of the header lines, as the limit counts them.
-        var bytes = 0
-        var hosts = 0
-        var requestID: String?
-        var contentLength: String?
-        var hasTransferEncoding = false
-        var expect: String?
-
-        init(_ headers: HTTPHeaders) {
-            for (name, value) in headers {
-                bytes += name.utf8.count + value.utf8.count + 4
-                switch KnownField(name: name.utf8) {
-                case .host: hosts += 1
-                case .expect: expect = expect ?? value
-                case .requestID: requestID = requestID ?? value
-                case .contentLength: contentLength = contentLength ?? value
-                case .transferEncoding: hasTransferEncoding = true
-                default: break
-                }
-            }
-        }
     }
 }
 

@@ -25,8 +25,6 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private let sweeper: ConnectionSweeper
     private let accessLog: AccessLogBuffer?
     private let observer: (any RequestObserver)?
-    /// Precomputed skeletons are answered from a head's bytes (off only to compare the two ways).
-    private let answersFromHeads: Bool
 
     // What follows is used on the connection's event loop alone, one event at a time, and each
     // access ends before another to the same property starts: the run-time exclusivity checks,
@@ -47,9 +45,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     init(
         responder: Responder, limits: ConnectionLimits, sweeper: ConnectionSweeper, accessLog: AccessLogBuffer?,
-        observer: (any RequestObserver)?, answersFromHeads: Bool = true
+        observer: (any RequestObserver)?
     ) {
-        self.answersFromHeads = answersFromHeads
         self.responder = responder
         self.limits = limits
         self.sweeper = sweeper
@@ -62,13 +59,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// A connection's handlers, in pipeline order: this one alone.
     static func handlers(
         responder: Responder, limits: ConnectionLimits, sweeper: ConnectionSweeper, accessLog: AccessLogBuffer?,
-        observer: (any RequestObserver)?, answersFromHeads: Bool = true
+        observer: (any RequestObserver)?
     ) -> [any ChannelHandler] {
-        [
-            HTTPConnectionHandler(
-                responder: responder, limits: limits, sweeper: sweeper, accessLog: accessLog, observer: observer,
-                answersFromHeads: answersFromHeads)
-        ]
+        [HTTPConnectionHandler(responder: responder, limits: limits, sweeper: sweeper, accessLog: accessLog, observer: observer)]
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -121,7 +114,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .decode = machine.bytesArrived(now: .now()) else { return }
         do {
-            try reader.read(unwrapInboundIn(data), answering: { head, bytes in answerAtOnce(head, bytes, context: context) }) { part in
+            try reader.read(unwrapInboundIn(data)) { part in
                 received(part, context: context)
                 // Once the connection stops answering (a refused request is its last), what
                 // follows is dropped.
@@ -132,29 +125,14 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
-    /// Answers a request from its head alone, when the set has its answer precomputed
-    /// (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``) and the machine lets
-    /// it be answered at once: written as the general way writes it. False sends it the general way.
-    private func answerAtOnce(_ head: HTTPRequestParser.Head, _ bytes: UnsafeRawBufferPointer, context: ChannelHandlerContext) -> Bool {
-        guard answersFromHeads,
-            let answer = responder.answeringFromHeads?.precomputedAnswer(
-                to: head, bytes: bytes, maxHeaderBytes: limits.maxHeaderBytes, memo: responder.memo),
-            let id = machine.answersAtOnce(isWritable: context.channel.isWritable)
-        else { return false }
-        responder.count(answer)
-        write(answer.response, for: .answeredAtOnce(answer.head, id: id), framing: .keepAlive, context: context)
-        run(machine.responseWritten(isWritable: context.channel.isWritable, now: .now()), context: context)
-        return true
-    }
-
     /// One part of a request, read.
-    private func received(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+    private func received(_ part: RequestPart, context: ChannelHandlerContext) {
         let isWritable = context.channel.isWritable
         let action: Action
         switch part {
         case .head(let head):
             action = machine.receivedHead(head, isWritable: isWritable, now: .now()) { head in
-                responder.refusal(beforeBodyOf: head.method, uri: head.uri, headers: head.headers)
+                responder.refusal(beforeBodyOf: head)
             }
         case .body(let part):
             action = machine.receivedBody(part, isWritable: isWritable, now: .now())
@@ -226,7 +204,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     /// The responder's reply (to the rejection decided while reading, if there is one).
     private func reply(to request: ConnectionRequest) -> Reply {
-        var http = HTTPRequest(method: request.head.method, uri: request.head.uri, headers: request.head.headers, body: request.body)
+        var http = HTTPRequest(head: request.head, body: request.body)
         http.id = machine.ids.reference(request.id)
         http.rejection = request.rejection
         return responder.respond(to: http)
@@ -380,7 +358,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         let duration = NIODeadline.now() - request.started
         count(response, bytes: bytes, duration: duration)
         accessLog?.record(
-            method: request.head.method.rawValue, uri: request.head.uri, status: response.status.code, bytes: bytes,
+            request.head, status: response.status.code, bytes: bytes,
             duration: duration, variant: response.variant
         ) { buffer in machine.ids.write(request.id, to: &buffer) }
         response.trace?.end(response, bytes: bytes)

@@ -157,8 +157,8 @@ struct HTTPConnectionStateMachine {
     /// `100 Continue`). `refusal` gives the route's answer whatever the body, asked for only when
     /// the client waits for `100 Continue`.
     mutating func receivedHead(
-        _ head: HTTPRequestHead, isWritable: Bool, now: @autoclosure () -> NIODeadline,
-        refusal: (HTTPRequestHead) -> APIError?
+        _ head: RequestHead, isWritable: Bool, now: @autoclosure () -> NIODeadline,
+        refusal: (RequestHead) -> APIError?
     ) -> Action {
         guard state == .open else { return .none }
         let (request, verdict) = ConnectionRequest.read(head, limits: limits, ids: &ids)
@@ -178,21 +178,6 @@ struct HTTPConnectionStateMachine {
         // clock until reading goes on: the wait is the server's, not the client's.
         deadline = verdict.hasBody && mayReadMore(isWritable: isWritable) ? (now() + limits.bodyTimeout, .body) : nil
         return sendsContinue ? .sendContinue : .none
-    }
-
-    /// A request whose head was just read, without a body, is answered at once from the head
-    /// alone and kept alive (a precomputed answer), as if it had been received and its answer
-    /// were ready: its id, when the connection answers, nothing is ahead of it, the client takes
-    /// its responses, the server is not draining and it is not the connection's last request;
-    /// else nil, and it is received the general way. ``responseWritten(isWritable:now:)`` follows.
-    mutating func answersAtOnce(isWritable: Bool) -> RequestID? {
-        guard state == .open, isBetweenRequests, hasNothingAhead, isWritable, !isQuiescing,
-            answered + 1 < limits.maxRequestsPerConnection
-        else { return nil }
-        reading = .between
-        answered += 1
-        deadline = nil
-        return ids.id(given: nil)
     }
 
     /// Part of the body of the request being received. Only a POST's body is kept (actions take

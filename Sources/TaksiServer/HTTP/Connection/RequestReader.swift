@@ -1,5 +1,4 @@
 import NIOCore
-import NIOHTTP1
 
 /// A connection's bytes read as requests: ``HTTPRequestParser`` over what arrives, with the bytes of
 /// a head (or chunk line) not yet whole kept until the rest arrives. Takes the place of NIO's
@@ -20,12 +19,7 @@ struct RequestReader {
 
     /// Reads the bytes that arrived (after any kept from before), handing each request part to
     /// `handle`, which returns false when no more should be read from them (they are dropped).
-    /// - Parameter answer: offered each head of a request without a body first, with its bytes:
-    ///   true when it answered the request, whose parts are then not handed on.
-    mutating func read(
-        _ bytes: ByteBuffer, answering answer: (HTTPRequestParser.Head, UnsafeRawBufferPointer) -> Bool = { _, _ in false },
-        handle: (HTTPServerRequestPart) -> Bool
-    ) throws(HTTPRequestParser.Failure) {
+    mutating func read(_ bytes: ByteBuffer, handle: (RequestPart) -> Bool) throws(HTTPRequestParser.Failure) {
         var buffer: ByteBuffer
         if var kept {
             self.kept = nil
@@ -37,24 +31,18 @@ struct RequestReader {
         }
         var failure: HTTPRequestParser.Failure?
         var stopped = false
-        // The request whose head was answered: its end (which follows at once) is not handed on.
-        var answered = false
         let consumed = buffer.withUnsafeReadableBytes { raw in
             do throws(HTTPRequestParser.Failure) {
                 return try parser.parse(raw) { event in
-                    let part: HTTPServerRequestPart
+                    let part: RequestPart
                     switch event {
                     case .head(let head, let bytes):
-                        if head.body == .none, answer(head, bytes) {
-                            answered = true
-                            return true
-                        }
-                        part = .head(Self.requestHead(head, bytes))
+                        // The head keeps its bytes as a slice of what arrived: no copy.
+                        let offset = raw.baseAddress.map { bytes.baseAddress! - $0 } ?? 0
+                        let slice = buffer.getSlice(at: buffer.readerIndex + offset, length: bytes.count)!
+                        part = .head(RequestHead(head, bytes: bytes, in: slice))
                     case .body(let range): part = .body(buffer.getSlice(at: buffer.readerIndex + range.lowerBound, length: range.count)!)
-                    case .end where answered:
-                        answered = false
-                        return true
-                    case .end: part = .end(nil)
+                    case .end: part = .end
                     }
                     stopped = !handle(part)
                     return !stopped
@@ -72,31 +60,11 @@ struct RequestReader {
             kept = buffer
         }
     }
+}
 
-    /// NIO's head for the one read.
-    private static func requestHead(_ head: HTTPRequestParser.Head, _ bytes: UnsafeRawBufferPointer) -> HTTPRequestHead {
-        func text(_ range: Range<Int>) -> String {
-            String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
-        }
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(head.fields.count)
-        for field in head.fields {
-            headers.add(name: text(field.name), value: text(field.value))
-        }
-        return HTTPRequestHead(
-            version: HTTPVersion(major: 1, minor: head.minorVersion), method: method(head.method), uri: text(head.target),
-            headers: headers)
-    }
-
-    private static func method(_ method: HTTPRequestParser.Method) -> HTTPMethod {
-        switch method {
-        case .GET: .GET
-        case .HEAD: .HEAD
-        case .POST: .POST
-        case .OPTIONS: .OPTIONS
-        // NIO spells it without its hyphen.
-        case .MSEARCH: .MSEARCH
-        default: HTTPMethod(rawValue: method.rawValue)
-        }
-    }
+/// A part of a request, as ``RequestReader`` reads it.
+enum RequestPart {
+    case head(RequestHead)
+    case body(ByteBuffer)
+    case end
 }

@@ -6,11 +6,12 @@ import Testing
 
 @testable import TaksiServer
 
-/// Skeletons and data answered from a request head's bytes (``ServedScreenSet/precomputedAnswer(to:bytes:maxHeaderBytes:memo:)``):
-/// which requests are, with which variant and response, and that a connection writes the same
-/// bytes, and counts the same, whether it answers them that way or the general way.
-@Suite("Precomputed answers")
-struct PrecomputedAnswersTests {
+/// The one way a request travels: its head read once into ``RequestHead`` (the fields the server
+/// acts on found as it is read), routed, and answered by the endpoint from what is kept (the
+/// skeleton's forms, fixtures' data, data kept for that very target) before anything is made
+/// text; what a connection writes, and counts, whatever the requests and however they arrive.
+@Suite("One request path")
+struct RequestPathTests {
     /// A screen with one variant (large enough for a gzip form), one with a path parameter, one
     /// with versions: `title` says which set it is.
     static func files(title: String = "One") -> [String: [UInt8]] {
@@ -68,56 +69,58 @@ struct PrecomputedAnswersTests {
         ].mapValues { Array($0.utf8) }
     }
 
-    static let set = ServedScreenSet(try! #require(ScreenSetLoader.load(files: files()).screenSet))
+    static let application = buildApplication(
+        configuration: .forTests(), screenSet: try! #require(ScreenSetLoader.load(files: files()).screenSet), logger: testLogger("test"))
 
     /// The revision of `plain`'s skeleton, as its data requests name it.
-    static let revision = set.screens["plain"]!.onlyVariant!.revision.digest
+    static let revision = application.store.snapshot.screens["plain"]!.onlyVariant!.revision.digest
 
     /// The `ETag`s of `plain`'s identity and gzip forms.
     static let etags: (identity: String, gzip: String) = {
-        let skeleton = set.screens["plain"]!.onlyVariant!.skeleton
+        let skeleton = application.store.snapshot.screens["plain"]!.onlyVariant!.skeleton
         return (skeleton.identity.etag, skeleton.gzip!.etag)
     }()
 
-    /// What the set answers a request from its head: nil (the general way), or the status and
-    /// the coding of the body (`200`, `200 gzip`, `304`, `304 gzip`).
-    /// - Parameters:
-    ///   - set: the set answering; ``set`` by default.
-    ///   - memo: the data responses kept, for data of request values.
-    static func answer(_ request: String, set: ServedScreenSet = set, memo: ResponseMemo? = nil) throws -> String? {
-        try precomputed(request, set: set, memo: memo).map { answer in
-            let response = answer.response
-            let gzip = response.headers.first(name: "ETag")?.hasSuffix("-gzip\"") == true ? " gzip" : ""
-            #expect((response.headers.first(name: "Content-Encoding") == "gzip") == (gzip != "" && response.status == .ok))
-            return "\(response.status.code)\(gzip)"
-        }
-    }
-
-    /// What the set answers a request from its head (nil: the general way), its request head
-    /// checked: `GET` of the target's path (the access log's: the query left out), HTTP/1.1.
-    static func precomputed(_ request: String, set: ServedScreenSet = set, memo: ResponseMemo? = nil) throws -> PrecomputedAnswer? {
+    /// The head of a request's bytes, read as a connection reads it.
+    static func head(_ request: String) throws -> RequestHead {
         var parser = HTTPRequestParser(limits: HTTPRequestParser.Limits(maxTargetLength: 8192, maxFieldBytes: 65536))
-        var answer: PrecomputedAnswer??
-        _ = try Array(request.utf8).withUnsafeBytes { bytes in
+        var head: RequestHead?
+        let buffer = ByteBuffer(string: request)
+        _ = try buffer.withUnsafeReadableBytes { bytes in
             try parser.parse(bytes) { event in
-                guard case .head(let head, let headBytes) = event else { return true }
-                let found = set.precomputedAnswer(to: head, bytes: headBytes, maxHeaderBytes: ConnectionLimits().maxHeaderBytes, memo: memo)
-                if let found {
-                    let path = String(decoding: headBytes[head.target], as: UTF8.self).prefix { $0 != "?" }
-                    #expect(found.head.uri == path && found.head.method == .GET && found.head.version == .http1_1)
-                }
-                answer = .some(found)
+                guard case .head(let parsed, let headBytes) = event else { return true }
+                let offset = headBytes.baseAddress! - bytes.baseAddress!
+                head = RequestHead(parsed, bytes: headBytes, in: buffer.getSlice(at: buffer.readerIndex + offset, length: headBytes.count)!)
                 return false
             }
         }
-        return try #require(answer, "no head was read in \(request)")
+        return try #require(head, "no head was read in \(request)")
+    }
+
+    /// The response the responder answers a request's bytes with.
+    static func response(_ request: String, application: Application = application) throws -> HTTPResponse {
+        guard case .ready(let response) = application.responder.respond(to: HTTPRequest(head: try head(request))) else {
+            Issue.record("not answered at once: \(request)")
+            return HTTPResponse(error: .notFound(path: "-"))
+        }
+        return response
+    }
+
+    /// The status and the coding of the body (`200`, `200 gzip`, `304`, `304 gzip`).
+    static func answer(_ request: String) throws -> String {
+        let response = try response(request)
+        let gzip = response.headers.first(name: "ETag")?.hasSuffix("-gzip\"") == true ? " gzip" : ""
+        #expect((response.headers.first(name: "Content-Encoding") == "gzip") == (gzip != "" && response.status == .ok))
+        return "\(response.status.code)\(gzip)"
     }
 
     static func get(_ target: String, _ fields: String...) -> String {
         "GET \(target) HTTP/1.1\r\nHost: a\r\n" + fields.map { $0 + "\r\n" }.joined() + "\r\n"
     }
 
-    @Test("a GET of a screen its head picks the variant of is answered from its head, as its Accept-Encoding and If-None-Match ask")
+    @Test(
+        "a skeleton, and data, are answered from the head's fields: the variant its version and language pick, the form its Accept-Encoding and If-None-Match ask"
+    )
     func answered() throws {
         let (identity, gzip) = Self.etags
         let expected: [(String, String)] = [
@@ -156,8 +159,59 @@ struct PrecomputedAnswersTests {
         }
     }
 
-    /// Requests the general way answers (an error, another variant, a header it reads).
-    static let general = [
+    @Test("the head reads its fields once, as sent: the text made of them on demand is the fields' names and values, in order")
+    func fields() throws {
+        let request = Self.get(
+            "/screens/plain?x=1", "Accept-Encoding:  br, gzip ", "X-Taksi-Version: 2.0", "x-taksi-version: 1.0",
+            "X-Other: a:b", "Connection: keep-alive")
+        let head = try Self.head(request)
+        #expect(head.uri == "/screens/plain?x=1" && head.method == .GET && head.version == .http1_1)
+        #expect(
+            head.headers.map { "\($0.name)=\($0.value)" } == [
+                "Host=a", "Accept-Encoding=br, gzip", "X-Taksi-Version=2.0", "x-taksi-version=1.0", "X-Other=a:b", "Connection=keep-alive",
+            ])
+        #expect(head.text(head.fields.version) == "2.0" && head.acceptsGzip && head.fields.hosts == 1 && head.isKeepAlive)
+        // A head made in process is read the same way.
+        let made = RequestHead(method: .GET, uri: "/screens/plain?x=1", headers: HTTPHeaders(head.headers.map { ($0.name, $0.value) }))
+        #expect(made.uri == head.uri && made.headers == head.headers && made.fields.bytes == head.fields.bytes)
+        #expect(made.text(made.fields.version) == "2.0" && made.acceptsGzip && made.isKeepAlive)
+        #expect(try !Self.head("GET / HTTP/1.0\r\n\r\n").isKeepAlive)
+        #expect(try !Self.head(Self.get("/", "Connection: close")).isKeepAlive)
+    }
+
+    @Test("the app's version picks the variant, from the head or by the selector alike")
+    func versions() throws {
+        func variant(_ request: String) throws -> String? { try Self.response(request).variant }
+        #expect(try variant(Self.get("/screens/versioned")) == "versioned|*|default")
+        #expect(try variant(Self.get("/screens/versioned", "X-Taksi-Version: 1.9.9")) == "versioned|*|default")
+        #expect(try variant(Self.get("/screens/versioned", "X-Taksi-Version: 2.0")) == "versioned|>= 2.0|default")
+        #expect(try variant(Self.get("/screens/versioned/data", "X-Taksi-Version: 3.1-beta.2")) == "versioned|>= 2.0|default")
+        #expect(try variant(Self.get("/screens/versioned/data?version=3.0")) == "versioned|>= 2.0|default")
+        #expect(try variant(Self.get("/screens/versioned/data?%76ersion=3.0")) == "versioned|>= 2.0|default")
+        #expect(
+            try variant(Self.get("/screens/versioned", "X-Taksi-Version: 2.0", "x-taksi-version: 1.0")) == "versioned|>= 2.0|default")
+        #expect(try Self.response(Self.get("/screens/versioned", "X-Taksi-Version: 2.x")).status == .badRequest)
+        #expect(try Self.response(Self.get("/screens/newer", "X-Taksi-Version: 1.0")).status == .notFound)
+        #expect(try variant(Self.get("/screens/choice", "X-Taksi-Alternative: b")) == "choice|*|b")
+        #expect(
+            try variant(Self.get("/screens/plain", "X-Taksi-Alternative: b")) == "plain|*|default", "an unknown alternative: the default")
+    }
+
+    @Test("Accept-Language picks the locale as it is negotiated")
+    func languages() throws {
+        func locale(_ request: String) throws -> String? {
+            try Self.response(request).headers.first(name: "Content-Language")
+        }
+        #expect(try locale(Self.get("/screens/welcome")) == "en")
+        #expect(try locale(Self.get("/screens/welcome", "Accept-Language: pt-BR,pt;q=0.9")) == "pt")
+        #expect(try locale(Self.get("/screens/welcome", "Accept-Language: fr, pt;q=0.5")) == "pt")
+        #expect(try locale(Self.get("/screens/welcome", "Accept-Language: fr", "Accept-Language: pt")) == "en")
+        #expect(try locale(Self.get("/screens/plain", "Accept-Language: pt")) == nil)
+    }
+
+    /// Requests answered otherwise than from what is kept for the screen (an error, another
+    /// variant, a header read as text, a connection's rule).
+    static let others = [
         Self.get("/screens/newer"),
         Self.get("/screens/newer", "X-Taksi-Version: 1.0"),
         Self.get("/screens/plain", "X-Taksi-Version: x"),
@@ -196,37 +250,6 @@ struct PrecomputedAnswersTests {
         "GET /screens/plain HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
     ]
 
-    @Test("the app's version picks the variant as the general way picks it")
-    func versions() throws {
-        func variant(_ request: String) throws -> String? { try Self.precomputed(request)?.variant.compiled.variantID }
-        #expect(try variant(Self.get("/screens/versioned")) == "versioned|*|default")
-        #expect(try variant(Self.get("/screens/versioned", "X-Taksi-Version: 1.9.9")) == "versioned|*|default")
-        #expect(try variant(Self.get("/screens/versioned", "X-Taksi-Version: 2.0")) == "versioned|>= 2.0|default")
-        #expect(try variant(Self.get("/screens/versioned/data", "X-Taksi-Version: 3.1-beta.2")) == "versioned|>= 2.0|default")
-        #expect(
-            try variant(Self.get("/screens/versioned", "X-Taksi-Version: 2.0", "x-taksi-version: 1.0")) == "versioned|>= 2.0|default")
-        #expect(try variant(Self.get("/screens/versioned", "X-Taksi-Version: 2.x")) == nil)
-    }
-
-    @Test("Accept-Language picks the locale as the general way negotiates it")
-    func languages() throws {
-        func locale(_ request: String) throws -> String? {
-            try #require(try Self.precomputed(request), "not answered: \(request)").variant.compiled.locale
-        }
-        #expect(try locale(Self.get("/screens/welcome")) == "en")
-        #expect(try locale(Self.get("/screens/welcome", "Accept-Language: pt-BR,pt;q=0.9")) == "pt")
-        #expect(try locale(Self.get("/screens/welcome", "Accept-Language: fr, pt;q=0.5")) == "pt")
-        #expect(try locale(Self.get("/screens/welcome", "Accept-Language: fr", "Accept-Language: pt")) == "en")
-        #expect(try locale(Self.get("/screens/plain", "Accept-Language: pt")) == nil)
-    }
-
-    @Test("anything the general way reads differently is left to it")
-    func leftToTheGeneralWay() throws {
-        for request in Self.general {
-            #expect(try Self.answer(request) == nil, "\(request)")
-        }
-    }
-
     /// A connection's bytes with the parts that differ per connection and moment (`Date`, the
     /// generated `X-Request-Id`) blanked.
     static func comparable(_ text: String) -> String {
@@ -237,8 +260,8 @@ struct PrecomputedAnswersTests {
         }.joined(separator: "\r\n")
     }
 
-    @Test("a connection writes the same bytes whether it answers from heads or the general way: one by one, pipelined, a byte a read")
-    func sameBytesBothWays() throws {
+    @Test("a connection writes the same bytes for the same requests one by one, pipelined in one read, and a byte a read")
+    func sameBytesHoweverTheyArrive() throws {
         let application = buildApplication(
             configuration: .forTests(), screenSet: try #require(ScreenSetLoader.load(files: Self.files()).screenSet),
             logger: testLogger("test"))
@@ -258,38 +281,33 @@ struct PrecomputedAnswersTests {
             ] + Array(repeating: Self.get("/screens/welcome/data?name=Bia", "Accept-Language: pt-PT"), count: 4)
             + Array(repeating: Self.get("/screens/greet/data?name=Ada", "Accept-Encoding: gzip"), count: 4)
             + Array(repeating: Self.get("/screens/orders/7/data?note=x"), count: 4)
-        // Those the general way answers, but for the ones that end the connection.
-        let kept = try Self.general.filter { request in
+        // The others, but for the ones that end the connection.
+        let kept = try Self.others.filter { request in
             let connection = try HTTPConnectionHandlerTests.Connection(application: application)
             try connection.send(request)
             return connection.channel.isActive
         }
-        #expect(kept.count > Self.general.count / 2)
-        var sequences = (answered + Self.general).map { [$0] }
+        #expect(kept.count > Self.others.count / 2)
+        var sequences = (answered + Self.others).map { [$0] }
         sequences.append(answered + kept + answered)
         sequences.append(kept.reversed() + answered)
         for sequence in sequences {
-            let fast = try HTTPConnectionHandlerTests.Connection(application: application, answersFromHeads: true)
-            let general = try HTTPConnectionHandlerTests.Connection(application: application, answersFromHeads: false)
-            // One request a read, all in one read, and a byte a read.
-            for connection in [fast, general] {
-                for request in sequence { try connection.send(request) }
-            }
-            let oneByOne = try Self.comparable(fast.written())
-            #expect(oneByOne == Self.comparable(try general.written()), "\(sequence)")
+            let single = try HTTPConnectionHandlerTests.Connection(application: application)
+            for request in sequence { try single.send(request) }
+            let oneByOne = try Self.comparable(single.written())
             #expect(oneByOne.contains("HTTP/1.1 "))
-            #expect(fast.channel.isActive == general.channel.isActive)
 
-            let whole = try HTTPConnectionHandlerTests.Connection(application: application, answersFromHeads: true)
+            let whole = try HTTPConnectionHandlerTests.Connection(application: application)
             try whole.send(sequence.joined())
-            let bytes = try HTTPConnectionHandlerTests.Connection(application: application, answersFromHeads: true)
+            let bytes = try HTTPConnectionHandlerTests.Connection(application: application)
             for byte in sequence.joined().utf8 { try bytes.send(String(decoding: [byte], as: UTF8.self)) }
             #expect(try Self.comparable(whole.written()) == oneByOne, "\(sequence)")
             #expect(try Self.comparable(bytes.written()) == oneByOne, "\(sequence)")
+            #expect(whole.channel.isActive == single.channel.isActive && bytes.channel.isActive == single.channel.isActive)
         }
     }
 
-    @Test("a reload answers from the new set's heads at once; the last request of a connection is answered the general way and closes it")
+    @Test("a reload is answered from the new set at once; the last request of a connection closes it")
     func reloadAndLastRequest() throws {
         let application = buildApplication(
             configuration: .forTests(), screenSet: try #require(ScreenSetLoader.load(files: Self.files(title: "One")).screenSet),
@@ -308,103 +326,74 @@ struct PrecomputedAnswersTests {
         #expect(!connection.channel.isActive)
     }
 
-    @Test("data of request values is answered from the head once the general way kept it for that very target, and counted alike")
-    func keptData() throws {
-        let screens = try #require(ScreenSetLoader.load(files: Self.files()).screenSet)
-        let fast = buildApplication(configuration: .forTests(), screenSet: screens, logger: testLogger("test"))
-        let memo = try #require(fast.responder.memo)
-        let ada = Self.get("/screens/greet/data?name=Ada")
-        let connection = try HTTPConnectionHandlerTests.Connection(application: fast)
-        // Rendered, kept the second time, remembered by its target the third; from the head after.
-        for expected in [nil, nil, nil, "200"] as [String?] {
-            #expect(try Self.answer(ada, set: fast.store.snapshot, memo: memo) == expected)
-            try connection.send(ada)
-            #expect(try connection.written().contains("Hi Ada"))
+    /// `taksi_data_memo_lookups_total`'s hits and misses so far.
+    static func memoLookups(_ application: Application) async -> (hits: Int, misses: Int) {
+        let text = await TestClient.router(application.responder).respond(uri: "/metrics").text
+        func count(_ result: String) -> Int {
+            let prefix = "taksi_data_memo_lookups_total{result=\"\(result)\"} "
+            return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
         }
-        try connection.send(ada)
-        let etag = try #require(
-            try connection.written().components(separatedBy: "\r\n").first { $0.hasPrefix("ETag: ") }?.dropFirst(6))
-        let revision = try #require(fast.store.snapshot.screens["greet"]?.onlyVariant?.revision.digest)
-        let expected: [(String, String?)] = [
+        return (count("hit"), count("miss"))
+    }
+
+    @Test("data of request values kept for that very target is answered without reading its query, counted as any kept answer")
+    func keptData() async throws {
+        let screens = try #require(ScreenSetLoader.load(files: Self.files()).screenSet)
+        let application = buildApplication(configuration: .forTests(), screenSet: screens, logger: testLogger("test"))
+        let ada = Self.get("/screens/greet/data?name=Ada")
+        // Rendered (a miss), kept the second time (a miss), found by its inputs and remembered by
+        // its target the third (a hit), found by its target after (hits).
+        for _ in 0..<5 { #expect(try Self.response(ada, application: application).body.readableBytes > 0) }
+        var lookups = await Self.memoLookups(application)
+        #expect(lookups.hits == 3 && lookups.misses == 2, "\(lookups)")
+        let etag = try #require(try Self.response(ada, application: application).headers.first(name: "ETag"))
+        let revision = try #require(application.store.snapshot.screens["greet"]?.onlyVariant?.revision.digest)
+        let expected: [(String, String)] = [
             (Self.get("/screens/greet/data?name=Ada", "If-None-Match: \(etag)"), "304"),
             (Self.get("/screens/greet/data?name=Ada", "Accept-Encoding: gzip"), "200 gzip"),
             (Self.get("/screens/greet/data?name=Ada", "X-Taksi-Skeleton: \(revision)"), "200"),
-            (Self.get("/screens/greet/data?name=Ada", "X-Taksi-Skeleton: other"), nil),
-            (Self.get("/screens/greet/data?name=Bob"), nil),
-            (Self.get("/screens/greet/data?name=Ada&x=1"), nil),
-            (Self.get("/screens/greet/data?name=%41da"), nil),
-            (Self.get("/screens/greet/data?name=Ada", "X-Request-Id: a"), nil),
+            (Self.get("/screens/greet/data?name=Ada", "X-Taksi-Skeleton: other"), "412"),
         ]
         for (request, answer) in expected {
-            #expect(try Self.answer(request, set: fast.store.snapshot, memo: memo) == answer, "\(request)")
+            let response = try Self.response(request, application: application)
+            let gzip = response.headers.first(name: "Content-Encoding") == "gzip" ? " gzip" : ""
+            #expect("\(response.status.code)\(gzip)" == answer, "\(request)")
         }
+        lookups = await Self.memoLookups(application)
+        #expect(lookups.hits == 7 && lookups.misses == 2, "\(lookups)")
+        // Other values are other inputs: rendered.
+        #expect(try Self.response(Self.get("/screens/greet/data?name=Bob"), application: application).status == .ok)
+        #expect(await Self.memoLookups(application).misses == 3)
         // A reload's variants are other variants: nothing remembered for the earlier ones answers.
-        fast.store.replace(with: screens)
-        #expect(try Self.answer(ada, set: fast.store.snapshot, memo: memo) == nil)
-
-        // The same requests, from heads and the general way, counted the same.
-        let sequence =
-            Array(repeating: ada, count: 6) + [
-                Self.get("/screens/plain/data"), Self.get("/screens/plain/data", "X-Taksi-Skeleton: \(Self.revision)"),
-                Self.get("/screens/plain"), Self.get("/screens/greet/data?name=Ada", "X-Taksi-Skeleton: \(revision)"),
-            ]
-        var counted: [String] = []
-        for answersFromHeads in [true, false] {
-            let application = buildApplication(configuration: .forTests(), screenSet: screens, logger: testLogger("test"))
-            let connection = try HTTPConnectionHandlerTests.Connection(application: application, answersFromHeads: answersFromHeads)
-            for request in sequence { try connection.send(request) }
-            _ = try connection.written()
-            try connection.send("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
-            let lines = try connection.written().components(separatedBy: "\n").filter {
-                ["taksi_variant_", "taksi_skeleton_revisions_total", "taksi_data_memo_lookups_total"].contains(where: $0.hasPrefix)
-            }
-            counted.append(lines.sorted().joined(separator: "\n"))
-        }
-        #expect(counted[0] == counted[1])
-        #expect(counted[0].contains("taksi_variant_data_total{screen=\"greet\",variant=\"greet|*|default\"} 7"), "\(counted[0])")
-        #expect(counted[0].contains("taksi_skeleton_revisions_total{result=\"absent\"} 7"), "\(counted[0])")
+        application.store.replace(with: screens)
+        #expect(try Self.response(ada, application: application).status == .ok)
+        #expect(await Self.memoLookups(application).misses == 4)
     }
 
-    @Test("targets routed to a screen with path parameters are kept once routed, a bounded number of them")
-    func routedTargets() throws {
-        let set = ServedScreenSet(try #require(ScreenSetLoader.load(files: Self.files()).screenSet))
-        #expect(set.headTargets.routedCount == 0)
-        for _ in 0..<2 {
-            #expect(try Self.precomputed(Self.get("/screens/items/1"), set: set)?.head.uri == "/screens/items/1")
-            #expect(try Self.precomputed(Self.get("/screens/items/1/data"), set: set)?.head.uri == "/screens/items/1/data")
-        }
-        #expect(set.headTargets.routedCount == 2, "each routed once, and kept")
-        #expect(try Self.precomputed(Self.get("/screens/plain"), set: set) != nil)
-        #expect(set.headTargets.routedCount == 2, "a screen without parameters is in the set's own table")
-        // Past the bound the table starts over: every target is still answered, each as its own.
-        for id in 2...(ServedScreenSet.HeadTargets.maxRouted + 10) {
-            for target in ["/screens/items/\(id)", "/screens/items/\(id)/data"] {
-                let answer = try #require(try Self.precomputed(Self.get(target), set: set), "\(target)")
-                #expect(answer.head.uri == target)
-            }
-            #expect(set.headTargets.routedCount <= ServedScreenSet.HeadTargets.maxRouted)
-        }
-        for _ in 0..<2 {
-            #expect(try Self.precomputed(Self.get("/screens/items/7/"), set: set)?.head.uri == "/screens/items/7/")
-            #expect(try Self.precomputed(Self.get("/screens/items/x"), set: set) == nil, "a value that does not fit its parameter")
-            #expect(try Self.precomputed(Self.get("/screens/items/7?x=1"), set: set) == nil, "routed, but a skeleton's query")
-        }
-    }
-
-    @Test("data of a screen with path parameters is answered from the head once kept for that very target")
-    func keptPathData() throws {
+    @Test("data of a screen with path parameters kept for that very target is answered so too")
+    func keptPathData() async throws {
         let application = buildApplication(
             configuration: .forTests(), screenSet: try #require(ScreenSetLoader.load(files: Self.files()).screenSet),
             logger: testLogger("test"))
-        let memo = try #require(application.responder.memo)
         let order = Self.get("/screens/orders/7/data?note=x")
-        let connection = try HTTPConnectionHandlerTests.Connection(application: application)
-        for expected in [nil, nil, nil, "200"] as [String?] {
-            #expect(try Self.answer(order, set: application.store.snapshot, memo: memo) == expected)
-            try connection.send(order)
-            #expect(try connection.written().contains("Order 7: x"))
-        }
-        #expect(try Self.answer(Self.get("/screens/orders/8/data?note=x"), set: application.store.snapshot, memo: memo) == nil)
-        #expect(try Self.answer(Self.get("/screens/orders/7/data?note=y"), set: application.store.snapshot, memo: memo) == nil)
+        for _ in 0..<4 { #expect(String(buffer: try Self.response(order, application: application).body).contains("Order 7: x")) }
+        #expect(await Self.memoLookups(application) == (2, 2))
+        #expect(
+            String(buffer: try Self.response(Self.get("/screens/orders/8/data?note=x"), application: application).body).contains(
+                "Order 8: x"))
+        #expect(await Self.memoLookups(application) == (2, 3))
+    }
+}
+
+extension RequestPathTests {
+    /// The response kept for a request's target, as the data endpoint's first stage finds it
+    /// (``ResponseMemo/answer(for:of:)``), for the only variant of the screen whose data it asks
+    /// for: its status (`200`, `304`), or nil when there is none.
+    static func kept(_ request: String, application: Application) throws -> HTTPResponse? {
+        let head = try Self.head(request)
+        let path = head.uri.prefix { $0 != "?" }
+        let name = String(path.dropFirst("/screens/".count).dropLast("/data".count))
+        let variant = try #require(application.store.snapshot.screens[name]?.onlyVariant, "\(name)")
+        return application.memo.answer(for: head, of: variant.memoID).map { $0.entry.response(to: head) }
     }
 }
