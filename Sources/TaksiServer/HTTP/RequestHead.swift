@@ -7,16 +7,36 @@ public import NIOHTTP1
 /// ``uri`` and ``headers`` are made when asked for, and an answer the endpoints keep is found
 /// from the bytes alone.
 public struct RequestHead: Sendable {
-    public let method: HTTPMethod
-    public let version: HTTPVersion
+    public var method: HTTPMethod { storage.method }
+    public var version: HTTPVersion { storage.version }
     /// The head's bytes; the ranges here are offsets from their first byte.
-    let bytes: ByteBuffer
+    var bytes: ByteBuffer { storage.bytes }
     /// The request target (`/screens/home?x=1`).
-    let target: Range<Int>
-    let fields: RequestFields
+    var target: Range<Int> { storage.target }
+    var fields: RequestFields { storage.fields }
     /// The headers a head made in process was made from (a value with a line break in it would
     /// not read back from the bytes as it was); nil for one read from a connection.
-    private let given: HTTPHeaders?
+    private var given: HTTPHeaders? { storage.given }
+    /// One reference: a request is handed on many times on its way, and a copy is one count.
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let method: HTTPMethod
+        let version: HTTPVersion
+        let bytes: ByteBuffer
+        let target: Range<Int>
+        let fields: RequestFields
+        let given: HTTPHeaders?
+
+        init(method: HTTPMethod, version: HTTPVersion, bytes: ByteBuffer, target: Range<Int>, fields: RequestFields, given: HTTPHeaders?) {
+            self.method = method
+            self.version = version
+            self.bytes = bytes
+            self.target = target
+            self.fields = fields
+            self.given = given
+        }
+    }
 
     /// The head the reader read: `bytes` are `buffer`'s readable bytes (a slice of what arrived,
     /// kept without a copy), as ``HTTPRequestParser`` handed them with `parsed`.
@@ -24,12 +44,9 @@ public struct RequestHead: Sendable {
         var fields = RequestFields()
         let bytes = UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count)
         for field in parsed.fields { fields.read(name: field.name, value: field.value, in: bytes) }
-        self.method = Self.method(parsed.method)
-        self.version = HTTPVersion(major: 1, minor: parsed.minorVersion)
-        self.bytes = buffer
-        self.target = parsed.target
-        self.fields = fields
-        self.given = nil
+        storage = Storage(
+            method: Self.method(parsed.method), version: HTTPVersion(major: 1, minor: parsed.minorVersion), bytes: buffer,
+            target: parsed.target, fields: fields, given: nil)
     }
 
     /// A head made in process (tests, the preview, embedding), read as a connection's is.
@@ -58,12 +75,7 @@ public struct RequestHead: Sendable {
             let bytes = UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count)
             for (name, value) in ranges { fields.read(name: name, value: value, in: bytes) }
         }
-        self.method = method
-        self.version = version
-        self.bytes = buffer
-        self.target = target
-        self.fields = fields
-        self.given = headers
+        storage = Storage(method: method, version: version, bytes: buffer, target: target, fields: fields, given: headers)
     }
 
     /// Calls `body` with the head's bytes.
@@ -103,12 +115,7 @@ public struct RequestHead: Sendable {
     private init(
         method: HTTPMethod, version: HTTPVersion, bytes: ByteBuffer, target: Range<Int>, fields: RequestFields, given: HTTPHeaders?
     ) {
-        self.method = method
-        self.version = version
-        self.bytes = bytes
-        self.target = target
-        self.fields = fields
-        self.given = given
+        storage = Storage(method: method, version: version, bytes: bytes, target: target, fields: fields, given: given)
     }
 
     /// Calls `body` with each field's name and value (without the whitespace around it), in the
