@@ -1,8 +1,10 @@
 import NIOCore
 
-/// A request as a connection holds it, from its head to its answer.
-struct ConnectionRequest {
-    var head: RequestHead
+/// A request as a connection holds it, from its head to its answer. A class: the machine hands
+/// a request on through its states and actions, and a reference is one count where a copy of
+/// the value was one for each of its parts (used on the connection's event loop alone).
+final class ConnectionRequest {
+    let head: RequestHead
     var id: RequestID
     var started: NIODeadline
     /// An answer decided while reading: a limit was exceeded or the request was malformed.
@@ -29,7 +31,7 @@ struct ConnectionRequest {
     /// the request asks for (a limit, the `Host` rule, a broken length, an unknown expectation).
     static func read(_ head: RequestHead, limits: ConnectionLimits, ids: inout RequestIDs) -> (request: ConnectionRequest, verdict: Verdict)
     {
-        var request = ConnectionRequest(head: head, id: ids.id(given: head.text(head.fields.requestID)), started: .now())
+        let request = ConnectionRequest(head: head, id: ids.id(given: head.text(head.fields.requestID)), started: .now())
         let verdict = verdict(on: head, limits: limits)
         request.rejection = verdict.rejection
         return (request, verdict)

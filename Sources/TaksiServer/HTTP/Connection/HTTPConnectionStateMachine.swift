@@ -184,8 +184,7 @@ struct HTTPConnectionStateMachine {
     /// one); others are counted and dropped, so the connection stays usable. One past
     /// ``ConnectionLimits/maxBodyBytes`` is refused.
     mutating func receivedBody(_ part: ByteBuffer, isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
-        guard state == .open, case .body(var request) = reading else { return .none }
-        reading = .between
+        guard state == .open, case .body(let request) = reading else { return .none }
         request.bodyBytes += part.readableBytes
         if request.head.method == .POST, request.bodyBytes <= limits.maxBodyBytes {
             var part = part
@@ -195,7 +194,6 @@ struct HTTPConnectionStateMachine {
                 request.body!.writeBuffer(&part)
             }
         }
-        reading = .body(request)
         guard request.bodyBytes <= limits.maxBodyBytes else {
             return reject(.bodyTooLarge(limit: limits.maxBodyBytes), isWritable: isWritable, now: now())
         }
@@ -215,7 +213,7 @@ struct HTTPConnectionStateMachine {
     /// with `rejection`: it is the connection's last; nothing more is read. It is answered after
     /// the requests before it, and the connection closes once the answer is written.
     private mutating func reject(_ rejection: APIError, isWritable: Bool, now: @autoclosure () -> NIODeadline) -> Action {
-        var request: ConnectionRequest
+        let request: ConnectionRequest
         if case .body(let received) = reading { request = received } else { request = .placeholder(ids: &ids) }
         request.rejection = rejection
         reading = .between
