@@ -383,6 +383,25 @@ struct RequestPathTests {
                 "Order 8: x"))
         #expect(await Self.memoLookups(application) == (2, 3))
     }
+
+    @Test("a path matched to a screen's pattern is kept with its values; one whose value does not fit is refused each time")
+    func matchedPaths() throws {
+        let screens = try #require(ScreenSetLoader.load(files: Self.files()).screenSet)
+        let set = ServedScreenSet(screens)
+        for _ in 0..<2 {
+            let (screen, values) = try set.screen(at: "items/7")
+            #expect(screen.variants.name == "items/{id}")
+            #expect(values == ["id": .number(7)])
+        }
+        for _ in 0..<2 {
+            #expect(throws: APIError.self) { try set.screen(at: "items/seven") }
+        }
+        #expect(throws: APIError.self) { try set.screen(at: "items/7/more") }
+        // Past the bound the kept paths are forgotten, and every path is still matched.
+        for id in 0...ServedScreenSet.maxMatchedPaths { _ = try set.screen(at: "items/\(id)") }
+        #expect(try set.screen(at: "items/42").1 == ["id": .number(42)])
+        #expect(try set.screen(at: "plain").0.variants.name == "plain")
+    }
 }
 
 extension RequestPathTests {

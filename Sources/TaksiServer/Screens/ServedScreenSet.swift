@@ -1,5 +1,6 @@
 import Atomics
 public import CoreMetrics
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import TaksiSchema
@@ -206,15 +207,43 @@ public final class ServedScreenSet: Sendable {
     /// with its path parameters' typed values: a literal name first, then the one pattern.
     /// - Throws: ``APIError`` 404 `screen_not_found`, or 400 `invalid_parameter` for a value
     ///   that does not fit its parameter.
+    ///
+    /// A path matched to a pattern is kept, with its values, for the next request for it (a
+    /// match cut the path in segments, decoded and checked each value, and cost a skeleton a
+    /// tenth of its time); the kept paths are forgotten when ``maxMatchedPaths`` are kept.
     func screen(at path: String) throws(APIError) -> (Screen, [String: JSONValue]) {
         if let screen = screens[path], !screen.hasParameters { return (screen, [:]) }
+        if let matched = matchedPaths.withLockedValue({ $0[path] }) { return (matched.screen, matched.values) }
         guard let match = screenSet.routes.matchParameterised(path[...]), let screen = screens[match.pattern.name] else {
             throw .screenNotFound(path)
         }
+        let values: [String: JSONValue]
         do {
-            return (screen, try match.pattern.values(match.segments))
+            values = try match.pattern.values(match.segments)
         } catch {
             throw .badParameters(error)
+        }
+        matchedPaths.withLockedValue { matched in
+            if matched.count >= Self.maxMatchedPaths { matched.removeAll(keepingCapacity: true) }
+            matched[path] = MatchedPath(screen: screen, values: values)
+        }
+        return (screen, values)
+    }
+
+    /// Paths matched to a screen's pattern (``screen(at:)``), with their values.
+    private let matchedPaths = NIOLockedValueBox<[String: MatchedPath]>([:])
+
+    /// Paths matched kept at most (each a few hundred bytes).
+    static let maxMatchedPaths = 4096
+
+    /// A class: a lookup is one reference count, not one for the screen and one for the values.
+    private final class MatchedPath: Sendable {
+        let screen: Screen
+        let values: [String: JSONValue]
+
+        init(screen: Screen, values: [String: JSONValue]) {
+            self.screen = screen
+            self.values = values
         }
     }
 
