@@ -77,29 +77,34 @@ public enum PercentEncoding {
 
     /// `text` with its `%XX` escapes decoded (and `+` as a space when `plusIsSpace`, as in query strings).
     public static func decode(_ text: Substring, plusIsSpace: Bool = false) throws(DecodingError) -> String {
-        // Most segments and values hold no escape at all: one pass over the bytes where they lie
-        // says so (the generic search of a substring's view costs more than the rest).
-        let isEscape = { (byte: UInt8) in byte == UInt8(ascii: "%") || (plusIsSpace && byte == UInt8(ascii: "+")) }
-        if !(text.utf8.withContiguousStorageIfAvailable { $0.contains(where: isEscape) } ?? text.utf8.contains(where: isEscape)) {
-            return String(text)
+        var text = text
+        return try text.withUTF8 { bytes in Result { () throws(DecodingError) in try decode(bytes, plusIsSpace: plusIsSpace) } }.get()
+    }
+
+    /// The text of UTF-8 `bytes` with their `%XX` escapes decoded (and `+` as a space when
+    /// `plusIsSpace`).
+    public static func decode(_ bytes: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool) throws(DecodingError) -> String {
+        // Most segments and values hold no escape at all: one pass over the bytes says so.
+        guard bytes.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) else {
+            return String(decoding: bytes, as: UTF8.self)
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var iterator = bytes.makeIterator()
         while let byte = iterator.next() {
             switch byte {
             case UInt8(ascii: "+") where plusIsSpace:
-                bytes.append(UInt8(ascii: " "))
+                decoded.append(UInt8(ascii: " "))
             case UInt8(ascii: "%"):
                 guard let high = iterator.next().flatMap(JSONParser.hexValue), let low = iterator.next().flatMap(JSONParser.hexValue) else {
                     throw .malformedEscape
                 }
-                bytes.append(high << 4 | low)
+                decoded.append(high << 4 | low)
             default:
-                bytes.append(byte)
+                decoded.append(byte)
             }
         }
-        guard let string = String(validating: bytes, as: UTF8.self) else { throw .notUTF8 }
+        guard let string = String(validating: decoded, as: UTF8.self) else { throw .notUTF8 }
         return string
     }
 

@@ -12,6 +12,17 @@ package struct FNV1a {
         value = value &* 0x0000_0100_0000_01B3
     }
 
+    /// Bytes in memory (a request's target, as the memo looks it up): one tight loop, with no
+    /// generic call on the way.
+    package mutating func combine(_ bytes: UnsafeBufferPointer<UInt8>) {
+        var value = self.value
+        for byte in bytes {
+            value ^= UInt64(byte)
+            value = value &* 0x0000_0100_0000_01B3
+        }
+        self.value = value
+    }
+
     package mutating func combine<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
         // Contiguous bytes (arrays, buffers: every ETag's body) take one tight loop; a generic
         // sequence from another module is iterated without specialization, many times slower.

@@ -61,9 +61,12 @@ struct DataEndpoint: Sendable {
 
     func respond(at path: String, target: RequestTarget, request http: HTTPRequest) throws(APIError) -> Reply {
         let head = http.head
-        let selection = try selector.answering(at: path, target: target, head: head, exposing: http)
+        let selection = try selector.answering(at: path, target: target, exposing: http)
         let variant = selection.variant
         variant.counted.data.increment()
+        // Fixtures' data, precomputed with the set, unless `?only=` asks for a part of it.
+        let onlyText = target.value(of: "only")
+        if onlyText == nil, let staticData = variant.staticData { return .ready(staticData.response(to: head)) }
         // The catalog of the requesting app's version: an upstream's value it cannot decode (an enum
         // value newer than it) is left out like any other value that does not fit. (With one
         // catalog for every version, the version is not even read.)
@@ -74,7 +77,7 @@ struct DataEndpoint: Sendable {
             ? screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, head: head)) : (0, screens.screenSet.catalog)
         // Where one catalog serves every version, the target and the variant are all a response
         // depends on besides the upstream entries and forwarded values the memo checks: one kept
-        // for this very target is answered without reading its query.
+        // for this very target is answered without reading the rest of its query.
         let remembering = !byVersion && memo?.isEnabled == true
         if remembering, let kept = memo?.answer(for: head, of: variant.memoID) {
             memo?.countHit()
@@ -82,14 +85,14 @@ struct DataEndpoint: Sendable {
             http.note("taksi.memo", "hit")
             return .ready(kept.entry.response(to: head))
         }
-        let only = try target.query["only"].map { text throws(APIError) in try Self.only(text, in: variant.compiled, catalog: catalog) }
-        if only == nil, let staticData = variant.staticData { return .ready(staticData.response(to: head)) }
+        let only = try onlyText.map { text throws(APIError) in try Self.only(text, in: variant.compiled, catalog: catalog) }
         let plan = only.map { variant.compiled.dataPlan.restricted(to: $0) } ?? variant.compiled.dataPlan
         let requestValues: [String: JSONValue]
         let calls: [UpstreamCall]
+        let query = target.query
         do {
-            requestValues = try plan.requestValues(query: target.query, path: selection.pathValues)
-            calls = try plan.upstreamCalls(query: target.query, path: selection.pathValues)
+            requestValues = try plan.requestValues(query: query, path: selection.pathValues)
+            calls = try plan.upstreamCalls(query: query, path: selection.pathValues)
         } catch {
             throw .badParameters(error)
         }

@@ -10,7 +10,7 @@ struct LinksEndpoint: Sendable {
     let store: ScreenStore
 
     func resolve(_ target: RequestTarget) throws(APIError) -> HTTPResponse {
-        try resolveLink(target.query["url"], in: store.snapshot.screenSet.links)
+        try resolveLink(target.value(of: "url"), in: store.snapshot.screenSet.links)
     }
 
     func appleAppSiteAssociation(_ target: RequestTarget) throws(APIError) -> HTTPResponse {

@@ -178,11 +178,10 @@ public struct Responder: Sendable {
     /// does not exist gets its 404 instead of `100 Continue` and then the 404. Nil when the body
     /// may matter (or is read and dropped, as elsewhere than actions).
     public func refusal(beforeBodyOf head: RequestHead) -> APIError? {
-        let (method, uri) = (head.method, head.uri)
         do throws(APIError) {
-            if method == .OPTIONS, uri == "*" { return nil }
-            let (target, route) = try self.route(of: method, uri: uri)
-            guard case .action(let path, let name) = route, method == .POST else { return nil }
+            if head.isAsterisk { return nil }
+            let (target, route) = try self.route(of: head)
+            guard case .action(let path, let name) = route, case .POST = head.method else { return nil }
             let (shown, selection) = try actions.lookUp(name, at: path, head: head, target: target)
             _ = try actions.currentDefinition(of: shown, at: path, head: head, target: target, for: selection)
             return nil
@@ -196,12 +195,13 @@ public struct Responder: Sendable {
     /// The route of a request's target, or the error it gets whatever else it holds: `CONNECT`
     /// (its target is a host, never a path here), an unknown path (the preview's, when it is off,
     /// for every method), a method the route does not take.
-    private func route(of method: HTTPMethod, uri: String) throws(APIError) -> (RequestTarget, Route) {
-        if method == .CONNECT { throw .methodNotAllowed(method) }
-        let target = try RequestTarget(uri)
+    private func route(of head: RequestHead) throws(APIError) -> (RequestTarget, Route) {
+        if case .CONNECT = head.method { throw .methodNotAllowed(head.method) }
+        let target = try RequestTarget(head)
         let route = Route(path: target.path)
-        if route == .notFound || (preview == nil && route.isPreview) { throw .notFound(path: String(target.path)) }
-        try Self.checkMethod(method, for: route)
+        if case .notFound = route { throw .notFound(path: String(target.path)) }
+        if preview == nil, route.isPreview { throw .notFound(path: String(target.path)) }
+        try Self.checkMethod(head.method, for: route)
         return (target, route)
     }
 
@@ -224,16 +224,17 @@ public struct Responder: Sendable {
 
     private func route(_ request: HTTPRequest) throws(APIError) -> Reply {
         // OPTIONS * asks about the server.
-        if request.method == .OPTIONS, request.head.target.count == 1, request.uri == "*" { return .ready(OperationsEndpoint.options) }
-        let (target, route) = try route(of: request.method, uri: request.uri)
+        if request.head.isAsterisk { return .ready(OperationsEndpoint.options) }
+        let (target, route) = try route(of: request.head)
+        let isOptions = if case .OPTIONS = request.method { true } else { false }
         if case .action(let path, let name) = route {
-            if request.method == .OPTIONS { return .ready(ActionEndpoint.options) }
+            if isOptions { return .ready(ActionEndpoint.options) }
             // A submit reads its fields many times: made text once.
             var request = request
             request.head = request.head.keepingHeaders()
             return try actions.respond(name, at: path, request: request, target: target)
         }
-        if request.method == .OPTIONS { return .ready(OperationsEndpoint.options) }
+        if isOptions { return .ready(OperationsEndpoint.options) }
         switch route {
         case .skeleton(let path): return .ready(try skeletons.respond(at: path, target: target, request: request))
         case .data(let path): return try data.respond(at: path, target: target, request: request)

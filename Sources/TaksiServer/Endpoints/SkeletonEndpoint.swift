@@ -17,7 +17,7 @@ struct SkeletonEndpoint: Sendable {
         // the app asks for the data.
         let snapshot = selector.store.snapshot
         let (screen, pathValues) = try snapshot.screen(at: path)
-        let variant = try selector.select(in: screen, target: target, head: request.head, exposing: request)
+        let variant = try selector.select(in: screen, target: target, exposing: request)
         variant.counted.skeleton.increment()
         guard !variant.compiled.pathFields.isEmpty else { return variant.skeleton.response(to: request.head) }
         return try skeleton(of: variant, path: pathValues, catalog: snapshot.screenSet.catalog, request: request)

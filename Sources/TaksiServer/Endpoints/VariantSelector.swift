@@ -45,30 +45,42 @@ struct VariantSelector: Sendable {
 
     /// The set, screen and variant to answer a data request or a submit for `path` from, with
     /// the path's parameter values in that set.
-    ///
-    /// With `exposing`, a user the request's experiment assigns an alternative is recorded as
-    /// exposed to it when the data answered is that alternative's (the app shows it), so an app
-    /// whose skeleton came from a cache is recorded by its data request.
-    func answering(
-        at path: String, target: RequestTarget, head: RequestHead, exposing request: HTTPRequest? = nil
-    ) throws(APIError) -> Selection {
+    func answering(at path: String, target: RequestTarget, head: RequestHead) throws(APIError) -> Selection {
+        try selection(at: path, target: target, head: head).selection
+    }
+
+    /// ``answering(at:target:head:)`` for a data request: a user the request's experiment
+    /// assigns an alternative is recorded as exposed to it when the data answered is that
+    /// alternative's (the app shows it), so an app whose skeleton came from a cache is recorded
+    /// by its data request.
+    func answering(at path: String, target: RequestTarget, exposing request: HTTPRequest) throws(APIError) -> Selection {
+        let (selection, exposure) = try selection(at: path, target: target, head: request.head)
+        if exposure != nil { record(exposure, of: selection.variant, target: target, request: request) }
+        return selection
+    }
+
+    /// The selection, and the exposure of its user when the variant is the one the request
+    /// selects.
+    private func selection(
+        at path: String, target: RequestTarget, head: RequestHead
+    ) throws(APIError) -> (
+        selection: Selection, exposure: Exposure?
+    ) {
         let screens = store.snapshot
         let (screen, pathValues) = try screens.screen(at: path)
         let (variant, exposure) = try choose(in: screen, target: target, head: head)
         guard head.fields.revision != nil else {
             revisionCounters.absent.increment()
-            if let request { record(exposure, of: variant, target: target, request: request) }
-            return Selection(screens: screens, variant: variant, pathValues: pathValues)
+            return (Selection(screens: screens, variant: variant, pathValues: pathValues), exposure)
         }
         if head.field(head.fields.revision, equals: variant.revision.digest) {
-            if let request { record(exposure, of: variant, target: target, request: request) }
-            return Selection(screens: screens, variant: variant, pathValues: pathValues)
+            return (Selection(screens: screens, variant: variant, pathValues: pathValues), exposure)
         }
         let held = head.text(head.fields.revision) ?? ""
         // Another variant of the screen with that shape: the skeleton was asked for with other
         // variant inputs (a version only on one request); its data follows the skeleton.
         if let other = Self.variant(of: screen, revision: held, head: head) {
-            return Selection(screens: screens, variant: other, pathValues: pathValues)
+            return (Selection(screens: screens, variant: other, pathValues: pathValues), nil)
         }
         // The newest earlier set that has a variant of the screen with that revision.
         for earlier in store.earlierSets + (kept?.sets ?? []) {
@@ -79,7 +91,7 @@ struct VariantSelector: Sendable {
                 continue
             }
             revisionCounters.earlier.increment()
-            return Selection(screens: earlier, variant: found, pathValues: values)
+            return (Selection(screens: earlier, variant: found, pathValues: values), nil)
         }
         revisionCounters.outdated.increment()
         throw .skeletonOutdated(held: held, screen: screen.variants.name)
@@ -88,18 +100,24 @@ struct VariantSelector: Sendable {
     /// The app version the request says (`X-Taksi-Version`, else `?version=`); nil when it says
     /// none or one that does not parse (variant selection refuses that one).
     static func appVersion(target: RequestTarget, head: RequestHead) -> Version? {
-        (head.text(head.fields.version) ?? target.query["version"]).flatMap { Version($0.trimmingCharacters(in: .whitespaces)) }
+        (head.text(head.fields.version) ?? target.value(of: "version")).flatMap { Version($0.trimmingCharacters(in: .whitespaces)) }
     }
 
     /// The variant for the request, in the locale `Accept-Language` asks for when the screen has
     /// localized text: the same function for skeleton, data and actions, so they always agree.
-    /// With `exposing`, a user the screen's experiment assigns an alternative is recorded as
-    /// exposed to it (a skeleton request; not a submit, which shows nothing new).
+    func select(in screen: ServedScreenSet.Screen, target: RequestTarget, head: RequestHead) throws(APIError) -> ServedScreenSet.Variant {
+        try choose(in: screen, target: target, head: head).0
+    }
+
+    /// ``select(in:target:head:)`` for a skeleton: a user the screen's experiment assigns an
+    /// alternative is recorded as exposed to it (not for a submit, which shows nothing new).
     func select(
-        in screen: ServedScreenSet.Screen, target: RequestTarget, head: RequestHead, exposing request: HTTPRequest? = nil
-    ) throws(APIError) -> ServedScreenSet.Variant {
-        let (variant, exposure) = try choose(in: screen, target: target, head: head)
-        if let request { record(exposure, of: variant, target: target, request: request) }
+        in screen: ServedScreenSet.Screen, target: RequestTarget, exposing request: HTTPRequest
+    ) throws(APIError)
+        -> ServedScreenSet.Variant
+    {
+        let (variant, exposure) = try choose(in: screen, target: target, head: request.head)
+        if exposure != nil { record(exposure, of: variant, target: target, request: request) }
         return variant
     }
 
@@ -112,7 +130,7 @@ struct VariantSelector: Sendable {
         in screen: ServedScreenSet.Screen, target: RequestTarget, head: RequestHead
     ) throws(APIError) -> (ServedScreenSet.Variant, Exposure?) {
         let fields = head.fields
-        if screen.isPickedByVersionAndLanguage, fields.alternative == nil, fields.version != nil || target.query["version"] == nil,
+        if screen.isPickedByVersionAndLanguage, fields.alternative == nil, fields.version != nil || target.value(of: "version") == nil,
             let variant = head.withBytes({ bytes in
                 screen.variant(
                     version: fields.version.map { UnsafeBufferPointer(rebasing: bytes[$0]) },
@@ -141,7 +159,7 @@ struct VariantSelector: Sendable {
         exposures.record(
             ExposureRecorder.Record(
                 experiment: exposure.experiment, alternative: exposure.alternative, user: exposure.user,
-                appVersion: request.head.text(request.head.fields.version) ?? target.query["version"], platform: exposure.platform,
+                appVersion: request.head.text(request.head.fields.version) ?? target.value(of: "version"), platform: exposure.platform,
                 screen: variant.compiled.name, variant: variant.compiled.variantID, time: 0, requestID: request.correlation.requestID
             )
         )
@@ -150,7 +168,7 @@ struct VariantSelector: Sendable {
     private func selectVariant(
         in screen: ServedScreenSet.Screen, target: RequestTarget, head: RequestHead
     ) throws(APIError) -> (ServedScreenSet.Variant, Exposure?) {
-        let versionText = head.text(head.fields.version) ?? target.query["version"]
+        let versionText = head.text(head.fields.version) ?? target.value(of: "version")
         let alternative = head.text(head.fields.alternative)
         // One variant, and nothing in the request that could be refused: no selection to make.
         if versionText == nil, alternative == nil, let only = screen.onlyVariant { return (only, nil) }

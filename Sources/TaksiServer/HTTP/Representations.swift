@@ -68,7 +68,7 @@ final class Representations: Sendable {
     private static func matches(candidate: UnsafeBufferPointer<UInt8>, etag: UnsafeBufferPointer<UInt8>) -> Bool {
         if candidate.count == 1, candidate[0] == UInt8(ascii: "*") { return true }
         let isWeak = candidate.count > 2 && candidate[0] == UInt8(ascii: "W") && candidate[1] == UInt8(ascii: "/")
-        return (isWeak ? UnsafeBufferPointer(rebasing: candidate[2...]) : candidate).elementsEqual(etag)
+        return HeaderList.equals(isWeak ? UnsafeBufferPointer(rebasing: candidate[2...]) : candidate, etag)
     }
 
     static func form(

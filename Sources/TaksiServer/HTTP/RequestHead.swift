@@ -139,7 +139,14 @@ public struct RequestHead: Sendable {
     /// Whether the bytes at `range` are `text`'s; false for nil.
     func field(_ range: Range<Int>?, equals text: String) -> Bool {
         guard let range else { return false }
-        return withBytes { bytes in text.utf8.elementsEqual(bytes[range]) }
+        var text = text
+        return text.withUTF8 { text in withBytes { bytes in HeaderList.equals(UnsafeBufferPointer(rebasing: bytes[range]), text) } }
+    }
+
+    /// Whether this is `OPTIONS *`, which asks about the server.
+    var isAsterisk: Bool {
+        guard case .OPTIONS = method, target.count == 1 else { return false }
+        return withBytes { $0[target.lowerBound] == UInt8(ascii: "*") }
     }
 
     /// Whether the connection stays open after this request: HTTP/1.1 unless `Connection: close`,

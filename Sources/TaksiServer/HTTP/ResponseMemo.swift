@@ -273,7 +273,11 @@ public final class ResponseMemo: Sendable {
             let target = UnsafeBufferPointer(rebasing: bytes[request.target])
             let digest = Self.digest(bytes: target, variant: variant)
             return state.withLockedValue { state in
-                guard let use = state.targets[digest], use.variant == variant, use.target.elementsEqual(target) else { return nil }
+                guard let use = state.targets[digest], use.variant == variant,
+                    use.target.withUnsafeBufferPointer({ HeaderList.equals($0, target) })
+                else {
+                    return nil
+                }
                 return use
             }
         }
