@@ -23,7 +23,7 @@ struct ActionEndpoint: Sendable {
     static let actionMediaTypes = "application/json, application/x-www-form-urlencoded"
 
     /// The action `name` of the screen at `path`, in the variant the request selects from the set
-    /// of the skeleton it names (see ``VariantSelector/answering(at:target:head:exposing:)``); 404 when there is none.
+    /// of the skeleton it names (see ``VariantSelector/answering(at:target:head:)``); 404 when there is none.
     func lookUp(
         _ name: String, at path: String, head: RequestHead, target: RequestTarget
     ) throws(APIError) -> (action: ScreenAction, selection: VariantSelector.Selection) {
