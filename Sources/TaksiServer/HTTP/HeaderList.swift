@@ -68,6 +68,7 @@ enum KnownField {
     case skeletonRevision
     case transferEncoding
     case taksiAlternative
+    case traceParent
 
     /// Nil for a field the server does not act on.
     init?(name: some Collection<UInt8>) {
@@ -76,6 +77,7 @@ enum KnownField {
         case 6 where HeaderList.equalsIgnoringCase(name, "expect"): self = .expect
         case 7 where HeaderList.equalsIgnoringCase(name, "upgrade"): self = .upgrade
         case 10 where HeaderList.equalsIgnoringCase(name, "connection"): self = .connection
+        case 11 where HeaderList.equalsIgnoringCase(name, "traceparent"): self = .traceParent
         case 12 where HeaderList.equalsIgnoringCase(name, "x-request-id"): self = .requestID
         case 13 where HeaderList.equalsIgnoringCase(name, "if-none-match"): self = .ifNoneMatch
         case 14 where HeaderList.equalsIgnoringCase(name, "content-length"): self = .contentLength

@@ -193,6 +193,9 @@ struct RequestFields: Sendable {
     var acceptance = ContentCoding.Acceptance()
     /// How many `If-None-Match` fields were sent.
     var ifNoneMatch = 0
+    /// How many `traceparent` fields were sent (with tracing on, the client's trace context is
+    /// read from the fields as text only when there is one).
+    var traceParents = 0
     var version: Range<Int>?
     var language: Range<Int>?
     /// `X-Taksi-Skeleton`: the skeleton a data request's or a submit's app holds.
@@ -220,6 +223,7 @@ struct RequestFields: Sendable {
         switch KnownField(name: name) {
         case .host: hosts += 1
         case .ifNoneMatch: ifNoneMatch += 1
+        case .traceParent: traceParents += 1
         case .acceptEncoding: acceptance.read(value)
         case .skeletonRevision: revision = revision ?? range
         case .taksiVersion: version = version ?? range

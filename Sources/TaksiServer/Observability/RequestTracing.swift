@@ -78,11 +78,11 @@ public struct RequestTracing: Sendable {
     }
 
     /// Answers `request` inside its span, as a tracing middleware does: the span begins here (see
-    /// ``requestSpan(method:target:headers:)``), the endpoints and the calls they make see it on
+    /// ``requestSpan(of:)``), the endpoints and the calls they make see it on
     /// the request, and the response carries it to the connection, which ends it once the
     /// response is written. A request that is not recorded is answered as with tracing off.
     func traced(_ request: HTTPRequest, _ answer: (HTTPRequest) -> Reply) -> Reply {
-        guard let span = requestSpan(method: request.method, target: request.uri, headers: request.headers) else {
+        guard let span = requestSpan(of: request.head) else {
             return answer(request)
         }
         let trace = RequestTrace(span: span, tracing: self)
@@ -104,8 +104,9 @@ public struct RequestTracing: Sendable {
     /// The span of a request, continuing the client's trace when its headers carry one; nil
     /// when the request is not recorded (then it is handled as with tracing off: the client's
     /// trace context is passed on as it came).
-    func requestSpan(method: HTTPMethod, target: String, headers: HTTPHeaders) -> (any Span)? {
-        let client = TraceContextHeaders(headers)
+    func requestSpan(of head: RequestHead) -> (any Span)? {
+        // Its fields are made text only when it carries a trace context (most requests do not).
+        let client = head.fields.traceParents > 0 ? TraceContextHeaders(head.headers) : TraceContextHeaders()
         if let refused = client.refused { refusals?.count(refused) }
         if let sampler {
             if let parent = client.traceParent {
@@ -120,11 +121,11 @@ public struct RequestTracing: Sendable {
         // logs its whole carrier (an app's Authorization and Cookie with it) when it cannot read it.
         if client.traceParent != nil { tracer.extract(client, into: &context, using: ClientContextExtractor()) }
         // Named by its method until its route is known (``end(_:label:status:bytes:variant:)``).
-        let span = tracer.startSpan(method.rawValue, context: context, ofKind: .server)
+        let span = tracer.startSpan(head.method.rawValue, context: context, ofKind: .server)
         // A span sampled out records nothing: its attributes are not even made.
         guard span.isRecording else { return span }
-        span.attributes["http.request.method"] = method.rawValue
-        span.attributes["url.path"] = String(target.prefix { $0 != "?" })
+        span.attributes["http.request.method"] = head.method.rawValue
+        span.attributes["url.path"] = String(head.uri.prefix { $0 != "?" })
         return span
     }
 

@@ -30,6 +30,9 @@ struct TraceContextHeaders: Sendable {
     /// Bytes of `tracestate` passed on at most; longer lists are truncated as the spec says.
     static let maxTraceStateBytes = 512
 
+    /// A request without a trace context.
+    init() {}
+
     init(_ headers: HTTPHeaders) {
         // Most requests carry none: that costs one scan of the headers, and no array.
         guard let parent = headers.first(name: "traceparent") else { return }
