@@ -26,14 +26,7 @@ package struct FNV1a {
     package mutating func combine<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
         // Contiguous bytes (arrays, buffers: every ETag's body) take one tight loop; a generic
         // sequence from another module is iterated without specialization, many times slower.
-        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
-            var value = self.value
-            for byte in buffer {
-                value ^= UInt64(byte)
-                value = value &* 0x0000_0100_0000_01B3
-            }
-            self.value = value
-        }
+        let done: Void? = bytes.withContiguousStorageIfAvailable { combine($0) }
         if done == nil {
             for byte in bytes { combine(byte) }
         }

@@ -27,12 +27,12 @@ struct SkeletonEndpoint: Sendable {
     private func skeleton(
         of variant: ServedScreenSet.Variant, path values: [String: JSONValue], catalog: ComponentCatalog, request: HTTPRequest
     ) throws(APIError) -> HTTPResponse {
-        let headers = request.head
+        let head = request.head
         let key = ResponseMemo.Key.skeleton(of: variant.memoID, path: values)
         let memo = self.memo.flatMap { $0.isEnabled ? $0 : nil }
         if let kept = memo?.entry(for: key) {
             request.note("taksi.memo", "hit")
-            return kept.response(to: headers)
+            return kept.response(to: head)
         }
         if memo != nil { request.note("taksi.memo", "miss") }
         let skeleton: Skeleton
@@ -44,9 +44,9 @@ struct SkeletonEndpoint: Sendable {
         let body = JSONWriter.bytes(skeleton.jsonValue)
         let id = variant.id
         guard let memo else {
-            return ResponseMemo.response(notKept: body, headers: variant.skeletonHeaders, variant: id, to: headers, label: .skeleton)
+            return ResponseMemo.response(notKept: body, headers: variant.skeletonHeaders, variant: id, to: head, label: .skeleton)
         }
         return memo.keep(
-            body, for: key, headers: variant.skeletonHeaders, variant: id, request: headers, label: .skeleton)
+            body, for: key, headers: variant.skeletonHeaders, variant: id, request: head, label: .skeleton)
     }
 }

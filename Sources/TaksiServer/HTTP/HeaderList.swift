@@ -32,7 +32,6 @@ enum HeaderList {
         return UnsafeBufferPointer(rebasing: bytes[first...last])
     }
 
-    /// ASCII case-insensitive equality with a lower-case literal.
     /// Whether two runs of bytes are the same, compared as memory (a generic walk of two
     /// collections a byte at a time costs several times more).
     static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ other: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -41,6 +40,7 @@ enum HeaderList {
         return memcmp(first, second, bytes.count) == 0
     }
 
+    /// ASCII case-insensitive equality with a lower-case literal.
     static func equalsIgnoringCase(_ text: some Collection<UInt8>, _ lowercase: StaticString) -> Bool {
         lowercase.withUTF8Buffer { equalsIgnoringCase(text, lowercase: $0) }
     }

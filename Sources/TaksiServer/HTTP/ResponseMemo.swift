@@ -251,12 +251,12 @@ public final class ResponseMemo: Sendable {
     ///   and the values the calls forward; made only when the target is not remembered yet.
     func remember(target request: RequestHead, of entry: Entry, for key: Key, inputs: () -> TargetInputs = { TargetInputs() }) {
         guard key.kind == .data, request.target.count <= Self.longestRememberedTarget else { return }
-        let target = request.withBytes { Array($0[request.target]) }
-        let digest = target.withUnsafeBufferPointer { Self.digest(bytes: $0, variant: key.variant) }
+        let digest = request.withBytes { Self.digest(bytes: UnsafeBufferPointer(rebasing: $0[request.target]), variant: key.variant) }
         let isRemembered = state.withLockedValue { state in state.targets[digest].map { $0.entry === entry } ?? false }
         guard !isRemembered else { return }
         let inputs = inputs()
         guard key.upstream.count == inputs.upstream.count else { return }
+        let target = request.withBytes { Array($0[request.target]) }
         state.withLockedValue { state in
             if state.targets.count >= limits.maxEntries { state.targets.removeAll(keepingCapacity: true) }
             state.targets[digest] = TargetUse(variant: key.variant, target: target, entry: entry, inputs: inputs)
