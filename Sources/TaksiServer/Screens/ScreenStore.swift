@@ -54,9 +54,10 @@ public final class ScreenStore: Sendable {
         var earlier: [(screens: ServedScreenSet, bytes: Int, replacedAt: ContinuousClock.Instant)] = []
     }
 
-    // A lock, not an actor: the hot path reads the snapshot synchronously on the event loop, and
-    // holding the lock only to copy one reference costs nanoseconds.
+    // A lock, not an actor: replacing a set is synchronous, and short.
     private let state: NIOLockedValueBox<State>
+    /// The served set, as requests read it: without a lock once a thread has read it (``ReadMostly``).
+    private let served: ReadMostly<ServedScreenSet>
     /// How every set this store serves is prepared; kept so a reload prepares the same way.
     let options: ServedScreenSet.Options
     let metrics: any MetricsFactory
@@ -87,6 +88,7 @@ public final class ScreenStore: Sendable {
         let status = Status(version: screens.screenSet.version, loadedAt: Date(), lastReloadAt: nil, pendingErrors: [])
         let bytes = Self.cost(of: screens, loaded: loadedBytes, prepared: prepared)
         self.state = NIOLockedValueBox(State(screens: screens, bytes: bytes, status: status))
+        self.served = ReadMostly(screens)
     }
 
     /// What a set costs in memory: how much the heap grew while it was loaded and prepared, when
@@ -99,7 +101,7 @@ public final class ScreenStore: Sendable {
 
     /// The screen set to serve this request from.
     public var snapshot: ServedScreenSet {
-        state.withLockedValue { $0.screens }
+        served.value
     }
 
     /// The loaded set's version and the outcome of the last reload.
@@ -120,6 +122,7 @@ public final class ScreenStore: Sendable {
             let replaced = state.screens
             state.earlier.insert((state.screens, state.bytes, time), at: 0)
             state.screens = screens
+            served.store(screens)
             state.bytes = bytes
             var dropped = Self.dropUnneeded(&state)
             state.status = Status(version: screens.screenSet.version, loadedAt: date, lastReloadAt: date, pendingErrors: [])

@@ -210,10 +210,12 @@ public final class ServedScreenSet: Sendable {
     ///
     /// A path matched to a pattern is kept, with its values, for the next request for it (a
     /// match cut the path in segments, decoded and checked each value, and cost a skeleton a
-    /// tenth of its time); the kept paths are forgotten when ``maxMatchedPaths`` are kept.
+    /// tenth of its time), by the thread that matched it; a thread forgets its kept paths when it
+    /// keeps ``maxMatchedPaths``.
     func screen(at path: String) throws(APIError) -> (Screen, [String: JSONValue]) {
         if let screen = screens[path], !screen.hasParameters { return (screen, [:]) }
-        if let matched = matchedPaths.withLockedValue({ $0[path] }) { return (matched.screen, matched.values) }
+        let matchedPaths = matchedPaths.local
+        if let matched = matchedPaths.paths[path] { return (matched.screen, matched.values) }
         guard let match = screenSet.routes.matchParameterised(path[...]), let screen = screens[match.pattern.name] else {
             throw .screenNotFound(path)
         }
@@ -223,17 +225,20 @@ public final class ServedScreenSet: Sendable {
         } catch {
             throw .badParameters(error)
         }
-        matchedPaths.withLockedValue { matched in
-            if matched.count >= Self.maxMatchedPaths { matched.removeAll(keepingCapacity: true) }
-            matched[path] = MatchedPath(screen: screen, values: values)
-        }
+        if matchedPaths.paths.count >= Self.maxMatchedPaths { matchedPaths.paths.removeAll(keepingCapacity: true) }
+        matchedPaths.paths[path] = MatchedPath(screen: screen, values: values)
         return (screen, values)
     }
 
-    /// Paths matched to a screen's pattern (``screen(at:)``), with their values.
-    private let matchedPaths = NIOLockedValueBox<[String: MatchedPath]>([:])
+    /// Paths matched to a screen's pattern (``screen(at:)``), with their values: each thread's own,
+    /// so a lookup takes no lock another event loop takes.
+    private let matchedPaths = PerThread { MatchedPaths() }
 
-    /// Paths matched kept at most (each a few hundred bytes).
+    private final class MatchedPaths {
+        var paths: [String: MatchedPath] = [:]
+    }
+
+    /// Paths matched kept at most, on each thread (each a few hundred bytes).
     static let maxMatchedPaths = 4096
 
     /// A class: a lookup is one reference count, not one for the screen and one for the values.

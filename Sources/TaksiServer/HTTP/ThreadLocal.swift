@@ -1,0 +1,107 @@
+import Atomics
+import NIOConcurrencyHelpers
+import NIOPosix
+
+/// State of an object's own on each thread, for what a request reads on its event loop: each
+/// thread reads and writes only its own, so no lock is shared between loops on a request's way.
+/// Made on a thread the first time that thread asks for it (``local``), released with the thread
+/// or with its owner (when the thread next makes one for another owner).
+///
+/// Only synchronous code may use it: a task can move between threads at a suspension point.
+final class PerThread<Value: AnyObject>: Sendable {
+    /// This owner's entries, never another's: ids are not reused.
+    private let id = ThreadLocalTable.nextID()
+    private let make: @Sendable () -> Value
+
+    /// - Parameter make: the state of a thread that has none yet.
+    init(_ make: @escaping @Sendable () -> Value) {
+        self.make = make
+    }
+
+    /// The calling thread's state, made when it has none.
+    var local: Value {
+        let table = ThreadLocalTable.current
+        if let value = table.value(of: id) { return unsafeDowncast(value, to: Value.self) }
+        let value = make()
+        table.set(value, of: id, owner: self)
+        return value
+    }
+}
+
+/// A value written rarely and read on every request (the served screen set), read without a lock:
+/// each thread keeps the value it read last with the generation it read, and takes the lock only
+/// when the generation has moved (an atomic load, on memory every loop only reads).
+///
+/// A thread keeps the value it read last until it reads again: a replaced value lives on until
+/// every thread that read it has read once more (or has ended).
+final class ReadMostly<Value: AnyObject & Sendable>: Sendable {
+    private final class Seen {
+        var generation = -1
+        var value: Value?
+    }
+
+    private let box: NIOLockedValueBox<Value>
+    private let generation = ManagedAtomic(0)
+    private let seen = PerThread { Seen() }
+
+    init(_ value: Value) {
+        box = NIOLockedValueBox(value)
+    }
+
+    /// The value last stored.
+    var value: Value {
+        let current = generation.load(ordering: .acquiring)
+        let seen = seen.local
+        if seen.generation == current, let value = seen.value { return value }
+        // Read under the lock: the value stored with `current`, or a newer one (then the next
+        // read takes the lock once more).
+        let value = box.withLockedValue { $0 }
+        seen.generation = current
+        seen.value = value
+        return value
+    }
+
+    /// Stores `value`; every thread reads it from its next read on.
+    func store(_ value: Value) {
+        box.withLockedValue { stored in
+            stored = value
+            generation.wrappingIncrement(ordering: .releasing)
+        }
+    }
+}
+
+/// What one thread keeps for ``PerThread`` owners: read and written by that thread alone.
+private final class ThreadLocalTable: @unchecked Sendable {
+    private static let variable = ThreadSpecificVariable<ThreadLocalTable>()
+    private static let ids = ManagedAtomic(0)
+
+    static func nextID() -> Int { ids.wrappingIncrementThenLoad(ordering: .relaxed) }
+
+    /// The calling thread's table.
+    static var current: ThreadLocalTable {
+        if let table = variable.currentValue { return table }
+        let table = ThreadLocalTable()
+        variable.currentValue = table
+        return table
+    }
+
+    private struct Entry {
+        let id: Int
+        /// The owner; when it is gone, its state goes too.
+        weak var owner: AnyObject?
+        let value: AnyObject
+    }
+
+    /// Few: one per owner whose state this thread read (a served set, the memo, the metrics).
+    private var entries: [Entry] = []
+
+    func value(of id: Int) -> AnyObject? {
+        for entry in entries where entry.id == id { return entry.value }
+        return nil
+    }
+
+    func set(_ value: AnyObject, of id: Int, owner: AnyObject) {
+        entries.removeAll { $0.id == id || $0.owner == nil }
+        entries.append(Entry(id: id, owner: owner, value: value))
+    }
+}
