@@ -75,7 +75,8 @@ public struct Application: Sendable {
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public var responder: Responder {
         Responder(
-            store: store, logger: logger, resolver: resolver, metrics: prometheus, memo: memo, previewEvents: previewEvents,
+            store: store, logger: logger, resolver: resolver,
+            metrics: prometheus.map { MetricsExposition(registry: $0, server: serverMetrics) }, memo: memo, previewEvents: previewEvents,
             idempotency: idempotency, fleet: fleetSubmits, kept: keptBundles, published: published,
             draining: draining, tracing: tracing?.requests, purger: purger, counting: metrics, exposures: exposures
         )
@@ -448,16 +449,7 @@ public func buildApplication(
         ?? {
             let registry = PrometheusCollectorRegistry()
             prometheus = registry
-            var factory = PrometheusMetricsFactory(registry: registry)
-            // Finer buckets than the default (5 ms and up): most answers take well under a millisecond.
-            let requestBuckets: [Duration] = [
-                .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
-                .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-                .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
-            ]
-            factory.durationHistogramBuckets["taksi_http_request_duration_seconds"] = requestBuckets
-            factory.durationHistogramBuckets["taksi_screen_request_duration_seconds"] = requestBuckets
-            return factory
+            return PrometheusMetricsFactory(registry: registry)
         }()
     let cache = cache ?? UpstreamCache()
     let memo = ResponseMemo(limits: ResponseMemo.Limits(maxBytes: configuration.dataMemoMaxBytes), metrics: metrics, following: cache)

@@ -12,7 +12,7 @@ import TaksiScreens
 struct OperationsEndpoint: Sendable {
     let store: ScreenStore
     /// What `/metrics` exposes; nil answers it with 404.
-    let metrics: PrometheusCollectorRegistry?
+    let metrics: MetricsExposition?
     /// Shutdown began: `/readyz` answers 503.
     let draining: Draining
     /// What this replica serves of the published screens, when they come from the store.
@@ -34,7 +34,7 @@ struct OperationsEndpoint: Sendable {
 
     func metrics(_ target: RequestTarget) throws(APIError) -> HTTPResponse {
         guard let metrics else { throw .notFound(path: String(target.path)) }
-        let body = ByteBuffer(bytes: MetricFamilies.withHelp(metrics.emitToBuffer()))
+        let body = ByteBuffer(bytes: MetricFamilies.withHelp(metrics.emit()))
         var response = HTTPResponse(body: body, type: "text/plain; version=0.0.4; charset=utf-8", headers: [("Cache-Control", "no-store")])
         response.metricsLabel = .metrics
         return response

@@ -110,7 +110,7 @@ public struct Responder: Sendable {
     ///     process's `MetricsSystem`.
     ///   - exposures: where users shown an experiment's alternative are recorded; nil records nobody.
     public init(
-        store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: PrometheusCollectorRegistry? = nil,
+        store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: MetricsExposition? = nil,
         memo: ResponseMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, fleet: FleetSubmits? = nil,
         kept: KeptBundles? = nil, published: PublishedScreens.State? = nil, draining: Draining = Draining(),
         tracing: RequestTracing? = nil, purger: CDNPurger? = nil, counting: (any MetricsFactory)? = nil,

@@ -1,3 +1,5 @@
+public import Prometheus
+
 /// Every metric family the server exports, with the `# HELP` text `/metrics` gives it: the one
 /// list that the exposition, the operations page's table and the Grafana dashboard are checked
 /// against. A metric created with a name that is not here fails the metrics test.
@@ -86,6 +88,25 @@ public enum MetricFamilies {
             if lineEnd < exposition.count { output.append(UInt8(ascii: "\n")) }
             lineStart = lineEnd + 1
         }
+        return output
+    }
+}
+
+/// What `GET /metrics` writes: the registry's metrics, then the HTTP server's own (counted on each
+/// event loop apart, ``ServerMetrics``).
+public struct MetricsExposition: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    public let server: ServerMetrics?
+
+    public init(registry: PrometheusCollectorRegistry, server: ServerMetrics? = nil) {
+        self.registry = registry
+        self.server = server
+    }
+
+    /// Both, in Prometheus' text format.
+    func emit() -> [UInt8] {
+        var output = registry.emitToBuffer()
+        server?.emit(into: &output)
         return output
     }
 }

@@ -1,12 +1,16 @@
+import Atomics
 public import CoreMetrics
 import NIOConcurrencyHelpers
 public import NIOCore
 
 /// The HTTP metrics: requests by route and status, latency by route and by screen, bytes written
-/// by route, and open connections. Metric objects are made once per route, status and variant and
-/// kept, so a request costs a dictionary lookup or two and a few atomic updates; a connection keeps
-/// the instruments of its last response (``instruments(label:status:variant:)``), so a response
-/// like the one before costs the updates alone.
+/// by route, and open connections.
+///
+/// Counted on each event loop apart and merged when `/metrics` is read (``emit(into:)``): a
+/// response adds to counts its loop's thread alone writes (a few atomic adds on memory no other
+/// loop writes), so no lock or counter is shared between loops on a request's way. A thread
+/// keeps one set of counts per route, status and variant it answered (``instruments(label:status:variant:)``);
+/// a connection keeps the last ones, so a response like the one before costs the adds alone.
 ///
 /// | metric | type | labels |
 /// |---|---|---|
@@ -15,32 +19,66 @@ public import NIOCore
 /// | `taksi_screen_request_duration_seconds` | histogram | `route`, `screen` |
 /// | `taksi_http_response_bytes_total` | counter | `route` |
 /// | `taksi_open_connections` | gauge | |
+///
+/// The open connections gauge is the factory's (it changes per connection, not per request); the
+/// others are written only by ``emit(into:)``, in Prometheus' text format.
 public final class ServerMetrics: RequestObserver {
-    private struct RouteMetrics {
-        let duration: Timer
-        let bytes: Counter
-        var requests: [UInt: Counter]
+    /// The latency histograms' bucket bounds: finer than Prometheus' default (5 ms and up), as
+    /// most answers take well under a millisecond.
+    static let durationBuckets: [Duration] = [
+        .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
+    ]
+    private static let bucketNanoseconds = durationBuckets.map {
+        $0.components.seconds * 1_000_000_000 + $0.components.attoseconds / 1_000_000_000
     }
 
-    /// A route and the variant it served (whose screen labels the latency).
-    private struct LabelledVariant: Hashable {
+    /// What one thread counted of one route, status and variant.
+    private final class Counts: Sendable {
+        let label: MetricsLabel
+        let status: UInt
+        /// The screen the variant is of (`home` for `home|*|default`), when the response is one's.
+        let screen: String?
+        let requests = ManagedAtomic(0)
+        let bytes = ManagedAtomic(0)
+        let nanoseconds = ManagedAtomic(0)
+        /// Responses by the first bucket they fall in; the last one counts those over every bound.
+        let buckets = (0...ServerMetrics.durationBuckets.count).map { _ in ManagedAtomic(0) }
+
+        init(label: MetricsLabel, status: UInt, screen: String?) {
+            (self.label, self.status, self.screen) = (label, status, screen)
+        }
+
+        func record(bytes: Int, duration: TimeAmount) {
+            let nanoseconds = Int(duration.nanoseconds)
+            requests.wrappingIncrement(ordering: .relaxed)
+            self.bytes.wrappingIncrement(by: bytes, ordering: .relaxed)
+            self.nanoseconds.wrappingIncrement(by: nanoseconds, ordering: .relaxed)
+            let bucket = ServerMetrics.bucketNanoseconds.firstIndex { nanoseconds <= $0 } ?? ServerMetrics.bucketNanoseconds.count
+            buckets[bucket].wrappingIncrement(ordering: .relaxed)
+        }
+    }
+
+    private struct Key: Hashable {
         var label: MetricsLabel
-        var variant: String
+        var status: UInt
+        var variant: String?
     }
 
-    private struct State {
-        var routes: [MetricsLabel: RouteMetrics] = [:]
-        var screens: [LabelledVariant: Timer] = [:]
+    /// A thread's counts, by what they count: read and written by that thread alone.
+    private final class LoopCounts {
+        var byKey: [Key: Counts] = [:]
     }
 
-    private let factory: any MetricsFactory
-    // A lock, not an actor: observations are made synchronously on the event loops.
-    private let state = NIOLockedValueBox(State())
+    private let loops = PerThread { LoopCounts() }
+    /// Every thread's counts, for ``emit(into:)``: appended to when a thread first counts a route,
+    /// status and variant.
+    private let all = NIOLockedValueBox<[Counts]>([])
     /// Open client connections.
     public let openConnections: Gauge
 
     public init(factory: any MetricsFactory) {
-        self.factory = factory
         self.openConnections = Gauge(label: "taksi_open_connections", factory: factory)
     }
 
@@ -49,45 +87,94 @@ public final class ServerMetrics: RequestObserver {
     }
 
     public func instruments(label: MetricsLabel, status: UInt, variant: String?) -> ResponseInstruments {
-        let (requests, timer, written, byScreen) = state.withLockedValue { state -> (Counter, Timer, Counter, Timer?) in
-            var metrics =
-                state.routes[label]
-                ?? RouteMetrics(
-                    duration: Timer(
-                        label: "taksi_http_request_duration_seconds", dimensions: [("route", label.rawValue)], factory: factory),
-                    bytes: Counter(label: "taksi_http_response_bytes_total", dimensions: [("route", label.rawValue)], factory: factory),
-                    requests: [:]
-                )
-            let counter =
-                metrics.requests[status]
-                ?? Counter(
-                    label: "taksi_http_requests_total", dimensions: [("route", label.rawValue), ("status", String(status))],
-                    factory: factory)
-            if metrics.requests[status] == nil {
-                metrics.requests[status] = counter
-                state.routes[label] = metrics
-            } else if state.routes[label] == nil {
-                state.routes[label] = metrics
-            }
-            return (counter, metrics.duration, metrics.bytes, variant.map { screenTimer(label: label, variant: $0, in: &state) })
+        let loop = loops.local
+        let key = Key(label: label, status: status, variant: variant)
+        let counts: Counts
+        if let found = loop.byKey[key] {
+            counts = found
+        } else {
+            counts = Counts(label: label, status: status, screen: variant.map { String($0.prefix { $0 != "|" }) })
+            loop.byKey[key] = counts
+            all.withLockedValue { $0.append(counts) }
         }
-        return ResponseInstruments { bytes, duration in
-            requests.increment()
-            timer.recordNanoseconds(duration.nanoseconds)
-            byScreen?.recordNanoseconds(duration.nanoseconds)
-            written.increment(by: bytes)
+        return ResponseInstruments { bytes, duration in counts.record(bytes: bytes, duration: duration) }
+    }
+
+    /// The four request metrics in Prometheus' text format, every thread's counts summed.
+    public func emit(into output: inout [UInt8]) {
+        struct Histogram {
+            var buckets = [Int](repeating: 0, count: ServerMetrics.durationBuckets.count + 1)
+            var nanoseconds = 0
+            var count: Int { buckets.reduce(0, +) }
+
+            mutating func add(_ counts: Counts) {
+                for index in buckets.indices { buckets[index] += counts.buckets[index].load(ordering: .relaxed) }
+                nanoseconds += counts.nanoseconds.load(ordering: .relaxed)
+            }
+        }
+        var requests: [Key: Int] = [:]
+        var bytes: [MetricsLabel: Int] = [:]
+        var byRoute: [MetricsLabel: Histogram] = [:]
+        var byScreen: [[String]: Histogram] = [:]
+        for counts in all.withLockedValue({ $0 }) {
+            requests[Key(label: counts.label, status: counts.status), default: 0] += counts.requests.load(ordering: .relaxed)
+            bytes[counts.label, default: 0] += counts.bytes.load(ordering: .relaxed)
+            byRoute[counts.label, default: Histogram()].add(counts)
+            if let screen = counts.screen { byScreen[[counts.label.rawValue, screen], default: Histogram()].add(counts) }
+        }
+        func labels(_ pairs: [(String, String)]) -> String {
+            pairs.map { "\($0.0)=\"\(Self.escaped($0.1))\"" }.joined(separator: ",")
+        }
+        func write(_ line: String) {
+            output.append(contentsOf: line.utf8)
+            output.append(UInt8(ascii: "\n"))
+        }
+        func write(histogram name: String, labels pairs: [(String, String)], _ histogram: Histogram) {
+            let prefix = pairs.isEmpty ? "" : labels(pairs) + ","
+            var cumulative = 0
+            for (index, bound) in Self.durationBuckets.enumerated() {
+                cumulative += histogram.buckets[index]
+                write("\(name)_bucket{\(prefix)le=\"\(Self.seconds(bound))\"} \(cumulative)")
+            }
+            write("\(name)_bucket{\(prefix)le=\"+Inf\"} \(histogram.count)")
+            write("\(name)_sum{\(labels(pairs))} \(Self.seconds(.nanoseconds(histogram.nanoseconds)))")
+            write("\(name)_count{\(labels(pairs))} \(histogram.count)")
+        }
+        guard !requests.isEmpty else { return }
+        write("# TYPE taksi_http_requests_total counter")
+        for (key, count) in requests.sorted(by: { ($0.key.label.rawValue, $0.key.status) < ($1.key.label.rawValue, $1.key.status) }) {
+            write("taksi_http_requests_total{\(labels([("route", key.label.rawValue), ("status", String(key.status))]))} \(count)")
+        }
+        write("# TYPE taksi_http_request_duration_seconds histogram")
+        for (label, histogram) in byRoute.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            write(histogram: "taksi_http_request_duration_seconds", labels: [("route", label.rawValue)], histogram)
+        }
+        if !byScreen.isEmpty {
+            write("# TYPE taksi_screen_request_duration_seconds histogram")
+            for (key, histogram) in byScreen.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+                write(histogram: "taksi_screen_request_duration_seconds", labels: [("route", key[0]), ("screen", key[1])], histogram)
+            }
+        }
+        write("# TYPE taksi_http_response_bytes_total counter")
+        for (label, count) in bytes.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            write("taksi_http_response_bytes_total{\(labels([("route", label.rawValue)]))} \(count)")
         }
     }
 
-    /// The latency histogram of a route's responses for the screen of `variant` (`home|*|default`
-    /// is `home`'s): one per screen, shared by its variants.
-    private func screenTimer(label: MetricsLabel, variant: String, in state: inout State) -> Timer {
-        let key = LabelledVariant(label: label, variant: variant)
-        if let timer = state.screens[key] { return timer }
-        let screen = String(variant.prefix { $0 != "|" })
-        let timer = Timer(
-            label: "taksi_screen_request_duration_seconds", dimensions: [("route", label.rawValue), ("screen", screen)], factory: factory)
-        state.screens[key] = timer
-        return timer
+    /// A duration in seconds as Prometheus reads it (`0.00025`).
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        guard attoseconds > 0 else { return "\(seconds).0" }
+        var fraction = String(attoseconds)
+        fraction = String(repeating: "0", count: 18 - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return "\(seconds).\(fraction)"
+    }
+
+    /// A label value as Prometheus' text format writes it: backslash, quote and line feed escaped.
+    private static func escaped(_ value: String) -> String {
+        guard value.contains(where: { $0 == "\\" || $0 == "\"" || $0 == "\n" }) else { return value }
+        return value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
     }
 }
