@@ -144,7 +144,8 @@ struct DataEndpoint: Sendable {
             inputs: {
                 ResponseMemo.TargetInputs(
                     upstream: fresh.map {
-                        ResponseMemo.UpstreamCheck(key: $0.key, ttl: $0.call.definition.ttl, generation: $0.fresh.generation)
+                        ResponseMemo.UpstreamCheck(
+                            key: $0.key, ttl: $0.call.definition.ttl, generation: $0.fresh.generation, expires: $0.fresh.expires)
                     },
                     forwarded: ResponseMemo.ForwardedValues(names: fresh.flatMap(\.call.definition.forwardedHeaders), headers: http.headers)
                 )

@@ -20,10 +20,15 @@ import TaksiScreens
 /// Each kept response has a strong `ETag` (a digest of its bytes) and a `304`; its gzip form is
 /// made the first time a client asks for it. A response is kept the second time its inputs are
 /// asked for (a small table of hashes remembers the first), so one-off values, such as a user's
-/// own, never push out the shared ones. Bounded in bytes and entries: entries live in two
-/// generations, and when the newer one is full the older one is dropped, so what is used stays
-/// and what is not goes (an approximate least-recently-used order at the cost of a dictionary
-/// lookup).
+/// own, never push out the shared ones. Bounded in bytes and
+/// entries: entries live in two generations, and when the newer one is full the older one is
+/// dropped, so what is used stays and what is not goes (an approximate least-recently-used order
+/// at the cost of a dictionary lookup).
+///
+/// On a request's way, nothing here takes a lock another event loop takes unless a kept response
+/// may be found: each loop remembers the targets it answered (``answer(for:of:)``), the inputs seen
+/// once are slots written and read without a lock, and a filter of the kept keys' hashes, read
+/// without a lock, turns a one-off value away before the shared table is looked at (``entry(for:)``).
 public final class ResponseMemo: Sendable {
     /// How much is kept.
     public struct Limits: Sendable, Equatable {
@@ -110,21 +115,28 @@ public final class ResponseMemo: Sendable {
         var current = Generation()
         var previous = Generation()
         var dependents: [String: Set<Key>] = [:]
-        var seenOnce = [Int](repeating: 0, count: 4096)
-        /// Kept data responses by the targets they were asked with (``remember(target:of:for:)``),
-        /// for the answer from a request head: emptied with the older generation, so it never
-        /// holds an entry that is no longer kept, nor outlives a generation's bound.
+    }
+
+
+    /// Kept data responses by the targets they were asked with (``remember(target:of:for:inputs:)``),
+    /// for the answer from a request head: each thread's own, so an answer takes no lock another
+    /// event loop takes. Emptied when the older generation is dropped (``targetsGeneration``
+    /// moved), so it never holds an entry that is no longer kept, nor outlives a generation's bound.
+    private final class RememberedTargets {
+        var generation = -1
         var targets: [UInt64: TargetUse] = [:]
     }
 
-    /// A target whose response is an entry the memo keeps. A class: a request answered from its
-    /// head takes it out of the lock with one reference count, not one for each of its parts.
-    private final class TargetUse: Sendable {
+    /// A target whose response is an entry the memo keeps, in one thread's table. A class: a
+    /// request answered from its head takes it with one reference count, not one for each of its parts.
+    private final class TargetUse {
         let variant: Int
         let target: [UInt8]
         let entry: Entry
         /// What else the response was made from, checked before it answers.
         let inputs: TargetInputs
+        /// When the upstream entries were last looked at in the cache (``answer(for:of:)``).
+        var checked: ContinuousClock.Instant?
 
         init(variant: Int, target: [UInt8], entry: Entry, inputs: TargetInputs) {
             self.variant = variant
@@ -184,11 +196,13 @@ public final class ResponseMemo: Sendable {
     }
 
     /// An upstream cache entry a remembered response was rendered from: its key, the `ttl` its
-    /// source gives it, and the generation the response was rendered from.
+    /// source gives it, the generation the response was rendered from, and when that value stops
+    /// being fresh (on the cache's clock).
     struct UpstreamCheck: Sendable {
         let key: String
         let ttl: Duration
         let generation: UInt64
+        let expires: ContinuousClock.Instant
     }
 
     /// A kept response found for a request's target (``answer(for:of:)``), and how many fresh
@@ -205,6 +219,14 @@ public final class ResponseMemo: Sendable {
     /// The upstream cache whose entries kept responses are rendered from.
     private let cache: UpstreamCache
     private let state = NIOLockedValueBox(State())
+    private let remembered = PerThread { RememberedTargets() }
+    /// The hashes of the inputs seen once, by slot (``keep(_:for:headers:variant:request:label:)``).
+    private let seenOnce = AtomicSlots(count: 4096)
+    /// The hashes of the keys kept in either generation, read without a lock: set as a key is
+    /// kept, made anew from the newer generation when the older one is dropped.
+    private let filter = ReadMostly(KeptFilter())
+    /// Moved when the older generation is dropped: each thread's remembered targets are forgotten.
+    private let targetsGeneration = ManagedAtomic(0)
     private let hits: Counter
     private let misses: Counter
     private let dropped: Counter
@@ -229,12 +251,16 @@ public final class ResponseMemo: Sendable {
 
     /// The kept response for `key`, counted as a hit or a miss.
     func entry(for key: Key) -> Entry? {
+        guard filter.value.mayContain(key.hashValue) else {
+            misses.increment()
+            return nil
+        }
         let found: Entry? = state.withLockedValue { state in
             if let entry = state.current.entries[key] { return entry }
             guard let entry = state.previous.entries.removeValue(forKey: key) else { return nil }
             // Used again: it moves to the newer generation, so it outlives the older one.
             state.previous.cost -= entry.cost
-            Self.insert(entry, for: key, into: &state, limits: limits)
+            insert(entry, for: key, into: &state)
             return entry
         }
         if found == nil { misses.increment() } else { hits.increment() }
@@ -252,43 +278,72 @@ public final class ResponseMemo: Sendable {
     func remember(target request: RequestHead, of entry: Entry, for key: Key, inputs: () -> TargetInputs = { TargetInputs() }) {
         guard key.kind == .data, request.target.count <= Self.longestRememberedTarget else { return }
         let digest = request.withBytes { Self.digest(bytes: UnsafeBufferPointer(rebasing: $0[request.target]), variant: key.variant) }
-        let isRemembered = state.withLockedValue { state in state.targets[digest].map { $0.entry === entry } ?? false }
-        guard !isRemembered else { return }
+        let remembered = rememberedTargets()
+        guard remembered.targets[digest]?.entry !== entry else { return }
         let inputs = inputs()
         guard key.upstream.count == inputs.upstream.count else { return }
         let target = request.withBytes { Array($0[request.target]) }
-        state.withLockedValue { state in
-            if state.targets.count >= limits.maxEntries { state.targets.removeAll(keepingCapacity: true) }
-            state.targets[digest] = TargetUse(variant: key.variant, target: target, entry: entry, inputs: inputs)
+        if remembered.targets.count >= min(limits.maxEntries, Self.maxRememberedTargets) {
+            remembered.targets.removeAll(keepingCapacity: true)
         }
+        remembered.targets[digest] = TargetUse(variant: key.variant, target: target, entry: entry, inputs: inputs)
+    }
+
+    /// Targets remembered on each thread at most (each up to ``longestRememberedTarget`` bytes
+    /// and a few references): then that thread forgets them all and remembers anew.
+    static let maxRememberedTargets = 4096
+
+    /// The calling thread's remembered targets, emptied first when the older generation was
+    /// dropped since it last looked.
+    private func rememberedTargets() -> RememberedTargets {
+        let remembered = remembered.local
+        let generation = targetsGeneration.load(ordering: .acquiring)
+        if remembered.generation != generation {
+            remembered.targets.removeAll(keepingCapacity: true)
+            remembered.generation = generation
+        }
+        return remembered
     }
 
     /// The kept response a request for the same target was answered with for the variant
     /// `variant` (its ``ServedScreenSet/Variant/memoID``), when `request` forwards the same header
-    /// values and every upstream entry it was rendered from is still fresh in the same generation
-    /// (``UpstreamCache/isFresh(_:ttl:generation:)``, which marks it used as a lookup does); nil
-    /// when there is none. Nothing is counted (``countHit()``, when it is answered).
+    /// values and every upstream value it was rendered from is still fresh; nil when there is none.
+    /// Nothing is counted (``countHit()``, when it is answered).
+    ///
+    /// The upstream values' freshness is read from when each expires, with no lock: a value
+    /// replaced or evicted is dropped (``drop(upstream:)``), which makes every thread forget its
+    /// remembered targets. Each thread looks the entries up in the cache at most once a second
+    /// per target (``UpstreamCache/isFresh(_:ttl:generation:)``, which marks them used as a lookup
+    /// does), so an entry answered only from here is not the least recently used.
     func answer(for request: RequestHead, of variant: Int) -> KeptAnswer? {
+        let remembered = rememberedTargets()
         let found: TargetUse? = request.withBytes { bytes in
             let target = UnsafeBufferPointer(rebasing: bytes[request.target])
-            let digest = Self.digest(bytes: target, variant: variant)
-            return state.withLockedValue { state in
-                guard let use = state.targets[digest], use.variant == variant,
-                    use.target.withUnsafeBufferPointer({ HeaderList.equals($0, target) })
-                else {
-                    return nil
-                }
-                return use
+            guard let use = remembered.targets[Self.digest(bytes: target, variant: variant)], use.variant == variant,
+                use.target.withUnsafeBufferPointer({ HeaderList.equals($0, target) })
+            else {
+                return nil
             }
+            return use
         }
         guard let found else { return nil }
         let inputs = found.inputs
         if !inputs.forwarded.names.isEmpty, !inputs.forwarded.matches(request) { return nil }
-        for check in inputs.upstream {
-            guard cache.isFresh(check.key, ttl: check.ttl, generation: check.generation) else { return nil }
+        if !inputs.upstream.isEmpty {
+            let now = cache.now()
+            for check in inputs.upstream where now >= check.expires { return nil }
+            if found.checked.map({ now - $0 >= Self.upstreamLookInterval }) ?? true {
+                for check in inputs.upstream {
+                    guard cache.isFresh(check.key, ttl: check.ttl, generation: check.generation) else { return nil }
+                }
+                found.checked = now
+            }
         }
         return KeptAnswer(entry: found.entry, freshUpstreamEntries: inputs.upstream.count)
     }
+
+    /// How often a thread looks a remembered target's upstream entries up in the cache (``answer(for:of:)``).
+    static let upstreamLookInterval = Duration.seconds(1)
 
     /// Counts a hit of a response answered for its target (``answer(for:of:)``).
     func countHit() {
@@ -316,20 +371,15 @@ public final class ResponseMemo: Sendable {
         let notKept = { Self.response(notKept: body, headers: headers, variant: variant, to: request, label: label) }
         guard isEnabled else { return notKept() }
         let hash = key.hashValue
-        let secondTime = state.withLockedValue { state in
-            let slot = Int(UInt(bitPattern: hash) % UInt(state.seenOnce.count))
-            guard state.seenOnce[slot] == hash else {
-                state.seenOnce[slot] = hash
-                return false
-            }
-            return true
-        }
+        let slot = Int(UInt(bitPattern: hash) % UInt(seenOnce.count))
+        let secondTime = seenOnce[slot] == hash
+        if !secondTime { seenOnce[slot] = hash }
         // The first time (most one-off values never come back) costs no kept forms at all.
         guard secondTime else { return notKept() }
         let entry = Entry(body: body, key: key, headers: headers, variant: variant, label: label)
         guard entry.cost <= limits.maxBytes / 16 else { return notKept() }
         state.withLockedValue { state in
-            Self.insert(entry, for: key, into: &state, limits: limits)
+            insert(entry, for: key, into: &state)
             for upstream in key.upstream { state.dependents[upstream.key, default: []].insert(key) }
         }
         recordSize()
@@ -364,6 +414,8 @@ public final class ResponseMemo: Sendable {
 
     /// Drops every response rendered from the upstream entry `key` (it was refreshed or evicted).
     public func drop(upstream key: String) {
+        // A response remembered for its target may have been rendered from it.
+        targetsGeneration.wrappingIncrement(ordering: .releasing)
         let removed = state.withLockedValue { state in
             guard let keys = state.dependents.removeValue(forKey: key) else { return 0 }
             var removed = 0
@@ -394,7 +446,8 @@ public final class ResponseMemo: Sendable {
         state.withLockedValue { ($0.current.entries.count + $0.previous.entries.count, $0.current.cost + $0.previous.cost) }
     }
 
-    private static func insert(_ entry: Entry, for key: Key, into state: inout State, limits: Limits) {
+    private func insert(_ entry: Entry, for key: Key, into state: inout State) {
+        filter.value.insert(key.hashValue)
         if let old = state.current.entries.updateValue(entry, forKey: key) { state.current.cost -= old.cost }
         state.current.cost += entry.cost
         guard state.current.cost > limits.maxBytes / 2 || state.current.entries.count > limits.maxEntries / 2 else { return }
@@ -402,12 +455,69 @@ public final class ResponseMemo: Sendable {
         // the targets remembered (they are remembered again from the newer one when asked for).
         state.previous = state.current
         state.current = Generation()
-        state.targets.removeAll()
+        targetsGeneration.wrappingIncrement(ordering: .releasing)
+        let filter = KeptFilter()
+        for memoKey in state.previous.entries.keys { filter.insert(memoKey.hashValue) }
+        self.filter.store(filter)
         var dependents: [String: Set<Key>] = [:]
         for memoKey in state.previous.entries.keys {
             for upstream in memoKey.upstream { dependents[upstream.key, default: []].insert(memoKey) }
         }
         state.dependents = dependents
+    }
+}
+
+/// Which keys may be kept, by their hashes: a key kept is always in it, one that is not is in it
+/// about once in fifty (two bits of 2^18 per key, for the 20,000 keys of the default bound). Read
+/// and set without a lock: a reader that does not see a bit just set finds the key the next time.
+final class KeptFilter: Sendable {
+    private let words = AtomicSlots(count: 1 << 12)
+
+    /// The word and the bit in it of one of a hash's two bits (`second`: the next 18 bits).
+    @inline(__always)
+    private static func bit(_ hash: Int, second: Bool) -> (word: Int, mask: Int) {
+        let bit = (UInt(bitPattern: hash) >> (second ? 18 : 0)) & 0x3FFFF
+        return (Int(bit >> 6), 1 << (bit & 63))
+    }
+
+    func insert(_ hash: Int) {
+        for second in [false, true] {
+            let (word, mask) = Self.bit(hash, second: second)
+            words.setBits(mask, at: word)
+        }
+    }
+
+    func mayContain(_ hash: Int) -> Bool {
+        let (first, firstMask) = Self.bit(hash, second: false)
+        let (second, secondMask) = Self.bit(hash, second: true)
+        return words[first] & firstMask != 0 && words[second] & secondMask != 0
+    }
+}
+
+/// Words any thread reads and writes without a lock (relaxed atomics): a racing write may be
+/// lost, which the tables made of them (a filter, a table of hashes seen once) allow.
+final class AtomicSlots: @unchecked Sendable {
+    let count: Int
+    private let words: UnsafeMutablePointer<UnsafeAtomic<Int>.Storage>
+
+    init(count: Int) {
+        self.count = count
+        words = .allocate(capacity: count)
+        words.initialize(repeating: UnsafeAtomic<Int>.Storage(0), count: count)
+    }
+
+    deinit {
+        words.deinitialize(count: count)
+        words.deallocate()
+    }
+
+    subscript(index: Int) -> Int {
+        get { UnsafeAtomic(at: words + index).load(ordering: .relaxed) }
+        set { UnsafeAtomic(at: words + index).store(newValue, ordering: .relaxed) }
+    }
+
+    func setBits(_ mask: Int, at index: Int) {
+        UnsafeAtomic(at: words + index).loadThenBitwiseOr(with: mask, ordering: .relaxed)
     }
 }
 

@@ -77,6 +77,8 @@ public final class UpstreamCache: Sendable {
     public struct Fresh: Sendable {
         public var found: UpstreamValue
         public var generation: UInt64
+        /// When the value stops being fresh, on the cache's clock (``now``).
+        public var expires: ContinuousClock.Instant
         public var value: JSONValue { found.value }
     }
 
@@ -134,7 +136,8 @@ public final class UpstreamCache: Sendable {
 
     private let maxEntries: Int
     private let maxBytes: Int
-    private let now: @Sendable () -> ContinuousClock.Instant
+    /// The cache's clock (tests move one by hand).
+    let now: @Sendable () -> ContinuousClock.Instant
     private let state = NIOLockedValueBox(State())
     private let changeObserver = NIOLockedValueBox<ChangeObserver?>(nil)
 
@@ -169,7 +172,7 @@ public final class UpstreamCache: Sendable {
 
     /// The value for `key` if it is cached and younger than `ttl`, without waiting for anything.
     public func freshValue(for key: String, ttl: Duration) -> Fresh? {
-        fresh(key, ttl: ttl) { Fresh(found: $0.value, generation: $0.generation) }
+        fresh(key, ttl: ttl) { Fresh(found: $0.value, generation: $0.generation, expires: $0.fetchedAt + ($0.value.ttl ?? ttl)) }
     }
 
     /// Whether `key` holds a fresh value of `generation`, which is marked used: what a response
