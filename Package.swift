@@ -198,9 +198,13 @@ let package = Package(
         ),
         // The real server over sockets, the built binaries as processes (serve, validate, init,
         // the build plugin), and Python's independent validators.
+        // Test-only: a `pthread_mutex_lock` over the C library's that records which mutexes a
+        // thread takes, for the test that no lock is shared between event loops on a request's way.
+        .target(name: "LockCensus", path: "Tests/LockCensus"),
         .testTarget(
             name: "TaksiServerEndToEndTests",
             dependencies: [
+                "LockCensus",
                 "TaksiServer",
                 "TaksiPostgres",
                 "TaksiTestSupport",
