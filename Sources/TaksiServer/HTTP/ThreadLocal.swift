@@ -73,9 +73,9 @@ final class ReadMostly<Value: AnyObject & Sendable>: Sendable {
 /// What one thread keeps for ``PerThread`` owners: read and written by that thread alone.
 private final class ThreadLocalTable: @unchecked Sendable {
     private static let variable = ThreadSpecificVariable<ThreadLocalTable>()
-    private static let ids = ManagedAtomic(0)
+    private static let nextIDs = ManagedAtomic(0)
 
-    static func nextID() -> Int { ids.wrappingIncrementThenLoad(ordering: .relaxed) }
+    static func nextID() -> Int { nextIDs.wrappingIncrementThenLoad(ordering: .relaxed) }
 
     /// The calling thread's table.
     static var current: ThreadLocalTable {
@@ -85,23 +85,31 @@ private final class ThreadLocalTable: @unchecked Sendable {
         return table
     }
 
-    private struct Entry {
-        let id: Int
-        /// The owner; when it is gone, its state goes too.
-        weak var owner: AnyObject?
-        let value: AnyObject
+    /// A reference that does not keep its object.
+    private struct Owner {
+        weak var object: AnyObject?
     }
 
-    /// Few: one per owner whose state this thread read (a served set, the memo, the metrics).
-    private var entries: [Entry] = []
+    /// Few: one per owner whose state this thread read (a served set, the memo, the metrics), in
+    /// three arrays, so a lookup reads ids alone (a weak reference's copy costs a runtime call).
+    private var ids: [Int] = []
+    private var values: [AnyObject] = []
+    /// The owners, to drop the state of those gone; when it is gone, its state goes too.
+    private var owners: [Owner] = []
 
     func value(of id: Int) -> AnyObject? {
-        for entry in entries where entry.id == id { return entry.value }
+        for index in ids.indices where ids[index] == id { return values[index] }
         return nil
     }
 
     func set(_ value: AnyObject, of id: Int, owner: AnyObject) {
-        entries.removeAll { $0.id == id || $0.owner == nil }
-        entries.append(Entry(id: id, owner: owner, value: value))
+        for index in ids.indices.reversed() where ids[index] == id || owners[index].object == nil {
+            ids.remove(at: index)
+            values.remove(at: index)
+            owners.remove(at: index)
+        }
+        ids.append(id)
+        values.append(value)
+        owners.append(Owner(object: owner))
     }
 }
