@@ -134,15 +134,16 @@ public struct DataPlan: Sendable {
         output.reserveCapacity(512)
         var problems: [Problem] = []
         var written = 0
-        for entry in entries {
+        // By index: a copy of an entry would retain each of its parts, shared by every event loop.
+        for index in entries.indices {
             let start = output.count
             if written > 0 { output.append(UInt8(ascii: ",")) }
-            if let template = entry.template, template.write(into: &output, values: values) {
-                problems += template.problems
+            if let template = entries[index].template, template.write(into: &output, values: values) {
+                if !template.problems.isEmpty { problems += template.problems }
                 written += 1
                 continue
             }
-            let (built, found) = build(entry, values: values, catalog: catalog, unavailable: unavailable)
+            let (built, found) = build(entries[index], values: values, catalog: catalog, unavailable: unavailable)
             problems += found
             if let built {
                 JSONWriter.write(built.jsonValue, into: &output)
