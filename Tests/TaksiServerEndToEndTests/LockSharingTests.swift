@@ -29,7 +29,8 @@ struct LockSharingTests {
 
     static let requestsPerConnection = 400
 
-    /// A screen of each kind the benchmark's rows ask for, over the fixtures' CityBikes answers.
+    /// A screen of each kind the benchmark's rows ask for, over the fixtures' CityBikes answers
+    /// (and an experiment's, `landing`, from ``SharedScreens/experiment(_:)``).
     static let files = [
         "welcome.yaml": """
         name: welcome
@@ -79,7 +80,7 @@ struct LockSharingTests {
         // As shipped: the access log on (to a file; standard error is the test runner's).
         configuration.accessLog = true
         configuration.accessLogOutput = .file(Scratch.path("access", suffix: ".log").path)
-        let load = ScreenSetLoader.load(files: Self.files.mapValues { Array($0.utf8) })
+        let load = ScreenSetLoader.load(files: Self.files.mapValues { Array($0.utf8) }.merging(SharedScreens.experiment()) { $1 })
         let screens = try #require(load.screenSet, "\(load.diagnostics.report)")
         let application = buildApplication(configuration: configuration, screenSet: screens, logger: testLogger("test"))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
@@ -100,14 +101,20 @@ struct LockSharingTests {
                     name: "data, cached upstream, query", target: "/screens/search/data?network=velib", headers: [("Accept-Language", "fr")]
                 ),
                 Row(name: "data, a new request value each time", target: "/screens/welcome/data?name=visitor-{n}"),
+                // Recorded as exposed by its first request (the warm-up): a repeat after that.
+                Row(
+                    name: "skeleton of an experiment, a user exposed before", target: "/screens/landing", headers: [("X-Taksi-User", "ada")]
+                ),
             ]
             var report: [String] = []
             for row in rows {
                 let perRequest = try await Self.sharedAcquisitions(of: row, port: port, loops: Array(group.makeIterator()))
                 report.append("\(row.name): \(perRequest) shared-lock acquisitions per request")
-                // None per request: under one in twenty is work that is not a request's (the access
-                // log handing a chunk to its writer, a timer), which a lock per request would exceed twenty-fold.
-                #expect(perRequest < 0.05, "\(row.name): \(perRequest) acquisitions of locks both loops take, per request")
+                // None per request: a lock taken per request counts 1 or more. What is not a request's
+                // (the access log's chunk handed to its writer every 64 KB or second, a metric series
+                // made the first time a loop counts it, SwiftNIO's own work under a loaded machine)
+                // has counted 0.003 to 0.06 here.
+                #expect(perRequest < 0.25, "\(row.name): \(perRequest) acquisitions of locks both loops take, per request")
             }
             print(report.joined(separator: "\n"))
         } catch {

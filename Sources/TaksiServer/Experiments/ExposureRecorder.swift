@@ -90,6 +90,9 @@ public final class ExposureRecorder: Sendable {
     private let logger: Logger
     /// The time of each user's last record, by experiment and user, least recently recorded first.
     private let recorded: NIOLockedValueBox<RecencyDictionary<Key, Int64>>
+    /// What each thread (an event loop's) has seen of `recorded`, in front of it: a user this
+    /// thread saw recorded within the window is a repeat without a lock another loop takes.
+    private let seenRecorded = PerThread { SeenRecorded() }
     private let pending = NIOLockedValueBox(Pending())
     private let counters: Counters
     private let clock: @Sendable () -> Int64
@@ -98,6 +101,14 @@ public final class ExposureRecorder: Sendable {
         var experiment: String
         var user: String
     }
+
+    /// One thread's view of `recorded`: the time of a user's record it saw, bounded.
+    final class SeenRecorded {
+        var times = RecencyDictionary<Key, Int64>()
+    }
+
+    /// Users each thread remembers seeing recorded at most.
+    static let seenRecordedCapacity = 10_000
 
     /// Records waiting for the store, and the task writing them.
     struct Pending {
@@ -175,13 +186,20 @@ public final class ExposureRecorder: Sendable {
         let now = clock()
         let key = Key(experiment: record.experiment, user: record.user)
         let windowMilliseconds = Self.milliseconds(window)
-        let isNew = recorded.withLockedValue { recorded in
-            if let last = recorded.peek(key), now - last < windowMilliseconds { return false }
+        let seen = seenRecorded.local
+        if let last = seen.times.peek(key), now - last < windowMilliseconds {
+            counters.repeated.increment()
+            return false
+        }
+        let last = recorded.withLockedValue { recorded -> Int64? in
+            if let last = recorded.peek(key), now - last < windowMilliseconds { return last }
             _ = recorded.updateValue(now, forKey: key)
             while recorded.count > capacity { _ = recorded.removeLeastRecent() }
-            return true
+            return nil
         }
-        guard isNew else {
+        _ = seen.times.updateValue(last ?? now, forKey: key)
+        while seen.times.count > min(capacity, Self.seenRecordedCapacity) { _ = seen.times.removeLeastRecent() }
+        if last != nil {
             counters.repeated.increment()
             return false
         }
@@ -201,6 +219,7 @@ public final class ExposureRecorder: Sendable {
             counters.dropped.increment()
             // Forgotten, so a later exposure of the user is recorded when there is room.
             _ = recorded.withLockedValue { $0.removeValue(forKey: key) }
+            _ = seen.times.removeValue(forKey: key)
         }
         return accepted
     }
