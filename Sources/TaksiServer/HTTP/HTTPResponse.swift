@@ -25,8 +25,11 @@ public struct HTTPResponse: Sendable {
     /// connection stays open and writes each part the stream produces.
     var stream: (any StreamedBody)?
 
+    /// The `Content-Type` of JSON bodies.
+    static let jsonType = "application/json; charset=utf-8"
+
     init(status: HTTPResponseStatus = .ok, json body: ByteBuffer, headers extra: [(String, String)] = []) {
-        self.init(status: status, body: body, type: "application/json; charset=utf-8", headers: extra)
+        self.init(status: status, body: body, type: Self.jsonType, headers: extra)
     }
 
     /// A body of this `Content-Type`, its `Content-Length`, then `extra` headers.
@@ -43,8 +46,13 @@ public struct HTTPResponse: Sendable {
 
     /// A response with exactly these headers (`Content-Length` included by the caller).
     init(status: HTTPResponseStatus, headers: [(String, String)], body: ByteBuffer) {
+        self.init(status: status, fields: HTTPHeaders(headers), body: body)
+    }
+
+    /// A response with exactly these fields (`Content-Length` included by the caller).
+    init(status: HTTPResponseStatus, fields: HTTPHeaders, body: ByteBuffer) {
         self.status = status
-        self.headers = HTTPHeaders(headers)
+        self.headers = fields
         self.body = body
     }
 

@@ -50,6 +50,8 @@ public final class ResponseMemo: Sendable {
         private let gzipSource: [UInt8]?
         private let gzipped = ManagedAtomicLazyReference<GzipForm>()
         private let headers: [(String, String)]
+        /// What every form adds to the `Vary` of `headers` (``ResponseMemo/vary(bodySize:)``).
+        private let vary: String?
         private let variant: String
         /// The route the responses are counted under (`data`, or `skeleton` for a URL's own skeleton).
         private let label: MetricsLabel
@@ -66,13 +68,14 @@ public final class ResponseMemo: Sendable {
 
         init(body: [UInt8], key: Key, headers: [(String, String)], variant: String, label: MetricsLabel) {
             let compressible = body.count >= ResponseMemo.smallestGzipped
-            let shared = ResponseMemo.sharedHeaders(headers, bodySize: body.count)
+            let vary = ResponseMemo.vary(bodySize: body.count)
             self.identity = Representations.form(
-                body: body, etag: ResponseMemo.entityTag(body), encoding: nil, headers: shared, label: label, variant: variant
+                body: body, etag: ResponseMemo.entityTag(body), encoding: nil, headers: headers, vary: vary, label: label, variant: variant
             )
+            self.vary = vary
             self.label = label
             self.gzipSource = compressible ? body : nil
-            self.headers = shared
+            self.headers = headers
             self.variant = variant
             // Both bodies (the gzip one at most as large), both heads, the key, and the objects around them.
             self.cost =
@@ -92,8 +95,8 @@ public final class ResponseMemo: Sendable {
             // Level 6: most of level 9's gain at a fraction of its time, paid once per kept response.
             let form = gzipSource.flatMap { Representations.gzip($0, level: .compressionLevel6) }.map { bytes in
                 Representations.form(
-                    body: bytes, etag: identity.etag.dropLast() + "-gzip\"", encoding: "gzip", headers: headers, label: label,
-                    variant: variant
+                    body: bytes, etag: identity.etag.dropLast() + "-gzip\"", encoding: "gzip", headers: headers,
+                    vary: vary, label: label, variant: variant
                 )
             }
             return gzipped.storeIfNilThenLoad(GzipForm(form)).form
@@ -116,7 +119,6 @@ public final class ResponseMemo: Sendable {
         var previous = Generation()
         var dependents: [String: Set<Key>] = [:]
     }
-
 
     /// Kept data responses by the targets they were asked with (``remember(target:of:for:inputs:)``),
     /// for the answer from a request head: each thread's own, so an answer takes no lock another
@@ -394,17 +396,15 @@ public final class ResponseMemo: Sendable {
     ) -> HTTPResponse {
         let etag = entityTag(body)
         return Representations.response(
-            body: body, etag: etag, encoding: nil, headers: sharedHeaders(headers, bodySize: body.count), label: label, variant: variant,
+            body: body, etag: etag, encoding: nil, headers: headers, vary: vary(bodySize: body.count), label: label, variant: variant,
             notModified: request.isNotModified(etag: Array(etag.utf8))
         )
     }
 
-    /// A data response's own headers with `Vary: Accept-Encoding` when it is large enough to have
-    /// a gzip form: decided by its size alone, so every form of it, kept or not, varies alike.
-    private static func sharedHeaders(_ headers: [(String, String)], bodySize: Int) -> [(String, String)] {
-        var shared = headers
-        if bodySize >= smallestGzipped { HTTPResponse.addVary("Accept-Encoding", to: &shared) }
-        return shared
+    /// What a data response adds to its own `Vary`: `Accept-Encoding` when it is large enough to
+    /// have a gzip form, decided by its size alone, so every form of it, kept or not, varies alike.
+    private static func vary(bodySize: Int) -> String? {
+        bodySize >= smallestGzipped ? "Accept-Encoding" : nil
     }
 
     /// The strong `ETag` of a data response's identity body, quoted.
