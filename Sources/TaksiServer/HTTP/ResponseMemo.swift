@@ -20,10 +20,10 @@ import TaksiScreens
 /// Each kept response has a strong `ETag` (a digest of its bytes) and a `304`; its gzip form is
 /// made the first time a client asks for it. A response is kept the second time its inputs are
 /// asked for (a small table of hashes remembers the first), so one-off values, such as a user's
-/// own, never push out the shared ones. Bounded in bytes and
-/// entries: entries live in two generations, and when the newer one is full the older one is
-/// dropped, so what is used stays and what is not goes (an approximate least-recently-used order
-/// at the cost of a dictionary lookup).
+/// own, never push out the shared ones. Bounded in bytes and entries: entries live in two
+/// generations, and when the newer one is full the older one is dropped, so what is used stays
+/// and what is not goes (an approximate least-recently-used order at the cost of a dictionary
+/// lookup).
 ///
 /// On a request's way, nothing here takes a lock another event loop takes unless a kept response
 /// may be found: each loop remembers the targets it answered (``answer(for:of:)``), the inputs seen
@@ -414,8 +414,6 @@ public final class ResponseMemo: Sendable {
 
     /// Drops every response rendered from the upstream entry `key` (it was refreshed or evicted).
     public func drop(upstream key: String) {
-        // A response remembered for its target may have been rendered from it.
-        targetsGeneration.wrappingIncrement(ordering: .releasing)
         let removed = state.withLockedValue { state in
             guard let keys = state.dependents.removeValue(forKey: key) else { return 0 }
             var removed = 0
@@ -430,6 +428,9 @@ public final class ResponseMemo: Sendable {
             }
             return removed
         }
+        // A response remembered for its target may have been rendered from it: every thread
+        // forgets its targets (after the removal, so none is remembered again from what it removed).
+        targetsGeneration.wrappingIncrement(ordering: .releasing)
         guard removed > 0 else { return }
         dropped.increment(by: removed)
         recordSize()
