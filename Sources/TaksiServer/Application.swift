@@ -26,8 +26,9 @@ public struct Application: Sendable {
     /// What `GET /metrics` exposes: every metric the application records, when it made its own
     /// factory (nil when the caller passed one, which then owns exporting).
     public let prometheus: PrometheusCollectorRegistry?
-    /// Request, byte, latency and connection metrics of the HTTP server.
-    let serverMetrics: ServerMetrics
+    /// Request, byte, latency and connection metrics of the HTTP server (exposed at `/metrics`
+    /// with the rest when the application made its own registry, ``prometheus``).
+    public let serverMetrics: ServerMetrics
     /// Data responses kept for their inputs, dropped when an upstream entry they used is refreshed.
     public let memo: ResponseMemo
     /// The live preview's event stream, fed by every reload; nil when the preview is off.
@@ -261,7 +262,8 @@ public enum ApplicationError: Error, Sendable, CustomStringConvertible {
 /// - Throws: ``ApplicationError/invalidScreens(_:)`` with every diagnostic when the set has errors.
 /// - Parameters:
 ///   - metrics: where metrics are recorded; by default a Prometheus registry of the
-///     application's own, exposed at `GET /metrics`.
+///     application's own, exposed at `GET /metrics`. The HTTP request metrics are counted per
+///     event loop by ``Application/serverMetrics`` whatever the factory.
 ///   - store: the fleet's shared store, made from ``ServerConfiguration/store`` by the caller (the
 ///     `taksi-server` command makes a PostgreSQL one); nil keeps submits in memory.
 ///   - published: the store's current bundle, already loaded, when the screens come from the
