@@ -56,6 +56,23 @@ struct PerThreadStateTests {
         try await group.shutdownGracefully()
     }
 
+    @Test("a value replaced is freed though an event loop read it and then served nothing more")
+    func replacedValueFreed() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        weak var first: Named?
+        let value: ReadMostly<Named> = {
+            let named = Named("one")
+            first = named
+            return ReadMostly(named)
+        }()
+        #expect(try await loop.submit { value.value.name }.get() == "one")
+        value.store(Named("two"))
+        #expect(first == nil, "the loop that read it last still holds the replaced value")
+        #expect(try await loop.submit { value.value.name }.get() == "two")
+        try await group.shutdownGracefully()
+    }
+
     @Test("the request metrics counted on several loops are summed when they are read, with their buckets")
     func metricsSummed() async throws {
         let metrics = ServerMetrics(factory: TestMetrics())

@@ -130,11 +130,13 @@ public final class ResponseMemo: Sendable {
     }
 
     /// A target whose response is an entry the memo keeps, in one thread's table. A class: a
-    /// request answered from its head takes it with one reference count, not one for each of its parts.
+    /// request answered from its head takes it with one reference count, not one for each of its
+    /// parts. The entry is not kept by it: one the memo drops is freed, whichever threads
+    /// remembered it (an event loop that serves nothing more must not hold the responses).
     private final class TargetUse {
         let variant: Int
         let target: [UInt8]
-        let entry: Entry
+        weak var entry: Entry?
         /// What else the response was made from, checked before it answers.
         let inputs: TargetInputs
         /// When the upstream entries were last looked at in the cache (``answer(for:of:)``).
@@ -328,7 +330,7 @@ public final class ResponseMemo: Sendable {
             }
             return use
         }
-        guard let found else { return nil }
+        guard let found, let entry = found.entry else { return nil }
         let inputs = found.inputs
         if !inputs.forwarded.names.isEmpty, !inputs.forwarded.matches(request) { return nil }
         if !inputs.upstream.isEmpty {
@@ -341,7 +343,7 @@ public final class ResponseMemo: Sendable {
                 found.checked = now
             }
         }
-        return KeptAnswer(entry: found.entry, freshUpstreamEntries: inputs.upstream.count)
+        return KeptAnswer(entry: entry, freshUpstreamEntries: inputs.upstream.count)
     }
 
     /// How often a thread looks a remembered target's upstream entries up in the cache (``answer(for:of:)``).

@@ -5,7 +5,9 @@ import NIOPosix
 /// State of an object's own on each thread, for what a request reads on its event loop: each
 /// thread reads and writes only its own, so no lock is shared between loops on a request's way.
 /// Made on a thread the first time that thread asks for it (``local``), released with the thread
-/// or with its owner (when the thread next makes one for another owner).
+/// or after its owner (when the thread next makes state for another owner, or reads a
+/// ``ReadMostly`` value that changed). Until then what it holds stays: state that refers to what
+/// an owner holds refers to it without keeping it (`unowned`).
 ///
 /// Only synchronous code may use it: a task can move between threads at a suspension point.
 final class PerThread<Value: AnyObject>: Sendable {
@@ -29,15 +31,16 @@ final class PerThread<Value: AnyObject>: Sendable {
 }
 
 /// A value written rarely and read on every request (the served screen set), read without a lock:
-/// each thread keeps the value it read last with the generation it read, and takes the lock only
-/// when the generation has moved (an atomic load, on memory every loop only reads).
+/// each thread remembers the value it read last with the generation it read, and takes the lock
+/// only when the generation has moved (an atomic load, on memory every loop only reads).
 ///
-/// A thread keeps the value it read last until it reads again: a replaced value lives on until
-/// every thread that read it has read once more (or has ended).
+/// A thread remembers the value without keeping it (a weak reference): a replaced value is freed
+/// when its last holder lets it go, whichever threads read it last (an event loop that serves
+/// nothing more must not keep a replaced screen set for ever).
 final class ReadMostly<Value: AnyObject & Sendable>: Sendable {
     private final class Seen {
         var generation = -1
-        var value: Value?
+        weak var value: Value?
     }
 
     private let box: NIOLockedValueBox<Value>
@@ -54,10 +57,11 @@ final class ReadMostly<Value: AnyObject & Sendable>: Sendable {
         let seen = seen.local
         if seen.generation == current, let value = seen.value { return value }
         // Read under the lock: the value stored with `current`, or a newer one (then the next
-        // read takes the lock once more).
+        // read takes the lock once more). What this thread kept for owners gone goes now.
         let value = box.withLockedValue { $0 }
         seen.generation = current
         seen.value = value
+        ThreadLocalTable.current.dropStateOfOwnersGone()
         return value
     }
 
@@ -71,7 +75,7 @@ final class ReadMostly<Value: AnyObject & Sendable>: Sendable {
 }
 
 /// What one thread keeps for ``PerThread`` owners: read and written by that thread alone.
-private final class ThreadLocalTable: @unchecked Sendable {
+fileprivate final class ThreadLocalTable: @unchecked Sendable {
     private static let variable = ThreadSpecificVariable<ThreadLocalTable>()
     private static let nextIDs = ManagedAtomic(0)
 
@@ -103,13 +107,23 @@ private final class ThreadLocalTable: @unchecked Sendable {
     }
 
     func set(_ value: AnyObject, of id: Int, owner: AnyObject) {
-        for index in ids.indices.reversed() where ids[index] == id || owners[index].object == nil {
+        drop { $0 == id }
+        ids.append(id)
+        values.append(value)
+        owners.append(Owner(object: owner))
+    }
+
+    /// Drops the state of owners that are gone.
+    func dropStateOfOwnersGone() {
+        drop { _ in false }
+    }
+
+    /// Drops the entries whose id `matches`, and those of owners gone.
+    private func drop(where matches: (Int) -> Bool) {
+        for index in ids.indices.reversed() where matches(ids[index]) || owners[index].object == nil {
             ids.remove(at: index)
             values.remove(at: index)
             owners.remove(at: index)
         }
-        ids.append(id)
-        values.append(value)
-        owners.append(Owner(object: owner))
     }
 }

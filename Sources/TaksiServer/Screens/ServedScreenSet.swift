@@ -242,8 +242,10 @@ public final class ServedScreenSet: Sendable {
     static let maxMatchedPaths = 4096
 
     /// A class: a lookup is one reference count, not one for the screen and one for the values.
+    /// Its screen is not kept by it: the set keeps its screens, and a thread's table of matched
+    /// paths may outlive the set until that thread drops it (``PerThread``).
     private final class MatchedPath: Sendable {
-        let screen: Screen
+        unowned let screen: Screen
         let values: [String: JSONValue]
 
         init(screen: Screen, values: [String: JSONValue]) {
