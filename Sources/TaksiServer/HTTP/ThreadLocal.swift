@@ -6,8 +6,8 @@ import NIOPosix
 /// thread reads and writes only its own, so no lock is shared between loops on a request's way.
 /// Made on a thread the first time that thread asks for it (``local``), released with the thread
 /// or after its owner (when the thread next makes state for another owner, or reads a
-/// ``ReadMostly`` value that changed). Until then what it holds stays: state that refers to what
-/// an owner holds refers to it without keeping it (`unowned`).
+/// ``ReadMostly`` value that changed). Until then what it holds stays, so state that refers to
+/// what an owner holds refers to it without keeping it (`unowned` or `weak`).
 ///
 /// Only synchronous code may use it: a task can move between threads at a suspension point.
 final class PerThread<Value: AnyObject>: Sendable {
