@@ -152,7 +152,8 @@ struct LockSharingTests {
             connection.send(row.request(-1 - index))
             #expect(await connection.receive(1).first.map { $0.status < 400 } == true, "\(row.name): the warm-up request failed")
         }
-        let threads = try await loops.asyncMap { try await $0.submit { lock_census_this_thread() }.get() }
+        var threads: [UInt64] = []
+        for loop in loops { threads.append(try await loop.submit { lock_census_this_thread() }.get()) }
         lock_census_clear()
         for loop in loops { try await loop.submit { lock_census_record_this_thread(1) }.get() }
         for (index, connection) in connections.enumerated() {
@@ -178,12 +179,4 @@ struct LockSharingTests {
         return Double(acquisitions) / Double(connections.count * requestsPerConnection)
     }
     #endif
-}
-
-extension Array {
-    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
-        var results: [T] = []
-        for element in self { results.append(try await transform(element)) }
-        return results
-    }
 }

@@ -484,10 +484,10 @@ final class KeptFilter: Sendable {
     }
 
     func insert(_ hash: Int) {
-        for second in [false, true] {
-            let (word, mask) = Self.bit(hash, second: second)
-            words.setBits(mask, at: word)
-        }
+        let (first, firstMask) = Self.bit(hash, second: false)
+        let (second, secondMask) = Self.bit(hash, second: true)
+        words.setBits(firstMask, at: first)
+        words.setBits(secondMask, at: second)
     }
 
     func mayContain(_ hash: Int) -> Bool {

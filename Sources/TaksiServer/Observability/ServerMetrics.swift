@@ -2,6 +2,7 @@ import Atomics
 public import CoreMetrics
 import NIOConcurrencyHelpers
 public import NIOCore
+import Prometheus
 
 /// The HTTP metrics: requests by route and status, latency by route and by screen, bytes written
 /// by route, and open connections.
@@ -76,10 +77,10 @@ public final class ServerMetrics: RequestObserver {
     /// status and variant.
     private let all = NIOLockedValueBox<[Counts]>([])
     /// Open client connections.
-    public let openConnections: Gauge
+    public let openConnections: CoreMetrics.Gauge
 
     public init(factory: any MetricsFactory) {
-        self.openConnections = Gauge(label: "taksi_open_connections", factory: factory)
+        self.openConnections = CoreMetrics.Gauge(label: "taksi_open_connections", factory: factory)
     }
 
     public func responded(label: MetricsLabel, status: UInt, bytes: Int, duration: TimeAmount, variant: String?) {
@@ -134,10 +135,10 @@ public final class ServerMetrics: RequestObserver {
             var cumulative = 0
             for (index, bound) in Self.durationBuckets.enumerated() {
                 cumulative += histogram.buckets[index]
-                write("\(name)_bucket{\(prefix)le=\"\(Self.seconds(bound))\"} \(cumulative)")
+                write("\(name)_bucket{\(prefix)le=\"\(bound.bucketRepresentation)\"} \(cumulative)")
             }
             write("\(name)_bucket{\(prefix)le=\"+Inf\"} \(histogram.count)")
-            write("\(name)_sum{\(labels(pairs))} \(Self.seconds(.nanoseconds(histogram.nanoseconds)))")
+            write("\(name)_sum{\(labels(pairs))} \(Duration.nanoseconds(histogram.nanoseconds).bucketRepresentation)")
             write("\(name)_count{\(labels(pairs))} \(histogram.count)")
         }
         guard !requests.isEmpty else { return }
@@ -159,16 +160,6 @@ public final class ServerMetrics: RequestObserver {
         for (label, count) in bytes.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             write("taksi_http_response_bytes_total{\(labels([("route", label.rawValue)]))} \(count)")
         }
-    }
-
-    /// A duration in seconds as Prometheus reads it (`0.00025`).
-    private static func seconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        guard attoseconds > 0 else { return "\(seconds).0" }
-        var fraction = String(attoseconds)
-        fraction = String(repeating: "0", count: 18 - fraction.count) + fraction
-        while fraction.hasSuffix("0") { fraction.removeLast() }
-        return "\(seconds).\(fraction)"
     }
 
     /// A label value as Prometheus' text format writes it: backslash, quote and line feed escaped.
