@@ -46,6 +46,26 @@ package final class PostgresServer: Sendable {
         return outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Runs `sql` every second from a `psql` process of its own until the process is killed
+    /// (SIGKILL: it inherits the test runner's blocked signals, SIGTERM among them): another
+    /// replica's heartbeat (replicas report every second), which the test's own tasks cannot delay
+    /// however busy the machine is.
+    package func repeatEverySecond(_ sql: String) throws -> Process {
+        let psql = Self.binDirectory.map { "\($0)/psql" } ?? "psql"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [psql, url, "-v", "ON_ERROR_STOP=1", "-qAt"]
+        // `\watch` repeats the query before it; `-c` cannot carry both (psql 15).
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        input.fileHandleForWriting.write(Data("\(sql)\n\\watch 1\n".utf8))
+        try input.fileHandleForWriting.close()
+        return process
+    }
+
     /// Makes and starts a cluster.
     package init() throws {
         guard let bin = Self.binDirectory else { throw PostgresServerError("PostgreSQL is not installed (apt-get install postgresql)") }
