@@ -84,6 +84,18 @@ struct LockSharingTests {
         let screens = try #require(load.screenSet, "\(load.diagnostics.report)")
         let application = buildApplication(configuration: configuration, screenSet: screens, logger: testLogger("test"))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        do {
+            try await Self.checkRows(of: application, on: group)
+        } catch {
+            try await group.shutdownGracefully()
+            throw error
+        }
+        try await group.shutdownGracefully()
+    }
+
+    /// Serves every row on `group`'s two loops and checks each; returns with the server stopped and
+    /// let go, before its loops stop (see `withRunningServer`).
+    static func checkRows(of application: Application, on group: MultiThreadedEventLoopGroup) async throws {
         let server = try await application.start(on: group)
         do {
             let port = try #require(server.port)
@@ -119,11 +131,9 @@ struct LockSharingTests {
             print(report.joined(separator: "\n"))
         } catch {
             await server.shutdown()
-            try await group.shutdownGracefully()
             throw error
         }
         await server.shutdown()
-        try await group.shutdownGracefully()
     }
 
     /// The census sees a lock SwiftNIO's code takes (it is built into this executable).

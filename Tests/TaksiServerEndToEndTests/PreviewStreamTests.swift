@@ -51,17 +51,21 @@ struct PreviewStreamTests {
     func shutdownEndsStreams() async throws {
         let (application, _) = try fixtureCopyApplication(preview: true, label: "preview")
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = try await application.start(on: group)
-        let connection = try RawConnection(port: try #require(server.port))
-        connection.send("GET /preview/events.stream HTTP/1.1\r\nHost: test\r\n\r\n")
-        _ = await connection.receiveText(until: "event: screens")
-        #expect(application.previewEvents?.subscriberCount == 1)
-        // Far longer than the test may take: returning at all means the stream did not hold the drain.
-        await server.shutdown(drainTimeout: .seconds(600))
-        let ended = await connection.receiveText(until: "0\r\n\r\n")
-        #expect(ended.hasSuffix("0\r\n\r\n"), "the last chunk")
-        #expect(await connection.isClosedByPeer())
-        #expect(application.previewEvents?.subscriberCount == 0)
+        // The server is let go before its loops stop (see `withRunningServer`).
+        func run() async throws {
+            let server = try await application.start(on: group)
+            let connection = try RawConnection(port: try #require(server.port))
+            connection.send("GET /preview/events.stream HTTP/1.1\r\nHost: test\r\n\r\n")
+            _ = await connection.receiveText(until: "event: screens")
+            #expect(application.previewEvents?.subscriberCount == 1)
+            // Far longer than the test may take: returning at all means the stream did not hold the drain.
+            await server.shutdown(drainTimeout: .seconds(600))
+            let ended = await connection.receiveText(until: "0\r\n\r\n")
+            #expect(ended.hasSuffix("0\r\n\r\n"), "the last chunk")
+            #expect(await connection.isClosedByPeer())
+            #expect(application.previewEvents?.subscriberCount == 0)
+        }
+        try await run()
         try await group.shutdownGracefully()
     }
 
