@@ -57,11 +57,18 @@ enum RevisionFiles {
     /// What `git -C directory arguments` writes, or a ``Failure`` with `failure` (else git's own
     /// message). Its output and its errors are read as they come, so neither can fill its pipe
     /// and stall git.
+    ///
+    /// The repository is read whoever owns it: a CI job in a container runs as root over a
+    /// checkout the runner's user owns, and git refuses such a repository ("detected dubious
+    /// ownership") unless it is named in `safe.directory`. These calls name the one repository
+    /// `directory` is in, for themselves only; they read objects (`rev-parse`, `ls-tree`, `show`)
+    /// and run none of its hooks or filters.
     private static func gitOutput(_ arguments: [String], in directory: String, failure: String? = nil) async throws -> [UInt8] {
+        let trusted = repositoryRoot(of: directory).map { ["-c", "safe.directory=\($0)"] } ?? []
         let executed: (status: TerminationStatus, output: [UInt8], errors: String?)
         do {
             let result = try await run(
-                .name("git"), arguments: Arguments(["-C", directory] + arguments), output: .bytes(limit: outputLimit),
+                .name("git"), arguments: Arguments(trusted + ["-C", directory] + arguments), output: .bytes(limit: outputLimit),
                 error: .string(limit: 64 << 10))
             executed = (result.terminationStatus, result.standardOutput, result.standardError)
         } catch {
@@ -72,5 +79,17 @@ enum RevisionFiles {
             throw Failure(description: failure ?? "git \(arguments.joined(separator: " ")): \(message)")
         }
         return executed.output
+    }
+
+    /// The working tree `directory` is in: the nearest folder, `directory` or above it, with a
+    /// `.git` (a folder, or a worktree's file); nil outside one.
+    static func repositoryRoot(of directory: String) -> String? {
+        var folder = URL(fileURLWithPath: directory).standardizedFileURL.resolvingSymlinksInPath()
+        while true {
+            if FileManager.default.fileExists(atPath: folder.appendingPathComponent(".git").path) { return folder.path }
+            let parent = folder.deletingLastPathComponent()
+            if parent.path == folder.path { return nil }
+            folder = parent
+        }
     }
 }

@@ -200,6 +200,20 @@ struct CommandLineTests {
         let wrong = try await run(["compat", "no-such-rev", "Screens"], in: folder)
         #expect(wrong.status == 2)
         #expect(wrong.error.contains("no-such-rev is neither a directory nor a git revision"), "\(wrong.error)")
+
+        // A checkout another user owns, as in a CI job's container (root over the runner's
+        // workspace): git alone refuses it ("detected dubious ownership"); compat reads it.
+        // (No global or system git configuration: one that trusts every directory hides it.)
+        if getuid() == 0 {
+            let untrusting = ["GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"]
+            try #require(try await runTool(["chown", "-R", "nobody", folder.path]).status == 0)
+            let plainGit = try await runTool(
+                ["env"] + untrusting.map { "\($0.key)=\($0.value)" } + ["git", "-C", folder.path, "rev-parse", "HEAD"])
+            #expect(plainGit.status != 0 && plainGit.output.contains("dubious ownership"), "\(plainGit.output)")
+            let owned = try await run(["compat", "HEAD~1", "Screens"], in: folder, environment: untrusting)
+            #expect(owned.status == 0, "\(owned.output)\(owned.error)")
+            #expect(owned.output.contains(#"compatible: tag.kind: enum value "old" removed (for apps after 2.4)"#), "\(owned.output)")
+        }
     }
 
     @Test("a port in use is said plainly, with the fix, and exit code 1")
