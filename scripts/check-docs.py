@@ -106,7 +106,10 @@ def run(command, binary, port, cwd):
     """The command's standard output, as lines, with the port written back as 8080."""
     shell = command.replace("localhost:8080", f"127.0.0.1:{port}")
     shell = re.sub(r"(^|&& |\| )taksi-server ", lambda m: m.group(1) + shlex.quote(binary) + " ", shell)
-    result = subprocess.run(["bash", "-c", shell], cwd=cwd, capture_output=True, text=True)
+    # As at a person's desk, not in CI: there `validate` checks the editor schema instead of
+    # rewriting it (the tutorial shows the rewrite).
+    desk = {key: value for key, value in os.environ.items() if key != "CI"}
+    result = subprocess.run(["bash", "-c", shell], cwd=cwd, capture_output=True, text=True, env=desk)
     output = (result.stdout + (result.stderr if command.startswith("taksi-server") else "")).replace(f"127.0.0.1:{port}", "localhost:8080")
     return [row.rstrip("\r") for row in output.rstrip("\n").split("\n")] if output.strip() else []
 

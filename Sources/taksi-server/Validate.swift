@@ -33,19 +33,60 @@ struct Validate: ParsableCommand {
     )
     var tags: [String] = []
 
+    @Flag(
+        help: ArgumentHelp(
+            "Change nothing: an editor schema out of date is an error naming the command that updates it, instead of being rewritten. The default where the CI environment variable is set (GitHub Actions, GitLab CI and others set it)."
+        )
+    )
+    var check = false
+
+    @Flag(
+        help: ArgumentHelp(
+            "Also check the configuration is one to ship in an image: no upstream that answers from files (their folder stays on your desk). The starter's Dockerfile runs this on the configuration it packs."
+        )
+    )
+    var production = false
+
+    /// Whether this runs in CI: `CI` set to anything but empty, `false` or `0`.
+    static func inCI(_ environment: [String: String]) -> Bool {
+        guard let value = environment["CI"] else { return false }
+        return !["", "false", "0"].contains(value.lowercased())
+    }
+
     func run() throws {
+        if production,
+            let problem = try project.configuration().fileUpstreamProblem(
+                file: ServerConfiguration.filePath(given: project.config), place: "an image",
+                fix:
+                    "ship the configuration you run in production, whose upstreams are http(s) URLs (docker build --build-arg CONFIG=production.json)"
+            )
+        {
+            printError("error: \(problem)")
+            throw ExitCode.failure
+        }
         let load = try project.load()
         if !load.diagnostics.isEmpty { print(load.diagnostics.report) }
         print(load.summary)
         if load.diagnostics.containsErrors { throw ExitCode.failure }
-        // The editors' schema follows the catalog: rewritten when a project keeps one and it is stale.
+        // The editors' schema follows the catalog: rewritten when a project keeps one and it is
+        // stale; in CI an error, for a CI job that rewrote its checkout would pass a stale commit.
         let schemas = EditorSchemas.directory(besides: try project.screens())
-        do {
-            for path in try EditorSchemas.write(catalog: load.catalog, into: schemas, onlyExisting: true) {
-                print("updated \(ScreenDirectory.shown(path)) (the components changed)")
+        if check || Self.inCI(ProcessInfo.processInfo.environment) {
+            let stale = EditorSchemas.stale(catalog: load.catalog, in: schemas, onlyExisting: true)
+            for (path, _) in stale {
+                printError(
+                    "error: \(ScreenDirectory.shown(path)) is out of date (the components changed); run `taksi-server validate` (outside CI, without --check) to update it, and commit it"
+                )
             }
-        } catch {
-            printError("warning: the editor schemas in \(schemas.path) could not be updated: \(error.localizedDescription)")
+            if !stale.isEmpty { throw ExitCode.failure }
+        } else {
+            do {
+                for path in try EditorSchemas.write(catalog: load.catalog, into: schemas, onlyExisting: true) {
+                    print("updated \(ScreenDirectory.shown(path)) (the components changed)")
+                }
+            } catch {
+                printError("warning: the editor schemas in \(schemas.path) could not be updated: \(error.localizedDescription)")
+            }
         }
         let cacheTags = (try? project.configuration().cdn?.tags) ?? CacheTags()
         if !affected.isEmpty, let screenSet = load.screenSet { print(Self.affectedReport(affected, in: screenSet, tags: cacheTags)) }

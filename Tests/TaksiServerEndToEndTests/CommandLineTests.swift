@@ -284,6 +284,31 @@ struct CommandLineTests {
                 == viaFlag.output.replacingOccurrences(of: "Mine/", with: project.appendingPathComponent("Mine").path + "/"))
     }
 
+    @Test("validate --production refuses a configuration with an upstream that answers from files, naming it and the build argument")
+    func validateProduction() async throws {
+        let project = Scratch.path("production")
+        try FileManager.default.createDirectory(at: project.appendingPathComponent("Screens"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: project.appendingPathComponent("answers"), withIntermediateDirectories: true)
+        try Data(#"{"name": "home", "entry": true, "components": [{"name": "label_component", "content": {"value": "Hi"}}]}"#.utf8).write(
+            to: project.appendingPathComponent("Screens/home.json"))
+        try Data(#"{"upstreams": {"shop": "file:answers", "api": "https://api.example.com"}}"#.utf8).write(
+            to: project.appendingPathComponent("config.json"))
+        try Data(#"{"upstreams": {"shop": {"url": "https://shop.example.com", "auth": {"bearer": {"env": "SHOP_TOKEN"}}}}}"#.utf8).write(
+            to: project.appendingPathComponent("production.json"))
+        // At a desk a file: upstream is fine; shipped, its folder is not there.
+        #expect(try await run(["validate"], in: project).status == 0)
+        let refused = try await run(["validate", "--production"], in: project)
+        #expect(refused.status == 1)
+        #expect(
+            refused.error
+                == #"error: config.json: upstream "shop" answers from files (file:answers), which an image does not have: ship the configuration you run in production, whose upstreams are http(s) URLs (docker build --build-arg CONFIG=production.json)"#
+                + "\n", "\(refused.error)")
+        #expect(refused.output.isEmpty, "nothing else is checked")
+        // The credential is read at start, not here: validate needs no token.
+        let shipped = try await run(["validate", "--config", "production.json", "--production"], in: project)
+        #expect(shipped.status == 0, "\(shipped.output)\(shipped.error)")
+    }
+
     @Test("a bad flag value is a configuration error with exit code 2")
     func badFlag() async throws {
         let result = try await run(["--port", "eighty"])

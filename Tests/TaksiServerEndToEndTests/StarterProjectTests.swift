@@ -143,11 +143,23 @@ struct StarterProjectTests {
         let text = try String(contentsOf: component, encoding: .utf8).replacingOccurrences(
             of: #""fields": ["#, with: #""fields": [{"name": "badge", "type": "string", "required": false, "summary": "A badge."},"#)
         try Data(text.utf8).write(to: component)
-        let validated = try await CommandLineTests().run(["validate"], in: folder)
+        // In CI (CI=true, as GitHub Actions sets it) or with --check: an error naming the command, nothing rewritten.
+        for (arguments, environment) in [(["validate", "--check"], ["CI": ""]), (["validate"], ["CI": "true"])] {
+            let checked = try await CommandLineTests().run(arguments, in: folder, environment: environment)
+            #expect(checked.status == 1, "\(arguments) \(environment): \(checked.output)\(checked.error)")
+            #expect(
+                checked.error.contains(
+                    "error: schemas/screen.schema.json is out of date (the components changed); run `taksi-server validate` (outside CI, without --check) to update it, and commit it"
+                ), "\(checked.error)")
+            #expect(try !String(contentsOf: schemaFile, encoding: .utf8).contains("badge"))
+        }
+        // At a desk: rewritten, and said.
+        let validated = try await CommandLineTests().run(["validate"], in: folder, environment: ["CI": ""])
         #expect(validated.status == 0, "\(validated.output)\(validated.error)")
         #expect(validated.output.contains("updated ") && validated.output.contains("schemas/screen.schema.json (the components changed)"))
         #expect(try String(contentsOf: schemaFile, encoding: .utf8).contains("badge"))
-        #expect(try await !CommandLineTests().run(["validate"], in: folder).output.contains("updated"))
+        #expect(try await !CommandLineTests().run(["validate"], in: folder, environment: ["CI": ""]).output.contains("updated"))
+        #expect(try await CommandLineTests().run(["validate", "--check"], in: folder).status == 0, "up to date: nothing to refuse")
         // schema --write: both files, only what changed.
         let written = try await CommandLineTests().run(["schema", "--write"], in: folder)
         #expect(written.output.contains("up to date"), "\(written.output)")

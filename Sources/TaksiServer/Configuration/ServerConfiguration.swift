@@ -269,6 +269,16 @@ public struct ServerConfiguration: Sendable, Equatable {
         upstreams.compactMapValues { UpstreamLocation($0).directory }
     }
 
+    /// Why this configuration cannot run away from this machine as it is, or nil: an upstream that
+    /// answers from files, whose folder stays here (`deploy kubernetes` and `validate --production`
+    /// refuse it). The message names the file, the upstream and where it would run (`place`,
+    /// "a pod"), and ends with `fix`.
+    public func fileUpstreamProblem(file: String?, place: String, fix: String) -> String? {
+        guard let (name, base) = upstreams.sorted(by: { $0.key < $1.key }).first(where: { UpstreamLocation($0.value).directory != nil })
+        else { return nil }
+        return "\(file ?? "the configuration"): upstream \"\(name)\" answers from files (\(base)), which \(place) does not have: \(fix)"
+    }
+
     /// The paths of the upstreams' OpenAPI documents, by name: the screens' sources are checked against them.
     public var upstreamDocuments: [String: String] {
         upstreamOptions.compactMapValues(\.openAPIDocument)

@@ -239,11 +239,10 @@ public struct KubernetesManifest: Sendable {
                 for member in node.members ?? [] { members[member.key] = member.value.value }
             }
         }
-        for (name, base) in configuration.upstreams.sorted(by: { $0.key < $1.key }) where UpstreamLocation(base).directory != nil {
-            throw Failure(
-                message: "\(path ?? "the configuration"): upstream \"\(name)\" answers from files (\(base)), which a pod does not have: "
-                    + "give the configuration you run in production (--config), whose upstreams are http(s) URLs"
-            )
+        if let problem = configuration.fileUpstreamProblem(
+            file: path, place: "a pod", fix: "give the configuration you run in production (--config), whose upstreams are http(s) URLs")
+        {
+            throw Failure(message: problem)
         }
         if case .file(let file) = configuration.accessLogOutput {
             throw Failure(

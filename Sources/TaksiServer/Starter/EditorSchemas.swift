@@ -6,7 +6,8 @@ import TaksiScreens
 /// `screen.schema.json` (screen files, with the project's custom components) and
 /// `component.schema.json` (component files). `taksi-server init` writes them with the editor
 /// settings that use them, `taksi-server schema --write` writes them, and `taksi-server validate`
-/// rewrites the screen schema when the components changed, so completion never lags the catalog.
+/// rewrites the screen schema when the components changed, so completion never lags the catalog
+/// (in CI, or with `--check`, it refuses a stale one instead: CI never rewrites a checkout).
 public enum EditorSchemas {
     /// The folder, relative to the project (the screens directory's parent).
     public static let folder = "schemas"
@@ -33,16 +34,23 @@ public enum EditorSchemas {
     /// - Returns: the paths written.
     @discardableResult
     public static func write(catalog: ComponentCatalog, into directory: URL, onlyExisting: Bool = false) throws -> [String] {
-        var written: [String] = []
-        for (name, text) in contents(catalog: catalog) {
+        let stale = stale(catalog: catalog, in: directory, onlyExisting: onlyExisting)
+        for (path, text) in stale {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        }
+        return stale.map(\.path)
+    }
+
+    /// The schemas in `directory` that differ from what `catalog` makes (missing ones too, unless
+    /// `onlyExisting`), with what they should hold: what ``write(catalog:into:onlyExisting:)``
+    /// would write, and `validate --check` refuses.
+    public static func stale(catalog: ComponentCatalog, in directory: URL, onlyExisting: Bool = false) -> [(path: String, text: String)] {
+        contents(catalog: catalog).compactMap { name, text in
             let url = directory.appendingPathComponent(name)
             let current = FileManager.default.contents(atPath: url.path)
-            if onlyExisting && current == nil { continue }
-            guard current != Data(text.utf8) else { continue }
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: url, options: .atomic)
-            written.append(url.path)
+            if onlyExisting && current == nil { return nil }
+            return current == Data(text.utf8) ? nil : (url.path, text)
         }
-        return written
     }
 }
