@@ -10,10 +10,15 @@ tarball and its checksum into. The scenarios:
 
 1. the version is released (DIST served as the release's downloads): the server is downloaded,
    checked against its checksum and installed; `validate` passes; a pull request then finds it in
-   the cache under the same key and runs `compat` against the base branch;
+   the cache under the same key and runs `compat` against the base branch; run as root, each
+   checkout is owned by another user, as in a `container:` job; a pull request whose editor schema
+   lags its components fails; a key step whose install script fails fails the job;
 2. a tarball that does not match its checksum is refused, and nothing is installed;
 3. a tag v<version> in the server's repository is what an unreleased version builds from;
-4. with --build, nothing is published: the workflow builds the server from the local clone (a
+4. the image's layout (its COPY and taksi-server RUN lines, with the build argument CONFIG) is
+   built and started: with config.json; refused with a file: upstream; with production.json, it
+   stops without the credential its configuration names and starts with it;
+5. with --build, nothing is published: the workflow builds the server from the local clone (a
    release build, about 10 minutes on two cores) and `validate` passes with it.
 
 The `uses:` steps are played as GitHub runs them: checkout is the clone of the pushed project, the
@@ -25,10 +30,13 @@ import json
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 import yaml
 
@@ -36,6 +44,15 @@ import yaml
 def fail(message):
     print(f"check-starter: {message}", file=sys.stderr)
     sys.exit(1)
+
+
+class StepFailed(Exception):
+    """A `run:` step exited non-zero: the job fails there, as on GitHub."""
+
+    def __init__(self, index, log):
+        super().__init__(f"step {index} failed")
+        self.index = index
+        self.log = log
 
 
 def run(command, cwd=None, env=None, check=True):
@@ -130,7 +147,7 @@ class Runner:
             )
             self.log.append(f"$ {command.strip()}\n{result.stdout.rstrip()}")
             if result.returncode != 0:
-                fail(f"step {index} exited {result.returncode}:\n" + "\n".join(self.log))
+                raise StepFailed(index, "\n".join(self.log))
             if "id" in step:
                 values = {}
                 for line in open(output_file).read().splitlines():
@@ -145,6 +162,87 @@ class Runner:
             with open(path, "rb") as file:
                 self.cache[key] = file.read()
         return "\n".join(self.log)
+
+
+def play(runner):
+    """The job's log; a failed step fails the check, with the log."""
+    try:
+        return runner.play()
+    except StepFailed as failure:
+        fail(f"{failure}:\n{failure.log}")
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def image_layout(project, binary, work, build_args=None):
+    """Builds the starter image's layout as `docker build` would, under a folder standing for the
+    image's root: each stage's ARG (a build argument over its default) and COPY, and each RUN of
+    taksi-server (the install's RUN is the release this check installs, `binary`). Returns the
+    WORKDIR and the command its ENTRYPOINT and CMD start (paths under the root, `binary` for
+    taksi-server) in its WORKDIR, or raises StepFailed with what the failing RUN printed."""
+    root = tempfile.mkdtemp(dir=work)
+    text = open(os.path.join(project, "Dockerfile")).read().replace("\\\n", " ")
+    arguments, entrypoint, command, workdir = {}, [], [], root
+
+    def inside(text):
+        text = re.sub(r"\$\{(\w+)\}", lambda m: arguments.get(m.group(1), ""), text)
+        return re.sub(r"(?<![\w/])/app\b", root + "/app", text)
+
+    for line in text.splitlines():
+        instruction, _, rest = line.strip().partition(" ")
+        if instruction == "ARG":
+            name, _, default = rest.partition("=")
+            arguments[name] = (build_args or {}).get(name, default)
+        elif instruction == "COPY" and not rest.startswith("--from="):
+            source, destination = inside(rest).split()
+            if source.startswith("scripts/"):
+                continue  # the install script, played by the install itself
+            source = os.path.join(project, source)
+            os.makedirs(os.path.dirname(destination), exist_ok=True)
+            if os.path.isdir(source):
+                shutil.copytree(source, destination)
+            else:
+                shutil.copy(source, destination)
+        elif instruction == "RUN" and re.search(r"(^|&& )taksi-server ", rest):
+            shell = re.sub(r"(^|&& )taksi-server ", lambda m: m.group(1) + binary + " ", inside(rest))
+            result = subprocess.run(["bash", "-c", shell], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if result.returncode != 0:
+                raise StepFailed(f"RUN {rest}", result.stdout)
+        elif instruction == "WORKDIR":
+            workdir = inside(rest)
+        elif instruction == "ENTRYPOINT":
+            entrypoint = json.loads(rest)
+        elif instruction == "CMD":
+            command = json.loads(rest)
+    started = [binary if part == "taksi-server" else inside(part) for part in entrypoint + command]
+    return workdir, started
+
+
+def start_image(layout, env, port):
+    """Starts the image's command (``image_layout``'s) on `port`; returns the process and whether
+    /healthz answered 200 (False when it exited first). Its output is in process.stdout once it
+    has ended."""
+    workdir, started = layout
+    process = subprocess.Popen(
+        started + ["--port", str(port)], cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120  # a hang guard
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+                return process, answer.status == 200
+        except OSError:
+            time.sleep(0.2)
+    return process, False
+
+
+def stop(process):
+    process.send_signal(signal.SIGTERM)
+    output, _ = process.communicate(timeout=60)
+    return process.returncode, output
 
 
 def main():
@@ -192,7 +290,10 @@ def main():
         theirs = set(re.findall(r"^FROM (\S+)", open(os.path.join(project, "Dockerfile")).read(), re.M))
         if not theirs <= ours:
             fail(f"the starter's Dockerfile builds on {sorted(theirs - ours)}, which this repository's does not")
-        for copied in re.findall(r"^COPY (?!--from)(\S+)", open(os.path.join(project, "Dockerfile")).read(), re.M):
+        dockerfile = open(os.path.join(project, "Dockerfile")).read()
+        defaults = dict(re.findall(r"^ARG (\w+)=(\S+)", dockerfile, re.M))
+        for copied in re.findall(r"^COPY (?!--from)(\S+)", dockerfile, re.M):
+            copied = re.sub(r"\$\{(\w+)\}", lambda m: defaults.get(m.group(1), ""), copied)
             if not os.path.exists(os.path.join(project, copied)):
                 fail(f"the starter's Dockerfile copies {copied}, which init does not write")
 
@@ -209,10 +310,30 @@ def main():
                 env["GITHUB_BASE_REF"] = "main"
             return env
 
-        def checkout(branch):
+        # The job runs in a container as root over a checkout the runner's user owns: played so
+        # when this runs as root (git refuses such a repository unless told it is safe).
+        owner = "nobody" if os.geteuid() == 0 else None
+
+        def clone(branch):
             folder = tempfile.mkdtemp(dir=work)
             run(["git", "clone", "--quiet", "--branch", branch, origin, folder])
             return folder
+
+        def checkout(branch):
+            """The job's checkout of `branch`."""
+            folder = clone(branch)
+            if owner:
+                run(["chown", "-R", owner, folder])
+            return folder
+
+        def push(branch, change, message):
+            """A team member's branch off main with `change(folder)` made, pushed."""
+            folder = clone("main")
+            run(["git", "checkout", "--quiet", "-b", branch], cwd=folder)
+            change(folder)
+            run(["git", "add", "--all"], cwd=folder)
+            run(["git", "commit", "--quiet", "-m", message], cwd=folder, env=git)
+            run(["git", "push", "--quiet", "origin", branch], cwd=folder)
 
         # 1. Released: downloaded and installed once, then restored from the cache.
         releases = os.path.join(work, "releases")
@@ -220,27 +341,62 @@ def main():
         for name in (tarball, tarball + ".sha256"):
             shutil.copy(os.path.join(dist, name), os.path.join(releases, release["tag"], name))
         cache = {}
-        log = Runner(workflow, checkout("main"), environment(releases, "push", os.path.join(work, "home-1")), cache).play()
+        log = play(Runner(workflow, checkout("main"), environment(releases, "push", os.path.join(work, "home-1")), cache))
         print(log)
         if "installed the release tarball" not in log or "1 screen is valid" not in log:
             fail("the push did not install the release and validate the screen")
         if len(cache) != 1 or not next(iter(cache)).startswith(f"taksi-server-release-{version}-"):
             fail(f"the cache should hold the release under its checksum, holds {list(cache)}")
         # A pull request adding a screen: the server from the cache, compat against main.
-        branch = checkout("main")
-        run(["git", "checkout", "--quiet", "-b", "more"], cwd=branch)
-        home = open(os.path.join(branch, "Screens/home.yaml")).read()
-        with open(os.path.join(branch, "Screens/more.yaml"), "w") as file:
-            file.write(home.replace("name: home", "name: more").replace("entry: true", "entry: false"))
-        run(["git", "add", "--all"], cwd=branch)
-        run(["git", "commit", "--quiet", "-m", "a second screen"], cwd=branch, env=git)
-        run(["git", "push", "--quiet", "origin", "more"], cwd=branch)
-        log = Runner(workflow, checkout("more"), environment(releases, "pull_request", os.path.join(work, "home-2")), cache).play()
+        def second_screen(folder):
+            home = open(os.path.join(folder, "Screens/home.yaml")).read()
+            with open(os.path.join(folder, "Screens/more.yaml"), "w") as file:
+                file.write(home.replace("name: home", "name: more").replace("entry: true", "entry: false"))
+
+        push("more", second_screen, "a second screen")
+        log = play(Runner(workflow, checkout("more"), environment(releases, "pull_request", os.path.join(work, "home-2")), cache))
         print(log)
         if "cache hit" not in log or "install-taksi-server: installed" in log:
             fail("the pull request should have found the server in the cache")
-        if "2 screens are valid" not in log or "taksi-server compat" not in log:
+        if "2 screens are valid" not in log or "catalog change" not in log:
             fail("the pull request did not validate both screens and run compat")
+        print(f"the pull request's compat read a checkout owned by {owner}" if owner else
+              "a checkout owned by another user: not played (run as root to play it)")
+
+        # A pull request whose component gained a field, with its schemas/ not brought up to date:
+        # CI refuses it (it does not rewrite the checkout and pass).
+        def badge(folder):
+            component = os.path.join(folder, "Screens/components/card_component.json")
+            card = json.load(open(component))
+            card["fields"].append({"name": "badge", "type": "string", "required": False, "dynamic": True, "summary": "A badge."})
+            with open(component, "w") as file:
+                json.dump(card, file, indent=2)
+
+        push("stale", badge, "a badge on cards")
+        stale = checkout("stale")
+        try:
+            play_log = Runner(workflow, stale, environment(releases, "pull_request", os.path.join(work, "home-5")), cache).play()
+            fail(f"a stale schemas/screen.schema.json passed CI:\n{play_log}")
+        except StepFailed as failure:
+            if "is out of date (the components changed); run `taksi-server validate`" not in failure.log:
+                fail(f"a stale schema failed CI without saying how to update it:\n{failure.log}")
+        if "badge" in open(os.path.join(stale, "schemas/screen.schema.json")).read():
+            fail("CI rewrote the checkout's schema")
+        print("a stale editor schema fails CI, naming the command that updates it")
+
+        # The key step fails the job when the install script cannot say what it would install
+        # (no release, no reachable source), instead of caching under an empty key.
+        unreachable = environment(os.path.join(work, "no-such-releases"), "push", os.path.join(work, "home-6"))
+        unreachable["TAKSI_SERVER_REPOSITORY"] = "file://" + os.path.join(work, "no-such-repository.git")
+        key_step = next(index for index, step in enumerate(workflow["jobs"]["validate"]["steps"]) if step.get("id") == "server-source")
+        try:
+            play_log = Runner(workflow, checkout("main"), unreachable, dict(cache)).play()
+            fail(f"the job passed with an install script that cannot name its server:\n{play_log}")
+        except StepFailed as failure:
+            # There, not later: a key step that passed would have the cache looked up under an empty key.
+            if failure.index != key_step or "nor a default branch" not in failure.log:
+                fail(f"the key step (step {key_step}) should fail, with the install script's reason; {failure}:\n{failure.log}")
+        print("a key step whose script fails fails the job")
 
         # 2. A tarball that is not what its checksum says is refused.
         tampered = os.path.join(work, "tampered")
@@ -275,10 +431,48 @@ def main():
                 fail(f"with an annotated tag {release['tag']}, the source id should be its commit {commit}, is {tag_id}")
             print(f"unreleased: builds {source_id}; once tagged, the tag's commit")
 
-        # 4. Nothing published: the workflow builds the server from the local clone.
+        # 4. The image: its layout built from the project and started, as `docker build` and
+        # `docker run` would (the install played by the release above).
+        desk = {key: value for key, value in os.environ.items() if not key.startswith("TAKSI_") and key != "CI"}
+        port = free_port()
+        process, healthy = start_image(image_layout(project, binary, work), desk, port)
+        home = urllib.request.urlopen(f"http://127.0.0.1:{port}/screens/home", timeout=10).status if healthy else None
+        status, output = stop(process)
+        if not healthy or home != 200 or status != 0:
+            fail(f"the image with config.json did not start and answer (health {healthy}, home {home}, exit {status}):\n{output}")
+        # The tutorial's way: a development config.json with a file: upstream, a production.json
+        # naming the API and its credential's variable.
+        with open(os.path.join(project, "production.json"), "w") as file:
+            json.dump({"screens": "Screens", "upstreams": {"shop": {
+                "url": "https://shop.example.com/api", "auth": {"bearer": {"env": "SHOP_TOKEN"}}}}}, file)
+        config = json.load(open(os.path.join(project, "config.json")))
+        config["upstreams"] = {"shop": "file:answers"}
+        with open(os.path.join(project, "config.json"), "w") as file:
+            json.dump(config, file)
+        os.makedirs(os.path.join(project, "answers"), exist_ok=True)
+        try:
+            image_layout(project, binary, work)
+            fail("the image was built with a configuration whose upstream answers from files")
+        except StepFailed as failure:
+            if "--build-arg CONFIG=production.json" not in failure.log:
+                fail(f"a file: upstream failed the build without saying which configuration to ship:\n{failure.log}")
+        production = image_layout(project, binary, work, {"CONFIG": "production.json"})
+        process, healthy = start_image(production, desk, free_port())
+        status, output = stop(process) if healthy else (process.wait(timeout=60), process.stdout.read())
+        if healthy or "SHOP_TOKEN" not in output:
+            fail(f"the image started without the credential its configuration names:\n{output}")
+        port = free_port()
+        process, healthy = start_image(production, dict(desk, SHOP_TOKEN="s3cret"), port)
+        status, output = stop(process)
+        if not healthy or status != 0:
+            fail(f"the image built with production.json did not start with SHOP_TOKEN given (exit {status}):\n{output}")
+        print("the image's layout: built and started with config.json, and with --build-arg CONFIG=production.json and "
+              "-e SHOP_TOKEN; a file: upstream fails the build; a missing credential stops the start, naming it")
+
+        # 5. Nothing published: the workflow builds the server from the local clone.
         if build:
             started = time.monotonic()
-            log = Runner(workflow, checkout("main"), env, {}).play()
+            log = play(Runner(workflow, checkout("main"), env, {}))
             print(log)
             if "1 screen is valid" not in log:
                 fail("built from source, the server did not validate the screen")

@@ -186,16 +186,26 @@ public enum StarterProject {
     static let dockerfile = """
         # Your screens on the taksi-server \(TaksiServerVersion.current) image, made here in two stages: the
         # server installed by scripts/install-taksi-server.sh (its release tarball, or built from
-        # its source while none is published), then a slim Debian with your Screens/ and config.json.
+        # its source while none is published), then a slim Debian with your Screens/ and the
+        # configuration to ship.
         #
-        #   docker build -t my-screens .
-        #   docker run -p 8080:8080 my-screens
+        #   docker build -t my-screens .                                     # ships config.json
+        #   docker build --build-arg CONFIG=production.json -t my-screens .  # ships production.json
+        #   docker run -p 8080:8080 -e SHOP_TOKEN my-screens                 # each credential it names
         #
-        # The copy of config.json is served with host, port and log format set for a container, and
-        # the live preview off (it is for your desk, not production).
+        # Ship the configuration you run in production (CONFIG): the build checks the screens
+        # against it and refuses an upstream that answers from files, whose folder stays on your
+        # desk. The server reads a credential the configuration names (an "env" of an upstream's
+        # "auth") at start, so pass it to docker run with -e. The configuration is served with
+        # host, port and log format set for a container, and the live preview off (it is for your
+        # desk, not production).
         FROM swift:6.3-bookworm AS server
         COPY scripts/install-taksi-server.sh /tmp/install-taksi-server.sh
         RUN PREFIX=/usr/local /tmp/install-taksi-server.sh
+        ARG CONFIG=config.json
+        COPY Screens /app/Screens
+        COPY ${CONFIG} /app/config.json
+        RUN cd /app && taksi-server validate --config /app/config.json --production
 
         FROM debian:bookworm-slim
         # CA certificates for https upstreams; curl for the health check.
@@ -204,9 +214,8 @@ public enum StarterProject {
             && rm -rf /var/lib/apt/lists/* \\
             && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin taksi
         COPY --from=server /usr/local/bin/taksi-server /usr/local/bin/taksi-server
+        COPY --from=server /app /app
         WORKDIR /app
-        COPY Screens /app/Screens
-        COPY config.json /app/config.json
         USER 10001:10001
         EXPOSE 8080
         HEALTHCHECK --interval=10s --timeout=2s --start-period=10s --retries=3 \\
@@ -348,9 +357,12 @@ public enum StarterProject {
               # The taksi-server these screens are written for: the version scripts/install-taksi-server.sh
               # names. Its key is the release's checksum, or the source commit while the version has no
               # release: installed once per key (downloaded, or built in about 10 minutes), then restored
-              # from the cache.
+              # from the cache. A script that fails fails the job (an assignment stops the step; a
+              # command inside echo's arguments would not, and every failed run would share one key).
               - id: server-source
-                run: echo "key=$(scripts/install-taksi-server.sh --source-id)" >> "$GITHUB_OUTPUT"
+                run: |
+                  key=$(scripts/install-taksi-server.sh --source-id)
+                  echo "key=$key" >> "$GITHUB_OUTPUT"
               - id: server
                 uses: actions/cache@v4
                 with:
@@ -359,7 +371,9 @@ public enum StarterProject {
               - if: steps.server.outputs.cache-hit != 'true'
                 run: scripts/install-taksi-server.sh
               - run: echo "$HOME/.local/bin" >> "$GITHUB_PATH"
+              # In CI, validate changes nothing: a schema in schemas/ that lags the components fails.
               - run: taksi-server validate
+              # The checkout belongs to the runner's user, not the container's root: compat reads it anyway.
               - if: github.event_name == 'pull_request'
                 run: taksi-server compat "origin/$GITHUB_BASE_REF"
 
