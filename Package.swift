@@ -64,6 +64,8 @@ let package = Package(
         ),
         // What the C heap holds, to count what a kept screen set really costs (glibc's mallinfo2).
         .target(name: "CTaksiHeap"),
+        // The commit a release build was made from (scripts/install.sh and release.sh pass it).
+        .target(name: "CTaksiBuild"),
         // The running service: HTTP server, router, screen store, data resolution, configuration.
         .target(
             name: "TaksiServer",
@@ -71,6 +73,7 @@ let package = Package(
                 "TaksiSchema",
                 "TaksiScreens",
                 "CTaksiHeap",
+                "CTaksiBuild",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -14,12 +14,16 @@ tarball and its checksum into. The scenarios:
    checkout is owned by another user, as in a `container:` job; a pull request whose editor schema
    lags its components fails; a key step whose install script fails fails the job;
 2. a tarball that does not match its checksum is refused, and nothing is installed;
-3. a tag v<version> in the server's repository is what an unreleased version builds from;
+3. an unreleased version builds the pinned commit (the one the binary running init was built
+   from), or, with none, the tag v<version> in the server's repository;
 4. the image's layout (its COPY and taksi-server RUN lines, with the build argument CONFIG) is
    built and started: with config.json; refused with a file: upstream; with production.json, it
    stops without the credential its configuration names and starts with it;
-5. with --build, nothing is published: the workflow builds the server from the local clone (a
-   release build, about 10 minutes on two cores) and `validate` passes with it.
+5. --upgrade pins a newer commit of the server's repository, printing the CHANGELOG's lines added
+   since the pin;
+6. with --build, nothing is published: the workflow builds the server from the local clone (the
+   pinned commit when the binary names one; a release build, about 10 minutes on two cores) and
+   `validate` passes with it.
 
 The `uses:` steps are played as GitHub runs them: checkout is the clone of the pushed project, the
 cache restores what an earlier run of the same key saved. `run:` steps run in bash with -eo pipefail,
@@ -280,6 +284,12 @@ def main():
         script = open(os.path.join(project, "scripts/install-taksi-server.sh")).read()
         if f"version=${{TAKSI_SERVER_VERSION:-{version}}}" not in script:
             fail(f"the install script does not name version {version}")
+        # Pinned to the commit the binary was built from, when it names one (a release build of a clean clone).
+        commit = release.get("commit")
+        if f"commit=${{TAKSI_SERVER_COMMIT:-{commit or ''}}}\n" not in script:
+            fail(f"the install script should pin {commit or 'no commit'}")
+        print(f"the project is pinned to {commit}" if commit else
+              "not pinned: this binary names no commit (scripts/install.sh and release.sh build it in from a clean clone)")
         if f"repository=${{TAKSI_SERVER_REPOSITORY:-{release['repository']}}}" not in script:
             fail("the install script names another repository than the release does")
         if release["downloads"] != f"{release['repository']}/releases/download/{release['tag']}" or "$repository/releases/download" not in script:
@@ -411,11 +421,23 @@ def main():
             fail("a tarball that does not match its checksum left a binary")
         print(f"a tampered tarball is refused: {result.stdout.strip().splitlines()[-1]}")
 
-        # 3. Unreleased: the source is the tag when there is one, else the default branch.
+        # 3. Unreleased: the source is the pinned commit; without a pin, the tag when there is one,
+        # else the default branch.
         empty = os.path.join(work, "no-releases")
         os.makedirs(empty)
         env = environment(empty, "push", os.path.join(work, "home-4"))
-        source_id = run(["bash", os.path.join(project, "scripts/install-taksi-server.sh"), "--source-id"], env=env).stdout.strip()
+        installer = os.path.join(project, "scripts/install-taksi-server.sh")
+        if commit:
+            pinned_id = run(["bash", installer, "--source-id"], env=env).stdout.strip()
+            if pinned_id != f"source-{commit}":
+                fail(f"unreleased, the source id should be the pinned commit {commit}, is {pinned_id}")
+            print(f"unreleased and pinned: builds {pinned_id}")
+            # The same script with no pin, for what follows.
+            unpinned = os.path.join(work, "install-unpinned.sh")
+            with open(unpinned, "w") as file:
+                file.write(script.replace(f"commit=${{TAKSI_SERVER_COMMIT:-{commit}}}", "commit=${TAKSI_SERVER_COMMIT:-}"))
+            installer = unpinned
+        source_id = run(["bash", installer, "--source-id"], env=env).stdout.strip()
         tagged = run(["git", "tag", "--list", release["tag"]], cwd=server).stdout.strip() != ""
         tagged_commit = run(["git", "rev-parse", release["tag"] + "^{commit}"], cwd=server).stdout.strip() if tagged else head
         if source_id != f"source-{tagged_commit}":
@@ -426,7 +448,7 @@ def main():
             run(["git", "tag", "-a", "-m", "release", release["tag"], "HEAD~1"], cwd=scratch, env=git)
             commit = run(["git", "rev-parse", "HEAD~1"], cwd=scratch).stdout.strip()
             env_tagged = dict(env, TAKSI_SERVER_REPOSITORY="file://" + scratch)
-            tag_id = run(["bash", os.path.join(project, "scripts/install-taksi-server.sh"), "--source-id"], env=env_tagged).stdout.strip()
+            tag_id = run(["bash", installer, "--source-id"], env=env_tagged).stdout.strip()
             if tag_id != f"source-{commit}":
                 fail(f"with an annotated tag {release['tag']}, the source id should be its commit {commit}, is {tag_id}")
             print(f"unreleased: builds {source_id}; once tagged, the tag's commit")
@@ -469,13 +491,44 @@ def main():
         print("the image's layout: built and started with config.json, and with --build-arg CONFIG=production.json and "
               "-e SHOP_TOKEN; a file: upstream fails the build; a missing credential stops the start, naming it")
 
-        # 5. Nothing published: the workflow builds the server from the local clone.
+        # 5. Moving to a newer server: --upgrade pins the repository's newest, printing what
+        # CHANGELOG.md gained since the pinned commit, and rewrites the script's pin.
+        newer = os.path.join(work, "newer.git")
+        run(["git", "clone", "--quiet", "--bare", server, newer])
+        edit = os.path.join(work, "newer")
+        run(["git", "clone", "--quiet", newer, edit])
+        with open(os.path.join(edit, "CHANGELOG.md"), "a") as file:
+            file.write("- A change made after the project was pinned.\n")
+        run(["git", "commit", "--quiet", "-am", "a change"], cwd=edit, env=git)
+        run(["git", "push", "--quiet", "origin", "HEAD"], cwd=edit)
+        newest = run(["git", "rev-parse", "HEAD"], cwd=edit).stdout.strip()
+        upgraded = os.path.join(work, "install-upgraded.sh")
+        shutil.copy(os.path.join(project, "scripts/install-taksi-server.sh"), upgraded)
+        env_newer = dict(env, TAKSI_SERVER_REPOSITORY="file://" + newer)
+        if not commit:
+            env_newer["TAKSI_SERVER_COMMIT"] = head  # as if pinned to this clone's head
+        result = run(["bash", upgraded, "--upgrade"], env=env_newer)
+        if "- A change made after the project was pinned." not in result.stdout or f"now pins {version} ({newest})" not in result.stdout:
+            fail(f"--upgrade did not say what changed and what it pins:\n{result.stdout}")
+        if f"commit=${{TAKSI_SERVER_COMMIT:-{newest}}}\n" not in open(upgraded).read():
+            fail("--upgrade did not rewrite the script's pin")
+        env_newer.pop("TAKSI_SERVER_COMMIT", None)
+        if run(["bash", upgraded, "--source-id"], env=env_newer).stdout.strip() != f"source-{newest}":
+            fail("after --upgrade, the source id is not the new pin")
+        if "already at the newest" not in run(["bash", upgraded, "--upgrade"], env=env_newer).stdout:
+            fail("a second --upgrade should find nothing newer")
+        print(f"--upgrade: pinned {newest[:12]}, printing the CHANGELOG's new line; a second finds nothing newer")
+
+        # 6. Nothing published: the workflow builds the server from the local clone (the pinned
+        # commit when there is one).
         if build:
             started = time.monotonic()
             log = play(Runner(workflow, checkout("main"), env, {}))
             print(log)
             if "1 screen is valid" not in log:
                 fail("built from source, the server did not validate the screen")
+            if commit and f"is {version}+{commit[:12]}" not in log:
+                fail(f"built from source, the server is not the pinned commit {commit}")
             print(f"built from source and validated in {time.monotonic() - started:.0f} s")
         else:
             print("building from source: not run (pass --build)")

@@ -11,7 +11,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PREFIX=${PREFIX:-$HOME/.local}
-swift build -c release --product taksi-server --static-swift-stdlib >&2
+# The commit it is built from, in the version it prints (1.0.0+<commit>): taksi-server init pins a
+# project to it. Only from a clone with no uncommitted change; a build of anything else is 1.0.0.
+commit=$(scripts/source-commit.sh)
+swift build -c release --product taksi-server --static-swift-stdlib ${commit:+-Xcc -DTAKSI_SOURCE_COMMIT=$commit} >&2
 built="$(swift build -c release --static-swift-stdlib --show-bin-path)/taksi-server"
 mkdir -p "$PREFIX/bin"
 # Stripped: the symbols are half of the binary.

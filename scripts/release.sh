@@ -11,9 +11,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-swift build -c release --product taksi-server --static-swift-stdlib >&2
+# The commit it is built from (scripts/source-commit.sh), which --version prints after the version.
+commit=$(scripts/source-commit.sh)
+swift build -c release --product taksi-server --static-swift-stdlib ${commit:+-Xcc -DTAKSI_SOURCE_COMMIT=$commit} >&2
 built="$(swift build -c release --static-swift-stdlib --show-bin-path)/taksi-server"
-version=$("$built" --version)
+version=$("$built" version --json | sed -n 's/^ *"version": *"\(.*\)",*$/\1/p')
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "release: unexpected version '$version'" >&2; exit 1; }
 # The name is the binary's own (TaksiServerVersion, the one place naming a release's files), so the
 # starter's install script, written from the same place, downloads what this makes.
@@ -42,7 +44,7 @@ check=$(mktemp -d)
 trap 'rm -rf "$staging" "$check"' EXIT
 (cd dist && sha256sum -c "$name.tar.gz.sha256" >/dev/null)
 tar -xzf "dist/$name.tar.gz" -C "$check"
-[ "$("$check/$name/taksi-server" --version)" = "$version" ] || { echo "release: the extracted binary does not run" >&2; exit 1; }
+[ "$("$check/$name/taksi-server" --version)" = "$("$built" --version)" ] || { echo "release: the extracted binary does not run" >&2; exit 1; }
 if ldd "$check/$name/taksi-server" | grep -q 'libswift\|libFoundation'; then
     echo "release: the binary links Swift libraries it does not carry:" >&2
     ldd "$check/$name/taksi-server" >&2

@@ -1,3 +1,5 @@
+import CTaksiBuild
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -16,6 +18,26 @@ import Darwin
 public enum TaksiServerVersion {
     /// The version, like `1.0.0`.
     public static let current = "1.0.0"
+
+    /// The git commit this binary was built from (40 lower-case hex digits), when the build said
+    /// so (scripts/install.sh and scripts/release.sh do, from a clone with no uncommitted change);
+    /// nil otherwise. `taksi-server init` pins a project's server to it.
+    public static let commit: String? = sourceCommit(String(cString: taksi_source_commit()))
+
+    /// The version with the commit as SemVer build metadata, as `--version` prints it:
+    /// `1.0.0+9fb4902e1c3a` (the commit's first 12 digits), or `1.0.0` without a commit.
+    public static var described: String {
+        commit.map { "\(current)+\($0.prefix(12))" } ?? current
+    }
+
+    /// `text` when it is a full commit id, else nil (a build flag is outside input).
+    package static func sourceCommit(_ text: String) -> String? {
+        text.utf8.count == 40
+            && text.utf8.allSatisfy {
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+            }
+            ? text : nil
+    }
 
     /// The repository the source is published in, and whose releases carry the tarballs.
     public static let repository = "https://github.com/taksi-br/taksi-server"

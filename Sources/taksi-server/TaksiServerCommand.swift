@@ -11,7 +11,7 @@ struct TaksiServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "taksi-server",
         abstract: "Serves Taksi server-driven UI screens: skeletons and data patches over HTTP.",
-        version: TaksiServerVersion.current,
+        version: TaksiServerVersion.described,
         subcommands: [
             Serve.self, Validate.self, Compat.self, Manifest.self, Codegen.self, Schema.self, Init.self, Deploy.self, Publish.self,
             Rollback.self, History.self, Rollout.self, VersionCommand.self,

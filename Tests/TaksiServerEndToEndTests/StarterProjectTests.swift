@@ -49,6 +49,18 @@ struct StarterProjectTests {
         #expect(dockerfile.contains("\"--no-preview\"]"))
     }
 
+    @Test("the version names the commit it was built from as SemVer build metadata; a build flag that is no commit id is ignored")
+    func sourceCommit() {
+        let commit = "9fb4902e1c3a5b7d9f0e2c4a6b8d0f1e3a5c7e9b"
+        #expect(TaksiServerVersion.sourceCommit(commit) == commit)
+        for bad in ["", "9fb4902", String(commit.dropLast()) + "G", commit.uppercased(), commit + "0", "$(rm -rf /)"] {
+            #expect(TaksiServerVersion.sourceCommit(bad) == nil, "\(bad)")
+        }
+        #expect(
+            TaksiServerVersion.described
+                == (TaksiServerVersion.commit.map { "\(TaksiServerVersion.current)+\($0.prefix(12))" } ?? TaksiServerVersion.current))
+    }
+
     @Test(
         "the CI workflow it writes installs the server's version with the project's script, cached by what it installs, runs validate, and compat on pull requests"
     )
@@ -84,6 +96,8 @@ struct StarterProjectTests {
         #expect(FileManager.default.isExecutableFile(atPath: installer))
         let text = try String(contentsOfFile: installer, encoding: .utf8)
         #expect(text.contains("version=${TAKSI_SERVER_VERSION:-\(TaksiServerVersion.current)}"))
+        // Pinned to the commit this binary was built from (none for a build that did not say it).
+        #expect(text.contains("commit=${TAKSI_SERVER_COMMIT:-\(TaksiServerVersion.commit ?? "")}\n"))
         #expect(text.contains("repository=${TAKSI_SERVER_REPOSITORY:-\(TaksiServerVersion.repository)}"))
         // The tarball it asks for is the one scripts/release.sh names (TaksiServerVersion.tarball).
         #expect(text.contains(#"tarball="taksi-server-$version-$system-$(uname -m).tar.gz""#))

@@ -233,20 +233,23 @@ public enum StarterProject {
         #!/usr/bin/env bash
         # Installs the taksi-server these screens are written for as $PREFIX/bin/taksi-server
         # (PREFIX: ~/.local by default). Used by .github/workflows/screens.yml and the Dockerfile;
-        # written by taksi-server init. The version below is the project's one place for it: change
-        # it to move to another release.
+        # written by taksi-server init. The version and commit below are the project's one place for the
+        # server it runs: --upgrade moves them.
         #
         #   scripts/install-taksi-server.sh              # install
         #   scripts/install-taksi-server.sh --source-id  # print what it would install (a cache key)
+        #   scripts/install-taksi-server.sh --upgrade    # pin the newest server, saying what changed
         #
-        # It installs the release tarball of TAKSI_SERVER_VERSION for this machine when the release
-        # has one, after checking its SHA-256 checksum. Else it builds the server from its source
-        # (a release build, about 10 minutes on two cores): the tag v$TAKSI_SERVER_VERSION, or, while that tag
-        # does not exist yet, the repository's default branch, saying so. Building needs the Swift
-        # toolchain and git; downloading needs curl or wget.
+        # It installs the release tarball of the version for this machine when the release has one, after
+        # checking its SHA-256 checksum. Else it builds the server from its source (a release build, about
+        # 10 minutes on two cores): the pinned commit, the one the server that wrote this project was
+        # built from; with none pinned, the tag v$version, or, while that tag does not exist yet, the
+        # repository's default branch, saying so. Building needs the Swift toolchain and git; downloading
+        # needs curl or wget.
         set -euo pipefail
 
         version=${TAKSI_SERVER_VERSION:-\(TaksiServerVersion.current)}
+        commit=${TAKSI_SERVER_COMMIT:-\(TaksiServerVersion.commit ?? "")}
         repository=${TAKSI_SERVER_REPOSITORY:-\(TaksiServerVersion.repository)}
         # Where releases keep their files: $releases/v<version>/<tarball>.
         releases=${TAKSI_SERVER_RELEASES:-$repository/releases/download}
@@ -275,14 +278,47 @@ public enum StarterProject {
             download "$releases/v$version/$tarball.sha256" "$work/$tarball.sha256"
         }
 
-        # The commit to build: the version's tag, else the default branch's head.
+        # The commit to build: the pinned one, else the version's tag, else the default branch's head.
         source_commit() {
             local line
+            if [ -n "$commit" ]; then echo "$commit"; return; fi
             # An annotated tag's commit is its peeled line (^{}), which sorts after the tag's own.
             line=$(git ls-remote "$repository" "refs/tags/v$version^{}" "refs/tags/v$version" | sort -r -k2 | head -n 1)
             [ -n "$line" ] || line=$(git ls-remote "$repository" HEAD | head -n 1)
             [ -n "$line" ] || { echo "install-taksi-server: $repository has neither the tag v$version nor a default branch" >&2; return 1; }
             echo "${line%%[[:space:]]*}"
+        }
+
+        # The repository's default branch and tags, fetched into $work/source (for a commit, or --upgrade).
+        fetch_source() {
+            git init --quiet "$work/source"
+            git -C "$work/source" fetch --quiet "$repository" "+HEAD:refs/remotes/origin/HEAD" "+refs/tags/*:refs/tags/*"
+        }
+
+        # Moves the pin to the newest release's tag (else the default branch's head), printing the
+        # CHANGELOG's lines added since the pinned commit, and rewrites the two lines above.
+        upgrade() {
+            fetch_source
+            local newest target new_version
+            newest=$(git -C "$work/source" tag --list 'v[0-9]*' --sort=-version:refname | head -n 1)
+            target=$(git -C "$work/source" rev-parse "${newest:-origin/HEAD}^{commit}")
+            new_version=$(git -C "$work/source" show "$target:Sources/TaksiServer/TaksiServerVersion.swift" \\
+                | sed -n 's/.*static let current = "\\(.*\\)".*/\\1/p')
+            [ -n "$new_version" ] || { echo "install-taksi-server: cannot read the version of $target" >&2; return 1; }
+            if [ "$target" = "$commit" ]; then
+                echo "install-taksi-server: already at the newest, $version ($commit)"
+                return
+            fi
+            echo "install-taksi-server: $version (${commit:-not pinned}) -> $new_version ($target, ${newest:-the default branch}); CHANGELOG.md since:"
+            if [ -n "$commit" ] && git -C "$work/source" cat-file -e "$commit^{commit}" 2>/dev/null; then
+                git -C "$work/source" diff "$commit" "$target" -- CHANGELOG.md | sed -n 's/^+\\([^+]\\|$\\)/  \\1/p'
+            else
+                echo "  (the pinned commit is not in $repository's history: read CHANGELOG.md there)"
+            fi
+            sed -e "s/^version=\\${TAKSI_SERVER_VERSION:-[^}]*}/version=\\${TAKSI_SERVER_VERSION:-$new_version}/" \\
+                -e "s/^commit=\\${TAKSI_SERVER_COMMIT:-[0-9a-f]*}/commit=\\${TAKSI_SERVER_COMMIT:-$target}/" "$0" >"$work/script"
+            cat "$work/script" >"$0"
+            echo "install-taksi-server: $0 now pins $new_version ($target): commit it; CI installs it once"
         }
 
         # A machine without curl or wget: a CI container (swift:*-bookworm has neither) gets curl.
@@ -296,12 +332,15 @@ public enum StarterProject {
             if released; then
                 echo "release-$version-$(cut -d' ' -f1 "$work/$tarball.sha256")"
             else
-                commit=$(source_commit)  # an assignment, so that a failure stops the script
-                echo "source-$commit"
+                id=$(source_commit)  # an assignment, so that a failure stops the script
+                echo "source-$id"
             fi
             exit 0
+        elif [ "${1:-}" = "--upgrade" ]; then
+            upgrade
+            exit 0
         elif [ $# -gt 0 ]; then
-            echo "usage: $0 [--source-id]" >&2
+            echo "usage: $0 [--source-id | --upgrade]" >&2
             exit 2
         fi
 
@@ -318,22 +357,28 @@ public enum StarterProject {
             chmod 755 "$prefix/bin/taksi-server"
             echo "install-taksi-server: installed the release tarball $tarball"
         else
-            commit=$(source_commit)
-            if git ls-remote --exit-code "$repository" "refs/tags/v$version" >/dev/null 2>&1; then
-                echo "install-taksi-server: no release tarball of $version for $system-$(uname -m); building the tag v$version ($commit)"
+            id=$(source_commit)
+            if [ -n "$commit" ]; then
+                echo "install-taksi-server: no release tarball of $version for $system-$(uname -m); building the pinned commit $commit"
+                fetch_source
+                git -C "$work/source" cat-file -e "$commit^{commit}" 2>/dev/null \\
+                    || git -C "$work/source" fetch --quiet "$repository" "$commit" \\
+                    || { echo "install-taksi-server: $repository has no commit $commit; pin another with --upgrade" >&2; exit 1; }
+                git -C "$work/source" checkout --quiet --detach "$commit"
+            elif git ls-remote --exit-code "$repository" "refs/tags/v$version" >/dev/null 2>&1; then
+                echo "install-taksi-server: no release tarball of $version for $system-$(uname -m); building the tag v$version ($id)"
                 git clone --quiet --depth 1 --branch "v$version" "$repository" "$work/source"
             else
-                echo "install-taksi-server: $version is not released yet (no tag v$version); building the default branch of $repository ($commit)"
+                echo "install-taksi-server: $version is not released yet (no tag v$version); building the default branch of $repository ($id)"
                 git clone --quiet --depth 1 "$repository" "$work/source"
             fi
             PREFIX="$prefix" "$work/source/scripts/install.sh"
         fi
         installed=$("$prefix/bin/taksi-server" --version)
         echo "install-taksi-server: $prefix/bin/taksi-server is $installed"
-        if [ "$installed" != "$version" ]; then
-            echo "install-taksi-server: note: the screens are written for $version; the default branch is $installed" >&2
+        if [ "${installed%%+*}" != "$version" ]; then
+            echo "install-taksi-server: note: the screens are written for $version; the server installed is $installed" >&2
         fi
-
         """
 
     /// A GitHub Actions workflow that validates the screens on every push and pull request.
