@@ -97,13 +97,12 @@ public struct KubernetesManifest: Sendable {
                     + "build an image with the screens in it instead (the Dockerfile that taksi-server init writes) and deploy that"
             )
         }
+        let memory = MemoryBudget(
+            settings: settings, screensBytes: ScreenDirectory.files(in: directory)?.reduce(0) { $0 + $1.size } ?? 0,
+            store: options.storeSecret != nil || settings.members["store"] != nil)
         let documents = objects(
             files: files, configJSON: configJSON,
-            pod: PodSettings(
-                drainTimeout: settings.drainTimeout, credentials: settings.credentials,
-                memory: MemoryBudget(
-                    settings: settings, screensBytes: ScreenDirectory.files(in: directory)?.reduce(0) { $0 + $1.size } ?? 0,
-                    store: options.storeSecret != nil || settings.members["store"] != nil)),
+            pod: PodSettings(drainTimeout: settings.drainTimeout, credentials: settings.credentials, memory: memory),
             options: options)
         let generated =
             options.storeSecret.map { secret in
@@ -124,7 +123,7 @@ public struct KubernetesManifest: Sendable {
                 # The image is \(options.image); push the one you build to your registry and pass --image.
 
                 """
-        let header = generated + settings.credentials.instructions(secret: "\(options.name)-\(UpstreamSecrets.suffix)")
+        let header = generated + memory.explanation + settings.credentials.instructions(secret: "\(options.name)-\(UpstreamSecrets.suffix)")
         let body: String
         do {
             body = try Yams.serialize(nodes: documents, width: 120, allowUnicode: true, explicitStart: true)
@@ -200,19 +199,36 @@ public struct KubernetesManifest: Sendable {
 
         var caches: Int
         var screens: Int
+        /// The earlier sets reloads keep for the data and submits of skeletons cached before them,
+        /// at their byte bound (``ScreenStore/Retention``): a ConfigMap's screens reach running
+        /// pods as reloads, so these fill too. The bound, not an estimate from this set's size:
+        /// adding a screen then changes no limit, and restarts no pod.
+        var keptSets = ScreenStore.Retention.defaultMaxBytes
+        var store: Bool
 
         init(settings: ProductionSettings, screensBytes: Int, store: Bool) {
             // Upstream bodies are kept as bytes and as parsed values: twice their size.
             caches = settings.dataMemoMaxBytes + settings.idempotencyMaxBytes + 2 * UpstreamCache.defaultMaxBytes
             // With a store, published sets a replica no longer serves are kept to answer them.
             if store { caches += KeptBundles.maximumBytes }
+            self.store = store
             screens = 2 * Self.compiledBytesPerFileByte * screensBytes
         }
 
         /// Requested: what a pod uses serving from cold caches.
         var request: String { Self.mebibytes(Self.baseline + screens) }
-        /// The limit: every cache full, during a reload.
-        var limit: String { Self.mebibytes(Self.baseline + screens + caches) }
+        /// The limit: every cache full, and every earlier set kept, during a reload.
+        var limit: String { Self.mebibytes(Self.baseline + screens + caches + keptSets) }
+
+        /// The manifest's comment on the figures.
+        var explanation: String {
+            """
+            # Memory: requests \(request), the server and the screens (twice while a reload replaces them). Limit \(limit):
+            # also every cache full (the data memo, idempotency keys, upstream answers\(store ? ", published sets kept" : ""))
+            # and the earlier sets reloads keep for skeletons cached before them (\(Self.mebibytes(keptSets)) at most).
+
+            """
+        }
 
         /// `288Mi`: bytes rounded up to a mebibyte.
         static func mebibytes(_ bytes: Int) -> String { "\((bytes + (1 << 20) - 1) >> 20)Mi" }

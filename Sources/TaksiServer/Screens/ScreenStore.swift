@@ -21,7 +21,10 @@ public final class ScreenStore: Sendable {
         /// library says; else an estimate of its precomputed responses); the oldest go first.
         public var maxBytes: Int
 
-        public init(for duration: Duration, maxSets: Int = 16, maxBytes: Int = 256 << 20) {
+        /// Bytes of kept sets at most unless told otherwise (what `deploy kubernetes` leaves them).
+        public static let defaultMaxBytes = 256 << 20
+
+        public init(for duration: Duration, maxSets: Int = 16, maxBytes: Int = defaultMaxBytes) {
             self.duration = duration
             self.maxSets = maxSets
             self.maxBytes = maxBytes
