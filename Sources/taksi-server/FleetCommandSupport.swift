@@ -40,10 +40,23 @@ func withStore<Result: Sendable>(
     }
 }
 
-/// Who moves a release, as the history shows it.
-var releasedBy: String {
-    let environment = ProcessInfo.processInfo.environment
-    return "\(environment["USER"] ?? environment["LOGNAME"] ?? "unknown")@\(ProcessInfo.processInfo.hostName)"
+/// Who moves a release, as the history shows it: `--by`, else the CI's account that ran the job
+/// (`GITHUB_ACTOR` on GitHub Actions, `GITLAB_USER_LOGIN` on GitLab CI), else `user@host` (a CI
+/// runner's user is a machine's, `runner@fv-az123`, which names nobody). At most 200 characters,
+/// without control characters: it comes from outside and is shown in a terminal.
+func releasedBy(_ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    func present(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
+    let who =
+        present(given) ?? present(environment["GITHUB_ACTOR"]) ?? present(environment["GITLAB_USER_LOGIN"])
+        ?? "\(present(environment["USER"]) ?? present(environment["LOGNAME"]) ?? "unknown")@\(ProcessInfo.processInfo.hostName)"
+    return String(String.UnicodeScalarView(who.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) }).prefix(200))
+}
+
+/// `--by`, for the commands that move a release.
+struct ReleasedByOption: ParsableArguments {
+    @Option(
+        help: "Who the history names for this release (default: GITHUB_ACTOR or GITLAB_USER_LOGIN in CI, else user@host).")
+    var by: String?
 }
 
 /// A bundle's short name, as `history` and `rollout status` show it (any unique prefix works).

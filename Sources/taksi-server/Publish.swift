@@ -25,6 +25,8 @@ struct Publish: AsyncParsableCommand {
     @Option(help: "Seconds --wait waits at most.")
     var timeout: Double = 60
 
+    @OptionGroup var releaser: ReleasedByOption
+
     func run() async throws {
         let configuration = try project.configuration()
         let load = try project.loadValid()
@@ -43,7 +45,7 @@ struct Publish: AsyncParsableCommand {
         let (wait, timeout) = (wait, timeout)
         try await withStore(configuration) { store in
             let (release, isNew) = try await store.publish(
-                bundle, screens: screenSet.screens.count, revisions: PublishedScreens.revisions(of: screenSet), by: releasedBy)
+                bundle, screens: screenSet.screens.count, revisions: PublishedScreens.revisions(of: screenSet), by: releasedBy(releaser.by))
             if isNew {
                 print(
                     "Published bundle \(short(release.bundle)) (\(release.screens) screens, \(release.bytes) bytes) as release \(release.number)"

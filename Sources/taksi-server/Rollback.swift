@@ -16,11 +16,13 @@ struct Rollback: AsyncParsableCommand {
     @Option(help: "A configuration file naming the store (TAKSI_CONFIG; default ./config.json when present).")
     var config: String?
 
+    @OptionGroup var releaser: ReleasedByOption
+
     func run() async throws {
         let configuration = try ProjectOptions.parse(config.map { ["--config", $0] } ?? []).configuration()
         let bundle = bundle
         try await withStore(configuration) { store in
-            let release = try await store.rollback(to: bundle, by: releasedBy)
+            let release = try await store.rollback(to: bundle, by: releasedBy(releaser.by))
             print("Rolled back to bundle \(short(release.bundle)) (\(release.screens) screens) as release \(release.number)")
         }
     }
