@@ -171,6 +171,12 @@ struct FleetSubmitTests {
         fleet.upstream.on("/signups/pro", .held(#"{"id": "8"}"#))
         let second = TestMetrics()
         try await Self.withReplicas([fleet.replica(), fleet.replica(metrics: second)]) { ports in
+            // Every outcome's series exists from the start, at 0 (a ratio needs no `or vector(0)`).
+            let series = second.counters(label: "taksi_fleet_submits_total")
+            #expect(
+                Set(series.compactMap { counter in counter.dimensions.first { $0.0 == "outcome" }?.1 })
+                    == ["claimed", "replayed", "waited", "mismatch", "in_progress", "store_unavailable", "unrecorded"])
+            #expect(series.allSatisfy { $0.totalValue == 0 })
             async let first = Self.submit(ports[0], key: "K-2")
             await fleet.upstream.waitForRequests(1)
             async let retry = Self.submit(ports[1], key: "K-2")

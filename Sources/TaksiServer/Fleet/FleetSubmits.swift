@@ -39,7 +39,21 @@ public final class FleetSubmits: Sendable {
         self.window = window
         self.logger = logger
         self.metrics = metrics
+        // Every outcome's series from the start, at 0: a ratio of them needs no `or vector(0)`.
+        for outcome in Outcome.allCases {
+            _ = Counter(label: Self.counterLabel, dimensions: [("outcome", outcome.rawValue)], factory: metrics)
+        }
     }
+
+    /// What became of a keyed submit, as `taksi_fleet_submits_total` labels it.
+    enum Outcome: String, CaseIterable {
+        case claimed, replayed, waited, mismatch
+        case inProgress = "in_progress"
+        case storeUnavailable = "store_unavailable"
+        case unrecorded
+    }
+
+    static let counterLabel = "taksi_fleet_submits_total"
 
     /// The key a submit is claimed by: what the app retries (the screen's path, the action, the
     /// app's `Idempotency-Key`), not the variant, so a retry on a replica serving another set is
@@ -70,7 +84,7 @@ public final class FleetSubmits: Sendable {
             do {
                 claim = try await store.claimSubmit(key: key, fingerprint: fingerprint, lease: timeout + Self.leaseMargin, window: window)
             } catch {
-                count("store_unavailable")
+                count(.storeUnavailable)
                 logger.error(
                     "a keyed submit was refused: the store did not answer",
                     metadata: correlation.logMetadata.merging(["cause": .string(String(describing: error))]) { $1 })
@@ -78,24 +92,24 @@ public final class FleetSubmits: Sendable {
             }
             switch claim {
             case .claimed(let token):
-                count("claimed")
+                count(.claimed)
                 let response = await run()
                 let answer = response.status.code < 500 ? response.kept : nil
                 await record(key: key, token: token, answer: answer, correlation: correlation)
                 return response
             case .answered(let answer):
-                count("replayed")
+                count(.replayed)
                 var response = HTTPResponse(kept: answer)
                 response.headers.add(name: "Idempotent-Replayed", value: "true")
                 return response
             case .mismatch:
-                count("mismatch")
+                count(.mismatch)
                 return HTTPResponse(error: ActionEndpoint.keyReused(clientKey))
             case .running:
-                if !waiting { count("waited") }
+                if !waiting { count(.waited) }
                 waiting = true
                 guard clock.now + pause < deadline else {
-                    count("in_progress")
+                    count(.inProgress)
                     return HTTPResponse(error: Self.inProgress)
                 }
                 try? await Task.sleep(for: pause)
@@ -129,7 +143,7 @@ public final class FleetSubmits: Sendable {
                     return
                 }
             }
-            count("unrecorded")
+            count(.unrecorded)
             logger.error(
                 "the answer of a keyed submit could not be recorded: the store stayed away; a retry after the claim's lease may call the upstream again",
                 metadata: correlation.logMetadata)
@@ -138,7 +152,7 @@ public final class FleetSubmits: Sendable {
     }
 
     private func lapsed(_ correlation: Correlation) {
-        count("unrecorded")
+        count(.unrecorded)
         logger.error(
             "the answer of a keyed submit came after its claim's lease (call timeout + 10 s) ran out; a retry may have called the upstream again",
             metadata: correlation.logMetadata)
@@ -149,8 +163,8 @@ public final class FleetSubmits: Sendable {
         while let task = recordings.withLockedValue({ $0.running.values.first }) { await task.value }
     }
 
-    private func count(_ outcome: String) {
-        Counter(label: "taksi_fleet_submits_total", dimensions: [("outcome", outcome)], factory: metrics).increment()
+    private func count(_ outcome: Outcome) {
+        Counter(label: Self.counterLabel, dimensions: [("outcome", outcome.rawValue)], factory: metrics).increment()
     }
 
     static let unavailable = APIError(
