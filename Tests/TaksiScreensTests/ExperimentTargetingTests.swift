@@ -197,6 +197,24 @@ struct ExperimentTargetingTests {
         #expect(error?.file == "Screens/" + Self.defaultFile, "\(String(describing: error))")
     }
 
+    @Test("weights that do not add up to 100 get a warning naming each alternative's share; 100 gets none")
+    func weightsNot100() throws {
+        let uneven = load(files(experiment: "name: x\nweights: {default: 60, B: 60}"))
+        #expect(uneven.screenSet != nil, "a warning, not an error: \(uneven.diagnostics.report)")
+        let warnings = uneven.diagnostics.filter { $0.code == .experimentWeights }
+        #expect(warnings.count == 1, "\(uneven.diagnostics.report)")
+        #expect(warnings.first?.severity == .warning)
+        #expect(warnings.first?.path?.description == "experiment.weights")
+        #expect(
+            warnings.first?.message
+                == "the weights add up to 120, not 100, so each alternative gets its weight's share of 120: default 50%, B 50%; make them add up to 100 to read them as percentages",
+            "\(String(describing: warnings.first))")
+        let thirds = load(files(experiment: "name: x\nweights: {default: 1, B: 2}"))
+        #expect(thirds.diagnostics.first { $0.code == .experimentWeights }?.message.contains("default 33.3%, B 66.7%") == true)
+        let even = load(files(experiment: "name: x\nweights: {default: 70, B: 30}"))
+        #expect(!even.diagnostics.contains { $0.code == .experimentWeights }, "\(even.diagnostics.report)")
+    }
+
     @Test("experiments whose ranges of one layer overlap are an error naming both")
     func layerOverlap() {
         var set = files(experiment: "name: first\nweights: {default: 1, B: 1}\nlayer: {name: checkout, from: 0, to: 50}")

@@ -98,11 +98,29 @@ extension ScreenCompiler {
             }
             weights[member.key] = weight
         }
-        guard weights.values.reduce(0, +) > 0 else {
+        let total = weights.values.reduce(0, +)
+        guard total > 0 else {
             reader.report(.invalidExperiment, at: weightsNode, path: path, "at least one weight must be above 0")
             return nil
         }
+        // Shares of their sum either way; a sum other than 100 is usually a slip (60 and 60).
+        if total != 100 {
+            let shares = weightMembers.map { member in
+                "\(member.key) \(Self.percentage(weights[member.key] ?? 0, of: total))"
+            }
+            reader.report(
+                .experimentWeights, at: weightsNode, path: path,
+                "the weights add up to \(total), not 100, so each alternative gets its weight's share of \(total): "
+                    + shares.joined(separator: ", ") + "; make them add up to 100 to read them as percentages",
+                severity: .warning)
+        }
         return weights
+    }
+
+    /// `weight` as a percentage of `total`, one decimal where it is not whole: `33.3%`, `50%`.
+    static func percentage(_ weight: Int, of total: Int) -> String {
+        let tenths = (weight * 1000 + total / 2) / total
+        return tenths % 10 == 0 ? "\(tenths / 10)%" : "\(tenths / 10).\(tenths % 10)%"
     }
 
     /// An experiment's decision: a `winner`, `stopped: true`, or neither (running); nil when the

@@ -54,6 +54,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         public static let overlappingVersions = Code(rawValue: "overlapping_versions")
         public static let missingDefaultAlternative = Code(rawValue: "missing_default_alternative")
         public static let invalidExperiment = Code(rawValue: "invalid_experiment")
+        /// A warning: an experiment's weights do not add up to 100 (they are shares of their sum).
+        public static let experimentWeights = Code(rawValue: "experiment_weights")
         public static let componentTooNew = Code(rawValue: "component_too_new")
         public static let unusedComponent = Code(rawValue: "unused_component")
         public static let unreachableScreen = Code(rawValue: "unreachable_screen")
