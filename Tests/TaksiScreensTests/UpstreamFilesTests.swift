@@ -53,6 +53,36 @@ struct UpstreamFilesTests {
         #"{"name": "collection_component", "identifier": "c", "content": {"component_name": "label_component", "values": {"$each": "shop.products", "as": "product", "template": {"value": \#(binding)}}}}"#
     }
 
+    @Test("an action's call to a file: upstream is checked against its files like a source's path: POST /oders is an error naming orders")
+    func actionCalls() throws {
+        let upstream = try Self.makeUpstream()
+        func load(_ path: String, method: String = "POST") -> ScreenSetLoad {
+            let screen = """
+                name: checkout
+                entry: true
+                components:
+                  - {name: button_component, identifier: buy, content: {title: Buy, action: {identifier: executable, content: {name: buy}}}}
+                actions:
+                  buy:
+                    call: {upstream: shop, method: \(method), path: \(path)}
+                    answers: {success: {data: []}}
+                """
+            return ScreenSetLoader.load(
+                files: ["checkout.yaml": Array(screen.utf8)], upstreams: ["shop"], upstreamDirectories: ["shop": upstream])
+        }
+        #expect(!load("/orders").diagnostics.containsErrors, "\(load("/orders").diagnostics.report)")
+        let misspelt = try onlyError(of: load("/oders"), code: .missingFixture, at: "actions.buy.call.path")
+        #expect(misspelt.message.contains(#"upstream "shop" answers POST /oders from "#), "\(misspelt.message)")
+        #expect(misspelt.message.contains("/oders.POST.json, which does not exist"), "\(misspelt.message)")
+        #expect(misspelt.message.contains("(its files answer POST /orders)"), "\(misspelt.message)")
+        #expect(misspelt.message.contains(#"did you mean "/orders""#), "\(misspelt.message)")
+        // A PUT reads orders.PUT.json, which the folder does not have: its POST file is not a PUT's.
+        let otherMethod = try onlyError(of: load("/orders", method: "PUT"), code: .missingFixture, at: "actions.buy.call.path")
+        #expect(otherMethod.message.contains("/orders.PUT.json, which does not exist"), "\(otherMethod.message)")
+        // A GET call reads the same file a source would.
+        #expect(!load("/products", method: "GET").diagnostics.containsErrors)
+    }
+
     @Test("bindings that name what the files have pass: keys of any element, a parameter path's files, templates and $when")
     func correct() throws {
         let one =

@@ -21,9 +21,13 @@ struct ActionTests {
         let application: Application
         let screenSet: ScreenSet
 
+        /// What the application logged.
+        let log = LogRecorder()
+
         init(idempotency: IdempotencyStore.Limits = IdempotencyStore.Limits()) async throws {
             upstream = try await TestUpstream()
-            (application, screenSet) = try upstreamApplication(files: ActionTests.screens, upstream: upstream, idempotency: idempotency)
+            (application, screenSet) = try upstreamApplication(
+                files: ActionTests.screens, upstream: upstream, idempotency: idempotency, logger: log.logger)
         }
 
         func post(
@@ -212,6 +216,15 @@ struct ActionTests {
         #expect(json["outcome"] == .string(outcome))
         #expect(Self.message(json) == .string(message))
         #expect(json["then"] == nil)
+        // A 404 is usually a wrong path: the log says so, where the app shows only "rejected".
+        let warned = fixture.log.lines(atLeast: .warning).filter { $0.message.hasPrefix("action call answered 404") }
+        if case .answer(404, _) = behavior {
+            #expect(warned.count == 1, "\(fixture.log.recorded.map(\.message))")
+            #expect(warned.first?.message.contains("the upstream has no POST /signups/{plan}; check the call's path and method") == true)
+            #expect(warned.first?.metadata["action"] == "submit")
+        } else {
+            #expect(warned.isEmpty)
+        }
     }
 
     @Test("a successful answer without what its next action needs leaves the action out, not the patch")

@@ -191,6 +191,24 @@ extension ScreenCompiler {
             guard body != nil else { return (nil, nil) }
         }
         guard let request else { return (nil, nil) }
+        // A `file:` upstream answers a call from the file its method and path name, as a source's GET.
+        if let directory = context.upstreams?.directories[request.upstream], let pathNode = member("path") {
+            let written = HTTPSource.written(request.path)
+            let segments = written.split(separator: "/").map(String.init)
+            if HTTPSourceReader.files(matching: segments, in: directory, method: method.rawValue).isEmpty {
+                let suffix = method == .GET ? ".json" : ".\(method.rawValue).json"
+                let known = HTTPSourceReader.paths(in: directory, method: method.rawValue)
+                reader.report(
+                    .missingFixture, at: pathNode, path: path.appending("path"),
+                    "upstream \"\(request.upstream)\" answers \(method.rawValue) \(written) from "
+                        + "\(ScreenDirectory.shown(directory))/\(segments.joined(separator: "/"))\(suffix), which does not exist; "
+                        + "write the API's answers there, or fix the path"
+                        + (known.isEmpty ? "" : " (its files answer \(method.rawValue) \(known.prefix(8).joined(separator: ", ")))")
+                        + NameSuggestion.hint(for: written, among: known)
+                )
+                return (nil, nil)
+            }
+        }
         var operation: CallOperation?
         if let document = context.upstreams?.documents[request.upstream], let pathNode = member("path") {
             let written = HTTPSource.written(request.path)

@@ -62,21 +62,23 @@ extension HTTPSourceReader {
             ? nil : KnownAnswer(shape: AnswerShape(examples: values), origin: origin, fix: "if the API answers it, add it to that file")
     }
 
-    /// The `.json` files a path's segments reach, a `{parameter}` in a segment matching any text
-    /// (`{id}`, `p-{id}`).
-    static func files(matching segments: [String], in directory: String) -> [String] {
+    /// The files a path's segments reach for `method`, a `{parameter}` in a segment matching any
+    /// text (`{id}`, `p-{id}`): `x.json` answers a GET, `x.POST.json` a POST (as the server's
+    /// file upstream reads them).
+    static func files(matching segments: [String], in directory: String, method: String = "GET") -> [String] {
         guard let first = segments.first else { return [] }
         let last = segments.count == 1
+        let suffix = method == "GET" ? ".json" : ".\(method).json"
         var names: [String]
         if let pattern = segmentPattern(first) {
             let entries = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
             names = entries.filter { entry in
                 guard !entry.hasPrefix(".") else { return false }
-                let name = last ? (entry.hasSuffix(".json") ? String(entry.dropLast(5)) : nil) : entry
+                let name = last ? (entry.hasSuffix(suffix) ? String(entry.dropLast(suffix.count)) : nil) : entry
                 // `x.POST.json` answers an action, not a GET.
                 guard let name, !(last && name.contains(".")) else { return false }
                 return name.range(of: pattern, options: .regularExpression) != nil
-            }.map { last ? String($0.dropLast(5)) : $0 }
+            }.map { last ? String($0.dropLast(suffix.count)) : $0 }
         } else {
             names = [first]
         }
@@ -84,9 +86,9 @@ extension HTTPSourceReader {
         for name in names {
             let next = directory + "/" + name
             if last {
-                if FileManager.default.fileExists(atPath: next + ".json") { found.append(next + ".json") }
+                if FileManager.default.fileExists(atPath: next + suffix) { found.append(next + suffix) }
             } else {
-                found += files(matching: Array(segments.dropFirst()), in: next)
+                found += files(matching: Array(segments.dropFirst()), in: next, method: method)
             }
         }
         return found
@@ -104,15 +106,18 @@ extension HTTPSourceReader {
         return pattern + NSRegularExpression.escapedPattern(for: String(rest)) + "$"
     }
 
-    /// The GET paths a folder's files answer: `/products`, `/products/espresso-cups`.
-    static func paths(in directory: String) -> [String] {
+    /// The paths a folder's files answer for `method`: `/products`, `/products/espresso-cups`.
+    static func paths(in directory: String, method: String = "GET") -> [String] {
+        let suffix = method == "GET" ? ".json" : ".\(method).json"
         let enumerator = FileManager.default.enumerator(atPath: directory)
         var paths: [String] = []
         while let relative = enumerator?.nextObject() as? String {
             // `x.json` answers GET /x; `x.POST.json` answers an action's POST, not a source.
-            let stem = relative.dropLast(5).split(separator: "/").last ?? ""
-            guard relative.hasSuffix(".json"), !stem.isEmpty, !stem.contains(".") else { continue }
-            paths.append("/" + relative.dropLast(5))
+            guard relative.hasSuffix(suffix) else { continue }
+            let path = relative.dropLast(suffix.count)
+            let stem = path.split(separator: "/").last ?? ""
+            guard !stem.isEmpty, !stem.contains(".") else { continue }
+            paths.append("/" + path)
         }
         return paths.sorted()
     }

@@ -211,6 +211,17 @@ struct ActionEndpoint: Sendable {
         }
         switch result {
         case .success(let answer):
+            // A 404 (or 405) is an answer the screen may declare, but usually a path or method the
+            // upstream does not have: said in the log, where the app shows only "rejected".
+            if answer.status == 404 || answer.status == 405 {
+                logger.warning(
+                    "action call answered \(answer.status): the upstream has no \(submit.method.rawValue) \(action.call?.request.pathTemplate ?? "at that path"); check the call's path and method",
+                    metadata: correlation.logMetadata.merging([
+                        "screen": .string(screen.name), "action": .string(action.name), "upstream": .string(upstream),
+                        "status": .stringConvertible(answer.status),
+                    ]) { $1 }
+                )
+            }
             return .answered(status: answer.status, body: answer.body)
         case .failure(let failure):
             logger.error(
