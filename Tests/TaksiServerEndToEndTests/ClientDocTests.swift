@@ -1,4 +1,5 @@
 import Foundation
+import TaksiSchema
 import TaksiTestSupport
 import Testing
 
@@ -56,6 +57,26 @@ struct ClientDocTests {
             }
         }
         #expect(shown.sorted() == files, "each file of docs/client-snippets is shown once")
+    }
+
+    @Test("the sample app's manifest names this package by its folder, whatever the clone or download is called")
+    func sampleAppFolderName() async throws {
+        // As a ZIP from GitHub unpacks: taksi-server-main.
+        let root = Scratch.path("download").appendingPathComponent("taksi-server-main")
+        let app = root.appendingPathComponent("Examples/ShopApp.swiftpm")
+        try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: repositoryRoot.appendingPathComponent("Examples/ShopApp.swiftpm/Package.swift"),
+            to: app.appendingPathComponent("Package.swift"))
+        let dumped = try await runTool(["swift", "package", "--package-path", app.path, "dump-package"])
+        try #require(dumped.status == 0, "\(dumped.output)")
+        let manifest = try JSONDecoder().decode(JSONValue.self, from: Data(dumped.output.utf8.drop { $0 != UInt8(ascii: "{") }))
+        let local = manifest["dependencies"]?.arrayValue?.compactMap { $0["fileSystem"]?.arrayValue?.first?["identity"]?.stringValue }
+        #expect(local == [root.lastPathComponent], "\(dumped.output)")
+        let products = manifest["targets"]?.arrayValue?.first?["dependencies"]?.arrayValue?.compactMap {
+            $0["product"]?.arrayValue?.dropFirst().first?.stringValue
+        }
+        #expect(products == ["taksi-swift", root.lastPathComponent], "\(dumped.output)")
     }
 
     @Test("the blocks are found as written")
