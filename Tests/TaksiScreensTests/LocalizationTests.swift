@@ -304,6 +304,18 @@ struct LocalizationTests {
         )
     }
 
+    @Test("a message only a component that failed uses (a misspelt type) is not called unused: the component's error is the finding")
+    func messageOfAFailedComponent() throws {
+        var files = files()
+        files["strings/en.yaml"]! += "\nfarewell: Bye\n"
+        files["strings/pt.yaml"]! += "\nfarewell: Tchau\n"
+        files["away.json"] =
+            #"{"name": "away", "entry": true, "components": [{"name": "label_componnt", "content": {"value": {"$text": "farewell"}}}]}"#
+        let result = load(files)
+        #expect(result.diagnostics.contains { $0.severity == .error && $0.file == "Screens/away.json" }, "\(result.diagnostics.report)")
+        #expect(!result.diagnostics.contains { $0.code == .unusedText }, "\(result.diagnostics.report)")
+    }
+
     @Test("a screen without $text is not compiled per locale; one with it depends on the tables")
     func onlyScreensWithText() throws {
         var files = files()

@@ -14,8 +14,15 @@ extension ScreenSetBuilder {
             )
         }
         if let localization = context.localization, let table = localization.tables[localization.defaultLocale] {
+            // What the compiled screens read, and what any screen (or fragment it uses) names: a
+            // component or source that failed compiled nothing, yet its message is not unused.
+            var used = compilation.textsUsed
+            for file in compilation.expandedFiles { Self.textKeys(in: file.node, into: &used) }
+            for (name, fragment) in context.fragments where compilation.fragmentsUsed.contains(name) {
+                Self.textKeys(in: fragment.root, into: &used)
+            }
             var reader = DefinitionReader(file: table.file)
-            for key in table.keys where !compilation.textsUsed.contains(key) {
+            for key in table.keys where !used.contains(key) {
                 reader.report(
                     .unusedText, offset: table.keyOffsets[key] ?? 0, path: JSONPath.root.appending(key),
                     "message \"\(key)\" is not used by any screen; use it ({$text: \(key)}) or remove it from every locale",
@@ -25,6 +32,21 @@ extension ScreenSetBuilder {
             warnings += reader.diagnostics
         }
         return warnings
+    }
+
+    /// The keys of every `{$text: key}` in `node`, as written (compiled or not).
+    static func textKeys(in node: JSONNode, into keys: inout Set<String>) {
+        switch node.kind {
+        case .object(let members):
+            for member in members {
+                if member.key == "$text", let key = member.value.stringValue { keys.insert(key) }
+                textKeys(in: member.value, into: &keys)
+            }
+        case .array(let elements):
+            for element in elements { textKeys(in: element, into: &keys) }
+        default:
+            break
+        }
     }
 
     /// Warnings for what nothing uses: custom component types no screen uses, and screens no other
