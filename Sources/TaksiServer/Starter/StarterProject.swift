@@ -475,7 +475,9 @@ public enum StarterProject {
         - `Screens/*.yaml` (or `.json`) are screens; `Screens/components/` the custom components the app
           registers; `Screens/fixtures/` JSON that `fixture` sources read. `config.json` is the server's
           configuration (upstream APIs go under `upstreams`).
-        - `docker build -t my-screens .` packs them into an image with the server (see the Dockerfile).
+        - `docker build -t my-screens .` packs them into an image with the server and `config.json`
+          (`--build-arg CONFIG=production.json` ships another configuration; the build refuses one
+          whose upstreams answer from files; see the Dockerfile).
           `taksi-server deploy kubernetes --config production.json --image REGISTRY/taksi-server:VERSION`
           prints a Kubernetes manifest that ships them in a ConfigMap instead.
         - `.github/workflows/screens.yml` runs `taksi-server validate` on every push and pull request,
@@ -484,9 +486,11 @@ public enum StarterProject {
           (and the `# yaml-language-server: $schema=` line of a screen) point editors at: completion of
           component types, fields and values, and mistakes underlined as you type. `taksi-server
           validate` rewrites the screen schema when a custom component changes.
-        - `scripts/install-taksi-server.sh` installs the server version they are written for (its
-          release tarball, or its source built while none is published), for CI, the Dockerfile
-          and anyone's desk: `scripts/install-taksi-server.sh` puts it in `~/.local/bin`.
+        - `scripts/install-taksi-server.sh` installs the server they are written for (the release
+          tarball of its version, or the exact commit it pins built from source while none is
+          published), for CI, the Dockerfile and anyone's desk: it puts it in `~/.local/bin`.
+          `scripts/install-taksi-server.sh --upgrade` pins the newest server and prints what its
+          CHANGELOG gained; commit the script, and CI installs it once.
 
         """
 }
