@@ -455,11 +455,11 @@ def main():
             scratch = os.path.join(work, "tagged.git")
             run(["git", "clone", "--quiet", "--bare", server, scratch])
             run(["git", "tag", "-a", "-m", "release", release["tag"], "HEAD~1"], cwd=scratch, env=git)
-            commit = run(["git", "rev-parse", "HEAD~1"], cwd=scratch).stdout.strip()
+            tag_commit = run(["git", "rev-parse", "HEAD~1"], cwd=scratch).stdout.strip()
             env_tagged = dict(env, TAKSI_SERVER_REPOSITORY="file://" + scratch)
             tag_id = run(["bash", installer, "--source-id"], env=env_tagged).stdout.strip()
-            if tag_id != f"source-{commit}":
-                fail(f"with an annotated tag {release['tag']}, the source id should be its commit {commit}, is {tag_id}")
+            if tag_id != f"source-{tag_commit}":
+                fail(f"with an annotated tag {release['tag']}, the source id should be its commit {tag_commit}, is {tag_id}")
             print(f"unreleased: builds {source_id}; once tagged, the tag's commit")
 
         # 4. The image: its layout built from the project and started, as `docker build` and
