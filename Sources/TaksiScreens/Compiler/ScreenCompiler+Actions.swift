@@ -196,16 +196,9 @@ extension ScreenCompiler {
             let written = HTTPSource.written(request.path)
             let segments = written.split(separator: "/").map(String.init)
             if HTTPSourceReader.files(matching: segments, in: directory, method: method.rawValue).isEmpty {
-                let suffix = method == .GET ? ".json" : ".\(method.rawValue).json"
-                let known = HTTPSourceReader.paths(in: directory, method: method.rawValue)
                 reader.report(
                     .missingFixture, at: pathNode, path: path.appending("path"),
-                    "upstream \"\(request.upstream)\" answers \(method.rawValue) \(written) from "
-                        + "\(ScreenDirectory.shown(directory))/\(segments.joined(separator: "/"))\(suffix), which does not exist; "
-                        + "write the API's answers there, or fix the path"
-                        + (known.isEmpty ? "" : " (its files answer \(method.rawValue) \(known.prefix(8).joined(separator: ", ")))")
-                        + NameSuggestion.hint(for: written, among: known)
-                )
+                    HTTPSourceReader.missingFile(of: request.upstream, in: directory, method: method.rawValue, path: written))
                 return (nil, nil)
             }
         }

@@ -13,6 +13,14 @@ struct ConfiguredUpstreams: Sendable {
     var documents: [String: OpenAPIDocument] = [:]
 }
 
+extension HTTPSource {
+    /// What a `file:` upstream's file for `method` ends with: `x.json` answers `GET /x`,
+    /// `x.POST.json` a `POST /x` (the server's file upstream reads them so; `validate` checks by it).
+    public static func answerFileSuffix(_ method: String) -> String {
+        method == "GET" ? ".json" : ".\(method).json"
+    }
+}
+
 extension HTTPSourceReader {
     /// The files of a `file:` upstream that answer the source's path (a `GET /products` reads
     /// `DIR/products.json`; a `{parameter}` segment any file or folder there), read as examples of
@@ -38,16 +46,10 @@ extension HTTPSourceReader {
         let segments = written.split(separator: "/").map(String.init)
         let files = Self.files(matching: segments, in: directory)
         guard !files.isEmpty else {
-            let known = Self.paths(in: directory)
-            let target = ScreenDirectory.shown(directory) + "/" + segments.joined(separator: "/") + ".json"
             if let node = member("path") {
                 reader.report(
                     .missingFixture, at: node, path: path.appending("path"),
-                    "upstream \"\(upstream)\" answers GET \(written) from \(target), which does not exist; "
-                        + "write the API's answer there, or fix the path"
-                        + (known.isEmpty ? "" : " (its files answer \(known.prefix(8).joined(separator: ", ")))")
-                        + NameSuggestion.hint(for: written, among: known)
-                )
+                    Self.missingFile(of: upstream, in: directory, method: "GET", path: written))
             }
             markInvalid()
             return nil
@@ -62,13 +64,26 @@ extension HTTPSourceReader {
             ? nil : KnownAnswer(shape: AnswerShape(examples: values), origin: origin, fix: "if the API answers it, add it to that file")
     }
 
+    /// Why no file of a `file:` upstream answers `method` `path` (a source's or a call's), with the
+    /// file to write and the paths its files do answer.
+    static func missingFile(of upstream: String, in directory: String, method: String, path written: String) -> String {
+        let segments = written.split(separator: "/").map(String.init)
+        let known = paths(in: directory, method: method)
+        let target = ScreenDirectory.shown(directory) + "/" + segments.joined(separator: "/") + HTTPSource.answerFileSuffix(method)
+        // A GET's file holds the answer; another method's, a list of answers.
+        return "upstream \"\(upstream)\" answers \(method) \(written) from \(target), which does not exist; "
+            + "write the API's \(method == "GET" ? "answer" : "answers") there, or fix the path"
+            + (known.isEmpty ? "" : " (its files answer \(method == "GET" ? "" : method + " ")\(known.prefix(8).joined(separator: ", ")))")
+            + NameSuggestion.hint(for: written, among: known)
+    }
+
     /// The files a path's segments reach for `method`, a `{parameter}` in a segment matching any
     /// text (`{id}`, `p-{id}`): `x.json` answers a GET, `x.POST.json` a POST (as the server's
     /// file upstream reads them).
     static func files(matching segments: [String], in directory: String, method: String = "GET") -> [String] {
         guard let first = segments.first else { return [] }
         let last = segments.count == 1
-        let suffix = method == "GET" ? ".json" : ".\(method).json"
+        let suffix = HTTPSource.answerFileSuffix(method)
         var names: [String]
         if let pattern = segmentPattern(first) {
             let entries = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
@@ -108,7 +123,7 @@ extension HTTPSourceReader {
 
     /// The paths a folder's files answer for `method`: `/products`, `/products/espresso-cups`.
     static func paths(in directory: String, method: String = "GET") -> [String] {
-        let suffix = method == "GET" ? ".json" : ".\(method).json"
+        let suffix = HTTPSource.answerFileSuffix(method)
         let enumerator = FileManager.default.enumerator(atPath: directory)
         var paths: [String] = []
         while let relative = enumerator?.nextObject() as? String {

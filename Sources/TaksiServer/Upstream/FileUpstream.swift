@@ -36,7 +36,7 @@ struct FileUpstream {
     /// The answer to an action's request.
     func answer(_ submit: UpstreamClient.Submit) -> Result<UpstreamClient.Answer, UpstreamFailure> {
         let notFound = Result<UpstreamClient.Answer, UpstreamFailure>.success(UpstreamClient.Answer(status: 404, body: nil))
-        guard let file = file(for: submit.target, suffix: submit.method == .GET ? ".json" : ".\(submit.method.rawValue).json"),
+        guard let file = file(for: submit.target, suffix: HTTPSource.answerFileSuffix(submit.method.rawValue)),
             let data = FileManager.default.contents(atPath: file)
         else { return notFound }
         if submit.method == .GET {
