@@ -138,23 +138,19 @@ struct AccessLogTests {
         // Nothing may wait: every chunk is over the limit, as when the writer is far behind.
         let log = try AccessLog(
             format: .text, output: .file(file.path), maxPendingBytes: 0, metrics: metrics, logger: testLogger("test"))
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        // The server is let go before its loops stop (see `withRunningServer`).
-        func run() async throws {
-            let server = try await HTTPServer.start(
+        let start = { (group: MultiThreadedEventLoopGroup) in
+            try await HTTPServer.start(
                 host: "127.0.0.1", port: 0, group: group, responder: fixtureApplication().responder, accessLog: log,
-                logger: testLogger("test")
-            )
+                logger: testLogger("test"))
+        }
+        try await withServer(start: start) { server, _ in
             let connection = try RawConnection(port: try #require(server.port))
             for _ in 0..<3 { connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n") }
             #expect(await connection.receive(3).map(\.status) == [200, 200, 200])
             await server.flushAccessLog()
             #expect(Self.lines(file).isEmpty)
             #expect(metrics.counterTotal(label: "taksi_access_log_dropped_lines_total") == 3)
-            await server.shutdown()
         }
-        try await run()
-        try await group.shutdownGracefully()
     }
 
     @Test("an access log file that cannot be opened stops start-up with the path and the fix")

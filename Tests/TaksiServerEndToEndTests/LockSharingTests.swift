@@ -83,57 +83,44 @@ struct LockSharingTests {
         let load = ScreenSetLoader.load(files: Self.files.mapValues { Array($0.utf8) }.merging(SharedScreens.experiment()) { $1 })
         let screens = try #require(load.screenSet, "\(load.diagnostics.report)")
         let application = buildApplication(configuration: configuration, screenSet: screens, logger: testLogger("test"))
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-        do {
-            try await Self.checkRows(of: application, on: group)
-        } catch {
-            try await group.shutdownGracefully()
-            throw error
+        try await withServer(threads: 2, start: { try await application.start(on: $0) }) { server, group in
+            try await Self.checkRows(of: server, on: group)
         }
-        try await group.shutdownGracefully()
     }
 
-    /// Serves every row on `group`'s two loops and checks each; returns with the server stopped and
-    /// let go, before its loops stop (see `withRunningServer`).
-    static func checkRows(of application: Application, on group: MultiThreadedEventLoopGroup) async throws {
-        let server = try await application.start(on: group)
-        do {
-            let port = try #require(server.port)
-            let first = try RawConnection(port: port)
-            first.send(Row(name: "skeleton", target: "/screens/welcome").request(0))
-            let etag = try #require(await first.receive(1).first?.header("ETag"))
-            let rows = [
-                Row(name: "skeleton", target: "/screens/welcome"),
-                Row(name: "skeleton gzip", target: "/screens/welcome", headers: [("Accept-Encoding", "gzip")]),
-                Row(name: "304", target: "/screens/welcome", headers: [("If-None-Match", etag)]),
-                Row(name: "skeleton, path parameter", target: "/screens/stations/velib"),
-                Row(name: "data, request value", target: "/screens/welcome/data?name=Ada"),
-                Row(name: "data, cached upstream, path parameter", target: "/screens/stations/velib/data"),
-                Row(
-                    name: "data, cached upstream, query", target: "/screens/search/data?network=velib", headers: [("Accept-Language", "fr")]
-                ),
-                Row(name: "data, a new request value each time", target: "/screens/welcome/data?name=visitor-{n}"),
-                // Recorded as exposed by its first request (the warm-up): a repeat after that.
-                Row(
-                    name: "skeleton of an experiment, a user exposed before", target: "/screens/landing", headers: [("X-Taksi-User", "ada")]
-                ),
-            ]
-            var report: [String] = []
-            for row in rows {
-                let perRequest = try await Self.sharedAcquisitions(of: row, port: port, loops: Array(group.makeIterator()))
-                report.append("\(row.name): \(perRequest) shared-lock acquisitions per request")
-                // None per request: a lock taken per request counts 1 or more. What is not a request's
-                // (the access log's chunk handed to its writer every 64 KB or second, a metric series
-                // made the first time a loop counts it, SwiftNIO's own work under a loaded machine)
-                // has counted 0.003 to 0.06 here.
-                #expect(perRequest < 0.25, "\(row.name): \(perRequest) acquisitions of locks both loops take, per request")
-            }
-            print(report.joined(separator: "\n"))
-        } catch {
-            await server.shutdown()
-            throw error
+    /// Serves every row on `group`'s two loops and checks each.
+    static func checkRows(of server: HTTPServer, on group: MultiThreadedEventLoopGroup) async throws {
+        let port = try #require(server.port)
+        let first = try RawConnection(port: port)
+        first.send(Row(name: "skeleton", target: "/screens/welcome").request(0))
+        let etag = try #require(await first.receive(1).first?.header("ETag"))
+        let rows = [
+            Row(name: "skeleton", target: "/screens/welcome"),
+            Row(name: "skeleton gzip", target: "/screens/welcome", headers: [("Accept-Encoding", "gzip")]),
+            Row(name: "304", target: "/screens/welcome", headers: [("If-None-Match", etag)]),
+            Row(name: "skeleton, path parameter", target: "/screens/stations/velib"),
+            Row(name: "data, request value", target: "/screens/welcome/data?name=Ada"),
+            Row(name: "data, cached upstream, path parameter", target: "/screens/stations/velib/data"),
+            Row(
+                name: "data, cached upstream, query", target: "/screens/search/data?network=velib", headers: [("Accept-Language", "fr")]
+            ),
+            Row(name: "data, a new request value each time", target: "/screens/welcome/data?name=visitor-{n}"),
+            // Recorded as exposed by its first request (the warm-up): a repeat after that.
+            Row(
+                name: "skeleton of an experiment, a user exposed before", target: "/screens/landing", headers: [("X-Taksi-User", "ada")]
+            ),
+        ]
+        var report: [String] = []
+        for row in rows {
+            let perRequest = try await Self.sharedAcquisitions(of: row, port: port, loops: Array(group.makeIterator()))
+            report.append("\(row.name): \(perRequest) shared-lock acquisitions per request")
+            // None per request: a lock taken per request counts 1 or more. What is not a request's
+            // (the access log's chunk handed to its writer every 64 KB or second, a metric series
+            // made the first time a loop counts it, SwiftNIO's own work under a loaded machine)
+            // has counted 0.003 to 0.06 here.
+            #expect(perRequest < 0.25, "\(row.name): \(perRequest) acquisitions of locks both loops take, per request")
         }
-        await server.shutdown()
+        print(report.joined(separator: "\n"))
     }
 
     /// The census sees a lock SwiftNIO's code takes (it is built into this executable).

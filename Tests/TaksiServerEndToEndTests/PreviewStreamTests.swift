@@ -51,7 +51,8 @@ struct PreviewStreamTests {
     func shutdownEndsStreams() async throws {
         let (application, _) = try fixtureCopyApplication(preview: true, label: "preview")
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        // The server is let go before its loops stop (see `withRunningServer`).
+        // Not `withServer`: the test shuts the server down itself, midway. The server is let go
+        // before its loops stop, as there.
         func run() async throws {
             let server = try await application.start(on: group)
             let connection = try RawConnection(port: try #require(server.port))

@@ -1,7 +1,7 @@
 import Foundation
 package import NIOCore
 package import NIOHTTP1
-import NIOPosix
+package import NIOPosix
 package import TaksiSchema
 package import TaksiServer
 
@@ -130,15 +130,25 @@ extension Application {
 /// Runs `body` against `application`'s real server (it must be configured for port 0), given its
 /// port and the server itself (to flush or reopen its access log), then drains it.
 package func withRunningServer(_ application: Application, _ body: (Int, HTTPServer) async throws -> Void) async throws {
-    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    // The server is released before its event loops stop: NIO's quiescing helper completes a
-    // promise on them when it goes, and NIO reports (and will one day trap on) work scheduled
-    // on a loop that has shut down.
+    try await withServer(start: { try await application.start(on: $0) }) { server, _ in
+        guard let port = server.port else { throw TestClientError.noPort }
+        try await body(port, server)
+    }
+}
+
+/// Starts a server on event loops of its own (`threads` of them), runs `body` with it and its
+/// loops, drains it, and stops the loops. The server is released before its event loops stop:
+/// NIO's quiescing helper completes a promise on them when it goes, and NIO reports (and will one
+/// day trap on) work scheduled on a loop that has shut down.
+package func withServer(
+    threads: Int = 1, start: (MultiThreadedEventLoopGroup) async throws -> HTTPServer,
+    _ body: (HTTPServer, MultiThreadedEventLoopGroup) async throws -> Void
+) async throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
     func run() async throws {
-        let server = try await application.start(on: group)
+        let server = try await start(group)
         do {
-            guard let port = server.port else { throw TestClientError.noPort }
-            try await body(port, server)
+            try await body(server, group)
         } catch {
             await server.shutdown()
             throw error
