@@ -27,6 +27,9 @@ package final class PostgresServer: Sendable {
         ProcessInfo.processInfo.environment["CI"] != nil || binDirectory != nil
     }
 
+    /// `psql` of the cluster's installation, else PATH's.
+    static var psql: String { binDirectory.map { "\($0)/psql" } ?? "psql" }
+
     package static let password = "s3cret-Pa55word"
 
     package let directory: URL
@@ -39,9 +42,8 @@ package final class PostgresServer: Sendable {
     /// Runs `sql` through `psql` as the store's user: what a person (or another program) does to
     /// the store's rows behind the server's back. Returns what it printed (unaligned, tuples only).
     package func sql(_ sql: String) async throws -> String {
-        let psql = Self.binDirectory.map { "\($0)/psql" } ?? "psql"
         let outcome = try await runProcess(
-            URL(fileURLWithPath: "/usr/bin/env"), [psql, url, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql])
+            URL(fileURLWithPath: "/usr/bin/env"), [Self.psql, url, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql])
         guard outcome.status == 0 else { throw PostgresServerError("psql failed: \(outcome.error)") }
         return outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -51,10 +53,9 @@ package final class PostgresServer: Sendable {
     /// replica's heartbeat (replicas report every second), which the test's own tasks cannot delay
     /// however busy the machine is.
     package func repeatEverySecond(_ sql: String) throws -> Process {
-        let psql = Self.binDirectory.map { "\($0)/psql" } ?? "psql"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [psql, url, "-v", "ON_ERROR_STOP=1", "-qAt"]
+        process.arguments = [Self.psql, url, "-v", "ON_ERROR_STOP=1", "-qAt"]
         // `\watch` repeats the query before it; `-c` cannot carry both (psql 15).
         let input = Pipe()
         process.standardInput = input
