@@ -27,10 +27,10 @@ PACKAGES=$(grep -o 'install -y --no-install-recommends [a-z0-9 .+-]*' Dockerfile
 [ -n "$PACKAGES" ] || { echo "container check: no runtime packages found in the Dockerfile" >&2; exit 1; }
 echo "runtime packages from the Dockerfile: $PACKAGES"
 
-# The flags scripts/release.sh builds with (the commit, from scripts/source-commit.sh), so after a
+# The flags scripts/release.sh builds with (the commit, scripts/commit-flags.sh), so after a
 # release this is the same build, not a second one.
-commit=$(scripts/source-commit.sh)
-swift build -c release --product taksi-server --static-swift-stdlib ${commit:+-Xcc -DTAKSI_SOURCE_COMMIT=$commit}
+# shellcheck disable=SC2046 # the flags are words
+swift build -c release --product taksi-server --static-swift-stdlib $(scripts/commit-flags.sh)
 BINARY="$(swift build -c release --show-bin-path)/taksi-server"
 
 ROOTFS=${ROOTFS:-$PWD/.build-rootfs/bookworm}

@@ -13,8 +13,8 @@ cd "$(dirname "$0")/.."
 PREFIX=${PREFIX:-$HOME/.local}
 # The commit it is built from, in the version it prints (1.0.0+<commit>): taksi-server init pins a
 # project to it. Only from a clone with no uncommitted change; a build of anything else is 1.0.0.
-commit=$(scripts/source-commit.sh)
-swift build -c release --product taksi-server --static-swift-stdlib ${commit:+-Xcc -DTAKSI_SOURCE_COMMIT=$commit} >&2
+# shellcheck disable=SC2046 # the flags are words
+swift build -c release --product taksi-server --static-swift-stdlib $(scripts/commit-flags.sh) >&2
 built="$(swift build -c release --static-swift-stdlib --show-bin-path)/taksi-server"
 mkdir -p "$PREFIX/bin"
 # Stripped: the symbols are half of the binary.

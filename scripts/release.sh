@@ -11,9 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The commit it is built from (scripts/source-commit.sh), which --version prints after the version.
-commit=$(scripts/source-commit.sh)
-swift build -c release --product taksi-server --static-swift-stdlib ${commit:+-Xcc -DTAKSI_SOURCE_COMMIT=$commit} >&2
+# The commit it is built from (scripts/commit-flags.sh), which --version prints after the version.
+# shellcheck disable=SC2046 # the flags are words
+swift build -c release --product taksi-server --static-swift-stdlib $(scripts/commit-flags.sh) >&2
 built="$(swift build -c release --static-swift-stdlib --show-bin-path)/taksi-server"
 version=$("$built" version --json | sed -n 's/^ *"version": *"\(.*\)",*$/\1/p')
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "release: unexpected version '$version'" >&2; exit 1; }
