@@ -176,6 +176,11 @@ def play(runner):
         fail(f"{failure}:\n{failure.log}")
 
 
+def unpinned(script):
+    """The install script's text with no commit pinned (what init writes from a build that names none)."""
+    return re.sub(r"^commit=\$\{TAKSI_SERVER_COMMIT:-[0-9a-f]*\}$", "commit=${TAKSI_SERVER_COMMIT:-}", script, flags=re.M)
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -401,7 +406,7 @@ def main():
             path = os.path.join(folder, "scripts/install-taksi-server.sh")
             text = open(path).read()
             with open(path, "w") as file:
-                file.write(re.sub(r"^commit=\$\{TAKSI_SERVER_COMMIT:-[0-9a-f]*\}$", "commit=${TAKSI_SERVER_COMMIT:-}", text, flags=re.M))
+                file.write(unpinned(text))
 
         if commit:
             push("unpinned", unpin, "no pin")
@@ -444,7 +449,7 @@ def main():
             # The same script with no pin, for what follows.
             unpinned = os.path.join(work, "install-unpinned.sh")
             with open(unpinned, "w") as file:
-                file.write(script.replace(f"commit=${{TAKSI_SERVER_COMMIT:-{commit}}}", "commit=${TAKSI_SERVER_COMMIT:-}"))
+                file.write(unpinned(script))
             installer = unpinned
         source_id = run(["bash", installer, "--source-id"], env=env).stdout.strip()
         tagged = run(["git", "tag", "--list", release["tag"]], cwd=server).stdout.strip() != ""
