@@ -447,10 +447,9 @@ def main():
                 fail(f"unreleased, the source id should be the pinned commit {commit}, is {pinned_id}")
             print(f"unreleased and pinned: builds {pinned_id}")
             # The same script with no pin, for what follows.
-            unpinned = os.path.join(work, "install-unpinned.sh")
-            with open(unpinned, "w") as file:
+            installer = os.path.join(work, "install-unpinned.sh")
+            with open(installer, "w") as file:
                 file.write(unpinned(script))
-            installer = unpinned
         source_id = run(["bash", installer, "--source-id"], env=env).stdout.strip()
         tagged = run(["git", "tag", "--list", release["tag"]], cwd=server).stdout.strip() != ""
         tagged_commit = run(["git", "rev-parse", release["tag"] + "^{commit}"], cwd=server).stdout.strip() if tagged else head
