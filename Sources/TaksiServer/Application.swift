@@ -79,7 +79,7 @@ public struct Application: Sendable {
             store: store, logger: logger, resolver: resolver,
             metrics: prometheus.map { MetricsExposition(registry: $0, server: serverMetrics) }, memo: memo, previewEvents: previewEvents,
             idempotency: idempotency, fleet: fleetSubmits, kept: keptBundles, published: published,
-            draining: draining, tracing: tracing?.requests, purger: purger, counting: metrics, exposures: exposures
+            draining: draining, tracing: tracing?.requests, purger: purger, counting: serverMetrics, exposures: exposures
         )
     }
 

@@ -2,6 +2,8 @@ import Foundation
 import MetricsTestKit
 import NIOCore
 import NIOPosix
+import TaksiScreens
+import TaksiTestSupport
 import Testing
 
 @testable import TaksiServer
@@ -80,10 +82,12 @@ struct PerThreadStateTests {
             let instruments = metrics.instruments(label: .skeleton, status: 200, variant: "home|*|default")
             for _ in 0...index { instruments.record(bytes: 100, duration: .microseconds(200)) }
             metrics.responded(label: .data, status: 304, bytes: 10, duration: .seconds(10), variant: nil)
+            metrics.degraded.count(index == 0 ? ["bad"] : ["backup", "bad"], of: "pair")
             return index
         }
+        let load = ScreenSetLoader.load(files: SharedScreens.upstreams.mapValues { Array($0.utf8) }, upstreams: ["api"])
         var output: [UInt8] = []
-        metrics.emit(into: &output)
+        metrics.emit(into: &output, served: ServedScreenSet(try #require(load.screenSet), metrics: TestMetrics()))
         let text = String(decoding: output, as: UTF8.self)
         let lines = Set(text.split(separator: "\n").map(String.init))
         for line in [
@@ -100,6 +104,8 @@ struct PerThreadStateTests {
             #"taksi_http_response_bytes_total{route="skeleton"} 600"#,
             #"taksi_http_response_bytes_total{route="data"} 30"#,
             "# TYPE taksi_http_requests_total counter", "# TYPE taksi_http_request_duration_seconds histogram",
+            #"taksi_data_degraded_total{screen="pair",source="bad"} 3"#, #"taksi_data_degraded_total{screen="pair",source="backup"} 2"#,
+            #"taksi_data_degraded_total{screen="pair",source="good"} 0"#, #"taksi_data_degraded_total{screen="me",source="me"} 0"#,
         ] {
             #expect(lines.contains(line), "\(line)\n\(text)")
         }

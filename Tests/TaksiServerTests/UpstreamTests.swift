@@ -184,6 +184,36 @@ struct UpstreamTests {
         try await fixture.upstream.stop()
     }
 
+    @Test("degraded sources are counted by screen and source; every upstream source's series is at 0 from the start")
+    func degradedCounted() async throws {
+        let fixture = try await Fixture()
+        fixture.upstream.on("/good", .json(#"{"text": "good"}"#))
+        fixture.upstream.on("/bad", .status(500))
+        fixture.upstream.on("/backup", .status(500))
+        func degraded() async -> [String] {
+            await fixture.get("/metrics").text.split(separator: "\n").map(String.init).filter {
+                $0.hasPrefix("taksi_data_degraded_total{screen=\"pair\"") || $0.hasPrefix("# TYPE taksi_data_degraded_total")
+            }
+        }
+        #expect(
+            await degraded() == [
+                "# TYPE taksi_data_degraded_total counter",
+                #"taksi_data_degraded_total{screen="pair",source="backup"} 0"#,
+                #"taksi_data_degraded_total{screen="pair",source="bad"} 0"#,
+                #"taksi_data_degraded_total{screen="pair",source="good"} 0"#,
+            ])
+        #expect(await fixture.get("/metrics").text.contains(#"taksi_data_degraded_total{screen="feed",source="api"} 0"#))
+        for _ in 0..<2 { #expect(await fixture.get("/screens/pair/data").headers["X-Taksi-Degraded"] == ["backup, bad"]) }
+        #expect(
+            await degraded() == [
+                "# TYPE taksi_data_degraded_total counter",
+                #"taksi_data_degraded_total{screen="pair",source="backup"} 2"#,
+                #"taksi_data_degraded_total{screen="pair",source="bad"} 2"#,
+                #"taksi_data_degraded_total{screen="pair",source="good"} 0"#,
+            ])
+        try await fixture.upstream.stop()
+    }
+
     @Test("with the upstream gone every data response still decodes, with the degraded header")
     func upstreamDown() async throws {
         let fixture = try await Fixture()

@@ -34,7 +34,7 @@ struct OperationsEndpoint: Sendable {
 
     func metrics(_ target: RequestTarget) throws(APIError) -> HTTPResponse {
         guard let metrics else { throw .notFound(path: String(target.path)) }
-        let body = ByteBuffer(bytes: MetricFamilies.withHelp(metrics.emit()))
+        let body = ByteBuffer(bytes: MetricFamilies.withHelp(metrics.emit(served: store.snapshot)))
         var response = HTTPResponse(body: body, type: "text/plain; version=0.0.4; charset=utf-8", headers: [("Cache-Control", "no-store")])
         response.metricsLabel = .metrics
         return response

@@ -1,9 +1,8 @@
-public import CoreMetrics
+import CoreMetrics
 import Foundation
 public import Logging
 public import NIOCore
 public import NIOHTTP1
-public import Prometheus
 import TaksiSchema
 import TaksiScreens
 
@@ -106,14 +105,15 @@ public struct Responder: Sendable {
     ///   - draining: set when shutdown begins, so `/readyz` answers 503.
     ///   - tracing: makes a span of each request and of each call it makes; nil for none.
     ///   - purger: the CDN purges, whose failing targets `/readyz` names.
-    ///   - counting: where the endpoints count degraded data and action outcomes; nil: the
-    ///     process's `MetricsSystem`.
+    ///   - counting: where the endpoints count degraded data (``DegradedData``, written by
+    ///     `/metrics`) and action outcomes (its factory); nil: action outcomes in the process's
+    ///     `MetricsSystem`, degraded data nowhere.
     ///   - exposures: where users shown an experiment's alternative are recorded; nil records nobody.
     public init(
         store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: MetricsExposition? = nil,
         memo: ResponseMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, fleet: FleetSubmits? = nil,
         kept: KeptBundles? = nil, published: PublishedScreens.State? = nil, draining: Draining = Draining(),
-        tracing: RequestTracing? = nil, purger: CDNPurger? = nil, counting: (any MetricsFactory)? = nil,
+        tracing: RequestTracing? = nil, purger: CDNPurger? = nil, counting: ServerMetrics? = nil,
         exposures: ExposureRecorder? = nil
     ) {
         self.tracing = tracing
@@ -121,7 +121,7 @@ public struct Responder: Sendable {
         let selector = VariantSelector(store: store, logger: logger, kept: kept, exposures: exposures)
         self.store = store
         self.skeletons = SkeletonEndpoint(selector: selector, memo: memo)
-        let counters = EndpointCounters(factory: counting ?? MetricsSystem.factory)
+        let counters = EndpointCounters(factory: counting?.factory ?? MetricsSystem.factory, degradedData: counting?.degraded)
         self.data = DataEndpoint(selector: selector, logger: logger, resolver: resolver, counters: counters, memo: memo)
         self.actions = ActionEndpoint(
             selector: selector, logger: logger, resolver: resolver, counters: counters, idempotency: idempotency, fleet: fleet)

@@ -5,13 +5,13 @@ import CoreMetrics
 /// left out, `taksi_action_requests_total{screen,action,outcome}` for each action answered.
 struct EndpointCounters: Sendable {
     let factory: any MetricsFactory
+    /// Where degraded sources are counted: beside the HTTP metrics (``ServerMetrics``), written
+    /// with them by `/metrics`; nil to count none.
+    let degradedData: DegradedData?
 
     /// Counts each degraded source of a data response of `screen`.
     func degraded(_ sources: [String], of screen: String) {
-        for source in sources {
-            Counter(label: "taksi_data_degraded_total", dimensions: [("screen", screen), ("source", source)], factory: factory)
-                .increment()
-        }
+        degradedData?.count(sources, of: screen)
     }
 
     /// Counts an answer of `action` of `screen` with `outcome`.

@@ -103,10 +103,11 @@ public struct MetricsExposition: Sendable {
         self.server = server
     }
 
-    /// Both, in Prometheus' text format.
-    func emit() -> [UInt8] {
+    /// Both, in Prometheus' text format; `served` is the set whose upstream sources the degraded
+    /// data counter writes at 0 (``DegradedData``).
+    func emit(served: ServedScreenSet) -> [UInt8] {
         var output = registry.emitToBuffer()
-        server?.emit(into: &output)
+        server?.emit(into: &output, served: served)
         return output
     }
 }

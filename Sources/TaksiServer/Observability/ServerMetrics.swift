@@ -5,9 +5,9 @@ public import NIOCore
 import Prometheus
 
 /// The HTTP metrics: requests by route and status, latency by route and by screen, bytes written
-/// by route, and open connections.
+/// by route, open connections, and data responses that left a source out.
 ///
-/// Counted on each event loop apart and merged when `/metrics` is read (``emit(into:)``): a
+/// Counted on each event loop apart and merged when `/metrics` is read (``emit(into:served:)``): a
 /// response adds to counts its loop's thread alone writes (a few atomic adds on memory no other
 /// loop writes), so no lock or counter is shared between loops on a request's way. A thread
 /// keeps one set of counts per route, status and variant it answered (``instruments(label:status:variant:)``);
@@ -20,9 +20,10 @@ import Prometheus
 /// | `taksi_screen_request_duration_seconds` | histogram | `route`, `screen` |
 /// | `taksi_http_response_bytes_total` | counter | `route` |
 /// | `taksi_open_connections` | gauge | |
+/// | `taksi_data_degraded_total` | counter | `screen`, `source` (``DegradedData``) |
 ///
 /// The open connections gauge is the factory's (it changes per connection, not per request); the
-/// others are written only by ``emit(into:)``, in Prometheus' text format.
+/// others are written only by ``emit(into:served:)``, in Prometheus' text format.
 public final class ServerMetrics: RequestObserver {
     /// The latency histograms' bucket bounds: finer than Prometheus' default (5 ms and up), as
     /// most answers take well under a millisecond.
@@ -73,13 +74,19 @@ public final class ServerMetrics: RequestObserver {
     }
 
     private let loops = PerThread { LoopCounts() }
-    /// Every thread's counts, for ``emit(into:)``: appended to when a thread first counts a route,
+    /// Every thread's counts, for ``emit(into:served:)``: appended to when a thread first counts a route,
     /// status and variant.
     private let all = NIOLockedValueBox<[Counts]>([])
     /// Open client connections.
     public let openConnections: CoreMetrics.Gauge
+    /// Data responses that left a source out, by screen and source.
+    let degraded = DegradedData()
+
+    /// Where the families not counted here are created (the endpoints' action outcomes).
+    let factory: any MetricsFactory
 
     public init(factory: any MetricsFactory) {
+        self.factory = factory
         self.openConnections = CoreMetrics.Gauge(label: "taksi_open_connections", factory: factory)
     }
 
@@ -101,8 +108,16 @@ public final class ServerMetrics: RequestObserver {
         return ResponseInstruments { bytes, duration in counts.record(bytes: bytes, duration: duration) }
     }
 
-    /// The four request metrics in Prometheus' text format, every thread's counts summed.
-    public func emit(into output: inout [UInt8]) {
+    /// The request metrics and ``DegradedData``'s in Prometheus' text format, every thread's
+    /// counts summed; `served` is the set whose upstream sources are written at 0 when none was
+    /// degraded.
+    public func emit(into output: inout [UInt8], served: ServedScreenSet) {
+        emitRequests(into: &output)
+        degraded.emit(into: &output, served: served)
+    }
+
+    /// The four request metrics.
+    private func emitRequests(into output: inout [UInt8]) {
         struct Histogram {
             var buckets = [Int](repeating: 0, count: ServerMetrics.durationBuckets.count + 1)
             var nanoseconds = 0
@@ -163,7 +178,7 @@ public final class ServerMetrics: RequestObserver {
     }
 
     /// A label value as Prometheus' text format writes it: backslash, quote and line feed escaped.
-    private static func escaped(_ value: String) -> String {
+    static func escaped(_ value: String) -> String {
         guard value.contains(where: { $0 == "\\" || $0 == "\"" || $0 == "\n" }) else { return value }
         return value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\n", with: "\\n")
