@@ -75,12 +75,21 @@ public struct Application: Sendable {
 
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public var responder: Responder {
-        Responder(
-            store: store, logger: logger, resolver: resolver,
-            metrics: prometheus.map { MetricsExposition(registry: $0, server: serverMetrics) }, memo: memo, previewEvents: previewEvents,
-            idempotency: idempotency, fleet: fleetSubmits, kept: keptBundles, published: published,
-            draining: draining, tracing: tracing?.requests, purger: purger, counting: serverMetrics, exposures: exposures
-        )
+        var dependencies = Responder.Dependencies(store: store, logger: logger)
+        dependencies.resolver = resolver
+        dependencies.metrics = prometheus.map { MetricsExposition(registry: $0, server: serverMetrics) }
+        dependencies.memo = memo
+        dependencies.previewEvents = previewEvents
+        dependencies.idempotency = idempotency
+        dependencies.fleet = fleetSubmits
+        dependencies.kept = keptBundles
+        dependencies.published = published
+        dependencies.draining = draining
+        dependencies.tracing = tracing?.requests
+        dependencies.purger = purger
+        dependencies.counting = serverMetrics
+        dependencies.exposures = exposures
+        return Responder(dependencies)
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.

@@ -235,7 +235,9 @@ struct PreviewTests {
     func streamCap() async throws {
         let (application, _) = try Self.makeApplication()
         let full = PreviewEvents(status: application.store.status, maxSubscribers: 0)
-        let responder = Responder(store: application.store, logger: testLogger("preview"), previewEvents: full)
+        var dependencies = Responder.Dependencies(store: application.store, logger: testLogger("preview"))
+        dependencies.previewEvents = full
+        let responder = Responder(dependencies)
         let refused = await TestClient.router(responder).respond(uri: "/preview/events.stream")
         #expect(refused.status == .serviceUnavailable)
         #expect(refused.headers["Retry-After"] == ["5"])

@@ -90,44 +90,73 @@ public struct Responder: Sendable {
     let tracing: RequestTracing?
     /// Published bundles loaded for earlier revisions; nil without published screens.
     let kept: KeptBundles?
-    /// - Parameters:
-    ///   - resolver: looks up upstream values and calls actions' upstreams; nil when the server
-    ///     calls no upstreams.
-    ///   - metrics: what `/metrics` exposes; nil answers it with 404.
-    ///   - memo: data responses kept for their inputs; nil renders every one.
-    ///   - previewEvents: turns the preview (`/preview`) on, its event stream fed by these.
-    ///   - idempotency: answers of submits kept by `Idempotency-Key`; nil runs every submit.
-    ///   - fleet: keyed submits answered once for the whole fleet (the store's); nil keeps them
-    ///     in `idempotency`.
-    ///   - kept: published bundles loaded on demand to answer data and submits for earlier
-    ///     revisions (screens from the store); nil answers those `412`.
-    ///   - published: what this replica serves of the published screens, for `/readyz`.
-    ///   - draining: set when shutdown begins, so `/readyz` answers 503.
-    ///   - tracing: makes a span of each request and of each call it makes; nil for none.
-    ///   - purger: the CDN purges, whose failing targets `/readyz` names.
-    ///   - counting: where the endpoints count degraded data (``DegradedData``, written by
-    ///     `/metrics`) and action outcomes (its factory); nil: action outcomes in the process's
-    ///     `MetricsSystem`, degraded data nowhere.
-    ///   - exposures: where users shown an experiment's alternative are recorded; nil records nobody.
-    public init(
-        store: ScreenStore, logger: Logger, resolver: DataResolver? = nil, metrics: MetricsExposition? = nil,
-        memo: ResponseMemo? = nil, previewEvents: PreviewEvents? = nil, idempotency: IdempotencyStore? = nil, fleet: FleetSubmits? = nil,
-        kept: KeptBundles? = nil, published: PublishedScreens.State? = nil, draining: Draining = Draining(),
-        tracing: RequestTracing? = nil, purger: CDNPurger? = nil, counting: ServerMetrics? = nil,
-        exposures: ExposureRecorder? = nil
-    ) {
-        self.tracing = tracing
-        self.kept = kept
-        let selector = VariantSelector(store: store, logger: logger, kept: kept, exposures: exposures)
+    /// What the endpoints answer from: the screens and logger, and each collaborator a
+    /// configuration turns on (nil or empty leaves its part off). One value, made once by the
+    /// application (``Application/responder``); a test sets the parts it needs.
+    public struct Dependencies: Sendable {
+        public var store: ScreenStore
+        public var logger: Logger
+        /// Looks up upstream values and calls actions' upstreams; nil when the server calls no upstreams.
+        public var resolver: DataResolver? = nil
+        /// What `/metrics` exposes; nil answers it with 404.
+        public var metrics: MetricsExposition? = nil
+        /// Data responses kept for their inputs; nil renders every one.
+        public var memo: ResponseMemo? = nil
+        /// Turns the preview (`/preview`) on, its event stream fed by these.
+        public var previewEvents: PreviewEvents? = nil
+        /// Answers of submits kept by `Idempotency-Key`; nil runs every submit.
+        public var idempotency: IdempotencyStore? = nil
+        /// Keyed submits answered once for the whole fleet (the store's); nil keeps them in ``idempotency``.
+        public var fleet: FleetSubmits? = nil
+        /// Published bundles loaded on demand to answer data and submits for earlier revisions
+        /// (screens from the store); nil answers those `412`.
+        public var kept: KeptBundles? = nil
+        /// What this replica serves of the published screens, for `/readyz`.
+        public var published: PublishedScreens.State? = nil
+        /// Set when shutdown begins, so `/readyz` answers 503.
+        public var draining = Draining()
+        /// Makes a span of each request and of each call it makes; nil for none.
+        public var tracing: RequestTracing? = nil
+        /// The CDN purges, whose failing targets `/readyz` names.
+        public var purger: CDNPurger? = nil
+        /// Where the endpoints count degraded data (``DegradedData``, written by `/metrics`) and
+        /// action outcomes (its factory); nil: action outcomes in the process's `MetricsSystem`,
+        /// degraded data nowhere.
+        public var counting: ServerMetrics? = nil
+        /// Where users shown an experiment's alternative are recorded; nil records nobody.
+        public var exposures: ExposureRecorder? = nil
+
+        public init(store: ScreenStore, logger: Logger) {
+            self.store = store
+            self.logger = logger
+        }
+    }
+
+    public init(_ dependencies: Dependencies) {
+        let store = dependencies.store
+        let logger = dependencies.logger
+        self.tracing = dependencies.tracing
+        self.kept = dependencies.kept
+        let selector = VariantSelector(store: store, logger: logger, kept: dependencies.kept, exposures: dependencies.exposures)
         self.store = store
-        self.skeletons = SkeletonEndpoint(selector: selector, memo: memo)
-        let counters = EndpointCounters(factory: counting?.factory ?? MetricsSystem.factory, degradedData: counting?.degraded)
-        self.data = DataEndpoint(selector: selector, logger: logger, resolver: resolver, counters: counters, memo: memo)
+        self.skeletons = SkeletonEndpoint(selector: selector, memo: dependencies.memo)
+        let counters = EndpointCounters(
+            factory: dependencies.counting?.factory ?? MetricsSystem.factory, degradedData: dependencies.counting?.degraded)
+        self.data = DataEndpoint(
+            selector: selector, logger: logger, resolver: dependencies.resolver, counters: counters, memo: dependencies.memo)
         self.actions = ActionEndpoint(
-            selector: selector, logger: logger, resolver: resolver, counters: counters, idempotency: idempotency, fleet: fleet)
-        self.operations = OperationsEndpoint(store: store, metrics: metrics, draining: draining, published: published, purger: purger)
+            selector: selector, logger: logger, resolver: dependencies.resolver, counters: counters,
+            idempotency: dependencies.idempotency, fleet: dependencies.fleet)
+        self.operations = OperationsEndpoint(
+            store: store, metrics: dependencies.metrics, draining: dependencies.draining, published: dependencies.published,
+            purger: dependencies.purger)
         self.links = LinksEndpoint(store: store)
-        self.preview = previewEvents.map(Preview.init(events:))
+        self.preview = dependencies.previewEvents.map(Preview.init(events:))
+    }
+
+    /// Answers from `store` alone: no upstreams, memo, metrics nor preview.
+    public init(store: ScreenStore, logger: Logger) {
+        self.init(Dependencies(store: store, logger: logger))
     }
 
     /// The reply to a request; ready at once unless the data needs upstream calls. With tracing
