@@ -1,4 +1,4 @@
-public import NIOCore
+import NIOCore
 public import NIOHTTP1
 
 /// A request's head, read once: its bytes as they arrived (the request line and the field lines),
@@ -99,7 +99,7 @@ public struct RequestHead: Sendable {
     public var headers: HTTPHeaders {
         if let given { return given }
         var headers = HTTPHeaders()
-        forEachField { name, value in
+        _ = forEachField { name, value in
             headers.add(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
             return false
         }

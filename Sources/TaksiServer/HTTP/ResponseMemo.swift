@@ -520,7 +520,7 @@ final class AtomicSlots: @unchecked Sendable {
     }
 
     func setBits(_ mask: Int, at index: Int) {
-        UnsafeAtomic(at: words + index).loadThenBitwiseOr(with: mask, ordering: .relaxed)
+        _ = UnsafeAtomic(at: words + index).loadThenBitwiseOr(with: mask, ordering: .relaxed)
     }
 }
 

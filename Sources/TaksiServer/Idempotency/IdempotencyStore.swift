@@ -1,5 +1,5 @@
 import NIOConcurrencyHelpers
-public import NIOCore
+import NIOCore
 public import NIOHTTP1
 
 /// Answers of action submits kept by their `Idempotency-Key`, so a retried submit (a phone on a
