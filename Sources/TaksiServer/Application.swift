@@ -37,30 +37,32 @@ public struct Application: Sendable {
     public let idempotency: IdempotencyStore
     /// The fleet's shared store (``ServerConfiguration/StoreSettings``), run as a service of the
     /// group; nil when the replica keeps everything in its own memory.
-    public var fleetStore: (any FleetStore)? = nil
-    /// Keyed submits answered once for the whole fleet; set with ``fleetStore``.
-    public var fleetSubmits: FleetSubmits? = nil
+    public let fleetStore: (any FleetStore)?
+    /// Keyed submits answered once for the whole fleet; with ``fleetStore``.
+    public let fleetSubmits: FleetSubmits?
     /// What this replica serves of the published screens, when they come from the store.
-    public var published: PublishedScreens.State? = nil
+    public let published: PublishedScreens.State?
     /// Published bundles loaded on demand for earlier revisions, when the screens come from the store.
-    public var keptBundles: KeptBundles? = nil
+    public let keptBundles: KeptBundles?
     /// Purges the CDN of what each reload changed, when `cdn` names purge targets.
-    public var purger: CDNPurger? = nil
+    public let purger: CDNPurger?
     /// Set when shutdown begins; `/readyz` then answers 503.
     public let draining = Draining()
     /// Records which user was shown which alternative of an experiment (the application log's
     /// `exposure` lines); one for the application, so a user is recorded once per window.
-    public var exposures: ExposureRecorder
+    public let exposures: ExposureRecorder
     /// Spans of requests and their calls, and the service that exports them (run first in the
     /// service group, so it stops last and flushes what the drained requests recorded); nil when
     /// tracing is off.
-    public var tracing: Tracing? = nil
+    public let tracing: Tracing?
     /// The service that exports exposure records over OTLP (run first too), when
     /// `exposure_endpoint` is set.
-    public var exposureExporter: (any Service)? = nil
+    public let exposureExporter: (any Service)?
     /// The screens directory as it was just before the served set was loaded from it (see
     /// ``ScreenWatcher/loadedFingerprint``); nil when the set came from elsewhere.
-    var screensFingerprint: [String: String]? = nil
+    let screensFingerprint: [String: String]?
+    /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
+    public let responder: Responder
 
     /// Tracing's two halves: what makes spans, and what exports them.
     public struct Tracing: Sendable {
@@ -73,8 +75,74 @@ public struct Application: Sendable {
         }
     }
 
-    /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
-    public var responder: Responder {
+    /// What an application runs with besides its configuration and screens: each part a
+    /// deployment turns on. ``buildApplication(configuration:logger:metrics:store:published:environment:)``
+    /// makes them from the configuration; a test or an embedding program sets those it needs.
+    public struct Parts: Sendable {
+        /// The fleet's shared store: keyed submits and experiments' exposure windows go through
+        /// it, and with ``published`` the bundles of earlier revisions and the CDN purges the
+        /// fleet agrees on; nil keeps everything in this replica's memory.
+        public var fleetStore: (any FleetStore)? = nil
+        /// What this replica serves of the published screens, when they come from the store.
+        public var published: PublishedScreens.State? = nil
+        /// Spans of requests and their calls (``makeTracing(_:logger:metrics:)``); nil: tracing off.
+        public var tracing: Tracing? = nil
+        /// Where exposure records go instead of the application log, and the service that exports
+        /// them (``makeExposureExport(endpoint:_:logger:metrics:)``); nil: the log.
+        public var exposureExport: (sink: any ExposureSink, service: any Service)? = nil
+        /// The recorder of exposures; nil: one over the application log with the configuration's
+        /// `exposure_window` (or over ``exposureExport``'s sink). Shared with ``fleetStore`` when
+        /// there is one.
+        public var exposures: ExposureRecorder? = nil
+        /// The screens directory as it was just before the served set was loaded from it.
+        var screensFingerprint: [String: String]? = nil
+
+        public init() {}
+    }
+
+    /// Everything made once: the parts the configuration turns on, and the responder over them.
+    init(
+        configuration: ServerConfiguration, store: ScreenStore, logger: Logger, metrics: any MetricsFactory, resolver: DataResolver,
+        prometheus: PrometheusCollectorRegistry?, memo: ResponseMemo, previewEvents: PreviewEvents?, idempotency: IdempotencyStore,
+        purger: CDNPurger?, parts: Parts
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.logger = logger
+        self.metrics = metrics
+        self.resolver = resolver
+        self.prometheus = prometheus
+        let serverMetrics = ServerMetrics(factory: metrics)
+        self.serverMetrics = serverMetrics
+        self.memo = memo
+        self.previewEvents = previewEvents
+        self.idempotency = idempotency
+        self.purger = purger
+        self.published = parts.published
+        self.tracing = parts.tracing
+        self.exposureExporter = parts.exposureExport?.service
+        self.screensFingerprint = parts.screensFingerprint
+        var exposures =
+            parts.exposures
+            ?? ExposureRecorder(
+                window: .milliseconds(Int64(configuration.exposureWindow * 1000)),
+                sinks: [parts.exposureExport?.sink ?? LogExposureSink(logger: logger)], metrics: metrics, logger: logger)
+        self.fleetStore = parts.fleetStore
+        if let fleetStore = parts.fleetStore {
+            exposures = exposures.sharing(fleetStore)
+            fleetSubmits = FleetSubmits(store: fleetStore, window: configuration.idempotencyDuration, logger: logger, metrics: metrics)
+            if let published = parts.published {
+                purger?.follow(fleetStore, state: published)
+                keptBundles = KeptBundles(store: fleetStore, screens: store, upstreams: Set(configuration.upstreams.keys), logger: logger)
+            } else {
+                keptBundles = nil
+            }
+        } else {
+            fleetSubmits = nil
+            keptBundles = nil
+        }
+        self.exposures = exposures
+
         var dependencies = Responder.Dependencies(store: store, logger: logger)
         dependencies.resolver = resolver
         dependencies.metrics = prometheus.map { MetricsExposition(registry: $0, server: serverMetrics) }
@@ -89,7 +157,7 @@ public struct Application: Sendable {
         dependencies.purger = purger
         dependencies.counting = serverMetrics
         dependencies.exposures = exposures
-        return Responder(dependencies)
+        self.responder = Responder(dependencies)
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
@@ -291,46 +359,39 @@ public func buildApplication(
             configuration.upstreamOptions.compactMapValues(\.credential), environment: environment ?? ProcessInfo.processInfo.environment)
         + CDNPurger.problems(configuration.cdn, environment: environment ?? ProcessInfo.processInfo.environment)
     guard missing.isEmpty else { throw .credentials(missing) }
-    var application: Application
+    let (metrics, registry) = metricsFactory(metrics)
+    var parts = Application.Parts()
+    parts.fleetStore = store
+    let screenSet: ScreenSet
+    let screenSetBytes: Int?
     if let published {
-        application = buildApplication(
-            configuration: configuration, screenSet: published.screenSet, logger: logger, metrics: metrics, screenSetBytes: published.bytes)
-        application.published = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: published.name)
-        PublishedScreens.recordServed(published.name, previous: nil, metrics: application.metrics)
+        (screenSet, screenSetBytes) = (published.screenSet, published.bytes)
+        parts.published = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: published.name)
+        PublishedScreens.recordServed(published.name, previous: nil, metrics: metrics)
     } else if configuration.screensSource == .store {
-        application = buildApplication(configuration: configuration, screenSet: .none, logger: logger, metrics: metrics)
-        application.published = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: nil)
+        (screenSet, screenSetBytes) = (.none, nil)
+        parts.published = PublishedScreens.State(replica: PublishedScreens.replicaName, serving: nil)
     } else {
         // Taken before the files are read: an edit made while they load is a change the watcher sees.
-        let fingerprint = ScreenWatcher.fingerprint(of: configuration.screensDirectory)
+        parts.screensFingerprint = ScreenWatcher.fingerprint(of: configuration.screensDirectory)
         let (load, loadedBytes) = HeapUsage.measuring {
             ScreenSetLoader.load(
                 directory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys),
                 upstreamDirectories: configuration.upstreamDirectories, upstreamDocuments: configuration.upstreamDocuments)
         }
-        guard let screenSet = load.screenSet else { throw .invalidScreens(load.diagnostics) }
+        guard let loaded = load.screenSet else { throw .invalidScreens(load.diagnostics) }
         for warning in load.diagnostics where warning.severity == .warning {
             logger.warning("\(warning)")
         }
         logger.info(
             "screens loaded",
-            metadata: ["count": .stringConvertible(screenSet.screens.count), "directory": .string(configuration.screensDirectory)]
+            metadata: ["count": .stringConvertible(loaded.screens.count), "directory": .string(configuration.screensDirectory)]
         )
-        application = buildApplication(
-            configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics, screenSetBytes: loadedBytes)
-        application.screensFingerprint = fingerprint
-    }
-    if let store {
-        application.share(store)
-        if let state = application.published { application.purger?.follow(store, state: state) }
-        if application.published != nil {
-            application.keptBundles = KeptBundles(
-                store: store, screens: application.store, upstreams: Set(configuration.upstreams.keys), logger: logger)
-        }
+        (screenSet, screenSetBytes) = (loaded, loadedBytes)
     }
     if let endpoint = configuration.exposureEndpoint {
         do {
-            try application.exportExposures(to: endpoint)
+            parts.exposureExport = try makeExposureExport(endpoint: endpoint, configuration.tracing, logger: logger, metrics: metrics)
         } catch {
             throw .exposures(String(describing: error))
         }
@@ -338,14 +399,24 @@ public func buildApplication(
     }
     if configuration.tracing.enabled {
         do {
-            application.tracing = try makeTracing(configuration.tracing, logger: logger, metrics: application.metrics)
+            parts.tracing = try makeTracing(configuration.tracing, logger: logger, metrics: metrics)
         } catch {
             throw .tracing(String(describing: error))
         }
         logger.info(
             "tracing on", metadata: ["endpoint": .string(configuration.tracing.endpoint), "sampling": "\(configuration.tracing.sampling)"])
     }
-    return application
+    return assemble(
+        configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics, registry: registry,
+        screenSetBytes: screenSetBytes, parts: parts)
+}
+
+/// The factory metrics are recorded in (`given`, else a Prometheus registry's) and the registry
+/// `/metrics` exposes: the application's own, nil when the caller gave a factory (it then owns exporting).
+private func metricsFactory(_ given: (any MetricsFactory)?) -> (any MetricsFactory, PrometheusCollectorRegistry?) {
+    if let given { return (given, nil) }
+    let registry = PrometheusCollectorRegistry()
+    return (PrometheusMetricsFactory(registry: registry), registry)
 }
 
 /// Spans exported over OTLP/HTTP (protobuf) by swift-otel, from the settings and the standard
@@ -417,26 +488,6 @@ extension OTel.Configuration.OTLPExporterConfiguration {
     }
 }
 
-extension Application {
-    /// Sends exposure records to the OTLP/HTTP collector at `endpoint` instead of the log
-    /// (``exposureExporter`` is the service that exports them; the store, if shared, stays).
-    public mutating func exportExposures(to endpoint: String) throws {
-        let (sink, service) = try makeExposureExport(endpoint: endpoint, configuration.tracing, logger: logger, metrics: metrics)
-        exposures = ExposureRecorder(
-            window: exposures.window, capacity: exposures.capacity, sinks: [sink], ledger: exposures.ledger, metrics: metrics,
-            logger: logger)
-        exposureExporter = service
-    }
-
-    /// Makes `store` the fleet's: keyed submits are claimed and answered there.
-    public mutating func share(_ store: any FleetStore) {
-        fleetStore = store
-        exposures = exposures.sharing(store)
-        fleetSubmits = FleetSubmits(
-            store: store, window: configuration.idempotencyDuration, logger: logger, metrics: metrics)
-    }
-}
-
 extension String {
     fileprivate func trimmingSuffix(_ suffix: String) -> String {
         var text = self
@@ -447,21 +498,28 @@ extension String {
 
 /// Assembles the application around an already loaded screen set (tests, embedding).
 /// - Parameters:
+///   - metrics: where metrics are recorded; by default a Prometheus registry of the
+///     application's own, exposed at `GET /metrics`.
 ///   - cache: the upstream response cache; tests pass one with a clock they control.
 ///   - screenSetBytes: how much the heap grew while `screenSet` was loaded, when measured: with
 ///     what preparing it adds, what it costs once it is kept after a reload.
+///   - parts: the parts a deployment turns on (the fleet's store, tracing, exposure export);
+///     none by default.
 public func buildApplication(
     configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger, metrics: (any MetricsFactory)? = nil,
-    cache: UpstreamCache? = nil, screenSetBytes: Int? = nil
+    cache: UpstreamCache? = nil, screenSetBytes: Int? = nil, parts: Application.Parts = Application.Parts()
 ) -> Application {
-    var prometheus: PrometheusCollectorRegistry?
-    let metrics: any MetricsFactory =
-        metrics
-        ?? {
-            let registry = PrometheusCollectorRegistry()
-            prometheus = registry
-            return PrometheusMetricsFactory(registry: registry)
-        }()
+    let (metrics, registry) = metricsFactory(metrics)
+    return assemble(
+        configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics, registry: registry, cache: cache,
+        screenSetBytes: screenSetBytes, parts: parts)
+}
+
+/// The application over `screenSet`, made once with everything it runs with.
+private func assemble(
+    configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger, metrics: any MetricsFactory,
+    registry: PrometheusCollectorRegistry?, cache: UpstreamCache? = nil, screenSetBytes: Int?, parts: Application.Parts
+) -> Application {
     let cache = cache ?? UpstreamCache()
     let memo = ResponseMemo(limits: ResponseMemo.Limits(maxBytes: configuration.dataMemoMaxBytes), metrics: metrics, following: cache)
     let store = ScreenStore(
@@ -498,18 +556,14 @@ public func buildApplication(
                     http: upstreamHTTPClient, logger: logger, metrics: metrics)),
             cache: cache, logger: logger, metrics: metrics
         ),
-        prometheus: prometheus,
-        serverMetrics: ServerMetrics(factory: metrics),
+        prometheus: registry,
         memo: memo,
         previewEvents: previewEvents,
         idempotency: IdempotencyStore(
             limits: IdempotencyStore.Limits(window: configuration.idempotencyDuration, maxBytes: configuration.idempotencyMaxBytes)
         ),
         purger: purger,
-        exposures: ExposureRecorder(
-            window: .milliseconds(Int64(configuration.exposureWindow * 1000)), sinks: [LogExposureSink(logger: logger)], metrics: metrics,
-            logger: logger
-        )
+        parts: parts
     )
 }
 

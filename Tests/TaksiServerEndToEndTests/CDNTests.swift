@@ -315,11 +315,13 @@ struct CDNTests {
         guard case .success(let (screenSet, bytes)) = PublishedScreens.load(files, named: named, upstreams: []) else {
             throw FixtureError.invalidScreens("the published bundle did not load")
         }
-        var application = try buildApplication(
-            configuration: configuration, logger: testLogger(name), store: store, published: (named, screenSet, bytes))
         // Two replicas in one process: each its own name in the store.
         let state = PublishedScreens.State(replica: name, serving: named)
-        application.published = state
+        var parts = Application.Parts()
+        parts.fleetStore = store
+        parts.published = state
+        let application = buildApplication(
+            configuration: configuration, screenSet: screenSet, logger: testLogger(name), screenSetBytes: bytes, parts: parts)
         let purger = try #require(application.purger)
         // Reports made once by hand here (no follower runs between them): live for the whole test.
         purger.follow(store, state: state, wait: .seconds(60), poll: .milliseconds(20), alive: alive, orphanAge: orphanAge)

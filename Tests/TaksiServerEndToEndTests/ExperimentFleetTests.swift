@@ -43,10 +43,12 @@ struct ExperimentFleetTests {
         try configuration.apply(key: "store", value: database.url, source: "test")
         configuration.store.timeout = 60
         if let varnish { configuration.cdn = CDNSettings(skeletonSharedMaxAge: 3600, targets: [.varnish([varnish.url])]) }
-        var application = buildApplication(configuration: configuration, screenSet: screenSet, logger: log.logger, metrics: TestMetrics())
-        application.share(try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: testLogger("store")))
-        try application.exportExposures(to: "http://127.0.0.1:\(receiver.port)")
-        return application
+        let metrics = TestMetrics()
+        var parts = Application.Parts()
+        parts.fleetStore = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: testLogger("store"))
+        parts.exposureExport = try makeExposureExport(
+            endpoint: "http://127.0.0.1:\(receiver.port)", configuration.tracing, logger: log.logger, metrics: metrics)
+        return buildApplication(configuration: configuration, screenSet: screenSet, logger: log.logger, metrics: metrics, parts: parts)
     }
 
     /// Which user is which: a platform by number, so a quarter is outside the audience.

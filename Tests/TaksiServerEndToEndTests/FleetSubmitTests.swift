@@ -26,8 +26,10 @@ struct FleetSubmitTests {
         /// A replica over `files`, sharing the store, its metrics in `metrics`. The store's timeout
         /// is a hang guard unless a test shortens it to see a refusal (and then only asserts
         /// refusals on that replica: on a busy machine a healthy store can be slower than it).
+        /// - Parameter poolSize: the store's connections, when a test limits them.
         func replica(
-            files: [String: String] = SharedScreens.actions, metrics: TestMetrics = TestMetrics(), storeTimeout: Double = 60
+            files: [String: String] = SharedScreens.actions, metrics: TestMetrics = TestMetrics(), storeTimeout: Double = 60,
+            poolSize: Int? = nil
         ) throws -> Application {
             let load = ScreenSetLoader.load(files: files.mapValues { Array($0.utf8) }, upstreams: ["api"])
             guard let screenSet = load.screenSet else { throw FixtureError.invalidScreens(load.diagnostics.report) }
@@ -35,9 +37,10 @@ struct FleetSubmitTests {
             configuration.upstreams = ["api": upstream.baseURL]
             try configuration.apply(key: "store", value: database.url, source: "test")
             configuration.store.timeout = storeTimeout
-            var application = buildApplication(configuration: configuration, screenSet: screenSet, logger: log.logger, metrics: metrics)
-            application.share(try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: log.logger))
-            return application
+            if let poolSize { configuration.store.poolSize = poolSize }
+            var parts = Application.Parts()
+            parts.fleetStore = try PostgresFleetStore(settings: configuration.store, window: .seconds(3600), logger: log.logger)
+            return buildApplication(configuration: configuration, screenSet: screenSet, logger: log.logger, metrics: metrics, parts: parts)
         }
 
         func remove() async throws {
@@ -276,11 +279,7 @@ struct FleetSubmitTests {
         let fleet = try await Fleet()
         fleet.upstream.on("/signups/pro", .answer(201, #"{"id": "13"}"#))
         // One connection at most, and quick to give up: asked only while the store hangs.
-        var hurried = try fleet.replica(storeTimeout: 0.5)
-        var settings = hurried.configuration.store
-        settings.poolSize = 1
-        settings.timeout = 0.5
-        hurried.share(try PostgresFleetStore(settings: settings, window: .seconds(3600), logger: fleet.log.logger))
+        let hurried = try fleet.replica(storeTimeout: 0.5, poolSize: 1)
         try await Self.withReplicas([fleet.replica(), hurried]) { ports in
             // Connected before it hangs (a first connection may take longer than 0.5 s on a busy
             // machine: a refused attempt sends nothing; the count is a hang guard).

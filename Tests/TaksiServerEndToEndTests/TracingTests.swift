@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MetricsTestKit
 import ServiceLifecycle
 import TaksiSchema
 import TaksiTestSupport
@@ -141,15 +142,15 @@ struct TracingTests {
             receiver: Receiver, upstream: TestUpstream, cache: UpstreamCache? = nil, headers: [String: String] = [:],
             sampling: Double = 1, logger: Logger = testLogger("test"), files: [String: String] = SharedScreens.upstreams
         ) throws {
-            var application = try upstreamApplication(files: files, upstream: upstream, cache: cache, logger: logger).application
             var settings = ServerConfiguration.TracingSettings()
             settings.enabled = true
             settings.endpoint = "http://127.0.0.1:\(receiver.port)"
             settings.headers = headers
             settings.sampling = sampling
             let tracing = try makeTracing(settings, logger: testLogger("otel"))
-            application.tracing = tracing
-            self.application = application
+            var parts = Application.Parts()
+            parts.tracing = tracing
+            application = try upstreamApplication(files: files, upstream: upstream, cache: cache, logger: logger, parts: parts).application
             let exporter = ServiceGroup(services: [tracing.exporter], gracefulShutdownSignals: [], logger: testLogger("otel"))
             self.exporter = exporter
             running = Task { try await exporter.run() }
@@ -351,16 +352,19 @@ struct TracingTests {
                 let output = try FileHandle(forWritingTo: file)
                 var logger = Logger(label: "taksi-server") { LineLogHandler(label: $0, format: format, output: output) }
                 logger.logLevel = .trace
-                var application = try upstreamApplication(files: SharedScreens.upstreams, upstream: upstream, logger: logger).application
+                let metrics = TestMetrics()
+                var parts = Application.Parts()
                 if tracing {
                     var settings = ServerConfiguration.TracingSettings()
                     settings.enabled = true
                     // Its exporter is not run: nothing is sent, and spans are still made.
                     settings.endpoint = "http://127.0.0.1:9"
-                    application.tracing = try makeTracing(settings, logger: logger, metrics: application.metrics)
+                    parts.tracing = try makeTracing(settings, logger: logger, metrics: metrics)
                 }
+                let application = try upstreamApplication(
+                    files: SharedScreens.upstreams, upstream: upstream, logger: logger, metrics: metrics, parts: parts
+                ).application
                 let cases = Self.traceContextCases
-                var metrics = ""
                 try await withRunningServer(application) { port in
                     let connection = try RawConnection(port: port)
                     for (number, context) in cases.enumerated() {
@@ -369,11 +373,9 @@ struct TracingTests {
                             "GET /screens/\(number % 2 == 0 ? "me" : "pair")/data HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer SECRET-TOKEN\r\nCookie: session=SECRET-COOKIE\r\n\(context.header)\r\n\r\n"
                         )
                     }
-                    connection.send("GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n")
-                    let responses = await connection.receive(cases.count + 1)
-                    #expect(responses.count == cases.count + 1)
-                    #expect(responses.dropLast().allSatisfy { $0.status == 200 }, "\(responses.map(\.status))")
-                    metrics = responses.last?.body ?? ""
+                    let responses = await connection.receive(cases.count)
+                    #expect(responses.count == cases.count)
+                    #expect(responses.allSatisfy { $0.status == 200 }, "\(responses.map(\.status))")
                 }
                 try output.close()
                 let log = try String(contentsOf: file, encoding: .utf8)
@@ -381,8 +383,7 @@ struct TracingTests {
                 #expect(!log.contains("SECRET"), "tracing \(tracing), \(format): \(log.prefix(2_000))")
                 for context in cases { #expect(!log.contains(context.marker), "tracing \(tracing), \(format): \(context.marker)") }
                 let refused = { (header: String) in
-                    metrics.split(separator: "\n").first { $0.hasPrefix("taksi_trace_context_refused_total{header=\"\(header)\"}") }?
-                        .split(separator: " ").last.flatMap { Int($0) }
+                    (try? metrics.expectCounter("taksi_trace_context_refused_total", [("header", header)])).map { Int($0.totalValue) }
                 }
                 #expect(refused("traceparent") == (tracing ? 9 : nil))
                 #expect(refused("tracestate") == (tracing ? 5 : nil))

@@ -35,13 +35,23 @@ struct ExposureTests {
         let kept = Kept()
         let clock = Clock()
         let metrics = TestMetrics()
-        var application: Application
+        let application: Application
         let client: TestClient
 
-        init(experiment: String = "") throws {
+        /// - Parameter collector: where exposure records are exported over OTLP instead of kept here.
+        init(experiment: String = "", exportingTo collector: String? = nil) throws {
             let set = try #require(ScreenSetLoader.load(files: ExposureTests.files(experiment: experiment)).screenSet)
-            application = buildApplication(configuration: .forTests(), screenSet: set, logger: testLogger("test"), metrics: metrics)
-            application.exposures = ExposureRecorder(window: .seconds(3_600), sinks: [kept], metrics: metrics, clock: clock.read)
+            var parts = Application.Parts()
+            if let collector {
+                let export = try makeExposureExport(
+                    endpoint: collector, ServerConfiguration.forTests().tracing, logger: testLogger("test"), metrics: metrics)
+                parts.exposureExport = export
+                parts.exposures = ExposureRecorder(window: .seconds(3_600), sinks: [export.sink], metrics: metrics)
+            } else {
+                parts.exposures = ExposureRecorder(window: .seconds(3_600), sinks: [kept], metrics: metrics, clock: clock.read)
+            }
+            application = buildApplication(
+                configuration: .forTests(), screenSet: set, logger: testLogger("test"), metrics: metrics, parts: parts)
             client = .router(application.responder)
         }
 
@@ -204,9 +214,8 @@ struct ExposureTests {
         let collector = try await TestUpstream()
         defer { Task { try? await collector.stop() } }
         collector.on("/v1/logs", .status(400))  // not retried: the batch is lost
-        let server = try Server()
-        var application = server.application
-        try application.exportExposures(to: collector.baseURL)
+        let server = try Server(exportingTo: collector.baseURL)
+        let application = server.application
         let exporter = try #require(application.exposureExporter)
         let exporting = ServiceGroup(services: [exporter], gracefulShutdownSignals: [], logger: testLogger("otel"))
         let running = Task { try await exporting.run() }
