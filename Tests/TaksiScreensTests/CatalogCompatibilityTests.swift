@@ -76,7 +76,8 @@ struct CatalogCompatibilityTests {
         let found = Self.changes(before, after)
         #expect(found.count == 1, "\(found)")
         #expect(found.first?.isBreaking == breaking, "\(found)")
-        #expect("\(found.first?.subject ?? ""): \(found.first?.message ?? "")".hasPrefix(line), "\(found)")
+        let said = "\(found.first?.subject ?? ""): \(found.first?.message ?? "")"
+        #expect(said.hasPrefix(line), "\(found)")
     }
 
     @Test("components and custom actions removed, renamed or added")
