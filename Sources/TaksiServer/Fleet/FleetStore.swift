@@ -7,12 +7,21 @@ public import Foundation
 /// Every call may throw when the store cannot be reached or does not answer within its timeout;
 /// callers then refuse what needs the store (a keyed submit gets `503`) and go on with the rest.
 ///
-/// It is the fleet's ``ExposureLedger`` too: a user's exposure is recorded once for every replica.
-public protocol FleetStore: ExposureLedger {
+/// It answers four concerns, each a protocol of its own that the code using it names: keyed
+/// submits (``SubmitClaims``), published screens (``ReleaseStore``), the replicas' reports
+/// (``ReplicaRegistry``), CDN purges that outlive their sender (``PurgeLedger``); and it is the
+/// fleet's ``ExposureLedger``: a user's exposure is recorded once for every replica.
+/// ``MemoryFleetStore`` keeps them in one process's memory; PostgreSQL's (`TaksiPostgres`) across
+/// the fleet. Both pass the same contract tests.
+public protocol FleetStore: SubmitClaims, ReleaseStore, ReplicaRegistry, PurgeLedger, ExposureLedger {
     /// Keeps the store's connections and housekeeping (pruning expired answers) going until
     /// cancelled or graceful shutdown; the application runs it as a service of its group.
     func run() async throws
+}
 
+/// Keyed submits answered once: the first replica to claim a key calls the upstream, the others
+/// replay its answer.
+public protocol SubmitClaims: Sendable {
     /// Claims the keyed submit `key` for this replica, in one atomic statement: the first claim
     /// wins, and so does a claim over an answer older than `window` or over a claim whose lease
     /// ran out (its replica died mid-submit) with the same `fingerprint`.
@@ -27,9 +36,10 @@ public protocol FleetStore: ExposureLedger {
     /// again for the same answer (a retry after a failure whose statement had committed), and
     /// always for a forget.
     func finishSubmit(key: String, token: UUID, answer: IdempotencyStore.Answer?) async throws -> Bool
+}
 
-    // MARK: Published screens
-
+/// Published screen sets: bundles stored by their content, and the releases that make one current.
+public protocol ReleaseStore: Sendable {
     /// Stores `bundle` (once: it is named by its content) and makes it the current one, unless it
     /// already is (then `isNew` is false and no release is recorded). Racing publishes are
     /// serialized: the later one is current.
@@ -64,21 +74,26 @@ public protocol FleetStore: ExposureLedger {
     /// and once each time it starts listening (a release may have happened while it was not),
     /// until cancelled; it listens again after the store goes away and comes back.
     func listenForReleases(_ wake: @escaping @Sendable () -> Void) async
+}
 
+/// What each replica serves, and whether it is alive.
+public protocol ReplicaRegistry: Sendable {
     /// Records what this replica serves, and that it is alive.
     func report(_ report: ReplicaReport) async throws
 
-    /// Every replica that reported within `alive`, newest report first.
+    /// Every replica that reported within `alive`, by name.
     func replicas(seenWithin alive: Duration) async throws -> [ReplicaReport]
+}
 
-    // MARK: CDN purges
-
+/// CDN purges recorded before they are sent, so that one outlives the replica meant to send it.
+public protocol PurgeLedger: Sendable {
     /// Records that the CDN is to be purged of `screens` now that the fleet moves to `bundle`
     /// (each replica that switches records what it found changed; the screens add up), so that
     /// the purge outlives the replica meant to send it.
     func recordPurge(bundle: String, screens: [String]) async throws
 
-    /// The purges recorded within `window`, at least `age` ago, and not sent yet: oldest first.
+    /// The purges recorded within `window`, at least `age` ago, and not sent yet: oldest first,
+    /// each with its screens sorted, once each.
     func unsentPurges(recordedWithin window: Duration, before age: Duration) async throws -> [(bundle: String, screens: [String])]
 
     /// Marks the purge of `bundle` sent, when `screens` holds every screen recorded for it.
@@ -95,4 +110,11 @@ public enum SubmitClaim: Sendable {
     case running
     /// Used before with another request (another body, another identity).
     case mismatch
+}
+
+/// The store failed or refused: what happened, in words safe to log.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) { self.description = description }
 }

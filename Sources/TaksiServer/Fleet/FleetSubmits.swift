@@ -16,7 +16,7 @@ import NIOHTTP1
 /// replayed for the window. A claim holds its key for the call's timeout and ``leaseMargin``
 /// more: a replica killed mid-submit keeps the key from a retry that long, not forever.
 public final class FleetSubmits: Sendable {
-    let store: any FleetStore
+    let store: any SubmitClaims
     let window: Duration
     let logger: Logger
     let metrics: any MetricsFactory
@@ -34,7 +34,7 @@ public final class FleetSubmits: Sendable {
     /// `Retry-After` of `503 store_unavailable`, in seconds.
     static let retryAfterUnavailable = 5
 
-    public init(store: any FleetStore, window: Duration, logger: Logger, metrics: any MetricsFactory) {
+    public init(store: any SubmitClaims, window: Duration, logger: Logger, metrics: any MetricsFactory) {
         self.store = store
         self.window = window
         self.logger = logger

@@ -27,7 +27,7 @@ public final class KeptBundles: Sendable {
     /// Revisions remembered as unknown, and bundles' last loads, at most.
     static let remembered = 10_000
 
-    let store: any FleetStore
+    let store: any ReleaseStore
     let options: ServedScreenSet.Options
     let upstreams: Set<String>
     let logger: Logger
@@ -39,7 +39,7 @@ public final class KeptBundles: Sendable {
     private let unknown = NIOLockedValueBox(RecencyDictionary<String, ContinuousClock.Instant>())
     private let loads = NIOLockedValueBox(RecencyDictionary<String, ContinuousClock.Instant>())
 
-    init(store: any FleetStore, screens: ScreenStore, upstreams: Set<String>, logger: Logger) {
+    init(store: any ReleaseStore, screens: ScreenStore, upstreams: Set<String>, logger: Logger) {
         self.store = store
         self.options = screens.options
         self.upstreams = upstreams

@@ -21,7 +21,7 @@ public struct PublishedScreens: Service, CustomStringConvertible {
     /// Its name alone, for the service group's log (see `HTTPService`).
     public var description: String { "PublishedScreens" }
 
-    let store: any FleetStore
+    let store: any ReleaseStore & ReplicaRegistry
     let screens: ScreenStore
     let upstreams: Set<String>
     let interval: Duration
@@ -67,7 +67,8 @@ public struct PublishedScreens: Service, CustomStringConvertible {
     }
 
     public init(
-        store: any FleetStore, screens: ScreenStore, upstreams: Set<String>, interval: Duration, state: State, logger: Logger,
+        store: any ReleaseStore & ReplicaRegistry, screens: ScreenStore, upstreams: Set<String>, interval: Duration, state: State,
+        logger: Logger,
         metrics: any MetricsFactory
     ) {
         self.store = store
@@ -227,7 +228,7 @@ public struct PublishedScreens: Service, CustomStringConvertible {
     /// a failure like one that does not load: refused, not taken for a store that is away.
     /// - Throws: only what the store throws when it cannot be reached.
     public static func load(
-        named name: String, from store: any FleetStore, upstreams: Set<String>
+        named name: String, from store: any ReleaseStore, upstreams: Set<String>
     ) async throws -> (name: String, loaded: Result<(ScreenSet, Int?), BundleError>)? {
         let found: (name: String, bundle: ScreenBundle)?
         do {
