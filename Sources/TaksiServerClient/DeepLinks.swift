@@ -9,11 +9,11 @@ public struct ResolvedLink: Sendable, Equatable {
     /// The action's JSON, `{"identifier": "navigation", "content": {"interface_identifier": ...}}`:
     /// decode it with the Taksi client's action decoder and run it like a tap's.
     public let action: Data
-    /// The screen it opens (its `interface_identifier`), for ``TaksiServer/load(_:)``.
+    /// The screen it opens (its `interface_identifier`), for ``ScreenServer/load(_:)``.
     public let screen: String?
 }
 
-extension TaksiServer {
+extension ScreenServer {
     /// Asks the server which screen `link` opens (`GET <base>/links/resolve?url=<link>`): a
     /// universal link, a custom scheme's URL, a push notification's.
     ///

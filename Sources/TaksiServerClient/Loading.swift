@@ -43,7 +43,7 @@ public struct LoadedScreen: Sendable, Equatable {
     }
 }
 
-extension TaksiServer {
+extension ScreenServer {
     /// Loads a screen: its skeleton, then the data made for it.
     ///
     /// `path` is a screen's path with the data's optional query: `"home"`, `"home?name=Ada"`,

@@ -29,7 +29,7 @@ public struct Submission: Sendable, Equatable {
     public let idempotencyKey: String
 }
 
-extension TaksiServer {
+extension ScreenServer {
     /// Submits the screen's action `action` with `inputs` (a form's fields by identifier):
     /// `POST <base>/screens/<screen>/actions/<action>` with `{"inputs": {...}}`.
     ///

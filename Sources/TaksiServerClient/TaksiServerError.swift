@@ -1,6 +1,6 @@
 import Foundation
 
-/// Why a request to taksi-server gave no usable answer. Every call of ``TaksiServer`` returns one
+/// Why a request to taksi-server gave no usable answer. Every call of ``ScreenServer`` returns one
 /// of these as a value; none throws or traps.
 public enum TaksiServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No answer: the connection failed, timed out or was cancelled (`URLError`'s code, and its
@@ -10,7 +10,7 @@ public enum TaksiServerError: Error, Sendable, Equatable, CustomStringConvertibl
     /// `message` (`{"error": {"code", "message"}}`, see docs/http-api.md), when it had one.
     case status(Int, code: String?, message: String?)
     /// The server no longer had the skeleton the request was made for (`412 skeleton_outdated`),
-    /// and asking again as many times as ``TaksiServer/Retry`` allows did not change that.
+    /// and asking again as many times as ``ScreenServer/Retry`` allows did not change that.
     case skeletonOutdated
     /// The screen changed on the server before a submit ran (`412`) and the new one lacks some of
     /// the inputs sent: nothing was submitted. Show the new screen and ask the person to check

@@ -49,7 +49,7 @@ struct AnyTextTests {
     @Test("two thousand random paths and queries each become a URL that carries them")
     func randomText() throws {
         var generator = SplitMix64(seed: 42)
-        let server = TaksiServer(baseURL: URL(string: "https://screens.example.com/base/")!, appVersion: "1.0.0")
+        let server = ScreenServer(baseURL: URL(string: "https://screens.example.com/base/")!, appVersion: "1.0.0")
         for _ in 0..<2000 {
             let length = Int.random(in: 0...24, using: &generator)
             let text = String((0..<length).map { _ in Self.alphabet.randomElement(using: &generator)! })

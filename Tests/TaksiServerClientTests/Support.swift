@@ -67,19 +67,19 @@ final class Replica: Sendable {
     }
 }
 
-/// A TaksiServer with no shared cache and no pauses between passes (a test asserts on what
+/// A ScreenServer with no shared cache and no pauses between passes (a test asserts on what
 /// happened, never on time).
 func client(
     _ url: URL, userID: String? = nil, alternative: String? = nil, version: String = "1.0.0", languages: [String] = ["en"],
-    platform: String? = TaksiServer.currentPlatform
+    platform: String? = ScreenServer.currentPlatform
 )
-    -> TaksiServer
+    -> ScreenServer
 {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.urlCache = nil
-    return TaksiServer(
+    return ScreenServer(
         baseURL: url, appVersion: version, userID: userID, alternative: alternative, platform: platform, languages: languages,
-        session: URLSession(configuration: configuration), retry: TaksiServer.Retry(pause: 0))
+        session: URLSession(configuration: configuration), retry: ScreenServer.Retry(pause: 0))
 }
 
 /// An HTTP balancer in front of replicas over real sockets: each request (one per connection:

@@ -7,5 +7,5 @@ enum AppServices {
     /// Keep the builder alive: it installs the features the decoders use. Touch it once at start-up.
     @MainActor static let features = FeatureBuilder(features: [ScreensFeature()])
     /// The server, one for the app: every screen's requests and submits go through it.
-    static let server = TaksiServer(baseURL: URL(string: "https://screens.example.com")!, userID: InstallID.current)
+    static let server = ScreenServer(baseURL: URL(string: "https://screens.example.com")!, userID: InstallID.current)
 }

@@ -29,7 +29,7 @@ enum Main {
 #endif
 
 enum AppServices {
-    static let server = TaksiServer(baseURL: serverURL, userID: installID)
+    static let server = ScreenServer(baseURL: serverURL, userID: installID)
     /// Keep the builder alive: it installs the features the decoders use.
     @MainActor static let features = FeatureBuilder(features: [ScreensFeature()])
 

@@ -11,16 +11,16 @@ public import FoundationNetworking
 /// revision, the screens whose skeleton must be fetched past the caches) is behind a lock.
 ///
 /// ```swift
-/// let server = TaksiServer(baseURL: URL(string: "https://screens.example.com")!, userID: installID)
+/// let server = ScreenServer(baseURL: URL(string: "https://screens.example.com")!, userID: installID)
 /// switch await server.load("products/espresso-cups") {
 /// case .success(let screen): show(screen)          // screen.skeleton, then screen.data
 /// case .failure(let error): showError(error)
 /// }
 /// ```
-public final class TaksiServer: Sendable {
+public final class ScreenServer: Sendable {
     /// How often a request is made again before its error is returned.
     public struct Retry: Sendable, Equatable {
-        /// The passes of a ``TaksiServer/load(_:)``: skeleton and data, again while the server
+        /// The passes of a ``ScreenServer/load(_:)``: skeleton and data, again while the server
         /// answers the data `412` (it no longer has the skeleton just fetched) or gives no answer.
         /// 4 passes with pauses of 0.5 s and 0.75 s before the third and fourth: long enough for a
         /// fleet in a rollout to agree, short enough for a person waiting.
@@ -67,7 +67,7 @@ public final class TaksiServer: Sendable {
     ///   - retry: how often a load or submit is made again; see ``Retry``.
     public init(
         baseURL: URL, appVersion: String? = nil, userID: String? = nil, alternative: String? = nil,
-        platform: String? = TaksiServer.currentPlatform, languages: [String] = Locale.preferredLanguages, session: URLSession = .shared,
+        platform: String? = ScreenServer.currentPlatform, languages: [String] = Locale.preferredLanguages, session: URLSession = .shared,
         retry: Retry = Retry()
     ) {
         self.baseURL = baseURL
@@ -195,7 +195,7 @@ struct Answer: Sendable {
     }
 }
 
-/// The data task of a ``TaksiServer/send(_:)``, to cancel when its Swift task is: started once,
+/// The data task of a ``ScreenServer/send(_:)``, to cancel when its Swift task is: started once,
 /// cancelled at once when the cancellation came first.
 final class RunningTask: @unchecked Sendable {
     private let lock = NSLock()
@@ -220,7 +220,7 @@ final class RunningTask: @unchecked Sendable {
     }
 }
 
-/// What a ``TaksiServer`` keeps between requests, by screen path without its query: the
+/// What a ``ScreenServer`` keeps between requests, by screen path without its query: the
 /// revision of the last skeleton fetched, and the screens whose skeleton the server no longer
 /// had (their next skeleton is fetched past `URLSession`'s cache and any CDN).
 final class SkeletonMemory: @unchecked Sendable {
