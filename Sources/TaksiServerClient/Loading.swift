@@ -26,6 +26,28 @@ public struct LoadedScreen: Sendable, Equatable {
     /// The passes it took: more than 1 when the server answered `412` during a rollout.
     public let passes: Int
 
+    /// A screen made by hand, for an app's tests and SwiftUI previews: what ``ScreenServer/load(_:)``
+    /// would give for a skeleton and its data, without a server.
+    ///
+    /// ```swift
+    /// let screen = LoadedScreen(
+    ///     path: ScreenPath("home"), skeleton: Data(#"{"components": []}"#.utf8),
+    ///     data: .success(Data(#"{"interface_data": []}"#.utf8)))
+    /// ```
+    public init(
+        path: ScreenPath, skeleton: Data, revision: String? = nil, variant: String? = nil, language: String? = nil,
+        data: Result<Data, TaksiServerError>, degraded: [String] = [], passes: Int = 1
+    ) {
+        self.path = path
+        self.skeleton = skeleton
+        self.revision = revision
+        self.variant = variant
+        self.language = language
+        self.data = data
+        self.degraded = degraded
+        self.passes = passes
+    }
+
     /// The identifiers of the skeleton's components, nested ones too: whether a form still has
     /// its fields.
     public var identifiers: Set<String> {
