@@ -307,7 +307,7 @@ extension ScreenCompiler {
         guard let component = components.first(where: { $0.identifier == identifier }), let schema = catalog.schema(named: component.name)
         else {
             // The component is there but failed to compile: its own error says why.
-            if uncompiledIdentifiers.contains(identifier) { return nil }
+            if leftOut.failed.contains(identifier) { return nil }
             reader.report(
                 .invalidPatch, at: identifierNode, path: path.appending("identifier"),
                 "\"\(identifier)\" is not a component of this screen, and the client drops all data when one entry names none; patch one of its dynamic components"

@@ -26,7 +26,7 @@ extension ScreenCompiler {
         guard let schema = catalog.schema(named: typeName) else {
             // Its file has an error of its own, reported there: one mistake, one error.
             if context.brokenComponents.contains(typeName) {
-                usedBrokenComponent = true
+                leftOut.brokenType = true
                 return nil
             }
             reader.report(
@@ -305,7 +305,7 @@ extension ScreenCompiler {
         guard let itemType = nameNode.stringValue else { return nil }
         guard let schema = catalog.schema(named: itemType) else {
             if context.brokenComponents.contains(itemType) {
-                usedBrokenComponent = true
+                leftOut.brokenType = true
                 return nil
             }
             reader.report(

@@ -94,15 +94,21 @@ struct ScreenCompiler {
     /// What bindings may name (the screen's sources, or an action's values while it is read) and
     /// what they used.
     var sourceTable = SourceTable()
-    /// Whether a component was left out for a broken type: its error is in another file.
-    var usedBrokenComponent = false
-    /// The identifiers of components that failed to compile (their errors reported): a patch
-    /// naming one is not a second mistake.
-    var uncompiledIdentifiers: Set<String> = []
+    /// The components left out as it went.
+    var leftOut = LeftOut()
     /// What it read so far (texts, formats, fixtures), returned with the screen and the diagnostics.
     var made = Compilation(screen: nil, diagnostics: [])
     /// Static fields built from the path parameters, made per URL (``ScreenVariant/pathFields``).
     var pathFields: [ScreenVariant.PathField] = []
+
+    /// The components a compilation left out, and why.
+    struct LeftOut {
+        /// Whether one was of a broken type: its error is in another file.
+        var brokenType = false
+        /// The identifiers of those that failed to compile (their errors reported): a patch
+        /// naming one is not a second mistake.
+        var failed: Set<String> = []
+    }
 
     var name: String { pattern.name }
     /// What the versions the variant reaches cannot decode.
@@ -217,11 +223,11 @@ struct ScreenCompiler {
                 // Its own error is reported; the sources it names are not "never used" on top of it,
                 // nor is a patch naming it "no component of this screen".
                 sourceTable.markUsed(Self.sourcesNamed(in: node))
-                if let identifier = node["identifier"]?.stringValue { uncompiledIdentifiers.insert(identifier) }
+                if let identifier = node["identifier"]?.stringValue { leftOut.failed.insert(identifier) }
                 // Never left out in silence: a component that fails with no error in its file (one
                 // bound to a broken source reports nothing more) would be missing from a set that
                 // validates. (No known case; this is the guard.)
-                if reader.errorCount == 0, !usedBrokenComponent {
+                if reader.errorCount == 0, !leftOut.brokenType {
                     reader.report(
                         .uncompiledComponent, at: node, path: componentPath,
                         "this component could not be compiled and no reason was found; this is a bug in taksi-server, please report it with this file"
