@@ -5,6 +5,7 @@ import TaksiTestSupport
 import Testing
 
 @testable import TaksiServer
+@testable import taksi_server
 
 /// `taksi-server deploy kubernetes` on a project of its own (the starter `init` writes, with a
 /// production configuration): valid against the Kubernetes schemas, and deployable: the files its

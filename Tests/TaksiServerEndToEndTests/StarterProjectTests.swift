@@ -6,6 +6,8 @@ import TaksiServer
 import TaksiTestSupport
 import Testing
 
+@testable import taksi_server
+
 /// `taksi-server init DIR`: a project a team owns, valid as written, served with no flags, and
 /// never written over an existing file.
 @Suite("Starter project")

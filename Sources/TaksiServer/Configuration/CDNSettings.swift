@@ -54,7 +54,7 @@ public struct CDNSettings: Sendable, Equatable {
         }
 
         /// Its secrets, checked at start like upstream credentials.
-        var secrets: [Secret] {
+        public var secrets: [Secret] {
             switch self {
             case .varnish: []
             case .fastly(_, let token, _, _), .cloudflare(_, let token, _): [token]

@@ -1,5 +1,6 @@
-public import Foundation
+import Foundation
 import TaksiScreens
+import TaksiServer
 
 /// The project `taksi-server init DIR` writes: a folder a team owns, with one commented starter
 /// screen, a custom component and its data, a configuration, a Dockerfile, a CI workflow that
@@ -9,9 +10,9 @@ import TaksiScreens
 /// ```swift
 /// let written = try StarterProject.create(in: URL(fileURLWithPath: "/tmp/app"))
 /// ```
-public enum StarterProject {
+enum StarterProject {
     /// Every file, by its path relative to the project folder.
-    public static let files: [(path: String, contents: String)] = [
+    static let files: [(path: String, contents: String)] = [
         ("Screens/home.yaml", homeScreen),
         ("Screens/components/card_component.json", cardComponent),
         ("Screens/fixtures/home.json", homeData),
@@ -27,13 +28,13 @@ public enum StarterProject {
     ]
 
     /// Why a project was not created.
-    public enum CreationError: Error, Sendable, CustomStringConvertible {
+    enum CreationError: Error, Sendable, CustomStringConvertible {
         /// These files exist already; nothing was written.
         case filesExist([String])
         /// A file could not be written (permissions, a file where a folder belongs).
         case unwritable(path: String, reason: String)
 
-        public var description: String {
+        var description: String {
             switch self {
             case .filesExist(let paths):
                 "these files exist already, and init never writes over a file: \(paths.joined(separator: ", ")); choose an empty or new folder"
@@ -44,14 +45,14 @@ public enum StarterProject {
     }
 
     /// The editor schemas written beside them, made from the starter's catalog.
-    public static let schemaFiles = [EditorSchemas.screenSchema, EditorSchemas.componentSchema].map { "\(EditorSchemas.folder)/\($0)" }
+    static let schemaFiles = [EditorSchemas.screenSchema, EditorSchemas.componentSchema].map { "\(EditorSchemas.folder)/\($0)" }
 
     /// Writes the project into `directory` (made when missing), then the editor schemas for its
     /// components (``EditorSchemas``).
     /// - Returns: the paths written, relative to `directory`.
     /// - Throws: ``CreationError/filesExist(_:)`` when any file exists already (then nothing is written).
     @discardableResult
-    public static func create(in directory: URL) throws(CreationError) -> [String] {
+    static func create(in directory: URL) throws(CreationError) -> [String] {
         let manager = FileManager.default
         let existing = (files.map(\.path) + schemaFiles).filter { manager.fileExists(atPath: directory.appendingPathComponent($0).path) }
         guard existing.isEmpty else { throw .filesExist(existing) }

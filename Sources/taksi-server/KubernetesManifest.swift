@@ -1,6 +1,7 @@
 import Foundation
 import TaksiSchema
 import TaksiScreens
+import TaksiServer
 import Yams
 
 /// A Kubernetes manifest for any project (`taksi-server deploy kubernetes`): a ConfigMap with the
@@ -16,58 +17,58 @@ import Yams
 /// ``ScreenDirectory/pathIndexName`` maps them to their paths, so a file added to the screens
 /// changes only the ConfigMap and reaches the running pods. A change to the configuration, which
 /// the server reads at start-up, changes the pods' `checksum/config` annotation and rolls them.
-public struct KubernetesManifest: Sendable {
+struct KubernetesManifest: Sendable {
     /// What the command line can choose.
-    public struct Options: Sendable, Equatable {
+    struct Options: Sendable, Equatable {
         /// The name of every object, and the `app.kubernetes.io/name` label.
-        public var name = "taksi-server"
+        var name = "taksi-server"
         /// The namespace written into each object; none (kubectl's current one) by default.
-        public var namespace: String?
+        var namespace: String?
         /// The image to run: the one `docker build -t taksi-server:VERSION .` makes by default.
-        public var image = "taksi-server:\(TaksiServerVersion.current)"
+        var image = "taksi-server:\(TaksiServerVersion.current)"
         /// Replicas, and the autoscaler's minimum.
-        public var replicas = 3
+        var replicas = 3
         /// The Secret whose key `url` holds the fleet's store (`TAKSI_STORE`): set, the pods serve
         /// the screens published to the store (`taksi-server publish`), and the ConfigMap holds
         /// only the configuration. Nil ships the screens in the ConfigMap.
-        public var storeSecret: String?
+        var storeSecret: String?
         /// Adds a ServiceMonitor, for clusters where the Prometheus Operator scrapes.
-        public var serviceMonitor = false
+        var serviceMonitor = false
 
-        public init() {}
+        init() {}
     }
 
     /// Why no manifest was made, with the fix.
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        public var message: String
-        public var description: String { message }
+    struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        var message: String
+        var description: String { message }
     }
 
     /// Where the configuration's ConfigMap is mounted: `config.json` is in it.
-    public static let configurationMountPath = "/etc/taksi/config"
+    static let configurationMountPath = "/etc/taksi/config"
     /// Where the screens' ConfigMap is mounted: beside the configuration's, not in it (a mount
     /// point inside a ConfigMap's read-only volume cannot be made).
-    public static let screensMountPath = "/etc/taksi/screens"
+    static let screensMountPath = "/etc/taksi/screens"
     /// The port the server listens on in the pod.
-    public static let containerPort = 8080
+    static let containerPort = 8080
     /// A ConfigMap holds at most 1 MiB; this leaves room for its keys and metadata (the screens'
     /// ConfigMap and the configuration's are counted together, a margin for both).
-    public static let maximumBytes = 1_000_000
+    static let maximumBytes = 1_000_000
     /// Where the upstream credentials' Secret is mounted, for credentials read from files.
-    public static let credentialsMountPath = "/etc/taksi/credentials"
+    static let credentialsMountPath = "/etc/taksi/credentials"
     /// Seconds the preStop hook waits, so load balancers stop routing to a pod before it drains.
     static let preStopSeconds = 5
 
     /// The manifest's YAML.
-    public var text: String
+    var text: String
     /// One line for the terminal: what it holds.
-    public var summary: String
+    var summary: String
 
     /// Makes the manifest of the screens in `screensDirectory` (default: the configuration file's
     /// `screens`, else `Screens`) served with the settings of `configurationFile`.
     /// - Throws: ``Failure`` for an invalid screen set (with its diagnostics), a configuration that
     ///   cannot work in a pod, or screens too large for a ConfigMap.
-    public static func make(
+    static func make(
         configurationFile: String?, screensDirectory: String?, options: Options = Options()
     ) throws(Failure) -> KubernetesManifest {
         try check(options)
