@@ -40,10 +40,8 @@ public struct Application: Sendable {
     public let fleetStore: (any FleetStore)?
     /// Keyed submits answered once for the whole fleet; with ``fleetStore``.
     public let fleetSubmits: FleetSubmits?
-    /// What this replica serves of the published screens, when they come from the store.
-    public let published: PublishedScreens.State?
-    /// Published bundles loaded on demand for earlier revisions, when the screens come from the store.
-    public let keptBundles: KeptBundles?
+    /// Where the served screens come from, with what keeps them current.
+    public let screensSource: ScreensSource
     /// Purges the CDN of what each reload changed, when `cdn` names purge targets.
     public let purger: CDNPurger?
     /// Set when shutdown begins; `/readyz` then answers 503.
@@ -58,9 +56,6 @@ public struct Application: Sendable {
     /// The service that exports exposure records over OTLP (run first too), when
     /// `exposure_endpoint` is set.
     public let exposureExporter: (any Service)?
-    /// The screens directory as it was just before the served set was loaded from it (see
-    /// ``ScreenWatcher/loadedFingerprint``); nil when the set came from elsewhere.
-    let screensFingerprint: [String: String]?
     /// Answers requests from the store; what the HTTP server calls, and what in-process tests call.
     public let responder: Responder
 
@@ -75,6 +70,31 @@ public struct Application: Sendable {
         }
     }
 
+    /// Where the served screens come from, with what keeps them current.
+    public enum ScreensSource: Sendable {
+        /// The screens directory, which the watcher reloads when it changes (run with `watch` on).
+        case files(ScreenWatcher)
+        /// The fleet's store: the follower loads each bundle released, and the kept bundles
+        /// answer data and submits for earlier revisions.
+        case store(follower: PublishedScreens, kept: KeptBundles)
+    }
+
+    /// What this replica serves of the published screens, when they come from the store.
+    public var published: PublishedScreens.State? {
+        if case .store(let follower, _) = screensSource { follower.state } else { nil }
+    }
+
+    /// Published bundles loaded on demand for earlier revisions, when the screens come from the store.
+    public var keptBundles: KeptBundles? {
+        if case .store(_, let kept) = screensSource { kept } else { nil }
+    }
+
+    /// Reloads the screens directory into the store when it changes; nil when the screens come
+    /// from the store.
+    public var watcher: ScreenWatcher? {
+        if case .files(let watcher) = screensSource { watcher } else { nil }
+    }
+
     /// What an application runs with besides its configuration and screens: each part a
     /// deployment turns on. ``buildApplication(configuration:logger:metrics:store:published:environment:)``
     /// makes them from the configuration; a test or an embedding program sets those it needs.
@@ -83,7 +103,8 @@ public struct Application: Sendable {
         /// it, and with ``published`` the bundles of earlier revisions and the CDN purges the
         /// fleet agrees on; nil keeps everything in this replica's memory.
         public var fleetStore: (any FleetStore)? = nil
-        /// What this replica serves of the published screens, when they come from the store.
+        /// What this replica serves of the published screens, when they come from the store
+        /// (with ``fleetStore``; without one, the screens are the directory's).
         public var published: PublishedScreens.State? = nil
         /// Spans of requests and their calls (``makeTracing(_:logger:metrics:)``); nil: tracing off.
         public var tracing: Tracing? = nil
@@ -118,10 +139,8 @@ public struct Application: Sendable {
         self.previewEvents = previewEvents
         self.idempotency = idempotency
         self.purger = purger
-        self.published = parts.published
         self.tracing = parts.tracing
         self.exposureExporter = parts.exposureExport?.service
-        self.screensFingerprint = parts.screensFingerprint
         var exposures =
             parts.exposures
             ?? ExposureRecorder(
@@ -131,15 +150,23 @@ public struct Application: Sendable {
         if let fleetStore = parts.fleetStore {
             exposures = exposures.sharing(fleetStore)
             fleetSubmits = FleetSubmits(store: fleetStore, window: configuration.idempotencyDuration, logger: logger, metrics: metrics)
-            if let published = parts.published {
-                purger?.follow(fleetStore, state: published)
-                keptBundles = KeptBundles(store: fleetStore, screens: store, upstreams: Set(configuration.upstreams.keys), logger: logger)
-            } else {
-                keptBundles = nil
-            }
         } else {
             fleetSubmits = nil
-            keptBundles = nil
+        }
+        if let fleetStore = parts.fleetStore, let published = parts.published {
+            purger?.follow(fleetStore, state: published)
+            screensSource = .store(
+                follower: PublishedScreens(
+                    store: fleetStore, screens: store, upstreams: Set(configuration.upstreams.keys), interval: PublishedScreens.interval,
+                    state: published, logger: logger, metrics: metrics),
+                kept: KeptBundles(store: fleetStore, screens: store, upstreams: Set(configuration.upstreams.keys), logger: logger))
+        } else {
+            screensSource = .files(
+                ScreenWatcher(
+                    directory: configuration.screensDirectory, interval: .milliseconds(Int64(configuration.watchInterval * 1000)),
+                    upstreams: Set(configuration.upstreams.keys), upstreamDirectories: configuration.upstreamDirectories,
+                    upstreamDocuments: configuration.upstreamDocuments, store: store, metrics: metrics, logger: logger,
+                    loadedFingerprint: parts.screensFingerprint))
         }
         self.exposures = exposures
 
@@ -150,8 +177,10 @@ public struct Application: Sendable {
         dependencies.previewEvents = previewEvents
         dependencies.idempotency = idempotency
         dependencies.fleet = fleetSubmits
-        dependencies.kept = keptBundles
-        dependencies.published = published
+        if case .store(let follower, let kept) = screensSource {
+            dependencies.kept = kept
+            dependencies.published = follower.state
+        }
         dependencies.draining = draining
         dependencies.tracing = tracing?.requests
         dependencies.purger = purger
@@ -174,13 +203,9 @@ public struct Application: Sendable {
         if let fleetStore { services.append(FleetStoreService(store: fleetStore)) }
         if let purger { services.append(purger) }
         services.append(HTTPService(application: self, group: group))
-        if let fleetStore, let published, configuration.screensSource == .store {
-            services.append(
-                PublishedScreens(
-                    store: fleetStore, screens: store, upstreams: Set(configuration.upstreams.keys), interval: PublishedScreens.interval,
-                    state: published, logger: logger, metrics: metrics))
-        } else if configuration.watch {
-            services.append(watcher)
+        switch screensSource {
+        case .store(let follower, _): services.append(follower)
+        case .files(let watcher): if configuration.watch { services.append(watcher) }
         }
         var groupConfiguration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger
@@ -197,16 +222,6 @@ public struct Application: Sendable {
             throw error
         }
         try await group.shutdownGracefully()
-    }
-
-    /// Reloads the screens directory into the store when it changes.
-    public var watcher: ScreenWatcher {
-        ScreenWatcher(
-            directory: configuration.screensDirectory, interval: .milliseconds(Int64(configuration.watchInterval * 1000)),
-            upstreams: Set(configuration.upstreams.keys), upstreamDirectories: configuration.upstreamDirectories,
-            upstreamDocuments: configuration.upstreamDocuments, store: store,
-            metrics: metrics, logger: logger, loadedFingerprint: screensFingerprint
-        )
     }
 
     /// Binds the HTTP server on `group` and returns it running (tests bind port 0 this way).

@@ -56,7 +56,7 @@ struct ConfigMapVolumeTests {
             connection.send("GET /screens/start HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(await connection.receive(1).first?.json?["components"]?.arrayValue?.first?["content"]?["value"] == "One")
 
-            let watcher = application.watcher
+            let watcher = try #require(application.watcher)
             let before = ScreenWatcher.fingerprint(of: watcher.directory)
             try volume.publish(["config.json": Self.config, "Screens/start.json": Self.screen("Two")])
             #expect(ScreenWatcher.fingerprint(of: watcher.directory) != before, "the watcher sees the swap")

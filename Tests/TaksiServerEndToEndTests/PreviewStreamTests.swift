@@ -28,14 +28,14 @@ struct PreviewStreamTests {
             let login = directory.appendingPathComponent("login.json")
             let original = try String(contentsOf: login, encoding: .utf8)
             try Data(original.replacingOccurrences(of: #""value": "Log in""#, with: #""value": "Sign in""#).utf8).write(to: login)
-            #expect(application.watcher.reload())
+            #expect(application.watcher?.reload() == true)
             let second = application.store.status.version
             #expect(second != first)
             let reloaded = await connection.receiveText(until: "event: screens")
             #expect(reloaded.contains("id: \(second)\nevent: screens\ndata: {\"pending_errors\":[],\"screens_version\":\"\(second)\"}\n\n"))
 
             try Data(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#).utf8).write(to: login)
-            #expect(!application.watcher.reload())
+            #expect(application.watcher?.reload() == false)
             let failed = await connection.receiveText(until: "\n\n")
             let event = try #require(failed.components(separatedBy: "event: screens\ndata: ").last?.components(separatedBy: "\n").first)
             let status = try JSONDecoder().decode(JSONValue.self, from: Data(event.utf8))

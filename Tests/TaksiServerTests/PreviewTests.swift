@@ -142,7 +142,7 @@ struct PreviewTests {
         let login = directory.appendingPathComponent("login.json")
         let original = try String(contentsOf: login, encoding: .utf8)
         try Data(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#).utf8).write(to: login)
-        #expect(!application.watcher.reload())
+        #expect(application.watcher?.reload() == false)
         let broken = try #require((await TestClient.router(responder).respond(uri: "/preview/catalog.json")).json)
         #expect(broken["screens"]?.arrayValue?.count == screens.count)
         let error = try #require(broken["pending_errors"]?.arrayValue?.first)
@@ -159,7 +159,7 @@ struct PreviewTests {
         let original = try String(contentsOf: home, encoding: .utf8)
         // An indent error: a key one space off its mapping.
         try Data(original.replacingOccurrences(of: "    type: fixture\n", with: "     type: fixture\n").utf8).write(to: home)
-        #expect(!application.watcher.reload())
+        #expect(application.watcher?.reload() == false)
         // What validate prints: the loader's report, one line per diagnostic.
         let validate = ScreenSetLoader.load(directory: directory.path, upstreams: Set(fixtureUpstreams.keys)).diagnostics
         let errors = validate.filter { $0.severity == .error }

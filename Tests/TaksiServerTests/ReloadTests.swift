@@ -35,7 +35,7 @@ struct ReloadTests {
         let firstVersion = application.store.status.version
 
         try write(original.replacingOccurrences(of: #""value": "Log in""#, with: #""value": "Sign in""#), to: login)
-        #expect(application.watcher.reload())
+        #expect(application.watcher?.reload() == true)
         let edited = await TestClient.router(responder).respond(.GET, uri: "/screens/login", headers: [:])
         #expect(json(edited)?["components"]?.arrayValue?.first?["content"]?["value"] == "Sign in")
         let secondVersion = application.store.status.version
@@ -43,7 +43,7 @@ struct ReloadTests {
         #expect(edited.headers["X-Taksi-Screens-Version"] == [secondVersion])
 
         try write(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#), to: login)
-        #expect(!application.watcher.reload())
+        #expect(application.watcher?.reload() == false)
         #expect(
             json(await TestClient.router(responder).respond(.GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?[
                 "content"]?["value"] == "Sign in")
@@ -57,7 +57,7 @@ struct ReloadTests {
                 == true, "\(pending)")
 
         try write(original, to: login)
-        #expect(application.watcher.reload())
+        #expect(application.watcher?.reload() == true)
         #expect(application.store.status.version == firstVersion)
         #expect(json(await TestClient.router(responder).respond(.GET, uri: "/readyz", headers: [:]))?["pending_errors"] == [])
     }
@@ -74,7 +74,7 @@ struct ReloadTests {
             #"{"name": "hello", "entry": true, "components": [{"name": "label_component", "identifier": "t", "content": {"value": {"$text": "hello"}}}]}"#,
             to: directory.appendingPathComponent("hello.json")
         )
-        #expect(application.watcher.reload())
+        #expect(application.watcher?.reload() == true)
         let good = application.store.status.version
         let portuguese = HTTPHeaders([("Accept-Language", "pt")])
         #expect(
@@ -84,7 +84,7 @@ struct ReloadTests {
 
         // The reported typo: a key written twice. Before the fix, this ended the process.
         try write("hello: Olá\nhello: Olá de novo\n", to: strings.appendingPathComponent("pt.yaml"))
-        #expect(!application.watcher.reload())
+        #expect(application.watcher?.reload() == false)
         #expect(application.store.status.version == good)
         #expect(
             json(await TestClient.router(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?
@@ -122,7 +122,7 @@ struct ReloadTests {
                     case 3: try FileManager.default.removeItem(at: extra)
                     default: try write("{ truncated", to: login)
                     }
-                    application.watcher.reload()
+                    application.watcher?.reload()
                     let status = application.store.status
                     let snapshot = application.store.snapshot
                     snapshots.withLockedValue { $0[status.version] = snapshot }
@@ -170,14 +170,15 @@ struct ReloadTests {
     @Test("an edit made while the server loaded its screens is loaded when the watcher starts, not missed until the next edit")
     func editDuringStartup() async throws {
         let (application, directory) = try makeApplication()
-        #expect(application.screensFingerprint != nil)
+        let watcher = try #require(application.watcher)
+        #expect(watcher.loadedFingerprint != nil)
         let login = directory.appendingPathComponent("login.json")
         let original = try String(contentsOf: login, encoding: .utf8)
         let loaded = application.store.status.version
         // Written after the files were read and before the watcher looks (a ConfigMap swapped as
         // the pod came up): the watcher once took this state as what was served.
         try write(original.replacingOccurrences(of: #""value": "Log in""#, with: #""value": "Sign in""#), to: login)
-        let watching = Task { try await application.watcher.run() }
+        let watching = Task { try await watcher.run() }
         defer { watching.cancel() }
         #expect(await eventually { application.store.status.version != loaded }, "the edit was never loaded")
     }
