@@ -10,12 +10,7 @@ extension PostgresFleetStore {
     public func publish(
         _ bundle: ScreenBundle, screens: Int, revisions: [String], by: String
     ) async throws -> (release: Release, isNew: Bool) {
-        let encoded = bundle.encoded
-        guard encoded.count <= ScreenBundle.maximumBytes else {
-            throw StoreError(
-                "the screen set is \(encoded.count) bytes as a bundle, more than the limit of \(ScreenBundle.maximumBytes); move data to an upstream"
-            )
-        }
+        let encoded = try bundle.encodedForStore()
         let content = ByteBuffer(bytes: encoded)
         let size = encoded.count
         // A bundle of some megabytes takes longer than one small statement: a longer deadline.
@@ -76,7 +71,7 @@ extension PostgresFleetStore {
             let rows = try await client.query(
                 "SELECT id, octet_length(content) FROM taksi_bundles WHERE id LIKE \(Self.prefixPattern(name)) ORDER BY id LIMIT 2")
             for try await row in rows.decode((String, Int).self) { named.append(row) }
-            guard named.count < 2 else { throw StoreError("more than one bundle's name starts with \(name); give more of it") }
+            guard named.count < 2 else { throw StoreError.ambiguousBundleName(name) }
             guard let (id, bytes) = named.first else { return .nothing }
             guard bytes <= ScreenBundle.maximumBytes else { return .tooLarge(bytes: bytes) }
             let content = try await client.query(
@@ -112,7 +107,7 @@ extension PostgresFleetStore {
             try await client.withTransaction(logger: self.logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.releaseLock))", logger: self.logger)
                 guard let current = try await Self.current(on: connection, logger: self.logger) else {
-                    throw StoreError("nothing was published yet; publish a screen set first")
+                    throw StoreError.nothingPublished
                 }
                 var target: String?
                 if let name {
@@ -120,9 +115,9 @@ extension PostgresFleetStore {
                     for try await id in try await connection.query(
                         "SELECT id FROM taksi_bundles WHERE id LIKE \(Self.prefixPattern(name)) ORDER BY id LIMIT 2", logger: self.logger
                     ).decode(String.self) { found.append(id) }
-                    guard found.count < 2 else { throw StoreError("more than one bundle's name starts with \(name); give more of it") }
+                    guard found.count < 2 else { throw StoreError.ambiguousBundleName(name) }
                     guard let id = found.first else {
-                        throw StoreError("no published bundle is named \(name); `taksi-server history` lists them")
+                        throw StoreError.noBundleNamed(name)
                     }
                     target = id
                 } else {
@@ -131,10 +126,10 @@ extension PostgresFleetStore {
                         SELECT bundle FROM taksi_releases WHERE bundle <> \(current.bundle) ORDER BY number DESC LIMIT 1
                         """, logger: self.logger
                     ).decode(String.self) { target = id }
-                    guard target != nil else { throw StoreError("only one bundle was ever published; there is nothing to roll back to") }
+                    guard target != nil else { throw StoreError.nothingToRollBackTo }
                 }
                 guard let target, target != current.bundle else {
-                    throw StoreError("bundle \(current.bundle.prefix(12)) is already current")
+                    throw StoreError.alreadyCurrent(current.bundle)
                 }
                 return try await Self.release(target, kind: "rollback", by: by, on: connection, logger: self.logger)
             }

@@ -118,3 +118,43 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     public init(_ description: String) { self.description = description }
 }
+
+/// What every store refuses alike, in the same words whichever store it is.
+extension StoreError {
+    /// A bundle over ``ScreenBundle/maximumBytes`` to publish.
+    public static func bundleTooLarge(_ bytes: Int) -> StoreError {
+        StoreError(
+            "the screen set is \(bytes) bytes as a bundle, more than the limit of \(ScreenBundle.maximumBytes); move data to an upstream")
+    }
+
+    /// A name prefix more than one bundle has.
+    public static func ambiguousBundleName(_ prefix: String) -> StoreError {
+        StoreError("more than one bundle's name starts with \(prefix); give more of it")
+    }
+
+    /// A rollback to a bundle no publish stored.
+    public static func noBundleNamed(_ name: String) -> StoreError {
+        StoreError("no published bundle is named \(name); `taksi-server history` lists them")
+    }
+
+    /// A rollback before any publish.
+    public static let nothingPublished = StoreError("nothing was published yet; publish a screen set first")
+
+    /// A rollback to the one before when only one bundle was ever published.
+    public static let nothingToRollBackTo = StoreError("only one bundle was ever published; there is nothing to roll back to")
+
+    /// A rollback to the current bundle.
+    public static func alreadyCurrent(_ bundle: String) -> StoreError {
+        StoreError("bundle \(bundle.prefix(12)) is already current")
+    }
+}
+
+extension ScreenBundle {
+    /// The bytes a store keeps of the bundle.
+    /// - Throws: ``StoreError/bundleTooLarge(_:)`` past ``maximumBytes``.
+    public func encodedForStore() throws(StoreError) -> [UInt8] {
+        let encoded = encoded
+        guard encoded.count <= Self.maximumBytes else { throw .bundleTooLarge(encoded.count) }
+        return encoded
+    }
+}

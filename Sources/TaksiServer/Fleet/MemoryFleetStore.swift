@@ -138,12 +138,7 @@ public final class MemoryFleetStore: FleetStore, Sendable {
     public func publish(
         _ bundle: ScreenBundle, screens: Int, revisions: [String], by: String
     ) async throws -> (release: Release, isNew: Bool) {
-        let encoded = bundle.encoded
-        guard encoded.count <= ScreenBundle.maximumBytes else {
-            throw StoreError(
-                "the screen set is \(encoded.count) bytes as a bundle, more than the limit of \(ScreenBundle.maximumBytes); move data to an upstream"
-            )
-        }
+        let encoded = try bundle.encodedForStore()
         let name = Self.name(of: encoded)
         let now = now()
         let (release, isNew, listeners) = state.withLockedValue { state in
@@ -183,20 +178,20 @@ public final class MemoryFleetStore: FleetStore, Sendable {
     public func rollback(to name: String?, by: String) async throws -> Release {
         let now = now()
         let (release, listeners) = try state.withLockedValue { state in
-            guard let current = state.releases.last else { throw StoreError("nothing was published yet; publish a screen set first") }
+            guard let current = state.releases.last else { throw StoreError.nothingPublished }
             let target: String
             if let name {
                 guard let id = try Self.bundleName(startingWith: name, in: state) else {
-                    throw StoreError("no published bundle is named \(name); `taksi-server history` lists them")
+                    throw StoreError.noBundleNamed(name)
                 }
                 target = id
             } else {
                 guard let earlier = state.releases.last(where: { $0.bundle != current.bundle }) else {
-                    throw StoreError("only one bundle was ever published; there is nothing to roll back to")
+                    throw StoreError.nothingToRollBackTo
                 }
                 target = earlier.bundle
             }
-            guard target != current.bundle else { throw StoreError("bundle \(current.bundle.prefix(12)) is already current") }
+            guard target != current.bundle else { throw StoreError.alreadyCurrent(current.bundle) }
             return (Self.release(target, kind: "rollback", by: by, at: now, in: &state), Array(state.listeners.values))
         }
         for wake in listeners { wake() }
@@ -216,7 +211,7 @@ public final class MemoryFleetStore: FleetStore, Sendable {
     private static func bundleName(startingWith prefix: String, in state: State) throws -> String? {
         let digits = String(prefix.lowercased().filter(\.isHexDigit))
         let named = state.bundles.keys.filter { $0.hasPrefix(digits) }.sorted().prefix(2)
-        guard named.count < 2 else { throw StoreError("more than one bundle's name starts with \(prefix); give more of it") }
+        guard named.count < 2 else { throw StoreError.ambiguousBundleName(prefix) }
         return named.first
     }
 
