@@ -110,7 +110,7 @@ struct CDNTests {
         #expect(request.method == "PURGE")
         let tags = request.headers.first { $0.0.lowercased() == "xkey-purge" }?.1
         #expect(tags == "taksi:screen:s1 taksi:screen:s2 taksi:screen:s3 taksi:screen:s4")
-        let ready = await TestClient.router(application.responder).respond(uri: "/readyz")
+        let ready = await RouterClient(application.responder).respond(uri: "/readyz")
         let failing = ready.json?["cdn"]?["failing"]?.arrayValue ?? []
         #expect(failing.count == 1)
         #expect(failing.first?["error"]?.stringValue?.hasPrefix("403") == true, "\(ready.text)")
@@ -131,7 +131,7 @@ struct CDNTests {
         node.on("/", .first(3, .status(503), then: .status(200)))
         let (application, purger) = try Self.purging(node)
         func failing() async -> [JSONValue] {
-            await TestClient.router(application.responder).respond(uri: "/readyz").json?["cdn"]?["failing"]?.arrayValue ?? []
+            await RouterClient(application.responder).respond(uri: "/readyz").json?["cdn"]?["failing"]?.arrayValue ?? []
         }
         // The banner's edit: s1 to s4, refused three times.
         application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
@@ -419,7 +419,7 @@ struct CDNTests {
             // replica-a serves the new bundle; its purge waits for replica-b.
             #expect(await eventually { purgerA.waitingOn == ["replica-b"] })
             #expect(node.requests.isEmpty, "nothing purged while a replica would answer a refetch with the earlier skeleton")
-            let ready = await TestClient.router(a.responder).respond(uri: "/readyz")
+            let ready = await RouterClient(a.responder).respond(uri: "/readyz")
             #expect(ready.json?["cdn"]?["waiting_on"] == ["replica-b"], "\(ready.text)")
 
             await followerB.follow()

@@ -31,7 +31,7 @@ struct LiveServerTests {
             (.HEAD, "/screens/landing", [("X-Taksi-Alternative", "compact")]), (.GET, "/screens/nope", []),
             (.GET, "/screens/home", [("Accept-Encoding", "gzip")]), (.DELETE, "/screens/home", []),
         ]
-        func answers(_ mode: TestClient.Mode) async throws -> [TestResponse] {
+        func answers(_ mode: TestMode) async throws -> [TestResponse] {
             try await application.test(mode) { client in
                 var responses: [TestResponse] = []
                 for (method, uri, headers) in requests { responses.append(try await client.execute(method, uri: uri, headers: headers)) }

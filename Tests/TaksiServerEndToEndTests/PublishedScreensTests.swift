@@ -60,7 +60,7 @@ struct PublishedScreensTests {
     }
 
     static func skeleton(_ application: Application, _ path: String) async -> String {
-        await TestClient.router(application.responder).respond(uri: path).text
+        await RouterClient(application.responder).respond(uri: path).text
     }
 
     @Test("publish stores a bundle once, named by its content; replicas follow each release and rollback; history lists them")
@@ -142,7 +142,7 @@ struct PublishedScreensTests {
             configuration.screensSource = .store
             let metrics = TestMetrics()
             let (application, _) = try await Self.replica(of: store, bundle: current.bundle, configuration: configuration, metrics: metrics)
-            let client = TestClient.router(application.responder)
+            let client = RouterClient(application.responder)
             // Before anything loaded the earlier bundle: a submit for its skeleton is not refused
             // before its body (Expect: 100-continue), since only the store knows.
             let held: HTTPHeaders = ["X-Taksi-Skeleton": revisions["greeting"]!, "Content-Type": "application/json"]
@@ -199,7 +199,7 @@ struct PublishedScreensTests {
             configuration.screensSource = .store
             let metrics = TestMetrics()
             let (application, _) = try await Self.replica(of: store, bundle: current.bundle, configuration: configuration, metrics: metrics)
-            let client = TestClient.router(application.responder)
+            let client = RouterClient(application.responder)
             func data(_ revision: String) async -> HTTPResponseStatus {
                 await client.respond(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", revision)]).status
             }
@@ -376,7 +376,7 @@ struct PublishedScreensTests {
             #expect(report.refusal?.contains("upstream \"shop\" is not configured") == true)
             #expect(log.recorded.filter { $0.message.hasPrefix("published screens refused") }.count == 1, "said once, not at every look")
             // The replica's /readyz says the same of itself.
-            let ready = await TestClient.router(application.responder).respond(uri: "/readyz")
+            let ready = await RouterClient(application.responder).respond(uri: "/readyz")
             #expect(ready.status == .ok)
             #expect(ready.json?["published"]?["bundle"] == .string(good.release.bundle))
             #expect(ready.json?["published"]?["refused_bundle"] == .string(bad.release.bundle))
@@ -432,7 +432,7 @@ struct PublishedScreensTests {
                 #expect(report.bundle == good.release.bundle)
                 #expect(report.refusedBundle == name)
                 #expect(report.refusal?.contains(unreadable.says) == true, "\(String(describing: report.refusal))")
-                let ready = await TestClient.router(application.responder).respond(uri: "/readyz")
+                let ready = await RouterClient(application.responder).respond(uri: "/readyz")
                 #expect(ready.json?["published"]?["store"] == "reachable", "\(ready.text)")
                 #expect(ready.json?["published"]?["refused_bundle"] == .string(name))
                 #expect(

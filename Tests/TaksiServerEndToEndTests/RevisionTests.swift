@@ -83,7 +83,7 @@ struct RevisionTests {
         let edit = try #require(Self.edits.first { $0.name == name })
         let (application, directory) = try Self.makeApplication()
         try await withRunningServer(application) { port in
-            let skeleton = try await TestClient.live(port: port).execute(uri: "/screens/home")
+            let skeleton = try await LiveClient(port: port).execute(uri: "/screens/home")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
             #expect(held.count == 16)
 
@@ -91,21 +91,21 @@ struct RevisionTests {
             #expect(edited != Self.original)
             try Data(edited.utf8).write(to: directory.appendingPathComponent("home.json"), options: .atomic)
             #expect(application.watcher?.reload() == true)
-            let current = try #require(try await TestClient.live(port: port).execute(uri: "/screens/home").header("X-Taksi-Skeleton"))
+            let current = try #require(try await LiveClient(port: port).execute(uri: "/screens/home").header("X-Taksi-Skeleton"))
             #expect((current != held) == edit.changesShape, "\(name): the revision \(edit.changesShape ? "changes" : "stays")")
 
             // The app's data request names its skeleton: answered for it, whatever changed.
-            let data = try await TestClient.live(port: port).execute(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", held)])
+            let data = try await LiveClient(port: port).execute(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", held)])
             #expect(data.status == .ok)
             #expect(data.header("X-Taksi-Skeleton") == held)
             try Self.expectDecodes(data.json, against: skeleton.json)
-            let answer = try await TestClient.live(port: port).execute(
+            let answer = try await LiveClient(port: port).execute(
                 .POST, uri: "/screens/home/actions/ping", headers: [("X-Taksi-Skeleton", held)], body: "")
             #expect(answer.status == .ok)
             try Self.expectDecodes(answer.json, against: skeleton.json)
 
             // Without the header (an app from before it), the current set answers, as it always did.
-            let fresh = try await TestClient.live(port: port).execute(uri: "/screens/home/data")
+            let fresh = try await LiveClient(port: port).execute(uri: "/screens/home/data")
             #expect(fresh.header("X-Taksi-Skeleton") == current)
             if name == "added" { #expect(fresh.json?["interface_data"]?.arrayValue?.contains { $0["identifier"] == "promo" } == true) }
         }
@@ -134,7 +134,7 @@ struct RevisionTests {
         let (application, directory) = try Self.makeApplication(files: ["note.yaml": note], upstreams: ["api": upstream.baseURL])
         let file = directory.appendingPathComponent("note.yaml")
         try await withRunningServer(application) { port in
-            let skeleton = try await TestClient.live(port: port).execute(uri: "/screens/note")
+            let skeleton = try await LiveClient(port: port).execute(uri: "/screens/note")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
             // Off the cooperative pool: the answer waits on the upstream call, which needs it.
             func send(_ text: String) async throws -> RawResponse {
@@ -158,7 +158,7 @@ struct RevisionTests {
             try Data(reshaped.utf8).write(to: file, options: .atomic)
             #expect(application.watcher?.reload() == true)
             #expect(
-                try await TestClient.live(port: port).execute(uri: "/screens/note").header("X-Taksi-Skeleton") != held,
+                try await LiveClient(port: port).execute(uri: "/screens/note").header("X-Taksi-Skeleton") != held,
                 "the held skeleton is an earlier set's")
             let tightened = try await send("0123456789")
             #expect(tightened.status == 422, "the current check: \(tightened.body)")
@@ -233,24 +233,24 @@ struct RevisionTests {
         let (new, _) = try Self.makeApplication(Self.original.replacingOccurrences(of: added.from, with: added.to))
         try await withRunningServer(old) { oldPort in
             try await withRunningServer(new) { newPort in
-                let skeleton = try await TestClient.live(port: oldPort).execute(uri: "/screens/home")
+                let skeleton = try await LiveClient(port: oldPort).execute(uri: "/screens/home")
                 let held = try #require(skeleton.header("X-Taksi-Skeleton"))
-                let refused = try await TestClient.live(port: newPort).execute(
+                let refused = try await LiveClient(port: newPort).execute(
                     uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", held)])
                 #expect(refused.status == .preconditionFailed)
                 #expect(refused.json?["error"]?["code"] == "skeleton_outdated")
                 #expect(refused.header("Cache-Control") == "no-store")
                 #expect(refused.header("Vary")?.contains("X-Taksi-Skeleton") == true)
                 #expect(
-                    try await TestClient.live(port: newPort).execute(
+                    try await LiveClient(port: newPort).execute(
                         .POST, uri: "/screens/home/actions/ping", headers: [("X-Taksi-Skeleton", held)], body: ""
                     ).status == .preconditionFailed)
 
                 // What docs/client.md does on 412: the skeleton again, past every cache, then its data.
-                let refetched = try await TestClient.live(port: newPort).execute(
+                let refetched = try await LiveClient(port: newPort).execute(
                     uri: "/screens/home", headers: [("Cache-Control", "no-cache")])
                 let current = try #require(refetched.header("X-Taksi-Skeleton"))
-                let data = try await TestClient.live(port: newPort).execute(
+                let data = try await LiveClient(port: newPort).execute(
                     uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", current)])
                 #expect(data.status == .ok)
                 try Self.expectDecodes(data.json, against: refetched.json)
@@ -267,9 +267,9 @@ struct RevisionTests {
         let (application, _) = try Self.makeApplication(files: ["home.json": classic, "home-2.json": modern])
         try await withRunningServer(application) { port in
             // The docs' old client: no version on the skeleton, ?version=2.1 on the data.
-            let skeleton = try await TestClient.live(port: port).execute(uri: "/screens/home")
+            let skeleton = try await LiveClient(port: port).execute(uri: "/screens/home")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
-            let data = try await TestClient.live(port: port).execute(
+            let data = try await LiveClient(port: port).execute(
                 uri: "/screens/home/data?name=Ada&version=2.1", headers: [("X-Taksi-Skeleton", held)])
             #expect(data.status == .ok)
             #expect(data.header("X-Taksi-Variant") == skeleton.header("X-Taksi-Variant"))
@@ -289,11 +289,11 @@ struct RevisionTests {
             return (store, Responder(store: store, logger: testLogger("retention")))
         }
         func data(_ responder: Responder, _ revision: String) async -> TestResponse {
-            await TestClient.router(responder).respond(
+            await RouterClient(responder).respond(
                 .GET, uri: "/screens/home/data", headers: HTTPHeaders([("X-Taksi-Skeleton", revision)]))
         }
         func revision(_ responder: Responder) async -> String {
-            await TestClient.router(responder).respond(.GET, uri: "/screens/home").headers.first(name: "X-Taksi-Skeleton") ?? ""
+            await RouterClient(responder).respond(.GET, uri: "/screens/home").headers.first(name: "X-Taksi-Skeleton") ?? ""
         }
 
         let (timed, timedResponder) = store()
@@ -367,7 +367,7 @@ struct RevisionTests {
         // a busy machine can take longer than the default timeout of a source.
         let (application, directory) = try Self.makeApplication(files: ["feed.json": screen], upstreams: ["api": upstream.baseURL])
         try await withRunningServer(application) { port in
-            let skeleton = try await TestClient.live(port: port).execute(uri: "/screens/feed")
+            let skeleton = try await LiveClient(port: port).execute(uri: "/screens/feed")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
             let connection = try RawConnection(port: port)
             connection.send("GET /screens/feed/data HTTP/1.1\r\nHost: a\r\nX-Taksi-Skeleton: \(held)\r\n\r\n")
@@ -377,7 +377,7 @@ struct RevisionTests {
             try Data(screen.replacingOccurrences(of: #""identifier": "title""#, with: #""identifier": "heading""#).utf8)
                 .write(to: directory.appendingPathComponent("feed.json"), options: .atomic)
             #expect(application.watcher?.reload() == true)
-            #expect(try await TestClient.live(port: port).execute(uri: "/screens/feed").header("X-Taksi-Skeleton") != held)
+            #expect(try await LiveClient(port: port).execute(uri: "/screens/feed").header("X-Taksi-Skeleton") != held)
             upstream.release()
 
             let data = try #require(await connection.receive(1).first)

@@ -33,7 +33,7 @@ struct ActionTests {
         func post(
             _ uri: String, _ body: String, type: String? = "application/x-www-form-urlencoded", headers: [(String, String)] = []
         ) async -> TestResponse {
-            await TestClient.router(application.responder).respond(
+            await RouterClient(application.responder).respond(
                 .POST, uri: uri, headers: headers + (type.map { [("Content-Type", $0)] } ?? []), body: body)
         }
 
@@ -261,13 +261,13 @@ struct ActionTests {
             #expect(error?["code"] == "invalid_body")
             #expect(error?["message"]?.stringValue?.contains(part) == true, "\(String(describing: error))")
         }
-        let get = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri)
+        let get = await RouterClient(fixture.application.responder).respond(.GET, uri: uri)
         #expect(get.status == .methodNotAllowed)
         #expect(get.headers["Allow"] == ["POST, OPTIONS"])
-        let options = await TestClient.router(fixture.application.responder).respond(.OPTIONS, uri: uri)
+        let options = await RouterClient(fixture.application.responder).respond(.OPTIONS, uri: uri)
         #expect(options.status == .noContent)
         #expect(options.headers["Allow"] == ["POST, OPTIONS"])
-        let postSkeleton = await TestClient.router(fixture.application.responder).respond(.POST, uri: "/screens/feed")
+        let postSkeleton = await RouterClient(fixture.application.responder).respond(.POST, uri: "/screens/feed")
         #expect(postSkeleton.status == .methodNotAllowed)
         #expect(postSkeleton.headers["Allow"] == ["GET, HEAD, OPTIONS"])
         let unknown = await fixture.post("/screens/signup/free/actions/sumbit", "")
@@ -413,7 +413,7 @@ struct ActionTests {
         let fixture = try await Fixture()
         fixture.upstream.on("/news", .json(#"{"title": "Hello"}"#))
         fixture.upstream.on("/weather", .json(#"{"text": "Sunny"}"#))
-        let client = TestClient.router(fixture.application.responder)
+        let client = RouterClient(fixture.application.responder)
         let one = await client.respond(uri: "/screens/feed/data?only=forecast")
         #expect(one.status == .ok)
         #expect(try fixture.answer(one, screen: "feed")["interface_data"] == [["identifier": "forecast", "content": ["value": "Sunny"]]])

@@ -25,7 +25,7 @@ struct CacheTagsTests {
 
     static func skeleton(_ set: ScreenSet, _ uri: String, options: ServedScreenSet.Options) async -> TestResponse {
         let store = ScreenStore(set, options: options)
-        return await TestClient.router(Responder(store: store, logger: testLogger("test"))).respond(uri: uri)
+        return await RouterClient(Responder(store: store, logger: testLogger("test"))).respond(uri: uri)
     }
 
     @Test("a skeleton names its screen, fragments, the server and the set's version; shared caches keep it for s-maxage")

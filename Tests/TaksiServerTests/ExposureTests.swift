@@ -36,7 +36,7 @@ struct ExposureTests {
         let clock = Clock()
         let metrics = TestMetrics()
         let application: Application
-        let client: TestClient
+        let client: RouterClient
 
         /// - Parameter collector: where exposure records are exported over OTLP instead of kept here.
         init(experiment: String = "", exportingTo collector: String? = nil) throws {
@@ -52,7 +52,7 @@ struct ExposureTests {
             }
             application = buildApplication(
                 configuration: .forTests(), screenSet: set, logger: testLogger("test"), metrics: metrics, parts: parts)
-            client = .router(application.responder)
+            client = RouterClient(application.responder)
         }
 
         func get(_ uri: String, user: String?, _ headers: [(String, String)] = []) async -> TestResponse {
@@ -70,7 +70,7 @@ struct ExposureTests {
         let users = (0..<200).map { "user-\($0)" }
         // Over the real server: the request id is the connection's.
         try await withRunningServer(server.application) { port in
-            let client = TestClient.live(port: port)
+            let client = LiveClient(port: port)
             for user in users {
                 let headers = [("X-Taksi-User", user)]
                 let skeleton = try await client.execute(
@@ -124,7 +124,7 @@ struct ExposureTests {
         let sent = ["ios", "Android_TV-2.0", String(repeating: "p", count: 33), "ios<script>", "tvOS 17", "ü", ""]
         try await withRunningServer(server.application) { port in
             for (index, platform) in sent.enumerated() {
-                let response = try await TestClient.live(port: port).execute(
+                let response = try await LiveClient(port: port).execute(
                     uri: "/screens/landing", headers: [("X-Taksi-User", "user-\(index)"), ("X-Taksi-Platform", platform)])
                 #expect(response.status == .ok)
             }
@@ -195,7 +195,7 @@ struct ExposureTests {
         var logger = log.logger
         logger.logLevel = .error
         let application = buildApplication(configuration: .forTests(), screenSet: set, logger: logger, metrics: TestMetrics())
-        let client = TestClient.router(application.responder)
+        let client = RouterClient(application.responder)
         for _ in 0..<3 {
             _ = await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", "ada"), ("X-Taksi-Platform", "ios")])
         }
@@ -219,7 +219,7 @@ struct ExposureTests {
         let exporter = try #require(application.exposureExporter)
         let exporting = ServiceGroup(services: [exporter], gracefulShutdownSignals: [], logger: testLogger("otel"))
         let running = Task { try await exporting.run() }
-        let client = TestClient.router(application.responder)
+        let client = RouterClient(application.responder)
         for user in (0..<50).map({ "user-\($0)" }) {
             #expect(await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", user)]).status == .ok)
         }

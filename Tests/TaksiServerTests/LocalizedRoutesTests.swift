@@ -27,14 +27,14 @@ struct LocalizedRoutesTests {
             #"{"name": "plain", "entry": true, "components": [{"name": "label_component", "identifier": "x", "content": {"value": "Same in every language"}}]}"#,
     ]
 
-    let client: TestClient
+    let client: RouterClient
 
     init() throws {
         let load = ScreenSetLoader.load(files: Self.files.mapValues { Array($0.utf8) })
         let set = try #require(load.screenSet, "\(load.diagnostics.report)")
         var configuration = ServerConfiguration()
         configuration.port = 0
-        client = .router(buildApplication(configuration: configuration, screenSet: set, logger: testLogger("test")).responder)
+        client = RouterClient(buildApplication(configuration: configuration, screenSet: set, logger: testLogger("test")).responder)
     }
 
     @Test("skeleton and data come in the negotiated locale, with Content-Language and Vary: Accept-Language")

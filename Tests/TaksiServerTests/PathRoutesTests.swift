@@ -62,7 +62,7 @@ struct PathRoutesTests {
     )
 
     func get(_ uri: String, _ headers: [(String, String)] = []) async -> (response: TestResponse, body: String, json: JSONValue?) {
-        let response = await TestClient.router(responder).respond(uri: uri, headers: headers)
+        let response = await RouterClient(responder).respond(uri: uri, headers: headers)
         return (response, response.text, response.json)
     }
 
@@ -159,7 +159,7 @@ struct PathRoutesTests {
     func associationFilesOff() async {
         let responder = Self.responder()
         for path in ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json"] {
-            let response = await TestClient.router(responder).respond(.GET, uri: path)
+            let response = await RouterClient(responder).respond(.GET, uri: path)
             #expect(response.status == .notFound)
         }
     }

@@ -36,7 +36,7 @@ struct ReloadTests {
 
         try write(original.replacingOccurrences(of: #""value": "Log in""#, with: #""value": "Sign in""#), to: login)
         #expect(application.watcher?.reload() == true)
-        let edited = await TestClient.router(responder).respond(.GET, uri: "/screens/login", headers: [:])
+        let edited = await RouterClient(responder).respond(.GET, uri: "/screens/login", headers: [:])
         #expect(json(edited)?["components"]?.arrayValue?.first?["content"]?["value"] == "Sign in")
         let secondVersion = application.store.status.version
         #expect(secondVersion != firstVersion)
@@ -45,9 +45,9 @@ struct ReloadTests {
         try write(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#), to: login)
         #expect(application.watcher?.reload() == false)
         #expect(
-            json(await TestClient.router(responder).respond(.GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?[
+            json(await RouterClient(responder).respond(.GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?[
                 "content"]?["value"] == "Sign in")
-        let ready = json(await TestClient.router(responder).respond(.GET, uri: "/readyz", headers: [:]))
+        let ready = json(await RouterClient(responder).respond(.GET, uri: "/readyz", headers: [:]))
         #expect(ready?["status"] == "ready")
         #expect(ready?["screens_version"] == .string(secondVersion))
         let pending = ready?["pending_errors"]?.arrayValue ?? []
@@ -59,7 +59,7 @@ struct ReloadTests {
         try write(original, to: login)
         #expect(application.watcher?.reload() == true)
         #expect(application.store.status.version == firstVersion)
-        #expect(json(await TestClient.router(responder).respond(.GET, uri: "/readyz", headers: [:]))?["pending_errors"] == [])
+        #expect(json(await RouterClient(responder).respond(.GET, uri: "/readyz", headers: [:]))?["pending_errors"] == [])
     }
 
     @Test("a string table that stops parsing by live reload keeps the last good set serving, with the error in /readyz")
@@ -78,7 +78,7 @@ struct ReloadTests {
         let good = application.store.status.version
         let portuguese = HTTPHeaders([("Accept-Language", "pt")])
         #expect(
-            json(await TestClient.router(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?
+            json(await RouterClient(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?
                 .first?[
                     "content"]?["value"] == "Olá")
 
@@ -87,10 +87,10 @@ struct ReloadTests {
         #expect(application.watcher?.reload() == false)
         #expect(application.store.status.version == good)
         #expect(
-            json(await TestClient.router(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?
+            json(await RouterClient(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?
                 .first?[
                     "content"]?["value"] == "Olá")
-        let ready = json(await TestClient.router(responder).respond(.GET, uri: "/readyz", headers: [:]))
+        let ready = json(await RouterClient(responder).respond(.GET, uri: "/readyz", headers: [:]))
         let pending = ready?["pending_errors"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(pending.contains { $0.contains("strings/pt.yaml:") && $0.contains(#"duplicate key "hello""#) }, "\(pending)")
     }
@@ -136,7 +136,7 @@ struct ReloadTests {
                     for iteration in 0..<300 {
                         let index = (iteration + reader) % requests.count
                         seen.append(
-                            (index, await TestClient.router(responder).respond(.GET, uri: requests[index].0, headers: requests[index].1)))
+                            (index, await RouterClient(responder).respond(.GET, uri: requests[index].0, headers: requests[index].1)))
                         if iteration % 10 == 0 { await Task.yield() }
                     }
                     return seen
@@ -160,7 +160,7 @@ struct ReloadTests {
             versions.insert(version)
             // The same request against the set of that version gives exactly these bytes.
             let snapshot = try #require(known[version], "a response names a version no reload produced")
-            let replay = await TestClient.router(Responder(store: ScreenStore(snapshot.screenSet), logger: testLogger("replay")))
+            let replay = await RouterClient(Responder(store: ScreenStore(snapshot.screenSet), logger: testLogger("replay")))
                 .respond(uri: requests[index].0, headers: requests[index].1)
             #expect(replay.body == response.body, "\(requests[index].0) mixes versions")
         }

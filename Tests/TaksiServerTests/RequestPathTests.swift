@@ -328,7 +328,7 @@ struct RequestPathTests {
 
     /// `taksi_data_memo_lookups_total`'s hits and misses so far.
     static func memoLookups(_ application: Application) async -> (hits: Int, misses: Int) {
-        let text = await TestClient.router(application.responder).respond(uri: "/metrics").text
+        let text = await RouterClient(application.responder).respond(uri: "/metrics").text
         func count(_ result: String) -> Int {
             let prefix = "taksi_data_memo_lookups_total{result=\"\(result)\"} "
             return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0

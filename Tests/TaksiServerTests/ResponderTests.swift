@@ -16,7 +16,7 @@ struct ResponderTests {
     func get(
         _ uri: String, method: HTTPMethod = .GET, headers: [(String, String)] = []
     ) async -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: JSONValue?) {
-        let response = await TestClient.router(responder).respond(method, uri: uri, headers: headers)
+        let response = await RouterClient(responder).respond(method, uri: uri, headers: headers)
         return (response.status, response.headers, response.json)
     }
 
@@ -89,7 +89,7 @@ struct ResponderTests {
             let response = await get(prefix + name)
             #expect(response.status == .ok)
             #expect(response.body == fixtureScreens[name]?.skeleton.jsonValue)
-            let length = await TestClient.router(responder).respond(.GET, uri: prefix + name, headers: [:]).body.readableBytes
+            let length = await RouterClient(responder).respond(.GET, uri: prefix + name, headers: [:]).body.readableBytes
             #expect(response.headers["Content-Length"] == ["\(length)"])
         }
     }
@@ -109,15 +109,15 @@ struct ResponderTests {
         "skeletons are public (private with a running experiment) and revalidated by ETag; If-None-Match gives 304 with the same headers and no body"
     )
     func caching() async throws {
-        let first = await TestClient.router(responder).respond(.GET, uri: "/screens/landing", headers: [:])
+        let first = await RouterClient(responder).respond(.GET, uri: "/screens/landing", headers: [:])
         let etag = try #require(first.headers.first(name: "ETag"))
         #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 18)
         // landing runs an experiment: its skeleton depends on the user, so no shared cache keeps it.
         #expect(first.headers["Cache-Control"] == ["private, max-age=60, stale-while-revalidate=300"])
-        let login = await TestClient.router(responder).respond(.GET, uri: "/screens/login", headers: [:])
+        let login = await RouterClient(responder).respond(.GET, uri: "/screens/login", headers: [:])
         #expect(login.headers["Cache-Control"] == ["public, max-age=60, stale-while-revalidate=300"])
         for condition in [etag, "W/\(etag)", "\"other\", \(etag)", "*", " \t\(etag) ", "\"other\",,\t\(etag)", "\"a\" , * "] {
-            let revalidated = await TestClient.router(responder).respond(
+            let revalidated = await RouterClient(responder).respond(
                 .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
             #expect(revalidated.status == .notModified, "\(condition)")
             #expect(revalidated.body.readableBytes == 0)
@@ -129,32 +129,32 @@ struct ResponderTests {
         for condition in [
             "\"0000000000000000\"", "W/", String(etag.dropFirst().dropLast()), String(etag.dropLast()), "w/\(etag)", "**", ",",
         ] {
-            let changed = await TestClient.router(responder).respond(
+            let changed = await RouterClient(responder).respond(
                 .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
             #expect(changed.status == .ok, "\(condition)")
         }
         // Another variant has other bytes, so another tag.
-        let compact = await TestClient.router(responder).respond(
+        let compact = await RouterClient(responder).respond(
             .GET, uri: "/screens/landing", headers: HTTPHeaders([("X-Taksi-Alternative", "compact")]))
         #expect(compact.headers.first(name: "ETag") != etag)
 
-        let data = await TestClient.router(responder).respond(.GET, uri: "/screens/home/data", headers: [:])
+        let data = await RouterClient(responder).respond(.GET, uri: "/screens/home/data", headers: [:])
         #expect(data.headers["Cache-Control"] == ["private, no-cache"])
         // Request-dependent data is kept per request values, with its own tag, so the app's
         // revalidation (no-cache) is answered with a 304.
         let requestTag = try #require(data.headers.first(name: "ETag"))
         #expect(
-            await TestClient.router(responder).respond(
+            await RouterClient(responder).respond(
                 .GET, uri: "/screens/home/data", headers: HTTPHeaders([("If-None-Match", requestTag)])
             ).status
                 == .notModified)
-        let other = await TestClient.router(responder).respond(
+        let other = await RouterClient(responder).respond(
             .GET, uri: "/screens/home/data?name=Ada", headers: HTTPHeaders([("If-None-Match", requestTag)]))
         #expect(other.status == .ok && other.headers.first(name: "ETag") != requestTag, "other values, other bytes, other tag")
-        let staticData = await TestClient.router(responder).respond(.GET, uri: "/screens/login/data", headers: [:])
+        let staticData = await RouterClient(responder).respond(.GET, uri: "/screens/login/data", headers: [:])
         let dataTag = try #require(staticData.headers.first(name: "ETag"))
         #expect(
-            await TestClient.router(responder).respond(.GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)]))
+            await RouterClient(responder).respond(.GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)]))
                 .status
                 == .notModified)
     }
@@ -169,10 +169,10 @@ struct ResponderTests {
         ]
     )
     func gzip(acceptEncoding: String, gzipped: Bool) async throws {
-        let plain = await TestClient.router(responder).respond(.GET, uri: "/screens/home", headers: [:])
+        let plain = await RouterClient(responder).respond(.GET, uri: "/screens/home", headers: [:])
         #expect(plain.headers["Content-Encoding"].isEmpty)
         let headers = acceptEncoding.isEmpty ? HTTPHeaders() : HTTPHeaders([("Accept-Encoding", acceptEncoding)])
-        let response = await TestClient.router(responder).respond(.GET, uri: "/screens/home", headers: headers)
+        let response = await RouterClient(responder).respond(.GET, uri: "/screens/home", headers: headers)
         #expect(response.headers["Vary"] == ["X-Taksi-Version, Accept-Encoding"])
         guard gzipped else {
             #expect(response.headers["Content-Encoding"].isEmpty)
@@ -186,7 +186,7 @@ struct ResponderTests {
         #expect(try compressed.decompress(with: .gzip()) == plain.body)
         let etag = try #require(response.headers.first(name: "ETag"))
         #expect(etag != plain.headers.first(name: "ETag"))
-        let revalidated = await TestClient.router(responder).respond(
+        let revalidated = await RouterClient(responder).respond(
             .GET, uri: "/screens/home", headers: HTTPHeaders([("Accept-Encoding", acceptEncoding), ("If-None-Match", etag)])
         )
         #expect(revalidated.status == .notModified)
@@ -239,9 +239,9 @@ struct ResponderTests {
         let responder = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t")).responder
         func body(_ uri: String) async -> JSONValue? {
             try? JSONDecoder().decode(
-                JSONValue.self, from: Data(await TestClient.router(responder).respond(.GET, uri: uri).body.readableBytesView))
+                JSONValue.self, from: Data(await RouterClient(responder).respond(.GET, uri: uri).body.readableBytesView))
         }
-        #expect(await TestClient.router(responder).respond(.GET, uri: "/screens/stations/data").status == .badRequest)
+        #expect(await RouterClient(responder).respond(.GET, uri: "/screens/stations/data").status == .badRequest)
         #expect(
             await body("/screens/stations/data")
                 == error("missing_parameter", #"query parameter "network" (string) is required; add ?network=..."#))
@@ -259,9 +259,9 @@ struct ResponderTests {
         let load = ScreenSetLoader.load(files: ["s.json": Array(#"{"name": "bikes/stations", "components": []}"#.utf8)])
         let set = try #require(load.screenSet)
         let responder = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t")).responder
-        #expect(await TestClient.router(responder).respond(.GET, uri: "/screens/bikes/stations").status == .ok)
-        #expect(await TestClient.router(responder).respond(.GET, uri: "/screens/bikes/stations/data").status == .ok)
-        #expect(await TestClient.router(responder).respond(.GET, uri: "/screens/bikes").status == .notFound)
-        #expect(await TestClient.router(responder).respond(.GET, uri: "/healthz").status == .ok)
+        #expect(await RouterClient(responder).respond(.GET, uri: "/screens/bikes/stations").status == .ok)
+        #expect(await RouterClient(responder).respond(.GET, uri: "/screens/bikes/stations/data").status == .ok)
+        #expect(await RouterClient(responder).respond(.GET, uri: "/screens/bikes").status == .notFound)
+        #expect(await RouterClient(responder).respond(.GET, uri: "/healthz").status == .ok)
     }
 }

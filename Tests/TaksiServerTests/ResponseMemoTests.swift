@@ -81,7 +81,7 @@ struct ResponseMemoTests {
             Issue.record("nothing is cached yet: the first request must leave the loop to call the upstream")
             return
         }
-        let first = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri)
+        let first = await RouterClient(fixture.application.responder).respond(.GET, uri: uri)
         await fixture.cache.settle()
         #expect(fixture.title(first.body) == "Cafés")
 
@@ -109,7 +109,7 @@ struct ResponseMemoTests {
         // Other request values are other inputs: rendered on their own.
         #expect(fixture.readyResponse(uri + "&lang=pt") == nil, "lang=pt is another upstream URL, not cached yet")
         #expect(fixture.upstream.count("/feed/Oslo") == 1)
-        let otherInputs = await TestClient.router(fixture.application.responder).respond(
+        let otherInputs = await RouterClient(fixture.application.responder).respond(
             .GET, uri: uri + "&lang=fr", headers: HTTPHeaders([("If-None-Match", "\"nothing\"")])
         )
         #expect(otherInputs.status == .ok)
@@ -123,7 +123,7 @@ struct ResponseMemoTests {
         let body = { (title: String) in UpstreamTests.completeFeedBody.replacingOccurrences(of: "Cafés", with: title) }
         fixture.upstream.on("/feed/Oslo", .json(body("one")))
         let uri = "/screens/feed/data?city=Oslo"
-        _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri)
+        _ = await RouterClient(fixture.application.responder).respond(.GET, uri: uri)
         await fixture.cache.settle()
         for _ in 0..<2 { #expect(fixture.title(try #require(fixture.readyResponse(uri)).body) == "one") }
         #expect(fixture.application.memo.size.entries == 1)
@@ -132,7 +132,7 @@ struct ResponseMemoTests {
         fixture.upstream.on("/feed/Oslo", .json(body("two")))
         fixture.clock.advance(by: .seconds(15))
         #expect(fixture.readyResponse(uri) == nil, "a stale value is not fresh: the request leaves the loop")
-        #expect(fixture.title(await TestClient.router(fixture.application.responder).respond(.GET, uri: uri).body) == "one")
+        #expect(fixture.title(await RouterClient(fixture.application.responder).respond(.GET, uri: uri).body) == "one")
         await fixture.cache.settle()
         #expect(fixture.application.memo.size.entries == 0, "the refresh dropped what was rendered from the old value")
         #expect(fixture.metrics.counterTotal(label: "taksi_data_memo_dropped_total") == 1)
@@ -153,7 +153,7 @@ struct ResponseMemoTests {
         let get = RequestPathTests.get
         let requests = [("/screens/feed/data?city=Oslo", []), ("/screens/me/data", [("Authorization", "a")])]
         for (uri, headers) in requests {
-            _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
+            _ = await RouterClient(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
             await fixture.cache.settle()
         }
         // Fetched; then rendered and kept the second time, remembered by its target the third (a
@@ -184,7 +184,7 @@ struct ResponseMemoTests {
         fixture.clock.advance(by: .seconds(20))
         #expect(try answer(get("/screens/me/data", "Authorization: a")) == nil)
         fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody.replacingOccurrences(of: "Cafés", with: "Bars")))
-        _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: "/screens/feed/data?city=Oslo")
+        _ = await RouterClient(fixture.application.responder).respond(.GET, uri: "/screens/feed/data?city=Oslo")
         await fixture.cache.settle()
         // Refreshed: a new generation, remembered again once kept and asked for by its inputs.
         #expect(try answer(get("/screens/feed/data?city=Oslo")) == nil)
@@ -202,7 +202,7 @@ struct ResponseMemoTests {
         fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody))
         fixture.upstream.on("/me", .json(#"{"name": "Ada"}"#))
         for (uri, headers) in [("/screens/feed/data?city=Oslo", []), ("/screens/me/data", [("Authorization", "a")])] {
-            _ = await TestClient.router(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
+            _ = await RouterClient(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
             await fixture.cache.settle()
         }
         let connection = try HTTPConnectionHandlerTests.Connection(application: fixture.application)
@@ -224,7 +224,7 @@ struct ResponseMemoTests {
         fixture.upstream.on("/bad", .status(500))
         fixture.upstream.on("/backup", .status(500))
         for _ in 0..<3 {
-            let response = await TestClient.router(fixture.application.responder).respond(.GET, uri: "/screens/pair/data")
+            let response = await RouterClient(fixture.application.responder).respond(.GET, uri: "/screens/pair/data")
             #expect(response.headers["X-Taksi-Degraded"] == ["backup, bad"])
             #expect(response.headers["ETag"].isEmpty)
             await fixture.cache.settle()

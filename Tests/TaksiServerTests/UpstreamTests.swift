@@ -48,7 +48,7 @@ struct UpstreamTests {
         }
 
         func get(_ uri: String, _ headers: [(String, String)] = []) async -> TestResponse {
-            await TestClient.router(application.responder).respond(uri: uri, headers: headers)
+            await RouterClient(application.responder).respond(uri: uri, headers: headers)
         }
 
         func json(_ response: TestResponse) -> JSONValue? { response.json }
@@ -254,7 +254,7 @@ struct UpstreamTests {
             """
         let application = try upstreamApplication(files: files, upstream: upstream).application
         for attempt in 0..<20 {
-            let response = await TestClient.router(application.responder).respond(uri: "/screens/churn/data")
+            let response = await RouterClient(application.responder).respond(uri: "/screens/churn/data")
             #expect(response.headers["X-Taksi-Degraded"].isEmpty, "request \(attempt): \(String(buffer: response.body))")
         }
         // Churn: eight connections made at once (eight calls, none shared), each answered once
@@ -274,7 +274,7 @@ struct UpstreamTests {
         let warm = await withTaskGroup(of: Bool.self) { group in
             for n in 0..<8 {
                 group.addTask {
-                    await TestClient.router(churning.responder).respond(uri: "/screens/churn-n/data?n=\(n)").headers["X-Taksi-Degraded"]
+                    await RouterClient(churning.responder).respond(uri: "/screens/churn-n/data?n=\(n)").headers["X-Taksi-Degraded"]
                         .isEmpty
                 }
             }
@@ -282,7 +282,7 @@ struct UpstreamTests {
         }
         #expect(warm == 8)
         for n in 0..<8 {
-            let response = await TestClient.router(churning.responder).respond(uri: "/screens/churn-n/data?n=\(n)")
+            let response = await RouterClient(churning.responder).respond(uri: "/screens/churn-n/data?n=\(n)")
             #expect(response.headers["X-Taksi-Degraded"].isEmpty, "after the churn, request \(n): \(String(buffer: response.body))")
         }
         try await upstream.stop()
@@ -327,10 +327,10 @@ struct UpstreamTests {
         let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
         let offline = fixtureApplication().responder
         for uri in ["/screens/bikes/networks/data", "/screens/bikes/stations/data?network=velib", "/screens/repositories/data?q=swift"] {
-            let response = await TestClient.router(application.responder).respond(.GET, uri: uri, headers: ["Authorization": "Bearer t"])
+            let response = await RouterClient(application.responder).respond(.GET, uri: uri, headers: ["Authorization": "Bearer t"])
             #expect(response.status == .ok)
             #expect(response.headers["X-Taksi-Degraded"].isEmpty)
-            let expected = await TestClient.router(offline).respond(uri: uri, headers: [("Authorization", "Bearer t")])
+            let expected = await RouterClient(offline).respond(uri: uri, headers: [("Authorization", "Bearer t")])
             #expect(expected.body.readableBytes > 30, "\(uri) has entries")
             #expect(response.body == expected.body, "\(uri)")
         }
@@ -347,7 +347,7 @@ struct UpstreamTests {
         // A new application has nothing cached to stand in.
         let restarted = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
         for uri in ["/screens/bikes/networks/data", "/screens/bikes/stations/data?network=velib", "/screens/repositories/data?q=swift"] {
-            let response = await TestClient.router(restarted.responder).respond(.GET, uri: uri)
+            let response = await RouterClient(restarted.responder).respond(.GET, uri: uri)
             #expect(response.status == .ok)
             #expect(!response.headers["X-Taksi-Degraded"].isEmpty, "\(uri)")
             #expect((try? JSONDecoder().decode(InterfaceData.self, from: Data(response.body.readableBytesView))) != nil, "\(uri) decodes")
@@ -378,7 +378,7 @@ struct UpstreamTests {
         let log = LogRecorder()
         let application = try upstreamApplication(files: Self.productScreens, upstream: upstream, cache: cache, logger: log.logger)
             .application
-        let get = { (uri: String) in await TestClient.router(application.responder).respond(uri: uri) }
+        let get = { (uri: String) in await RouterClient(application.responder).respond(uri: uri) }
         upstream.on("/products/1", .json(#"{"name": "Grinder", "price": 249}"#))
         upstream.on("/products/2", .answer(404, "<html>Not Found</html>"))
         upstream.on("/products/3", .answer(404, #"{"message": "Sold out for good"}"#))
@@ -529,7 +529,7 @@ struct UpstreamTests {
         configuration.upstreams = ["api": "http://127.0.0.1:\(held.port)"]
         let log = LogRecorder()
         let application = buildApplication(configuration: configuration, screenSet: try #require(load.screenSet), logger: log.logger)
-        let response = await TestClient.router(application.responder).respond(.GET, uri: "/screens/me/data")
+        let response = await RouterClient(application.responder).respond(.GET, uri: "/screens/me/data")
         #expect(response.headers["X-Taksi-Degraded"] == ["me"])
         let line = try #require(log.lines(atLeast: .error).first { $0.message.contains("upstream failed") })
         let cause = line.metadata["cause"] ?? ""

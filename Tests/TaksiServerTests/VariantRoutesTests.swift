@@ -13,12 +13,12 @@ import Testing
 @Suite("Variant routes")
 struct VariantRoutesTests {
     let metrics = TestMetrics()
-    let client: TestClient
+    let client: RouterClient
 
     init() {
         var configuration = ServerConfiguration()
         configuration.port = 0
-        client = .router(
+        client = RouterClient(
             buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"), metrics: metrics)
                 .responder)
     }
@@ -93,7 +93,7 @@ struct VariantRoutesTests {
         for user in 0..<1_000 {
             let headers = [("X-Taksi-User", "user-\(user)")]
             let before = await client.respond(uri: "/screens/landing", headers: headers).headers["X-Taksi-Variant"]
-            let after = await TestClient.router(restarted).respond(uri: "/screens/landing", headers: headers).headers["X-Taksi-Variant"]
+            let after = await RouterClient(restarted).respond(uri: "/screens/landing", headers: headers).headers["X-Taksi-Variant"]
             #expect(before == after)
             counts[before.first ?? "", default: 0] += 1
         }
@@ -109,7 +109,7 @@ struct VariantRoutesTests {
             configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: .init(label: "t")
         ).responder
         func body(_ uri: String, _ headers: [(String, String)]) async -> (HTTPResponseStatus, JSONValue?) {
-            let response = await TestClient.router(responder).respond(uri: uri, headers: headers)
+            let response = await RouterClient(responder).respond(uri: uri, headers: headers)
             return (response.status, response.json)
         }
         let old = await body("/screens/news", [("X-Taksi-Version", "2.9")])
@@ -126,14 +126,14 @@ struct VariantRoutesTests {
             none.1?["error"]?["message"]
                 == #"screen "news" is only served to app versions >= 3.0; send the app's version in X-Taksi-Version (or ?version=)"#)
         // A forced alternative the screen lacks (a QA build forcing B everywhere) gets the default.
-        let forced = await TestClient.router(responder).respond(
+        let forced = await RouterClient(responder).respond(
             .GET, uri: "/screens/news", headers: HTTPHeaders([("X-Taksi-Version", "3.1"), ("X-Taksi-Alternative", "B")]))
         #expect(forced.status == .ok)
         #expect(forced.headers["X-Taksi-Variant"] == ["news|>= 3.0|default"])
         let invalid = await body("/screens/news", [("X-Taksi-Version", "latest")])
         #expect(invalid.0 == .badRequest)
         #expect(invalid.1?["error"]?["code"] == "invalid_version")
-        #expect(await TestClient.router(responder).respond(.GET, uri: "/screens/news", headers: [:]).headers["Vary"] == ["X-Taksi-Version"])
+        #expect(await RouterClient(responder).respond(.GET, uri: "/screens/news", headers: [:]).headers["Vary"] == ["X-Taksi-Version"])
         // Semantic Versioning forms are app versions too; a pre-release is before its release.
         for accepted in ["3.1-beta.2", "3.0.0+45", "v3.1"] {
             #expect(await body("/screens/news", [("X-Taksi-Version", accepted)]).0 == .ok, "\(accepted)")

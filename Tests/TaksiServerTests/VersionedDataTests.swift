@@ -39,7 +39,7 @@ struct VersionedDataTests {
 
     func data(version: String?) async -> TestResponse {
         let headers = version.map { [("X-Taksi-Version", $0)] } ?? []
-        return await TestClient.router(responder).respond(uri: "/screens/home/data?kind=shiny", headers: headers)
+        return await RouterClient(responder).respond(uri: "/screens/home/data?kind=shiny", headers: headers)
     }
 
     @Test("shiny reaches apps 3.0 and later only; older ones get the rest, and the data says it varies by version")

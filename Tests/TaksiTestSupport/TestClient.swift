@@ -6,9 +6,9 @@ package import TaksiSchema
 package import TaksiServer
 
 /// One way for tests to send requests, in the spirit of Hummingbird's `app.test(.router / .live)`:
-/// the same request is answered in process by the application's ``Responder`` (`.router`: no
-/// socket, no event loop), or over a socket by its real server on a free port (`.live`: the
-/// connection handler, limits and all). Both give a ``TestResponse``.
+/// the same request is answered in process by the application's ``Responder`` (``RouterClient``:
+/// no socket, no event loop), or over a socket by its real server on a free port (``LiveClient``:
+/// the connection handler, limits and all). Both give a ``TestResponse``.
 ///
 /// ```swift
 /// try await application.test(.router) { client in
@@ -16,58 +16,46 @@ package import TaksiServer
 ///     #expect(response.status == .ok)
 /// }
 /// ```
-package struct TestClient: Sendable {
-    package enum Mode: Sendable {
-        /// Answered by the responder, in process.
-        case router
-        /// Answered by the real server, over a socket.
-        case live
-    }
-
-    private enum Target: Sendable {
-        case responder(Responder)
-        case port(Int)
-    }
-
-    private let target: Target
-
-    /// The server's port, for a `.live` client.
-    package var port: Int? {
-        if case .port(let port) = target { return port }
-        return nil
-    }
-
-    /// A client of `responder`, in process (what `.router` gives).
-    package static func router(_ responder: Responder) -> TestClient { TestClient(responder: responder) }
-
-    /// A client of the server listening on `port` (what `.live` gives), for a server the test
-    /// started itself (``withRunningServer(_:_:)``): one connection per request.
-    package static func live(port: Int) -> TestClient { TestClient(port: port) }
-
+package protocol TestClient: Sendable {
     /// Sends one request and waits for its whole response.
+    func execute(_ method: HTTPMethod, uri: String, headers: [(String, String)], body: String?) async throws -> TestResponse
+}
+
+extension TestClient {
+    /// Sends one request (a `GET` with no headers and no body unless given).
     package func execute(
         _ method: HTTPMethod = .GET, uri: String, headers: [(String, String)] = [], body: String? = nil
     ) async throws -> TestResponse {
-        switch target {
-        case .responder(let responder):
-            return await Self.respond(responder, method, uri: uri, headers: headers, body: body)
-        case .port(let port):
-            let connection = try RawConnection(port: port)
-            guard let raw = await connection.request(uri, method: method.rawValue, headers: headers, body: body) else {
-                throw TestClientError.noResponse(uri)
-            }
-            return TestResponse(
-                status: HTTPResponseStatus(statusCode: raw.status), headers: HTTPHeaders(raw.headers), body: ByteBuffer(bytes: raw.bytes)
-            )
-        }
+        try await execute(method, uri: uri, headers: headers, body: body)
+    }
+}
+
+/// Which ``TestClient`` ``Application/test(_:_:)`` gives.
+package enum TestMode: Sendable {
+    /// Answered by the responder, in process (``RouterClient``).
+    case router
+    /// Answered by the real server, over a socket (``LiveClient``).
+    case live
+}
+
+/// A client of a responder, in process: its answer always arrives, so ``respond(_:uri:headers:body:)``
+/// does not throw.
+package struct RouterClient: TestClient {
+    package let responder: Responder
+
+    package init(_ responder: Responder) { self.responder = responder }
+
+    package func execute(_ method: HTTPMethod, uri: String, headers: [(String, String)], body: String?) async throws -> TestResponse {
+        await respond(method, uri: uri, headers: headers, body: body)
     }
 
-    /// The in-process answer, which always arrives (so it does not throw), for a `.router` client.
+    /// The in-process answer.
     package func respond(
         _ method: HTTPMethod = .GET, uri: String, headers: [(String, String)] = [], body: String? = nil
     ) async -> TestResponse {
-        guard case .responder(let responder) = target else { preconditionFailure("respond(...) is for .router clients; use execute(...)") }
-        return await Self.respond(responder, method, uri: uri, headers: headers, body: body)
+        let request = HTTPRequest(method: method, uri: uri, headers: HTTPHeaders(headers), body: body.map { ByteBuffer(string: $0) })
+        let response = await responder.respond(to: request).response
+        return TestResponse(status: response.status, headers: response.headers, body: method == .HEAD ? ByteBuffer() : response.body)
     }
 
     /// ``respond(_:uri:headers:body:)`` with the headers as NIO holds them.
@@ -76,17 +64,23 @@ package struct TestClient: Sendable {
     ) async -> TestResponse {
         await respond(method, uri: uri, headers: Array(headers), body: body)
     }
+}
 
-    private static func respond(
-        _ responder: Responder, _ method: HTTPMethod, uri: String, headers: [(String, String)], body: String?
-    ) async -> TestResponse {
-        let request = HTTPRequest(method: method, uri: uri, headers: HTTPHeaders(headers), body: body.map { ByteBuffer(string: $0) })
-        let response = await responder.respond(to: request).response
-        return TestResponse(status: response.status, headers: response.headers, body: method == .HEAD ? ByteBuffer() : response.body)
+/// A client of the server listening on `port`, for a server the test started itself
+/// (``withRunningServer(_:_:)``): one connection per request.
+package struct LiveClient: TestClient {
+    package let port: Int
+
+    package init(port: Int) { self.port = port }
+
+    package func execute(_ method: HTTPMethod, uri: String, headers: [(String, String)], body: String?) async throws -> TestResponse {
+        let connection = try RawConnection(port: port)
+        guard let raw = await connection.request(uri, method: method.rawValue, headers: headers, body: body) else {
+            throw TestClientError.noResponse(uri)
+        }
+        return TestResponse(
+            status: HTTPResponseStatus(statusCode: raw.status), headers: HTTPHeaders(raw.headers), body: ByteBuffer(bytes: raw.bytes))
     }
-
-    fileprivate init(responder: Responder) { target = .responder(responder) }
-    fileprivate init(port: Int) { target = .port(port) }
 }
 
 /// A response as a test sees it, from either mode of ``TestClient``.
@@ -114,13 +108,13 @@ package enum TestClientError: Error {
 
 extension Application {
     /// Runs `body` with a client of `mode` (see ``TestClient``); a `.live` server is drained after.
-    package func test<Value: Sendable>(_ mode: TestClient.Mode, _ body: (TestClient) async throws -> Value) async throws -> Value {
+    package func test<Value: Sendable>(_ mode: TestMode, _ body: (any TestClient) async throws -> Value) async throws -> Value {
         switch mode {
         case .router:
-            return try await body(TestClient(responder: responder))
+            return try await body(RouterClient(responder))
         case .live:
             var value: Value?
-            try await withRunningServer(self) { port, _ in value = try await body(TestClient(port: port)) }
+            try await withRunningServer(self) { port, _ in value = try await body(LiveClient(port: port)) }
             guard let value else { throw TestClientError.noPort }
             return value
         }

@@ -246,11 +246,6 @@ public struct Responder: Sendable {
         throw isAction ? .methodNotAllowed(method, allowed: APIError.actionMethods) : .methodNotAllowed(method)
     }
 
-    /// The response to a method, target (`/screens/home?x=1`) and headers (tests, embedding).
-    public func response(method: HTTPMethod, uri: String, headers: HTTPHeaders = [:]) async -> HTTPResponse {
-        await respond(to: HTTPRequest(method: method, uri: uri, headers: headers)).response
-    }
-
     private func route(_ request: HTTPRequest) throws(APIError) -> Reply {
         // OPTIONS * asks about the server.
         if request.head.isAsterisk { return .ready(OperationsEndpoint.options) }
