@@ -180,7 +180,8 @@ public final class CDNPurger: Service, CustomStringConvertible {
     /// A purge is recorded in the store before it waits: one still unsent `orphanAge` after it was
     /// recorded (its sender died) is sent by the first-named live replica once the fleet agrees.
     public func follow(
-        _ store: any ReplicaRegistry & PurgeLedger, state: PublishedScreens.State, wait: Duration = .seconds(120), poll: Duration = .seconds(1),
+        _ store: any ReplicaRegistry & PurgeLedger, state: PublishedScreens.State, wait: Duration = .seconds(120),
+        poll: Duration = .seconds(1),
         alive: Duration = .seconds(10), orphanAge: Duration = .seconds(5)
     ) {
         fleet.withLockedValue { $0 = Fleet(store: store, state: state, wait: wait, poll: poll, alive: alive, orphanAge: orphanAge) }
