@@ -174,7 +174,7 @@ struct ExperimentFleetTests {
         #expect(failures.isEmpty, "\(failures.map { "\($0.message) \($0.metadata)" }.prefix(3))")
 
         // The collector: one record per exposed user, with the alternative they were shown.
-        let logs = try receiver.spans().filter { $0["signal"] == "log" }
+        let logs = try await receiver.spans().filter { $0["signal"] == "log" }
         var collected: [String: [String]] = [:]
         for record in logs {
             #expect(record["body"] == "exposure")

@@ -55,12 +55,19 @@ struct TracingTests {
             reading.start()
         }
 
-        /// Stops it and returns every span and log record it received.
-        func spans() throws -> [JSONValue] {
+        /// Stops it and returns every span and log record it received. The waits (for the process
+        /// to exit, for the reader to reach the pipe's end) run on a thread of their own, off the
+        /// cooperative pool that the servers of the tests beside it need.
+        func spans() async throws -> [JSONValue] {
             // SIGKILL: a child inherits the signals this process ignores (the service lifecycle's).
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            finished.wait()
+            await exited(process)
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                Thread { [self] in
+                    finished.wait()
+                    continuation.resume()
+                }.start()
+            }
             let text = String(decoding: lock.withLock { received }, as: UTF8.self)
             return try text.split(separator: "\n").map { try JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
         }
@@ -94,7 +101,7 @@ struct TracingTests {
             #expect(response.header("traceparent")?.hasPrefix("00-\(Self.clientTrace)-") == true, "\(response.headers)")
         }
         try await traced.flush()
-        let spans = try receiver.spans()
+        let spans = try await receiver.spans()
         try await upstream.stop()
 
         let server = try #require(spans.first { $0["kind"] == "server" }, "\(spans)")
@@ -204,7 +211,7 @@ struct TracingTests {
             #expect(await first.receive(1).first?.status == 200)
         }
         try await traced.flush()
-        let spans = try receiver.spans()
+        let spans = try await receiver.spans()
         try await upstream.stop()
         #expect(upstream.count("/feed/Oslo") == 1)
 
@@ -246,7 +253,7 @@ struct TracingTests {
             #expect(await connection.receive(1).first?.header("X-Taksi-Degraded") == "twice")
         }
         try await traced.flush()
-        let spans = try receiver.spans()
+        let spans = try await receiver.spans()
         try await upstream.stop()
 
         let once = try #require(spans.first { $0["attributes"]?["taksi.source"] == "once" })
@@ -282,7 +289,7 @@ struct TracingTests {
             #expect(responses.map { $0.header("traceparent") != nil } == [false, true, false])
         }
         try await traced.flush()
-        let spans = try receiver.spans()
+        let spans = try await receiver.spans()
         try await upstream.stop()
         // Only the trace the app records, the request and its call.
         #expect(Set(spans.compactMap { $0["trace_id"]?.stringValue }) == [Self.trace(5)], "\(spans)")
