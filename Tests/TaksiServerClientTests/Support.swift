@@ -58,12 +58,15 @@ final class Replica: Sendable {
         while await screensVersion() == before, ContinuousClock.now < guardTime { await Task.yield() }
     }
 
+    /// Stops the server (SIGTERM) and removes its folder once it has exited. Called from a
+    /// `defer`, which cannot await, so the wait runs on a thread of its own rather than holding a
+    /// thread of the cooperative pool that the next test's servers and clients need.
     func stop() {
-        if process.isRunning {
-            process.terminate()
+        if process.isRunning { process.terminate() }
+        Thread { [process, directory] in
             process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(at: directory)
+            try? FileManager.default.removeItem(at: directory)
+        }.start()
     }
 }
 
