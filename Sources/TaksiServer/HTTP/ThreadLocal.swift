@@ -30,6 +30,31 @@ final class PerThread<Value: AnyObject>: Sendable {
     }
 }
 
+/// Objects each thread keeps for itself by key, and every thread's, for a reader that sums them:
+/// counts a thread alone writes (on memory no other loop writes) and `/metrics` reads. A key a
+/// thread meets for the first time costs one lock, to enter its object in the list of all.
+final class PerThreadTable<Key: Hashable & Sendable, Value: AnyObject & Sendable>: Sendable {
+    private final class Table {
+        var byKey: [Key: Value] = [:]
+    }
+
+    private let tables = PerThread { Table() }
+    private let every = NIOLockedValueBox<[Value]>([])
+
+    /// The calling thread's object for `key`, made by `make` the first time.
+    func local(_ key: Key, make: () -> Value) -> Value {
+        let table = tables.local
+        if let found = table.byKey[key] { return found }
+        let made = make()
+        table.byKey[key] = made
+        every.withLockedValue { $0.append(made) }
+        return made
+    }
+
+    /// Every thread's objects.
+    var all: [Value] { every.withLockedValue { $0 } }
+}
+
 /// A value written rarely and read on every request (the served screen set), read without a lock:
 /// each thread remembers the value it read last with the generation it read, and takes the lock
 /// only when the generation has moved (an atomic load, on memory every loop only reads).

@@ -1,5 +1,4 @@
 import Atomics
-import NIOConcurrencyHelpers
 import TaksiScreens
 
 /// `taksi_data_degraded_total{screen,source}`: data responses that left a source out (its
@@ -28,28 +27,14 @@ final class DegradedData: Sendable {
         }
     }
 
-    /// A thread's counts, by series: read and written by that thread alone.
-    private final class LoopCounts {
-        var bySeries: [Series: Count] = [:]
-    }
-
-    private let loops = PerThread { LoopCounts() }
-    /// Every thread's counts, for ``emit(into:served:)``: appended to when a thread first counts a series.
-    private let all = NIOLockedValueBox<[Count]>([])
+    /// Each thread's counts, by series, and every thread's for ``emit(into:served:)``.
+    private let counts = PerThreadTable<Series, Count>()
 
     /// Counts one data response of `screen` that left each of `sources` out.
     func count(_ sources: [String], of screen: String) {
-        let loop = loops.local
         for source in sources {
             let series = Series(screen: screen, source: source)
-            if let count = loop.bySeries[series] {
-                count.value.wrappingIncrement(ordering: .relaxed)
-                continue
-            }
-            let count = Count(series: series)
-            count.value.wrappingIncrement(ordering: .relaxed)
-            loop.bySeries[series] = count
-            all.withLockedValue { $0.append(count) }
+            counts.local(series) { Count(series: series) }.value.wrappingIncrement(ordering: .relaxed)
         }
     }
 
@@ -72,7 +57,7 @@ final class DegradedData: Sendable {
     func emit(into output: inout [UInt8], served: ServedScreenSet) {
         var totals: [Series: Int] = [:]
         for series in Self.series(of: served) { totals[series] = 0 }
-        for count in all.withLockedValue({ $0 }) { totals[count.series, default: 0] += count.value.load(ordering: .relaxed) }
+        for count in counts.all { totals[count.series, default: 0] += count.value.load(ordering: .relaxed) }
         guard !totals.isEmpty else { return }
         output.append(contentsOf: "# TYPE taksi_data_degraded_total counter\n".utf8)
         for (series, total) in totals.sorted(by: { ($0.key.screen, $0.key.source) < ($1.key.screen, $1.key.source) }) {

@@ -1,6 +1,5 @@
 import Atomics
 public import CoreMetrics
-import NIOConcurrencyHelpers
 public import NIOCore
 import Prometheus
 
@@ -68,15 +67,8 @@ public final class ServerMetrics: RequestObserver {
         var variant: String?
     }
 
-    /// A thread's counts, by what they count: read and written by that thread alone.
-    private final class LoopCounts {
-        var byKey: [Key: Counts] = [:]
-    }
-
-    private let loops = PerThread { LoopCounts() }
-    /// Every thread's counts, for ``emit(into:served:)``: appended to when a thread first counts a route,
-    /// status and variant.
-    private let all = NIOLockedValueBox<[Counts]>([])
+    /// Each thread's counts, by what they count, and every thread's for ``emit(into:served:)``.
+    private let counts = PerThreadTable<Key, Counts>()
     /// Open client connections.
     public let openConnections: CoreMetrics.Gauge
     /// Data responses that left a source out, by screen and source.
@@ -95,15 +87,8 @@ public final class ServerMetrics: RequestObserver {
     }
 
     public func instruments(label: MetricsLabel, status: UInt, variant: String?) -> ResponseInstruments {
-        let loop = loops.local
-        let key = Key(label: label, status: status, variant: variant)
-        let counts: Counts
-        if let found = loop.byKey[key] {
-            counts = found
-        } else {
-            counts = Counts(label: label, status: status, screen: variant.map { String($0.prefix { $0 != "|" }) })
-            loop.byKey[key] = counts
-            all.withLockedValue { $0.append(counts) }
+        let counts = self.counts.local(Key(label: label, status: status, variant: variant)) {
+            Counts(label: label, status: status, screen: variant.map { String($0.prefix { $0 != "|" }) })
         }
         return ResponseInstruments { bytes, duration in counts.record(bytes: bytes, duration: duration) }
     }
@@ -132,7 +117,7 @@ public final class ServerMetrics: RequestObserver {
         var bytes: [MetricsLabel: Int] = [:]
         var byRoute: [MetricsLabel: Histogram] = [:]
         var byScreen: [[String]: Histogram] = [:]
-        for counts in all.withLockedValue({ $0 }) {
+        for counts in counts.all {
             requests[Key(label: counts.label, status: counts.status), default: 0] += counts.requests.load(ordering: .relaxed)
             bytes[counts.label, default: 0] += counts.bytes.load(ordering: .relaxed)
             byRoute[counts.label, default: Histogram()].add(counts)
