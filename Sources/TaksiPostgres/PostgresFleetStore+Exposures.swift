@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import TaksiScreens
 public import TaksiServer
 
 // Experiments' exposures, once per user and window for the fleet (``ExposureLedger``): tables
@@ -8,7 +9,7 @@ extension PostgresFleetStore {
     public func recordExposures(_ records: [ExposureRecorder.Record], window: Duration) async throws -> [ExposureRecorder.Record] {
         guard !records.isEmpty else { return [] }
         exposureWindow.withLockedValue { $0 = window }
-        let seconds = Self.seconds(window)
+        let seconds = window.timeInterval
         let experiments = records.map(\.experiment)
         let users = records.map(\.user)
         let alternatives = records.map(\.alternative)

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import TaksiScreens
 import TaksiServer
 
 // CDN purges that outlive their sender (``PurgeLedger``): table `taksi_purges`.
@@ -24,8 +25,8 @@ extension PostgresFleetStore {
             let rows = try await client.query(
                 """
                 SELECT bundle, screens FROM taksi_purges
-                WHERE sent_at IS NULL AND recorded_at < now() - make_interval(secs => \(Self.seconds(age)))
-                  AND recorded_at > now() - make_interval(secs => \(Self.seconds(window)))
+                WHERE sent_at IS NULL AND recorded_at < now() - make_interval(secs => \(age.timeInterval))
+                  AND recorded_at > now() - make_interval(secs => \(window.timeInterval))
                 ORDER BY recorded_at
                 """)
             var found: [(bundle: String, screens: [String])] = []

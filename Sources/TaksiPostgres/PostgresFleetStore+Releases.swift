@@ -160,7 +160,7 @@ extension PostgresFleetStore {
 
     /// A `LIKE` pattern for names starting with `prefix` (which holds only what names hold).
     static func prefixPattern(_ prefix: String) -> String {
-        String(prefix.lowercased().filter { $0.isHexDigit }) + "%"
+        ScreenBundle.namePrefix(prefix) + "%"
     }
 
     /// The latest `limit` releases, newest first, with their bundles' screens and sizes.

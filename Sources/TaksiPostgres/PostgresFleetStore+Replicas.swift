@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import TaksiScreens
 public import TaksiServer
 
 // The replicas' reports (``ReplicaRegistry``): table `taksi_replicas`.
@@ -17,7 +18,7 @@ extension PostgresFleetStore {
     }
 
     public func replicas(seenWithin alive: Duration) async throws -> [ReplicaReport] {
-        let seconds = Self.seconds(alive)
+        let seconds = alive.timeInterval
         return try await statement { client in
             let rows = try await client.query(
                 """

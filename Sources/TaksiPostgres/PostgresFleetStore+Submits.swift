@@ -2,6 +2,7 @@ public import Foundation
 import NIOCore
 import NIOHTTP1
 import PostgresNIO
+import TaksiScreens
 public import TaksiServer
 
 // Keyed submits (``SubmitClaims``): table `taksi_submits`.
@@ -9,8 +10,8 @@ extension PostgresFleetStore {
     public func claimSubmit(key: String, fingerprint: [UInt8], lease: Duration, window: Duration) async throws -> SubmitClaim {
         let token = UUID()
         let print = ByteBuffer(bytes: fingerprint)
-        let leaseSeconds = Self.seconds(lease)
-        let windowSeconds = Self.seconds(window)
+        let leaseSeconds = lease.timeInterval
+        let windowSeconds = window.timeInterval
         return try await statement { client in
             // One statement decides: a new key is inserted; an answer older than the window, or a
             // claim whose lease ran out with the same request, is taken over; anything else

@@ -135,7 +135,7 @@ public final class PostgresFleetStore: FleetStore {
             let rows = try await client.query(
                 """
                 WITH deleted AS (
-                    DELETE FROM taksi_exposure_windows WHERE last_at < now() - make_interval(secs => \(Self.seconds(window)))
+                    DELETE FROM taksi_exposure_windows WHERE last_at < now() - make_interval(secs => \(window.timeInterval))
                     RETURNING 1)
                 SELECT count(*)::bigint FROM deleted
                 """)
@@ -149,7 +149,7 @@ public final class PostgresFleetStore: FleetStore {
     @discardableResult
     func pruneSubmits() async throws -> Int {
         try await statement { client in
-            let seconds = Self.seconds(self.window)
+            let seconds = self.window.timeInterval
             let rows = try await client.query(
                 """
                 WITH deleted AS (
@@ -202,7 +202,7 @@ public final class PostgresFleetStore: FleetStore {
                 continuation = nil
             }
         }
-        let seconds = Self.seconds(limit)
+        let seconds = limit.timeInterval
         var tasks: [Task<Void, Never>] = []
         let id = UUID()
         defer { connections.unwatch(id) }
@@ -249,10 +249,6 @@ public final class PostgresFleetStore: FleetStore {
         }
         if let underlying = error.underlying { return "\(error.code): \(underlying)" }
         return "\(error.code)"
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Headers as a JSON array of pairs (names repeat, order matters).

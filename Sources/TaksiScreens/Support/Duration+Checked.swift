@@ -15,3 +15,11 @@ extension Duration {
         return .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 }
+
+extension Duration {
+    /// The duration in seconds, to the attosecond as a `Double` holds it: what `Date` arithmetic,
+    /// a SQL interval and a message take.
+    package var timeInterval: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -150,6 +150,12 @@ extension StoreError {
 }
 
 extension ScreenBundle {
+    /// What of a name prefix as someone gave it (`A1B2`, a copied `a1b2…`) a bundle's name can
+    /// start with: its hexadecimal digits, in lower case, as every store matches names.
+    public static func namePrefix(_ given: String) -> String {
+        String(given.lowercased().filter(\.isHexDigit))
+    }
+
     /// The bytes a store keeps of the bundle.
     /// - Throws: ``StoreError/bundleTooLarge(_:)`` past ``maximumBytes``.
     public func encodedForStore() throws(StoreError) -> [UInt8] {

@@ -2,6 +2,7 @@ import Crypto
 public import Foundation
 import NIOConcurrencyHelpers
 import ServiceLifecycle
+import TaksiScreens
 
 /// The fleet's store kept in this process's memory: what ``FleetStore`` promises, held for one
 /// process only. For a server that runs alone, tests and embedding programs; a fleet of
@@ -209,7 +210,7 @@ public final class MemoryFleetStore: FleetStore, Sendable {
 
     /// The one bundle whose name starts with `prefix` (its hexadecimal digits, in lower case).
     private static func bundleName(startingWith prefix: String, in state: State) throws -> String? {
-        let digits = String(prefix.lowercased().filter(\.isHexDigit))
+        let digits = ScreenBundle.namePrefix(prefix)
         let named = state.bundles.keys.filter { $0.hasPrefix(digits) }.sorted().prefix(2)
         guard named.count < 2 else { throw StoreError.ambiguousBundleName(prefix) }
         return named.first
@@ -298,13 +299,5 @@ public final class MemoryFleetStore: FleetStore, Sendable {
             }
             return kept
         }
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as `Date` arithmetic takes it.
-    fileprivate var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

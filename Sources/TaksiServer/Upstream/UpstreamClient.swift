@@ -38,7 +38,7 @@ public enum UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String {
         switch self {
         case .timeout(let limit):
-            "no complete response within \(Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18) s"
+            "no complete response within \(limit.timeInterval) s"
         case .connection(let detail): "connection failed: \(detail)"
         case .status(let code): "answered HTTP \(code)"
         case .invalidJSON(let detail): "the body is not JSON: \(detail)"
