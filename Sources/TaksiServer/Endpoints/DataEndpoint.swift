@@ -28,8 +28,6 @@ struct DataEndpoint: Sendable {
         /// What is rendered: the variant's plan, or the part `?only=` asks for.
         var plan: DataPlan
         var catalog: ComponentCatalog
-        /// The variant's own headers (`X-Taksi-Variant`, `Vary`, ...).
-        var headers: [(String, String)]
         /// Values of the fixture and request sources.
         var values: [String: JSONValue]
         var calls: [UpstreamCall]
@@ -47,12 +45,13 @@ struct DataEndpoint: Sendable {
     /// it is `no-store` and never kept).
     struct Rendered {
         var body: [UInt8]
-        var headers: [(String, String)]
+        /// The variant's data headers, or those made for this response from its upstream answers.
+        var heads: ResponseHeads
         var degraded: Bool
         var variant: String
 
         var response: HTTPResponse {
-            var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: headers)
+            var response = HTTPResponse(json: ByteBuffer(bytes: body), headers: heads.headers)
             response.metricsLabel = .data
             response.variant = variant
             return response
@@ -100,7 +99,7 @@ struct DataEndpoint: Sendable {
         // Built only when something is rendered: a kept response needs none of it.
         func request(_ http: HTTPRequest) -> Request {
             Request(
-                variant: variant, plan: plan, catalog: catalog, headers: variant.headers,
+                variant: variant, plan: plan, catalog: catalog,
                 values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls,
                 dependsOnTime: variant.dataDependsOnTime, request: http
             )
@@ -192,13 +191,15 @@ struct DataEndpoint: Sendable {
         }
         degraded.sort()
         if !degraded.isEmpty { counters.degraded(degraded, of: request.variant.compiled.name) }
-        var headers = request.headers
+        let variant = request.variant
+        guard !request.calls.isEmpty else {
+            return Rendered(body: body, heads: variant.dataHeads, degraded: false, variant: variant.id)
+        }
+        var headers = variant.headers
         // Forwarded headers change the answer, so caches must key on them too.
         let forwarded = Set(request.calls.flatMap(\.definition.forwardedHeaders)).sorted()
         if !forwarded.isEmpty { HTTPResponse.addVary(forwarded.joined(separator: ", "), to: &headers) }
-        if request.calls.isEmpty {
-            headers.append(("Cache-Control", ServedScreenSet.dataCacheControl))
-        } else if degraded.isEmpty {
+        if degraded.isEmpty {
             // An answered status is kept for its answer's ttl, which is usually shorter; "3 minutes
             // ago" is true for a minute at most.
             let ttl =
@@ -208,8 +209,7 @@ struct DataEndpoint: Sendable {
             headers.append(("Cache-Control", "private, no-store"))
             headers.append(("X-Taksi-Degraded", degraded.joined(separator: ", ")))
         }
-        return Rendered(
-            body: body, headers: headers, degraded: !degraded.isEmpty, variant: request.variant.id)
+        return Rendered(body: body, heads: ResponseHeads(headers), degraded: !degraded.isEmpty, variant: variant.id)
     }
 
     /// The response kept for these inputs (``ResponseMemo``), or the one `render` makes, kept unless
@@ -236,7 +236,7 @@ struct DataEndpoint: Sendable {
         let rendered = render()
         guard !rendered.degraded else { return rendered.response }
         return memo.keep(
-            rendered.body, for: key, headers: rendered.headers, variant: rendered.variant,
+            rendered.body, for: key, heads: rendered.heads, variant: rendered.variant,
             request: head
         )
     }
@@ -246,7 +246,7 @@ struct DataEndpoint: Sendable {
     /// the second; a degraded one as it is (`no-store`, nothing to revalidate).
     private static func validated(_ rendered: Rendered, request: RequestHead) -> HTTPResponse {
         guard !rendered.degraded else { return rendered.response }
-        return ResponseMemo.response(notKept: rendered.body, headers: rendered.headers, variant: rendered.variant, to: request)
+        return ResponseMemo.response(notKept: rendered.body, heads: rendered.heads, variant: rendered.variant, to: request)
     }
 
     /// The identifiers of `?only=a,b`: each must be a dynamic component of the variant (one the

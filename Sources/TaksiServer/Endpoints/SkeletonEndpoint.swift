@@ -44,9 +44,9 @@ struct SkeletonEndpoint: Sendable {
         let body = JSONWriter.bytes(skeleton.jsonValue)
         let id = variant.id
         guard let memo else {
-            return ResponseMemo.response(notKept: body, headers: variant.skeletonHeaders, variant: id, to: head, label: .skeleton)
+            return ResponseMemo.response(notKept: body, heads: variant.skeletonHeads, variant: id, to: head, label: .skeleton)
         }
         return memo.keep(
-            body, for: key, headers: variant.skeletonHeaders, variant: id, request: head, label: .skeleton)
+            body, for: key, heads: variant.skeletonHeads, variant: id, request: head, label: .skeleton)
     }
 }

@@ -5,12 +5,23 @@ import TaksiSchema
 /// A response ready to write: status, headers and body. For `HEAD` the body is not written but
 /// `Content-Length` still describes it.
 ///
-/// Precomputed responses (skeletons, fixture data, their 304s) also carry ``encodedHead``: the
-/// status line and headers already encoded, so writing one copies nothing and formats nothing.
+/// Precomputed responses (skeletons, fixture data, their 304s) and data rendered for one request
+/// carry ``encodedHead``: the status line and headers already encoded, so writing one formats
+/// nothing. A data response's head is made from its representation's ``HeadTemplate`` with no
+/// header list at all; ``headers`` reads it back for whoever asks (tests, the preview).
 public struct HTTPResponse: Sendable {
     public var status: HTTPResponseStatus
-    public var headers: HTTPHeaders
+    /// The header fields. Setting them drops a precomputed head, which no longer says the same.
+    public var headers: HTTPHeaders {
+        get { fields ?? encodedHead.map(Self.fields(ofHead:)) ?? HTTPHeaders() }
+        set {
+            fields = newValue
+            encodedHead = nil
+        }
+    }
     public var body: ByteBuffer
+    /// The header fields as a list; nil for a response made from its encoded head alone.
+    private var fields: HTTPHeaders?
     /// `HTTP/1.1 <status>\r\n` and every header line of ``headers``, without the blank line that
     /// ends the head (the connection adds `Date`, `X-Request-Id` and `Connection` before it).
     private(set) var encodedHead: ByteBuffer?
@@ -40,7 +51,7 @@ public struct HTTPResponse: Sendable {
         headers.add(name: "Content-Type", value: type)
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         for (name, value) in extra { headers.add(name: name, value: value) }
-        self.headers = headers
+        self.fields = headers
         self.body = body
     }
 
@@ -52,14 +63,21 @@ public struct HTTPResponse: Sendable {
     /// A response with exactly these fields (`Content-Length` included by the caller).
     init(status: HTTPResponseStatus, fields: HTTPHeaders, body: ByteBuffer) {
         self.status = status
-        self.headers = fields
+        self.fields = fields
+        self.body = body
+    }
+
+    /// A response whose status line and header lines are already encoded (``HeadTemplate``).
+    init(status: HTTPResponseStatus, encodedHead: ByteBuffer, body: ByteBuffer) {
+        self.status = status
+        self.encodedHead = encodedHead
         self.body = body
     }
 
     /// `304 Not Modified`: the validators and caching headers of the full response, no body.
     init(notModified headers: [(String, String)]) {
         self.status = .notModified
-        self.headers = HTTPHeaders(headers)
+        self.fields = HTTPHeaders(headers)
         self.body = ByteBuffer()
     }
 
@@ -85,9 +103,22 @@ public struct HTTPResponse: Sendable {
 
     /// The same response with its head encoded once, for responses served many times.
     func precomputed() -> HTTPResponse {
+        guard encodedHead == nil, let fields else { return self }
         var copy = self
-        copy.encodedHead = Self.encodeHead(status: status, headers: headers)
+        copy.encodedHead = Self.encodeHead(status: status, headers: fields)
         return copy
+    }
+
+    /// The header fields of an encoded head (what ``writeHead(status:headers:to:)`` writes): its
+    /// lines after the status line, each split at its first colon.
+    private static func fields(ofHead head: ByteBuffer) -> HTTPHeaders {
+        var fields = HTTPHeaders()
+        let lines = String(decoding: head.readableBytesView, as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: true)
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields.add(name: String(line[..<colon]), value: String(line[line.index(after: colon)...].trimmingOptionalWhitespace))
+        }
+        return fields
     }
 
     /// The status line and header lines of a response (no terminating blank line).
@@ -96,6 +127,16 @@ public struct HTTPResponse: Sendable {
         buffer.reserveCapacity(64 + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
         writeHead(status: status, headers: headers, to: &buffer)
         return buffer
+    }
+
+    /// Writes its status line and header lines (no terminating blank line) into `buffer`: the
+    /// encoded head when it has one, else its fields encoded now.
+    func writeHead(to buffer: inout ByteBuffer) {
+        if let encodedHead {
+            buffer.writeImmutableBuffer(encodedHead)
+        } else {
+            Self.writeHead(status: status, headers: fields ?? HTTPHeaders(), to: &buffer)
+        }
     }
 
     /// Writes the status line and header lines of a response (no terminating blank line) into

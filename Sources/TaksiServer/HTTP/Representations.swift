@@ -36,9 +36,10 @@ final class Representations: Sendable {
         var shared = headers
         if !varyValue.isEmpty { shared.append(("Vary", varyValue)) }
         let tag = Self.entityTag(body)
-        identity = Self.form(body: body, etag: "\"\(tag)\"", encoding: nil, headers: shared, label: label, variant: variant)
+        let head = HeadTemplate(headers: shared)
+        identity = Self.form(body: body, etag: "\"\(tag)\"", encoding: nil, head: head, label: label, variant: variant)
         gzip = gzipped.map {
-            Self.form(body: $0, etag: "\"\(tag)-gzip\"", encoding: "gzip", headers: shared, label: label, variant: variant)
+            Self.form(body: $0, etag: "\"\(tag)-gzip\"", encoding: "gzip", head: head, label: label, variant: variant)
         }
     }
 
@@ -71,55 +72,12 @@ final class Representations: Sendable {
         return HeaderList.equals(isWeak ? UnsafeBufferPointer(rebasing: candidate[2...]) : candidate, etag)
     }
 
-    /// - Parameter vary: request headers to name in `Vary` besides those `headers` name (added to
-    ///   its value, or as the header after them).
-    static func form(
-        body: [UInt8], etag: String, encoding: String?, headers: [(String, String)], vary: String? = nil, label: MetricsLabel,
-        variant: String?
-    ) -> Form {
+    /// Both responses of one content coding, made from the representation's head template.
+    static func form(body: [UInt8], etag: String, encoding: String?, head: HeadTemplate, label: MetricsLabel, variant: String?) -> Form {
         func response(notModified: Bool) -> HTTPResponse {
-            Self.response(
-                body: body, etag: etag, encoding: encoding, headers: headers, vary: vary, label: label, variant: variant,
-                notModified: notModified
-            ).precomputed()
+            head.response(body: body, etag: etag, encoding: encoding, notModified: notModified, label: label, variant: variant)
         }
         return Form(full: response(notModified: false), notModified: response(notModified: true), etag: etag)
-    }
-
-    /// One response of a representation: its body with its `ETag` (and `Content-Encoding`), or the
-    /// `304` with the same validators and no body. ``form(body:etag:encoding:headers:vary:label:variant:)``
-    /// precomputes both; a response made for one request (data not kept) makes the one it needs.
-    /// Its header fields are written in one pass: `Content-Type` and `Content-Length` (not in a
-    /// `304`), `headers` with `vary` added to their `Vary` (or after them), the `ETag`, then the
-    /// `Content-Encoding`.
-    static func response(
-        body: [UInt8], etag: String, encoding: String?, headers: [(String, String)], vary: String? = nil, label: MetricsLabel,
-        variant: String?, notModified: Bool
-    ) -> HTTPResponse {
-        var fields = HTTPHeaders()
-        fields.reserveCapacity(headers.count + 5)
-        if !notModified {
-            fields.add(name: "Content-Type", value: HTTPResponse.jsonType)
-            fields.add(name: "Content-Length", value: String(body.count))
-        }
-        var varied = vary == nil
-        for (name, value) in headers {
-            if notModified, name == "Content-Encoding" { continue }
-            if !varied, name == "Vary", let vary {
-                fields.add(name: name, value: value + ", " + vary)
-                varied = true
-            } else {
-                fields.add(name: name, value: value)
-            }
-        }
-        if !varied, let vary { fields.add(name: "Vary", value: vary) }
-        fields.add(name: "ETag", value: etag)
-        if !notModified, let encoding { fields.add(name: "Content-Encoding", value: encoding) }
-        var response = HTTPResponse(
-            status: notModified ? .notModified : .ok, fields: fields, body: notModified ? ByteBuffer() : ByteBuffer(bytes: body))
-        response.metricsLabel = label
-        response.variant = variant
-        return response
     }
 
     /// The gzip form of `body`, or nil when it would not be smaller.

@@ -49,9 +49,8 @@ public final class ResponseMemo: Sendable {
         /// The identity bytes, to make the gzip form from; nil when too small to be worth it.
         private let gzipSource: [UInt8]?
         private let gzipped = ManagedAtomicLazyReference<GzipForm>()
-        private let headers: [(String, String)]
-        /// What every form adds to the `Vary` of `headers` (``ResponseMemo/vary(bodySize:)``).
-        private let vary: String?
+        /// The head every form is made from (``ResponseHeads/template(bodySize:)``).
+        private let head: HeadTemplate
         private let variant: String
         /// The route the responses are counted under (`data`, or `skeleton` for a URL's own skeleton).
         private let label: MetricsLabel
@@ -66,16 +65,15 @@ public final class ResponseMemo: Sendable {
             }
         }
 
-        init(body: [UInt8], key: Key, headers: [(String, String)], variant: String, label: MetricsLabel) {
-            let compressible = body.count >= ResponseMemo.smallestGzipped
-            let vary = ResponseMemo.vary(bodySize: body.count)
+        init(body: [UInt8], key: Key, heads: ResponseHeads, variant: String, label: MetricsLabel) {
+            let compressible = ResponseHeads.hasGzipForm(bodySize: body.count)
+            let head = heads.template(bodySize: body.count)
             self.identity = Representations.form(
-                body: body, etag: ResponseMemo.entityTag(body), encoding: nil, headers: headers, vary: vary, label: label, variant: variant
+                body: body, etag: ResponseMemo.entityTag(body), encoding: nil, head: head, label: label, variant: variant
             )
-            self.vary = vary
+            self.head = head
             self.label = label
             self.gzipSource = compressible ? body : nil
-            self.headers = headers
             self.variant = variant
             // Both bodies (the gzip one at most as large), both heads, the key, and the objects around them.
             self.cost =
@@ -95,9 +93,7 @@ public final class ResponseMemo: Sendable {
             // Level 6: most of level 9's gain at a fraction of its time, paid once per kept response.
             let form = gzipSource.flatMap { Representations.gzip($0, level: .compressionLevel6) }.map { bytes in
                 Representations.form(
-                    body: bytes, etag: identity.etag.dropLast() + "-gzip\"", encoding: "gzip", headers: headers,
-                    vary: vary, label: label, variant: variant
-                )
+                    body: bytes, etag: identity.etag.dropLast() + "-gzip\"", encoding: "gzip", head: head, label: label, variant: variant)
             }
             return gzipped.storeIfNilThenLoad(GzipForm(form)).form
         }
@@ -369,10 +365,10 @@ public final class ResponseMemo: Sendable {
     /// - Parameter route: what the response is counted as: `data`, or `skeleton` for the skeleton
     ///   of one URL of a screen whose static fields are built from its path.
     func keep(
-        _ body: [UInt8], for key: Key, headers: [(String, String)], variant: String, request: RequestHead,
+        _ body: [UInt8], for key: Key, heads: ResponseHeads, variant: String, request: RequestHead,
         label: MetricsLabel = .data
     ) -> HTTPResponse {
-        let notKept = { Self.response(notKept: body, headers: headers, variant: variant, to: request, label: label) }
+        let notKept = { Self.response(notKept: body, heads: heads, variant: variant, to: request, label: label) }
         guard isEnabled else { return notKept() }
         let hash = key.hashValue
         let slot = Int(UInt(bitPattern: hash) % UInt(seenOnce.count))
@@ -380,7 +376,7 @@ public final class ResponseMemo: Sendable {
         if !secondTime { seenOnce[slot] = hash }
         // The first time (most one-off values never come back) costs no kept forms at all.
         guard secondTime else { return notKept() }
-        let entry = Entry(body: body, key: key, headers: headers, variant: variant, label: label)
+        let entry = Entry(body: body, key: key, heads: heads, variant: variant, label: label)
         guard entry.cost <= limits.maxBytes / 16 else { return notKept() }
         state.withLockedValue { state in
             insert(entry, for: key, into: &state)
@@ -392,21 +388,14 @@ public final class ResponseMemo: Sendable {
 
     /// A data response that is not kept, with the headers a kept one has (its strong `ETag`, a
     /// `304` to `If-None-Match`, the same `Vary`), made for this request alone: identity only,
-    /// and nothing precomputed that it would not use.
+    /// its head from the template a kept one's is made from.
     static func response(
-        notKept body: [UInt8], headers: [(String, String)], variant: String, to request: RequestHead, label: MetricsLabel = .data
+        notKept body: [UInt8], heads: ResponseHeads, variant: String, to request: RequestHead, label: MetricsLabel = .data
     ) -> HTTPResponse {
         let etag = entityTag(body)
-        return Representations.response(
-            body: body, etag: etag, encoding: nil, headers: headers, vary: vary(bodySize: body.count), label: label, variant: variant,
-            notModified: request.isNotModified(etag: Array(etag.utf8))
-        )
-    }
-
-    /// What a data response adds to its own `Vary`: `Accept-Encoding` when it is large enough to
-    /// have a gzip form, decided by its size alone, so every form of it, kept or not, varies alike.
-    private static func vary(bodySize: Int) -> String? {
-        bodySize >= smallestGzipped ? "Accept-Encoding" : nil
+        return heads.template(bodySize: body.count).response(
+            body: body, etag: etag, encoding: nil, notModified: request.isNotModified(etag: Array(etag.utf8)), label: label,
+            variant: variant)
     }
 
     /// The strong `ETag` of a data response's identity body, quoted.

@@ -74,7 +74,10 @@ public final class ServedScreenSet: Sendable {
         let skeleton: Representations
         /// The headers of its skeleton (`Cache-Control`, `Vary`), for one made per URL when
         /// static fields are built from the path (``ScreenVariant/pathFields``).
-        let skeletonHeaders: [(String, String)]
+        let skeletonHeads: ResponseHeads
+        /// The headers of data rendered from fixtures and request values alone: ``headers`` and
+        /// `Cache-Control` (data with upstream values has its own, by their answers).
+        let dataHeads: ResponseHeads
         /// Present when every source is a fixture.
         let staticData: Representations?
         /// Counts skeleton and data responses of this variant, for experiment exposure.
@@ -112,7 +115,8 @@ public final class ServedScreenSet: Sendable {
             self.translations = translations
             self.headers = headers
             self.skeleton = skeleton
-            self.skeletonHeaders = skeletonHeaders
+            self.skeletonHeads = ResponseHeads(skeletonHeaders)
+            self.dataHeads = ResponseHeads(headers + [("Cache-Control", ServedScreenSet.dataCacheControl)])
             self.staticData = staticData
             self.metrics = metrics
             self.memoID = Self.created.wrappingIncrementThenLoad(ordering: .relaxed)

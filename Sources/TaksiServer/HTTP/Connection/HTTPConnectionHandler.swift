@@ -251,11 +251,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         var head = context.channel.allocator.buffer(
             capacity: (response.encodedHead?.readableBytes ?? 512) + 128 + (inline ? response.body.readableBytes : 0)
         )
-        if let encoded = response.encodedHead {
-            head.writeImmutableBuffer(encoded)
-        } else {
-            HTTPResponse.writeHead(status: response.status, headers: response.headers, to: &head)
-        }
+        response.writeHead(to: &head)
         writeDateAndID(of: request, response: response, to: &head)
         if framing != .keepAlive {
             head.writeStaticString("\r\nConnection: close")
@@ -302,7 +298,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     ) {
         let chunked = request.head.version.minor >= 1
         var buffer = context.channel.allocator.buffer(capacity: 512)
-        HTTPResponse.writeHead(status: response.status, headers: response.headers, to: &buffer)
+        response.writeHead(to: &buffer)
         writeDateAndID(of: request, response: response, to: &buffer)
         buffer.writeStaticString(chunked ? "\r\nTransfer-Encoding: chunked\r\n\r\n" : "\r\nConnection: close\r\n\r\n")
         let loop = context.eventLoop
