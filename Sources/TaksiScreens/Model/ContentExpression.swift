@@ -407,8 +407,12 @@ extension ContentExpression {
         guard var current = values[path.root] else {
             return .failure(LookupFailure(message: "source \"\(path.root)\" has no value (it failed or is not available)"))
         }
-        var walked = ValuePath(root: path.root)
-        for segment in path.steps.segments {
+        let segments = path.steps.segments
+        // The part of the path found so far, made only for a message: a lookup that succeeds
+        // (every data request's) builds no path.
+        var step = 0
+        var walked: ValuePath { ValuePath(root: path.root, steps: JSONPath(segments: Array(segments[..<step]))) }
+        for segment in segments {
             switch segment {
             case .key(let key):
                 guard case .object(let members) = current else {
@@ -433,7 +437,7 @@ extension ContentExpression {
                 }
                 current = elements[index]
             }
-            walked.steps = walked.steps.appending(JSONPath(segments: [segment]))
+            step += 1
         }
         if current.isNull { return .failure(LookupFailure(message: "\(path) is null")) }
         return .success(current)

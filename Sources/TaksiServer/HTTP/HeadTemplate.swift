@@ -45,6 +45,8 @@ final class HeadTemplate: Sendable {
             Array("HTTP/1.1 304 Not Modified\r\n".utf8) + lines(fields.filter { $0.0 != "Content-Encoding" }) + Array("ETag: ".utf8)
     }
 
+    private static let allocator = ByteBufferAllocator()
+
     /// The response of `body`: `200` with it, or the `304` of the same validators.
     /// - Parameters:
     ///   - etag: the representation's tag, quoted.
@@ -54,13 +56,13 @@ final class HeadTemplate: Sendable {
     func response(
         body: [UInt8], etag: String, encoding: String?, notModified isNotModified: Bool, label: MetricsLabel, variant: String?
     ) -> HTTPResponse {
-        var head = ByteBuffer()
+        var head: ByteBuffer
         let tagLine = etag.utf8.count + 2 + (encoding.map { $0.utf8.count + 20 } ?? 0)
         if isNotModified {
-            head.reserveCapacity(notModified.count + tagLine)
+            head = Self.allocator.buffer(capacity: notModified.count + tagLine)
             head.writeBytes(notModified)
         } else {
-            head.reserveCapacity(beforeLength.count + 20 + afterLength.count + tagLine)
+            head = Self.allocator.buffer(capacity: beforeLength.count + 20 + afterLength.count + tagLine)
             head.writeBytes(beforeLength)
             head.writeDecimal(body.count)
             head.writeBytes(afterLength)

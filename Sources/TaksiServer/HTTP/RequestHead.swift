@@ -168,6 +168,12 @@ public struct RequestHead: Sendable {
         }
     }
 
+    /// ``isNotModified(etag:)`` for a tag made for this response alone: its bytes are copied only
+    /// when the request has an `If-None-Match` to compare them with.
+    func isNotModified(etag: String) -> Bool {
+        fields.ifNoneMatch > 0 && isNotModified(etag: Array(etag.utf8))
+    }
+
     private static func method(_ method: HTTPRequestParser.Method) -> HTTPMethod {
         switch method {
         case .GET: .GET

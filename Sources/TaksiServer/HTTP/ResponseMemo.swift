@@ -394,7 +394,7 @@ public final class ResponseMemo: Sendable {
     ) -> HTTPResponse {
         let etag = entityTag(body)
         return heads.template(bodySize: body.count).response(
-            body: body, etag: etag, encoding: nil, notModified: request.isNotModified(etag: Array(etag.utf8)), label: label,
+            body: body, etag: etag, encoding: nil, notModified: request.isNotModified(etag: etag), label: label,
             variant: variant)
     }
 
