@@ -37,7 +37,12 @@ final class HeadTemplate: Sendable {
         }
         if !varied, let vary { fields.append(("Vary", vary)) }
         func lines(_ fields: some Sequence<(String, String)>) -> [UInt8] {
-            fields.reduce(into: []) { bytes, field in bytes += Array("\(field.0): \(field.1)\r\n".utf8) }
+            fields.reduce(into: []) { bytes, field in
+                bytes += field.0.utf8
+                bytes += ": ".utf8
+                bytes += field.1.utf8
+                bytes += "\r\n".utf8
+            }
         }
         beforeLength = Array("HTTP/1.1 200 OK\r\nContent-Type: \(HTTPResponse.jsonType)\r\nContent-Length: ".utf8)
         afterLength = Array("\r\n".utf8) + lines(fields) + Array("ETag: ".utf8)
