@@ -82,8 +82,8 @@ struct RevisionTests {
     func reloadBetweenSkeletonAndData(edit name: String) async throws {
         let edit = try #require(Self.edits.first { $0.name == name })
         let (application, directory) = try Self.makeApplication()
-        try await withRunningServer(application) { port in
-            let skeleton = try await LiveClient(port: port).execute(uri: "/screens/home")
+        try await application.test(.live) { client in
+            let skeleton = try await client.execute(uri: "/screens/home")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
             #expect(held.count == 16)
 
@@ -91,21 +91,21 @@ struct RevisionTests {
             #expect(edited != Self.original)
             try Data(edited.utf8).write(to: directory.appendingPathComponent("home.json"), options: .atomic)
             #expect(application.watcher?.reload() == true)
-            let current = try #require(try await LiveClient(port: port).execute(uri: "/screens/home").header("X-Taksi-Skeleton"))
+            let current = try #require(try await client.execute(uri: "/screens/home").header("X-Taksi-Skeleton"))
             #expect((current != held) == edit.changesShape, "\(name): the revision \(edit.changesShape ? "changes" : "stays")")
 
             // The app's data request names its skeleton: answered for it, whatever changed.
-            let data = try await LiveClient(port: port).execute(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", held)])
+            let data = try await client.execute(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", held)])
             #expect(data.status == .ok)
             #expect(data.header("X-Taksi-Skeleton") == held)
             try Self.expectDecodes(data.json, against: skeleton.json)
-            let answer = try await LiveClient(port: port).execute(
+            let answer = try await client.execute(
                 .POST, uri: "/screens/home/actions/ping", headers: [("X-Taksi-Skeleton", held)], body: "")
             #expect(answer.status == .ok)
             try Self.expectDecodes(answer.json, against: skeleton.json)
 
             // Without the header (an app from before it), the current set answers, as it always did.
-            let fresh = try await LiveClient(port: port).execute(uri: "/screens/home/data")
+            let fresh = try await client.execute(uri: "/screens/home/data")
             #expect(fresh.header("X-Taksi-Skeleton") == current)
             if name == "added" { #expect(fresh.json?["interface_data"]?.arrayValue?.contains { $0["identifier"] == "promo" } == true) }
         }
@@ -265,11 +265,11 @@ struct RevisionTests {
         let modern =
             #"{"name": "home", "version": ">= 2.0", "components": [{"name": "label_component", "identifier": "greeting", "content": {"value": "Hello"}}, {"name": "label_component", "identifier": "categories", "content": {"value": {"$template": "{q.name}"}}}], "sources": {"q": {"type": "request", "parameters": {"name": {"default": "Ada"}}}}}"#
         let (application, _) = try Self.makeApplication(files: ["home.json": classic, "home-2.json": modern])
-        try await withRunningServer(application) { port in
+        try await application.test(.live) { client in
             // The docs' old client: no version on the skeleton, ?version=2.1 on the data.
-            let skeleton = try await LiveClient(port: port).execute(uri: "/screens/home")
+            let skeleton = try await client.execute(uri: "/screens/home")
             let held = try #require(skeleton.header("X-Taksi-Skeleton"))
-            let data = try await LiveClient(port: port).execute(
+            let data = try await client.execute(
                 uri: "/screens/home/data?name=Ada&version=2.1", headers: [("X-Taksi-Skeleton", held)])
             #expect(data.status == .ok)
             #expect(data.header("X-Taksi-Variant") == skeleton.header("X-Taksi-Variant"))

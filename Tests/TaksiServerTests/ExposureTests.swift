@@ -69,8 +69,7 @@ struct ExposureTests {
         let server = try Server()
         let users = (0..<200).map { "user-\($0)" }
         // Over the real server: the request id is the connection's.
-        try await withRunningServer(server.application) { port in
-            let client = LiveClient(port: port)
+        try await server.application.test(.live) { client in
             for user in users {
                 let headers = [("X-Taksi-User", user)]
                 let skeleton = try await client.execute(
@@ -122,9 +121,9 @@ struct ExposureTests {
     func platforms() async throws {
         let server = try Server()
         let sent = ["ios", "Android_TV-2.0", String(repeating: "p", count: 33), "ios<script>", "tvOS 17", "ü", ""]
-        try await withRunningServer(server.application) { port in
+        try await server.application.test(.live) { client in
             for (index, platform) in sent.enumerated() {
-                let response = try await LiveClient(port: port).execute(
+                let response = try await client.execute(
                     uri: "/screens/landing", headers: [("X-Taksi-User", "user-\(index)"), ("X-Taksi-Platform", platform)])
                 #expect(response.status == .ok)
             }
