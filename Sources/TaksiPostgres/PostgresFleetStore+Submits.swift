@@ -41,7 +41,7 @@ extension PostgresFleetStore {
                     throw StoreError("the answer stored for this key has status \(status), which is no HTTP status; it is not replayed")
                 }
                 return .answered(
-                    IdempotencyStore.Answer(
+                    SubmitAnswer(
                         status: HTTPResponseStatus(statusCode: status), headers: Self.decodeHeaders(headers),
                         body: body.map { Array($0.readableBytesView) } ?? []))
             }
@@ -51,7 +51,7 @@ extension PostgresFleetStore {
         }
     }
 
-    public func finishSubmit(key: String, token: UUID, answer: IdempotencyStore.Answer?) async throws -> Bool {
+    public func finishSubmit(key: String, token: UUID, answer: SubmitAnswer?) async throws -> Bool {
         try await statement { client in
             let rows: PostgresRowSequence
             if let answer {

@@ -33,12 +33,13 @@ public struct Application: Sendable {
     public let memo: ResponseMemo
     /// The live preview's event stream, fed by every reload; nil when the preview is off.
     public let previewEvents: PreviewEvents?
-    /// Answers of action submits kept by `Idempotency-Key`, for retries.
-    public let idempotency: IdempotencyStore
     /// The fleet's shared store (``ServerConfiguration/StoreSettings``), run as a service of the
     /// group; nil when the replica keeps everything in its own memory.
     public let fleetStore: (any FleetStore)?
-    /// Keyed submits answered once for the whole fleet; with ``fleetStore``.
+    /// Keyed submits answered once per `Idempotency-Key`: through ``fleetStore`` for the whole
+    /// fleet, or through a ``MemoryFleetStore`` of this process's for a server that runs alone
+    /// (bounded by `idempotency_max_bytes`); nil when that bound is 0 and there is no fleet store,
+    /// which runs every submit.
     public let fleetSubmits: FleetSubmits?
     /// Where the served screens come from, with what keeps them current.
     public let screensSource: ScreensSource
@@ -124,8 +125,7 @@ public struct Application: Sendable {
     /// Everything made once: the parts the configuration turns on, and the responder over them.
     init(
         configuration: ServerConfiguration, store: ScreenStore, logger: Logger, metrics: any MetricsFactory, resolver: DataResolver,
-        prometheus: PrometheusCollectorRegistry?, memo: ResponseMemo, previewEvents: PreviewEvents?, idempotency: IdempotencyStore,
-        purger: CDNPurger?, parts: Parts
+        prometheus: PrometheusCollectorRegistry?, memo: ResponseMemo, previewEvents: PreviewEvents?, purger: CDNPurger?, parts: Parts
     ) {
         self.configuration = configuration
         self.store = store
@@ -137,7 +137,6 @@ public struct Application: Sendable {
         self.serverMetrics = serverMetrics
         self.memo = memo
         self.previewEvents = previewEvents
-        self.idempotency = idempotency
         self.purger = purger
         self.tracing = parts.tracing
         self.exposureExporter = parts.exposureExport?.service
@@ -147,11 +146,18 @@ public struct Application: Sendable {
                 window: .milliseconds(Int64(configuration.exposureWindow * 1000)),
                 sinks: [parts.exposureExport?.sink ?? LogExposureSink(logger: logger)], metrics: metrics, logger: logger)
         self.fleetStore = parts.fleetStore
+        let submitClaims: (any SubmitClaims)?
         if let fleetStore = parts.fleetStore {
             exposures = exposures.sharing(fleetStore)
-            fleetSubmits = FleetSubmits(store: fleetStore, window: configuration.idempotencyDuration, logger: logger, metrics: metrics)
+            submitClaims = fleetStore
         } else {
-            fleetSubmits = nil
+            // The same code as a fleet's, with a store of this process's own.
+            submitClaims =
+                configuration.idempotencyMaxBytes > 0
+                ? MemoryFleetStore(window: configuration.idempotencyDuration, maxSubmitBytes: configuration.idempotencyMaxBytes) : nil
+        }
+        fleetSubmits = submitClaims.map {
+            FleetSubmits(store: $0, window: configuration.idempotencyDuration, logger: logger, metrics: metrics)
         }
         if let fleetStore = parts.fleetStore, let published = parts.published {
             purger?.follow(fleetStore, state: published)
@@ -175,8 +181,7 @@ public struct Application: Sendable {
         dependencies.metrics = prometheus.map { MetricsExposition(registry: $0, server: serverMetrics) }
         dependencies.memo = memo
         dependencies.previewEvents = previewEvents
-        dependencies.idempotency = idempotency
-        dependencies.fleet = fleetSubmits
+        dependencies.submits = fleetSubmits
         if case .store(let follower, let kept) = screensSource {
             dependencies.kept = kept
             dependencies.published = follower.state
@@ -314,9 +319,8 @@ struct HTTPService: Service, CustomStringConvertible {
         application.draining.begin()
         await server.shutdown(drainTimeout: .milliseconds(Int64(application.configuration.drainTimeout * 1000)))
         // What requests started and no connection waits for any more: upstream refreshes, and
-        // submits whose clients went away (their answers are kept for the retry).
+        // answers of keyed submits the store did not take at once (a fleet's, still retried).
         await application.resolver.cache.settle()
-        await application.idempotency.settle()
         await application.fleetSubmits?.settle()
         // Exposures of the drained requests, into the store before its connections close.
         await application.exposures.settle()
@@ -574,9 +578,6 @@ private func assemble(
         prometheus: registry,
         memo: memo,
         previewEvents: previewEvents,
-        idempotency: IdempotencyStore(
-            limits: IdempotencyStore.Limits(window: configuration.idempotencyDuration, maxBytes: configuration.idempotencyMaxBytes)
-        ),
         purger: purger,
         parts: parts
     )

@@ -33,8 +33,8 @@ struct FleetStoreContractTests {
         }
     }
 
-    static func answer(_ text: String) -> IdempotencyStore.Answer {
-        IdempotencyStore.Answer(status: .created, headers: [("Content-Type", "application/json"), ("X-Id", text)], body: Array(text.utf8))
+    static func answer(_ text: String) -> SubmitAnswer {
+        SubmitAnswer(status: .created, headers: [("Content-Type", "application/json"), ("X-Id", text)], body: Array(text.utf8))
     }
 
     static func claim(

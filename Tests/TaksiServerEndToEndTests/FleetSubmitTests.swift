@@ -146,7 +146,7 @@ struct FleetSubmitTests {
             else { return nil }
             return token
         }
-        let answer = IdempotencyStore.Answer(status: .created, headers: [("X-Id", "7")], body: Array("{}".utf8))
+        let answer = SubmitAnswer(status: .created, headers: [("X-Id", "7")], body: Array("{}".utf8))
         let token = try #require(try await claim("K-again"))
         #expect(try await store.finishSubmit(key: "K-again", token: token, answer: answer))
         #expect(try await store.finishSubmit(key: "K-again", token: token, answer: answer), "the same answer, recorded again")

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import TaksiSchema
@@ -24,10 +25,9 @@ struct ActionTests {
         /// What the application logged.
         let log = LogRecorder()
 
-        init(idempotency: IdempotencyStore.Limits = IdempotencyStore.Limits()) async throws {
+        init() async throws {
             upstream = try await TestUpstream()
-            (application, screenSet) = try upstreamApplication(
-                files: ActionTests.screens, upstream: upstream, idempotency: idempotency, logger: log.logger)
+            (application, screenSet) = try upstreamApplication(files: ActionTests.screens, upstream: upstream, logger: log.logger)
         }
 
         func post(
@@ -344,68 +344,42 @@ struct ActionTests {
         #expect([a, b].filter { !$0.headers["Idempotent-Replayed"].isEmpty }.count == 1)
     }
 
-    @Test("kept answers are bounded: past the window or the byte limit, a submit runs again")
+    @Test("kept answers are bounded: past the window or the byte limit, a submit runs again; a failure is not kept")
     func idempotencyBounds() async throws {
-        let clock = ManualClock()
-        let store = IdempotencyStore(limits: .init(window: .seconds(60), maxBytes: 1_000), now: { clock.now })
-        let answer = { (text: String) in
-            { @Sendable () async -> IdempotencyStore.Answer in .init(status: .ok, headers: [], body: Array(text.utf8)) }
+        // The store a server that runs alone answers its keyed submits through.
+        let clock = NIOLockedValueBox(Date(timeIntervalSince1970: 1_000_000))
+        let store = MemoryFleetStore(window: .seconds(60), maxSubmitBytes: 1_000, now: { clock.withLockedValue { $0 } })
+        func claim(_ key: String) async throws -> SubmitClaim {
+            try await store.claimSubmit(key: key, fingerprint: Array("r".utf8), lease: .seconds(30), window: .seconds(60))
         }
-        guard case .run(let first) = store.claim(key: "a", request: "r", work: answer("one")) else {
-            Issue.record("not run")
-            return
+        /// Claims `key` and records `text` as its answer (nil: the call failed, nothing kept).
+        func answer(_ key: String, _ text: String?) async throws {
+            guard case .claimed(let token) = try await claim(key) else {
+                Issue.record("\(key) was not claimed")
+                return
+            }
+            let kept = text.map { SubmitAnswer(status: .ok, headers: [], body: Array($0.utf8)) }
+            #expect(try await store.finishSubmit(key: key, token: token, answer: kept))
         }
-        _ = await first.value
-        guard case .replay = store.claim(key: "a", request: "r", work: answer("two")) else {
-            Issue.record("not replayed")
-            return
+        func isKept(_ key: String) async throws -> Bool {
+            if case .answered = try await claim(key) { return true }
+            return false
         }
-        clock.advance(by: .seconds(61))
-        guard case .run = store.claim(key: "a", request: "r", work: answer("three")) else {
-            Issue.record("kept past its window")
-            return
-        }
+        try await answer("a", "one")
+        #expect(try await isKept("a"))
+        clock.withLockedValue { $0 += 61 }
+        try await answer("a", "three")
         // Two large answers do not fit together: the older goes.
-        guard case .run(let big) = store.claim(key: "b", request: "r", work: answer(String(repeating: "x", count: 600))) else { return }
-        _ = await big.value
-        guard case .run(let bigger) = store.claim(key: "c", request: "r", work: answer(String(repeating: "y", count: 600))) else { return }
-        _ = await bigger.value
-        guard case .run = store.claim(key: "b", request: "r", work: answer("again")) else {
-            Issue.record("kept over the byte limit")
-            return
-        }
+        try await answer("b", String(repeating: "x", count: 600))
+        #expect(store.submitBytes <= 1_000)
+        try await answer("c", String(repeating: "y", count: 600))
+        #expect(store.submitBytes <= 1_000)
+        #expect(try await !isKept("b"), "kept over the byte limit")
+        #expect(try await isKept("c"))
         // A failure or a timeout is not kept: whether the upstream acted is not known, so a retry runs.
-        let failed = { @Sendable () async -> IdempotencyStore.Answer in .init(status: .gatewayTimeout, headers: [], body: []) }
-        guard case .run(let timedOut) = store.claim(key: "d", request: "r", work: failed) else { return }
-        #expect(await timedOut.value.status == .gatewayTimeout)
-        guard case .run = store.claim(key: "d", request: "r", work: answer("retried")) else {
-            Issue.record("a 504 was kept")
-            return
-        }
-    }
-
-    @Test("shutdown waits for submits still running, so a submit whose client went away finishes and is kept")
-    func settleAtShutdown() async throws {
-        let store = IdempotencyStore()
-        let (gate, opened) = AsyncStream<Void>.makeStream()
-        let work = { @Sendable () async -> IdempotencyStore.Answer in
-            for await _ in gate {}
-            return .init(status: .ok, headers: [], body: Array("done".utf8))
-        }
-        guard case .run = store.claim(key: "k", request: "r", work: work) else {
-            Issue.record("not run")
-            return
-        }
-        async let settled: Void = store.settle()
-        opened.finish()
-        await settled
-        // Settled means done: the answer is kept, and a retry replays it at once.
-        guard case .replay(let replay) = store.claim(key: "k", request: "r", work: work) else {
-            Issue.record("not kept")
-            return
-        }
-        #expect(String(decoding: await replay.value.body, as: UTF8.self) == "done")
-        #expect(store.runningCount == 0)
+        try await answer("d", nil)
+        try await answer("d", "retried")
+        #expect(try await isKept("d"))
     }
 
     @Test("?only= answers just those components and calls only their sources; anything else is 400")

@@ -160,15 +160,13 @@ package enum SharedScreens {
 /// bound to port 0 on loopback.
 package func upstreamApplication(
     files: [String: String], upstream: TestUpstream, cache: UpstreamCache? = nil,
-    idempotency: IdempotencyStore.Limits = IdempotencyStore.Limits(), logger: Logger = testLogger("test"),
+    logger: Logger = testLogger("test"),
     metrics: (any MetricsFactory)? = nil, parts: Application.Parts = Application.Parts()
 ) throws -> (application: Application, screenSet: ScreenSet) {
     let load = ScreenSetLoader.load(files: files.mapValues { Array($0.utf8) }, upstreams: ["api"])
     guard let screenSet = load.screenSet else { throw FixtureError.invalidScreens(load.diagnostics.report) }
     var configuration = ServerConfiguration.forTests()
     configuration.upstreams = ["api": upstream.baseURL]
-    configuration.idempotencyWindow = Double(idempotency.window.components.seconds)
-    configuration.idempotencyMaxBytes = idempotency.maxBytes
     let application = buildApplication(
         configuration: configuration, screenSet: screenSet, logger: logger, metrics: metrics, cache: cache, parts: parts)
     return (application, screenSet)

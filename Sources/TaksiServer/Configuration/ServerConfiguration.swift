@@ -51,7 +51,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var idempotencyWindow: Double = 86_400
     /// ``idempotencyWindow`` as a duration (to the millisecond), as the stores take it.
     public var idempotencyDuration: Duration { .milliseconds(Int64(idempotencyWindow * 1000)) }
-    /// Bytes of action answers kept for retries (``IdempotencyStore``); 0 keeps none.
+    /// Bytes of action answers kept for retries by a server without the fleet's store (``MemoryFleetStore``); 0 keeps none.
     public var idempotencyMaxBytes: Int = 16 << 20
     /// Seconds one exposure record stands for a user's later exposures to the same experiment
     /// (``ExposureRecorder``).

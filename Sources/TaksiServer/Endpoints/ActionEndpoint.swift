@@ -13,11 +13,9 @@ struct ActionEndpoint: Sendable {
     /// Calls the actions' upstreams; nil when the server calls no upstreams.
     let resolver: DataResolver?
     let counters: EndpointCounters
-    /// Answers of submits kept by `Idempotency-Key` in this process; nil runs every submit.
-    let idempotency: IdempotencyStore?
-    /// Keyed submits answered once for the whole fleet, through its store; when set, used
-    /// instead of `idempotency` for submits that call an upstream.
-    let fleet: FleetSubmits?
+    /// Submits that call an upstream, answered once per `Idempotency-Key` through the store (the
+    /// fleet's, or this process's memory for a server that runs alone); nil runs every submit.
+    let submits: FleetSubmits?
 
     /// The media types an action's body may have, for `Accept-Post` and 415's message.
     static let actionMediaTypes = "application/json, application/x-www-form-urlencoded"
@@ -146,35 +144,17 @@ struct ActionEndpoint: Sendable {
         } else {
             respond = done
         }
-        guard let key else { return action.call == nil ? .ready(done()) : .pending(respond) }
+        // A keyed submit that calls an upstream is answered once per key; one that calls nothing
+        // has nothing to do twice.
+        guard let key, let submits, let call = action.call else { return action.call == nil ? .ready(done()) : .pending(respond) }
         // The same key from another request (body, identity, screen) is a client bug, not a retry.
         let fingerprint = FleetSubmits.fingerprint(
-            contentType: request.headers.first(name: "Content-Type"),
-            forwarded: action.call?.request.forwardedValues(from: request.headers) ?? [],
+            contentType: request.headers.first(name: "Content-Type"), forwarded: call.request.forwardedValues(from: request.headers),
             body: request.body.map { String(buffer: $0) } ?? "")
-        if let fleet, let call = action.call {
-            return .pending {
-                await fleet.answer(
-                    key: FleetSubmits.key(path: path, action: name, clientKey: key), clientKey: key, fingerprint: Array(fingerprint.utf8),
-                    timeout: call.request.timeout, correlation: correlation, run: respond)
-            }
-        }
-        guard let idempotency, idempotency.isEnabled else {
-            return action.call == nil ? .ready(done()) : .pending(respond)
-        }
-        switch idempotency.claim(
-            key: "\(variant.compiled.variantID)\n\(path)\n\(name)\n\(key)", request: fingerprint, work: { await respond().kept })
-        {
-        case .run(let task):
-            return .pending { HTTPResponse(kept: await task.value) }
-        case .replay(let task):
-            return .pending {
-                var response = HTTPResponse(kept: await task.value)
-                response.headers.add(name: "Idempotent-Replayed", value: "true")
-                return response
-            }
-        case .mismatch:
-            throw Self.keyReused(key)
+        return .pending {
+            await submits.answer(
+                key: FleetSubmits.key(path: path, action: name, clientKey: key), clientKey: key, fingerprint: Array(fingerprint.utf8),
+                timeout: call.request.timeout, correlation: correlation, run: respond)
         }
     }
 
@@ -361,15 +341,15 @@ struct ActionEndpoint: Sendable {
 
 extension HTTPResponse {
     /// A kept action answer, as a response.
-    init(kept answer: IdempotencyStore.Answer) {
+    init(kept answer: SubmitAnswer) {
         self.init(status: answer.status, json: ByteBuffer(bytes: answer.body), headers: answer.headers)
         metricsLabel = .action
         variant = answer.headers.first { $0.0 == "X-Taksi-Variant" }?.1
     }
 
     /// This action answer, to keep: its status, headers (but the ones the connection computes) and body.
-    var kept: IdempotencyStore.Answer {
-        IdempotencyStore.Answer(
+    var kept: SubmitAnswer {
+        SubmitAnswer(
             status: status, headers: headers.filter { $0.name != "Content-Type" && $0.name != "Content-Length" },
             body: Array(body.readableBytesView)
         )

@@ -104,10 +104,9 @@ public struct Responder: Sendable {
         public var memo: ResponseMemo? = nil
         /// Turns the preview (`/preview`) on, its event stream fed by these.
         public var previewEvents: PreviewEvents? = nil
-        /// Answers of submits kept by `Idempotency-Key`; nil runs every submit.
-        public var idempotency: IdempotencyStore? = nil
-        /// Keyed submits answered once for the whole fleet (the store's); nil keeps them in ``idempotency``.
-        public var fleet: FleetSubmits? = nil
+        /// Keyed submits answered once per `Idempotency-Key`, through the fleet's store or this
+        /// process's memory; nil runs every submit.
+        public var submits: FleetSubmits? = nil
         /// Published bundles loaded on demand to answer data and submits for earlier revisions
         /// (screens from the store); nil answers those `412`.
         public var kept: KeptBundles? = nil
@@ -146,7 +145,7 @@ public struct Responder: Sendable {
             selector: selector, logger: logger, resolver: dependencies.resolver, counters: counters, memo: dependencies.memo)
         self.actions = ActionEndpoint(
             selector: selector, logger: logger, resolver: dependencies.resolver, counters: counters,
-            idempotency: dependencies.idempotency, fleet: dependencies.fleet)
+            submits: dependencies.submits)
         self.operations = OperationsEndpoint(
             store: store, metrics: dependencies.metrics, draining: dependencies.draining, published: dependencies.published,
             purger: dependencies.purger)

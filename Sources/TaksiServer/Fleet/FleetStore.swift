@@ -1,4 +1,5 @@
 public import Foundation
+public import NIOHTTP1
 
 /// What the replicas of a fleet share, kept in an existing engine (PostgreSQL: target
 /// `TaksiPostgres`), so a guarantee holds across processes and not only in one's memory. The
@@ -35,7 +36,7 @@ public protocol SubmitClaims: Sendable {
     /// that is not kept, 500 or more). False when the claim was no longer this replica's; true
     /// again for the same answer (a retry after a failure whose statement had committed), and
     /// always for a forget.
-    func finishSubmit(key: String, token: UUID, answer: IdempotencyStore.Answer?) async throws -> Bool
+    func finishSubmit(key: String, token: UUID, answer: SubmitAnswer?) async throws -> Bool
 }
 
 /// Published screen sets: bundles stored by their content, and the releases that make one current.
@@ -101,11 +102,24 @@ public protocol PurgeLedger: Sendable {
 }
 
 /// What the store says of a keyed submit.
+/// The answer of a keyed submit, kept to be replayed to a retry with the same `Idempotency-Key`.
+public struct SubmitAnswer: Sendable {
+    public var status: HTTPResponseStatus
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(status: HTTPResponseStatus, headers: [(String, String)], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
 public enum SubmitClaim: Sendable {
     /// This replica holds the key: call the upstream, then record the answer with this token.
     case claimed(token: UUID)
     /// Answered before with the same request: replay this.
-    case answered(IdempotencyStore.Answer)
+    case answered(SubmitAnswer)
     /// Claimed by a replica (perhaps this one) that is still running it.
     case running
     /// Used before with another request (another body, another identity).

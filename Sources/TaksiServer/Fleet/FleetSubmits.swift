@@ -5,16 +5,17 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
-/// Keyed submits answered once for the whole fleet, through the ``FleetStore``: the first replica
-/// to claim a key calls the upstream and records the answer; a retry on any replica replays it
-/// (`Idempotent-Replayed: true`), or waits for it while it runs, within the call's timeout, then
-/// gets `409 submit_in_progress`. **Never twice**: when the store cannot be reached, a keyed
-/// submit gets `503 store_unavailable` and the upstream is not called.
+/// Keyed submits answered once, through the store's ``SubmitClaims``: the fleet's, or for a
+/// server that runs alone a ``MemoryFleetStore`` of its own (one code path; only the store
+/// differs). The first replica to claim a key calls the upstream and records the answer; a retry
+/// on any replica replays it (`Idempotent-Replayed: true`), or waits for it while it runs, within
+/// the call's timeout, then gets `409 submit_in_progress`. **Never twice**: when the store cannot
+/// be reached, a keyed submit gets `503 store_unavailable` and the upstream is not called.
 ///
-/// The rules are those of ``IdempotencyStore``: the same key with another request is `422`, an
-/// answer of 500 or more is not kept (whether the upstream acted is not known), answers are
-/// replayed for the window. A claim holds its key for the call's timeout and ``leaseMargin``
-/// more: a replica killed mid-submit keeps the key from a retry that long, not forever.
+/// The same key with another request is `422`, an answer of 500 or more is not kept (whether the
+/// upstream acted is not known), answers are replayed for the window. A claim holds its key for
+/// the call's timeout and ``leaseMargin`` more: a replica killed mid-submit keeps the key from a
+/// retry that long, not forever.
 public final class FleetSubmits: Sendable {
     let store: any SubmitClaims
     let window: Duration
@@ -120,7 +121,7 @@ public final class FleetSubmits: Sendable {
 
     /// Records an answer before the client gets it (so a retry right after replays it); when the
     /// store fails, goes on trying in the background for the claim's lease, and says so.
-    private func record(key: String, token: UUID, answer: IdempotencyStore.Answer?, correlation: Correlation) async {
+    private func record(key: String, token: UUID, answer: SubmitAnswer?, correlation: Correlation) async {
         do {
             if try await store.finishSubmit(key: key, token: token, answer: answer) == false { lapsed(correlation) }
             return

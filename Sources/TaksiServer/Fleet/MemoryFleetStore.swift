@@ -1,6 +1,7 @@
 import Crypto
 public import Foundation
 import NIOConcurrencyHelpers
+import NIOCore
 import ServiceLifecycle
 import TaksiScreens
 
@@ -10,18 +11,31 @@ import TaksiScreens
 ///
 /// Bundles are named by their content (SHA-256), releases count up from 1, and every time is
 /// read from `now`, so a test moves it. Nothing is written anywhere: a restart forgets it all.
+///
+/// Keyed submits' answers are bounded in bytes too (``maxSubmitBytes``): a server that runs
+/// alone answers its keyed submits through this store (``FleetSubmits``), and one process's
+/// memory is all it has. Answers past the window go first, then the oldest while over the bound,
+/// at every claim and answer; a claim still running stays, and the answers behind it wait.
 public final class MemoryFleetStore: FleetStore, Sendable {
     private let now: @Sendable () -> Date
     /// How long submits' answers are kept, for the housekeeping that forgets older ones.
     private let window: Duration
+    /// Bytes of submits' answers and requests kept at most.
+    let maxSubmitBytes: Int
 
     private struct Submit {
         var fingerprint: [UInt8]
         var claim: UUID
         var leaseUntil: Date?
         var createdAt: Date
-        var answer: IdempotencyStore.Answer?
+        var answer: SubmitAnswer?
+        /// Bytes counted against ``maxSubmitBytes``, once the answer is in.
+        var bytes = 0
     }
+
+    /// What a submit costs beyond the bytes of its strings: the dictionary's and the order's
+    /// slots, the strings' and arrays' headers. Measured (RSS over 20,000 entries): about 290 bytes.
+    static let submitOverhead = 320
 
     private struct StoredBundle {
         var content: [UInt8]
@@ -41,6 +55,9 @@ public final class MemoryFleetStore: FleetStore, Sendable {
 
     private struct State {
         var submits: [String: Submit] = [:]
+        /// Keys by their claims' times, oldest first (a key claimed again is found again, later).
+        var submitOrder = CircularBuffer<(key: String, claim: UUID)>()
+        var submitBytes = 0
         var bundles: [String: StoredBundle] = [:]
         /// By revision: the bundles whose screens have it.
         var revisions: [String: Set<String>] = [:]
@@ -59,9 +76,13 @@ public final class MemoryFleetStore: FleetStore, Sendable {
 
     /// - Parameters:
     ///   - window: how long submits' answers are kept (`idempotency_window`).
+    ///   - maxSubmitBytes: bytes of submits' answers and requests kept at most (`idempotency_max_bytes`).
     ///   - now: the clock every time is read from.
-    public init(window: Duration = .seconds(86_400), now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        window: Duration = .seconds(86_400), maxSubmitBytes: Int = 16 << 20, now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.window = window
+        self.maxSubmitBytes = maxSubmitBytes
         self.now = now
     }
 
@@ -87,6 +108,7 @@ public final class MemoryFleetStore: FleetStore, Sendable {
             state.submits = state.submits.filter { _, submit in
                 !(submit.createdAt < now - window.timeInterval && (submit.answer != nil || submit.leaseUntil.map { $0 < now } == true))
             }
+            state.submitBytes = state.submits.values.reduce(0) { $0 + $1.bytes }
             if let exposureWindow = state.exposureWindow {
                 state.exposureWindows = state.exposureWindows.filter { $0.value >= now - exposureWindow.timeInterval }
             }
@@ -101,16 +123,17 @@ public final class MemoryFleetStore: FleetStore, Sendable {
     public func claimSubmit(key: String, fingerprint: [UInt8], lease: Duration, window: Duration) async throws -> SubmitClaim {
         let now = now()
         return state.withLockedValue { state in
+            pruneSubmits(&state, at: now, window: window)
             let claim = Submit(
                 fingerprint: fingerprint, claim: UUID(), leaseUntil: now + lease.timeInterval, createdAt: now, answer: nil)
             guard let found = state.submits[key] else {
-                state.submits[key] = claim
+                Self.enter(claim, for: key, into: &state)
                 return .claimed(token: claim.claim)
             }
             let pastWindow = found.createdAt < now - window.timeInterval
             let leaseRanOut = found.answer == nil && (found.leaseUntil.map { $0 < now } ?? false) && found.fingerprint == fingerprint
             if pastWindow || leaseRanOut {
-                state.submits[key] = claim
+                Self.enter(claim, for: key, into: &state)
                 return .claimed(token: claim.claim)
             }
             guard found.fingerprint == fingerprint else { return .mismatch }
@@ -119,18 +142,52 @@ public final class MemoryFleetStore: FleetStore, Sendable {
         }
     }
 
-    public func finishSubmit(key: String, token: UUID, answer: IdempotencyStore.Answer?) async throws -> Bool {
-        state.withLockedValue { state in
+    public func finishSubmit(key: String, token: UUID, answer: SubmitAnswer?) async throws -> Bool {
+        let now = now()
+        return state.withLockedValue { state in
             guard let answer else {
                 if let found = state.submits[key], found.claim == token, found.answer == nil { state.submits[key] = nil }
                 return true
             }
             // The claim stays on the answered row: the same answer recorded again is found.
             guard var found = state.submits[key], found.claim == token else { return false }
+            if found.answer == nil {
+                found.bytes =
+                    key.utf8.count + found.fingerprint.count + answer.body.count
+                    + answer.headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count } + Self.submitOverhead
+                state.submitBytes += found.bytes
+            }
             found.answer = answer
             found.leaseUntil = nil
             state.submits[key] = found
+            pruneSubmits(&state, at: now, window: window)
             return true
+        }
+    }
+
+    /// Bytes of submits' answers kept now, for tests.
+    package var submitBytes: Int { state.withLockedValue { $0.submitBytes } }
+
+    /// A claim, in the place of any earlier one for its key (whose bytes are no longer counted).
+    private static func enter(_ claim: Submit, for key: String, into state: inout State) {
+        if let replaced = state.submits.updateValue(claim, forKey: key) { state.submitBytes -= replaced.bytes }
+        state.submitOrder.append((key, claim.claim))
+    }
+
+    /// Forgets answers past `window`, then the oldest while over ``maxSubmitBytes``, oldest first;
+    /// a claim still running stops it (it ends within its call's timeout, and its lease).
+    private func pruneSubmits(_ state: inout State, at now: Date, window: Duration) {
+        while let (key, claim) = state.submitOrder.first {
+            guard let submit = state.submits[key], submit.claim == claim else {
+                // Claimed again, forgotten or pruned by the housekeeping: nothing of it is here.
+                state.submitOrder.removeFirst()
+                continue
+            }
+            let expired = submit.createdAt < now - window.timeInterval
+            guard submit.answer != nil, expired || state.submitBytes > maxSubmitBytes else { break }
+            state.submitOrder.removeFirst()
+            state.submits[key] = nil
+            state.submitBytes -= submit.bytes
         }
     }
 
