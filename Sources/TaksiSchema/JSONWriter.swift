@@ -86,22 +86,36 @@ public enum JSONWriter {
     /// Appends `string` as a JSON string, quoted and escaped.
     public static func writeString(_ string: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: "\\\"".utf8)
-            case UInt8(ascii: "\\"): output.append(contentsOf: "\\\\".utf8)
-            case 0x0A: output.append(contentsOf: "\\n".utf8)
-            case 0x0D: output.append(contentsOf: "\\r".utf8)
-            case 0x09: output.append(contentsOf: "\\t".utf8)
-            case 0x08: output.append(contentsOf: "\\b".utf8)
-            case 0x0C: output.append(contentsOf: "\\f".utf8)
-            case 0..<0x20:
-                output.append(contentsOf: "\\u00".utf8)
-                output.append(hexDigits[Int(byte >> 4)])
-                output.append(hexDigits[Int(byte & 0x0F)])
-            default: output.append(byte)
-            }
-        }
+        writeEscaped(string, into: &output)
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes `string`'s characters as a JSON string holds them, without the quotes: the runs
+    /// that need no escape copied at once, the rest escaped (a template's hole is written in pieces).
+    public static func writeEscaped(_ string: String, into output: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { bytes in
+            var run = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
+                run = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): output.append(contentsOf: "\\\"".utf8)
+                case UInt8(ascii: "\\"): output.append(contentsOf: "\\\\".utf8)
+                case 0x0A: output.append(contentsOf: "\\n".utf8)
+                case 0x0D: output.append(contentsOf: "\\r".utf8)
+                case 0x09: output.append(contentsOf: "\\t".utf8)
+                case 0x08: output.append(contentsOf: "\\b".utf8)
+                case 0x0C: output.append(contentsOf: "\\f".utf8)
+                default:
+                    output.append(contentsOf: "\\u00".utf8)
+                    output.append(hexDigits[Int(byte >> 4)])
+                    output.append(hexDigits[Int(byte & 0x0F)])
+                }
+            }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
+        }
     }
 }

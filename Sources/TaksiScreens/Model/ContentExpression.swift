@@ -156,6 +156,13 @@ public struct Evaluation: Sendable, Equatable {
     }
 }
 
+extension Evaluation {
+    /// No value, for why a lookup found none.
+    init(_ failure: ContentExpression.LookupFailure) {
+        self.init(value: nil, problems: [failure.message], shapeFaults: failure.isShapeFault ? [failure.message] : [])
+    }
+}
+
 extension ContentExpression {
     /// Evaluates the expression with `values` holding each available source's (and loop
     /// variable's) value. A source that failed is simply absent: bindings to it are missing.
@@ -215,21 +222,100 @@ extension ContentExpression {
     /// A `$template`: its text with each value spliced in, or its default when one is missing.
     private static func template(_ parts: [TemplatePart], options: BindingOptions, _ values: [String: JSONValue]) -> Evaluation {
         var text = ""
+        if let failure = appendText(of: parts, in: values, to: &text) {
+            if let fallback = options.defaultValue { return Evaluation(value: fallback, problems: []) }
+            return Evaluation(failure)
+        }
+        return Evaluation(value: .string(text), problems: [])
+    }
+
+    /// Appends the text of a template's or a message's parts to `output`: literal text as it
+    /// is, each value as ``text(of:in:number:)`` says; the failure of the first value that makes
+    /// none (then what was appended is not the text). The one way such text is made, whether
+    /// into a string (``evaluate(_:)``) or into a data entry's bytes (``writeText(_:into:)``).
+    private static func appendText(
+        of parts: [TemplatePart], in values: [String: JSONValue], number: ((Double) -> String)? = nil, to output: inout some TextOutput
+    ) -> LookupFailure? {
         for part in parts {
             switch part {
             case .text(let literal):
-                text += literal
+                output.append(literal)
             case .value, .formatted:
-                switch self.text(of: part, in: values) {
-                case .success(let piece):
-                    text += piece
-                case .failure(let failure):
-                    if let fallback = options.defaultValue { return Evaluation(value: fallback, problems: []) }
-                    return Evaluation(value: nil, problems: [failure.message], shapeFaults: failure.isShapeFault ? [failure.message] : [])
+                switch text(of: part, in: values, number: number) {
+                case .success(let piece): output.append(piece)
+                case .failure(let failure): return failure
                 }
             }
         }
-        return Evaluation(value: .string(text), problems: [])
+        return nil
+    }
+
+    /// The plural form of a message that `count` (a number, or text that is one) chooses; `other`
+    /// without a count.
+    private static func form(
+        of forms: [PluralCategory: [TemplatePart]], count: ValuePath?, rules: LanguageRules, _ values: [String: JSONValue]
+    ) -> Result<[TemplatePart], LookupFailure> {
+        var category = PluralCategory.other
+        if let count {
+            switch resolve(count, in: values) {
+            case .success(let value):
+                guard let number = value.numberValue ?? value.stringValue.flatMap(Double.init) else {
+                    return .failure(
+                        LookupFailure(
+                            message: "\(count) is \(value.typeName), not a number, so it cannot choose a plural form", isShapeFault: true))
+                }
+                category = rules.category(for: number)
+            case .failure(let failure):
+                return .failure(failure)
+            }
+        }
+        return .success(forms[category] ?? forms[.other] ?? [])
+    }
+
+    /// Writes the text this expression makes into `output` as a JSON string, as a string field
+    /// takes it: what ``evaluate(_:)`` gives, a number or Boolean written as in JSON (the data
+    /// check's conversion). A template's or a message's text is escaped into the bytes as it is
+    /// made, with no string nor value made first. False, with nothing written, when it makes no
+    /// text without a problem.
+    public func writeText(_ values: [String: JSONValue], into output: inout [UInt8]) -> Bool {
+        switch self {
+        case .template(let parts, let options):
+            if Self.write(parts, in: values, into: &output) { return true }
+            return options.defaultValue.map { Self.write($0, asTextInto: &output) } ?? false
+        case .localized(let forms, let count, let rules):
+            guard case .success(let form) = Self.form(of: forms, count: count, rules: rules, values) else { return false }
+            return Self.write(form, in: values, number: rules.format, into: &output)
+        default:
+            let result = evaluate(values)
+            guard result.problems.isEmpty, let value = result.value else { return false }
+            return Self.write(value, asTextInto: &output)
+        }
+    }
+
+    /// Writes the text of `parts` as a JSON string; false, with nothing written, when a value
+    /// makes none.
+    private static func write(
+        _ parts: [TemplatePart], in values: [String: JSONValue], number: ((Double) -> String)? = nil, into output: inout [UInt8]
+    ) -> Bool {
+        let start = output.count
+        output.append(UInt8(ascii: "\""))
+        var escaped = EscapedJSONText(taking: &output)
+        let failure = appendText(of: parts, in: values, number: number, to: &escaped)
+        output = escaped.bytes
+        guard failure == nil else {
+            output.removeSubrange(start...)
+            return false
+        }
+        output.append(UInt8(ascii: "\""))
+        return true
+    }
+
+    /// Writes `value` as a string field's JSON: text as it is, a number or Boolean as written in
+    /// JSON; false for anything else.
+    private static func write(_ value: JSONValue, asTextInto output: inout [UInt8]) -> Bool {
+        guard let text = value.stringValue ?? ComponentCatalog.losslessString(value) else { return false }
+        JSONWriter.writeString(text, into: &output)
+        return true
     }
 
     /// An `$each`: the template evaluated for each item of the array at `path` (at most `limit`);
@@ -267,42 +353,25 @@ extension ContentExpression {
         return Evaluation(value: .array(output), problems: problems, shapeFaults: faults)
     }
 
+    /// A localized message: the plural form its count chooses, with each value spliced in (a
+    /// number in the locale's way).
+    private static func localized(
+        _ forms: [PluralCategory: [TemplatePart]], count: ValuePath?, rules: LanguageRules, _ values: [String: JSONValue]
+    ) -> Evaluation {
+        switch form(of: forms, count: count, rules: rules, values) {
+        case .success(let form):
+            var text = ""
+            if let failure = appendText(of: form, in: values, number: rules.format, to: &text) { return Evaluation(failure) }
+            return Evaluation(value: .string(text), problems: [])
+        case .failure(let failure):
+            return Evaluation(failure)
+        }
+    }
+
     /// A navigation target: the template's text as written, each value percent-encoded as one
     /// segment. A value that cannot be a segment (empty, `.`, `..`, a control character, or
     /// `data` as the last segment, which is the data endpoint) makes no target: the action, and
     /// so the item holding it, is left out rather than sent as a broken link.
-    private static func localized(
-        _ forms: [PluralCategory: [TemplatePart]], count: ValuePath?, rules: LanguageRules, _ values: [String: JSONValue]
-    ) -> Evaluation {
-        var category = PluralCategory.other
-        if let count {
-            switch resolve(count, in: values) {
-            case .success(let value):
-                guard let number = value.numberValue ?? value.stringValue.flatMap(Double.init) else {
-                    let problem = "\(count) is \(value.typeName), not a number, so it cannot choose a plural form"
-                    return Evaluation(value: nil, problems: [problem], shapeFaults: [problem])
-                }
-                category = rules.category(for: number)
-            case .failure(let failure):
-                return Evaluation(value: nil, problems: [failure.message], shapeFaults: failure.isShapeFault ? [failure.message] : [])
-            }
-        }
-        var text = ""
-        for part in forms[category] ?? forms[.other] ?? [] {
-            switch part {
-            case .text(let literal):
-                text += literal
-            case .value, .formatted:
-                switch Self.text(of: part, in: values, number: rules.format) {
-                case .success(let piece): text += piece
-                case .failure(let failure):
-                    return Evaluation(value: nil, problems: [failure.message], shapeFaults: failure.isShapeFault ? [failure.message] : [])
-                }
-            }
-        }
-        return Evaluation(value: .string(text), problems: [])
-    }
-
     private static func target(_ parts: [TemplatePart], _ values: [String: JSONValue]) -> Evaluation {
         var text = ""
         for (index, part) in parts.enumerated() {
@@ -376,6 +445,27 @@ extension ContentExpression {
         }
     }
 
+    /// Where the text of a template or a message goes as it is made (``appendText(of:in:number:to:)``).
+    protocol TextOutput {
+        mutating func append(_ piece: String)
+    }
+
+    /// Text written into a JSON string's bytes, escaped as each piece comes.
+    struct EscapedJSONText: TextOutput {
+        var bytes: [UInt8]
+
+        /// Takes `output`'s bytes, leaving it empty, so appending copies nothing; give them back
+        /// from ``bytes``.
+        init(taking output: inout [UInt8]) {
+            bytes = []
+            swap(&bytes, &output)
+        }
+
+        mutating func append(_ piece: String) {
+            JSONWriter.writeEscaped(piece, into: &bytes)
+        }
+    }
+
     struct LookupFailure: Error {
         var message: String
         /// The data has another shape than the path walks (not an object, not an array); false
@@ -443,3 +533,6 @@ extension ContentExpression {
         return .success(current)
     }
 }
+
+/// Text made into a string, as ``ContentExpression/evaluate(_:)`` gives it.
+extension String: ContentExpression.TextOutput {}

@@ -33,16 +33,12 @@ public struct EntryTemplate: Sendable {
             case .bytes(let bytes):
                 output.append(contentsOf: bytes)
             case .text(let expression):
-                let result = expression.evaluate(values)
                 // What the data check turns a string field's value into: text as it is, a number
                 // or Boolean as written in JSON.
-                guard result.problems.isEmpty, let value = result.value,
-                    let text = value.stringValue ?? ComponentCatalog.losslessString(value)
-                else {
+                guard expression.writeText(values, into: &output) else {
                     output.removeSubrange(start...)
                     return false
                 }
-                JSONWriter.writeString(text, into: &output)
             }
         }
         return true
