@@ -238,6 +238,15 @@ public struct DataPlan: Sendable {
     /// path parameters (already typed, see ``ScreenPattern/values(_:)``).
     /// - Throws: ``DataRequestError`` when a required parameter is missing or one does not convert.
     public func requestValues(query: [String: String], path: [String: JSONValue] = [:]) throws(DataRequestError) -> [String: JSONValue] {
+        try requestValues(parameter: { query[$0] }, path: path)
+    }
+
+    /// ``requestValues(query:path:)`` with each query parameter read by `parameter` (its value,
+    /// decoded, or nil): a request's query is read for the names the plan asks, with no table of
+    /// every parameter made.
+    public func requestValues(
+        parameter query: (String) -> String?, path: [String: JSONValue] = [:]
+    ) throws(DataRequestError) -> [String: JSONValue] {
         var values: [String: JSONValue] = [:]
         // In the dictionary's order, which costs no sort per request; the error, when there is
         // one, is the first in the sources' and parameters' sorted order, whatever that order.
@@ -263,6 +272,13 @@ public struct DataPlan: Sendable {
     /// parameters filled in.
     /// - Throws: ``DataRequestError`` when a required parameter is missing or one does not convert.
     public func upstreamCalls(query: [String: String], path: [String: JSONValue] = [:]) throws(DataRequestError) -> [UpstreamCall] {
+        try upstreamCalls(parameter: { query[$0] }, path: path)
+    }
+
+    /// ``upstreamCalls(query:path:)`` with each query parameter read by `parameter`.
+    public func upstreamCalls(
+        parameter query: (String) -> String?, path: [String: JSONValue] = [:]
+    ) throws(DataRequestError) -> [UpstreamCall] {
         var sources: [(name: String, definition: HTTPSource)] = []
         for (sourceName, source) in self.sources {
             if case .http(let http) = source { sources.append((sourceName, http)) }
@@ -284,7 +300,7 @@ public struct DataPlan: Sendable {
     /// the first in the parameters' sorted order: they are read in the dictionary's order (no
     /// sort per request), and again sorted only to find it.
     private static func parameterValues(
-        _ parameters: [String: RequestParameter], query: [String: String], sorted: Bool = false
+        _ parameters: [String: RequestParameter], query: (String) -> String?, sorted: Bool = false
     ) throws(DataRequestError) -> [String: JSONValue] {
         var object: [String: JSONValue] = [:]
         if sorted {
@@ -302,9 +318,9 @@ public struct DataPlan: Sendable {
     }
 
     private static func read(
-        _ name: String, _ parameter: RequestParameter, query: [String: String], into object: inout [String: JSONValue]
+        _ name: String, _ parameter: RequestParameter, query: (String) -> String?, into object: inout [String: JSONValue]
     ) throws(DataRequestError) {
-        if let text = query[name] {
+        if let text = query(name) {
             guard let value = parameter.convert(text) else {
                 throw .invalidParameter(name: name, expected: parameter.expectation, found: text)
             }

@@ -88,10 +88,11 @@ struct DataEndpoint: Sendable {
         let plan = only.map { variant.compiled.dataPlan.restricted(to: $0) } ?? variant.compiled.dataPlan
         let requestValues: [String: JSONValue]
         let calls: [UpstreamCall]
-        let query = target.query
+        // Each parameter the plan reads is read from the query as sent: no table of them all.
+        let query = { (name: String) in target.value(of: name) }
         do {
-            requestValues = try plan.requestValues(query: query, path: selection.pathValues)
-            calls = try plan.upstreamCalls(query: query, path: selection.pathValues)
+            requestValues = try plan.requestValues(parameter: query, path: selection.pathValues)
+            calls = try plan.upstreamCalls(parameter: query, path: selection.pathValues)
         } catch {
             throw .badParameters(error)
         }
