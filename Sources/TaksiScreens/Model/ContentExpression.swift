@@ -82,7 +82,10 @@ public indirect enum ContentExpression: Sendable, Hashable {
         case text(String)
         case value(ValuePath)
         /// A value written in a format of the response's locale: `{shop.price | currency EUR}`.
-        case formatted(ValuePath, ValueFormat)
+        /// Boxed: a format holds Foundation's format styles, and unboxed they made every part
+        /// that large, so each copy of any part (a template's hole, on every data request) copied
+        /// them field by field.
+        indirect case formatted(ValuePath, ValueFormat)
 
         /// The path of the value it splices in, if any.
         var path: ValuePath? {

@@ -190,8 +190,10 @@ struct DataEndpoint: Sendable {
                 degraded.append(source)
             }
         }
-        degraded.sort()
-        if !degraded.isEmpty { counters.degraded(degraded, of: request.variant.compiled.name) }
+        if !degraded.isEmpty {
+            degraded.sort()
+            counters.degraded(degraded, of: request.variant.compiled.name)
+        }
         let variant = request.variant
         guard !request.calls.isEmpty else {
             return Rendered(body: body, heads: variant.dataHeads, degraded: false, variant: variant.id)

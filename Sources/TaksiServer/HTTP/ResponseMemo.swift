@@ -317,6 +317,9 @@ public final class ResponseMemo: Sendable {
     /// does), so an entry answered only from here is not the least recently used.
     func answer(for request: RequestHead, of variant: Int) -> KeptAnswer? {
         let remembered = rememberedTargets()
+        // A thread that remembers nothing (a loop that answered only values never seen twice)
+        // digests nothing.
+        guard !remembered.targets.isEmpty else { return nil }
         let found: TargetUse? = request.withBytes { bytes in
             let target = UnsafeBufferPointer(rebasing: bytes[request.target])
             guard let use = remembered.targets[Self.digest(bytes: target, variant: variant)], use.variant == variant,
