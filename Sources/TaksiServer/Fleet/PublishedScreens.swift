@@ -280,13 +280,22 @@ final class Wakeup: Sendable {
         waiter?.resume()
     }
 
-    /// Returns at the first signal, after `duration`, or when the task is cancelled.
+    /// Whether a signal waits for the next wait (tests).
+    var hasPendingSignal: Bool { state.withLockedValue { $0.pending } }
+
+    /// Returns at the first signal, after `duration`, or when the task is cancelled: whichever of
+    /// the two child tasks ends first ends the other.
     func wait(upTo duration: Duration) async {
-        let timer = Task { [self] in
-            try? await Task.sleep(for: duration)
-            if !Task.isCancelled { signal() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: duration) }
+            group.addTask { await self.waitForSignal() }
+            await group.next()
+            group.cancelAll()
         }
-        defer { timer.cancel() }
+    }
+
+    /// Returns at the first signal (one already given, at once), or when the task is cancelled.
+    private func waitForSignal() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLockedValue { state -> Bool in
