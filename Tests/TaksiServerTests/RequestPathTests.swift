@@ -78,7 +78,7 @@ struct RequestPathTests {
     /// The `ETag`s of `plain`'s identity and gzip forms.
     static let etags: (identity: String, gzip: String) = {
         let skeleton = application.store.snapshot.screens["plain"]!.onlyVariant!.skeleton
-        return (skeleton.identity.etag, skeleton.gzip!.etag)
+        return (skeleton.identity.tag.text, skeleton.gzip!.tag.text)
     }()
 
     /// The head of a request's bytes, read as a connection reads it.

@@ -1,6 +1,7 @@
 import Atomics
 import NIOCore
 import NIOHTTP1
+import TaksiScreens
 
 /// The head of a JSON representation encoded once, but for what each response of it has of its
 /// own: its `Content-Length` and its `ETag` (and `Content-Encoding`). Every representation's
@@ -54,15 +55,15 @@ final class HeadTemplate: Sendable {
 
     /// The response of `body`: `200` with it, or the `304` of the same validators.
     /// - Parameters:
-    ///   - etag: the representation's tag, quoted.
+    ///   - tag: the representation's `ETag`.
     ///   - encoding: its `Content-Encoding`, if any.
     ///   - label: what the response is counted as.
     ///   - variant: the variant it is of, for the access log.
     func response(
-        body: [UInt8], etag: String, encoding: String?, notModified isNotModified: Bool, label: MetricsLabel, variant: String?
+        body: [UInt8], tag: EntityTag, encoding: String?, notModified isNotModified: Bool, label: MetricsLabel, variant: String?
     ) -> HTTPResponse {
         var head: ByteBuffer
-        let tagLine = etag.utf8.count + 2 + (encoding.map { $0.utf8.count + 20 } ?? 0)
+        let tagLine = EntityTag.longest + 2 + (encoding.map { $0.utf8.count + 20 } ?? 0)
         if isNotModified {
             head = Self.allocator.buffer(capacity: notModified.count + tagLine)
             head.writeBytes(notModified)
@@ -72,7 +73,7 @@ final class HeadTemplate: Sendable {
             head.writeDecimal(body.count)
             head.writeBytes(afterLength)
         }
-        head.writeString(etag)
+        tag.write(to: &head)
         head.writeStaticString("\r\n")
         if !isNotModified, let encoding {
             head.writeStaticString("Content-Encoding: ")
@@ -111,5 +112,51 @@ final class ResponseHeads: Sendable {
         let made = varies ? large : small
         if let template = made.load() { return template }
         return made.storeIfNilThenLoad(HeadTemplate(headers: headers, vary: varies ? "Accept-Encoding" : nil))
+    }
+}
+
+/// A representation's strong `ETag`: the FNV-1a digest of its identity bytes as 16 hexadecimal
+/// digits, quoted, with `-gzip` after them for the gzip form; so equal bytes get equal tags on
+/// every replica. Written into a head as it goes, and made text only where text is asked for.
+struct EntityTag: Sendable, Equatable {
+    let digest: UInt64
+    private(set) var isGzip = false
+
+    /// The tag of the identity form of `body`.
+    init(of body: [UInt8]) {
+        var digest = FNV1a()
+        digest.combine(body)
+        self.digest = digest.value
+    }
+
+    /// The tag of the gzip form of the same representation.
+    var gzipForm: EntityTag {
+        var tag = self
+        tag.isGzip = true
+        return tag
+    }
+
+    /// Bytes in the longest tag (the gzip form's).
+    static let longest = 23
+
+    /// `"<16 hex digits>"`, or `"<16 hex digits>-gzip"`.
+    var text: String {
+        var buffer = ByteBuffer()
+        write(to: &buffer)
+        return String(buffer: buffer)
+    }
+
+    func write(to buffer: inout ByteBuffer) {
+        let digest = digest
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.longest) { free in
+            let digits: StaticString = "0123456789abcdef"
+            free[0] = UInt8(ascii: "\"")
+            for index in 0..<16 {
+                free[1 + index] = digits.utf8Start[Int((digest >> (60 - 4 * UInt64(index))) & 15)]
+            }
+            return 17
+        }
+        if isGzip { buffer.writeStaticString("-gzip") }
+        buffer.writeInteger(UInt8(ascii: "\""))
     }
 }

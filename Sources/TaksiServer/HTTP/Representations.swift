@@ -11,15 +11,15 @@ final class Representations: Sendable {
     final class Form: Sendable {
         let full: HTTPResponse
         let notModified: HTTPResponse
-        let etag: String
-        /// ``etag``'s bytes, compared with a request's `If-None-Match` on the bytes it arrived in.
+        let tag: EntityTag
+        /// ``tag``'s bytes, compared with a request's `If-None-Match` on the bytes it arrived in.
         let etagBytes: [UInt8]
 
-        init(full: HTTPResponse, notModified: HTTPResponse, etag: String) {
+        init(full: HTTPResponse, notModified: HTTPResponse, tag: EntityTag) {
             self.full = full
             self.notModified = notModified
-            self.etag = etag
-            self.etagBytes = Array(etag.utf8)
+            self.tag = tag
+            self.etagBytes = Array(tag.text.utf8)
         }
     }
 
@@ -35,11 +35,11 @@ final class Representations: Sendable {
         let varyValue = (vary + (gzipped == nil ? [] : ["Accept-Encoding"])).joined(separator: ", ")
         var shared = headers
         if !varyValue.isEmpty { shared.append(("Vary", varyValue)) }
-        let tag = Self.entityTag(body)
+        let tag = EntityTag(of: body)
         let head = HeadTemplate(headers: shared)
-        identity = Self.form(body: body, etag: "\"\(tag)\"", encoding: nil, head: head, label: label, variant: variant)
+        identity = Self.form(body: body, tag: tag, encoding: nil, head: head, label: label, variant: variant)
         gzip = gzipped.map {
-            Self.form(body: $0, etag: "\"\(tag)-gzip\"", encoding: "gzip", head: head, label: label, variant: variant)
+            Self.form(body: $0, tag: tag.gzipForm, encoding: "gzip", head: head, label: label, variant: variant)
         }
     }
 
@@ -49,13 +49,6 @@ final class Representations: Sendable {
     func response(to request: RequestHead) -> HTTPResponse {
         let form = gzip.flatMap { request.acceptsGzip ? $0 : nil } ?? identity
         return request.isNotModified(etag: form.etagBytes) ? form.notModified : form.full
-    }
-
-    /// `<16 hex digits>`: a digest of the body, so equal bytes get equal tags on every replica.
-    static func entityTag(_ bytes: [UInt8]) -> String {
-        var digest = FNV1a()
-        digest.combine(bytes)
-        return digest.hexDigest
     }
 
     /// Whether one `If-None-Match` value (its bytes) names `etag` (or is `*`).
@@ -73,11 +66,11 @@ final class Representations: Sendable {
     }
 
     /// Both responses of one content coding, made from the representation's head template.
-    static func form(body: [UInt8], etag: String, encoding: String?, head: HeadTemplate, label: MetricsLabel, variant: String?) -> Form {
+    static func form(body: [UInt8], tag: EntityTag, encoding: String?, head: HeadTemplate, label: MetricsLabel, variant: String?) -> Form {
         func response(notModified: Bool) -> HTTPResponse {
-            head.response(body: body, etag: etag, encoding: encoding, notModified: notModified, label: label, variant: variant)
+            head.response(body: body, tag: tag, encoding: encoding, notModified: notModified, label: label, variant: variant)
         }
-        return Form(full: response(notModified: false), notModified: response(notModified: true), etag: etag)
+        return Form(full: response(notModified: false), notModified: response(notModified: true), tag: tag)
     }
 
     /// The gzip form of `body`, or nil when it would not be smaller.

@@ -170,8 +170,8 @@ public struct RequestHead: Sendable {
 
     /// ``isNotModified(etag:)`` for a tag made for this response alone: its bytes are copied only
     /// when the request has an `If-None-Match` to compare them with.
-    func isNotModified(etag: String) -> Bool {
-        fields.ifNoneMatch > 0 && isNotModified(etag: Array(etag.utf8))
+    func isNotModified(etag: EntityTag) -> Bool {
+        fields.ifNoneMatch > 0 && isNotModified(etag: Array(etag.text.utf8))
     }
 
     private static func method(_ method: HTTPRequestParser.Method) -> HTTPMethod {

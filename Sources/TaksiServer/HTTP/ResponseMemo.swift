@@ -69,7 +69,7 @@ public final class ResponseMemo: Sendable {
             let compressible = ResponseHeads.hasGzipForm(bodySize: body.count)
             let head = heads.template(bodySize: body.count)
             self.identity = Representations.form(
-                body: body, etag: ResponseMemo.entityTag(body), encoding: nil, head: head, label: label, variant: variant
+                body: body, tag: EntityTag(of: body), encoding: nil, head: head, label: label, variant: variant
             )
             self.head = head
             self.label = label
@@ -93,7 +93,7 @@ public final class ResponseMemo: Sendable {
             // Level 6: most of level 9's gain at a fraction of its time, paid once per kept response.
             let form = gzipSource.flatMap { Representations.gzip($0, level: .compressionLevel6) }.map { bytes in
                 Representations.form(
-                    body: bytes, etag: identity.etag.dropLast() + "-gzip\"", encoding: "gzip", head: head, label: label, variant: variant)
+                    body: bytes, tag: identity.tag.gzipForm, encoding: "gzip", head: head, label: label, variant: variant)
             }
             return gzipped.storeIfNilThenLoad(GzipForm(form)).form
         }
@@ -395,15 +395,10 @@ public final class ResponseMemo: Sendable {
     static func response(
         notKept body: [UInt8], heads: ResponseHeads, variant: String, to request: RequestHead, label: MetricsLabel = .data
     ) -> HTTPResponse {
-        let etag = entityTag(body)
+        let tag = EntityTag(of: body)
         return heads.template(bodySize: body.count).response(
-            body: body, etag: etag, encoding: nil, notModified: request.isNotModified(etag: etag), label: label,
+            body: body, tag: tag, encoding: nil, notModified: request.isNotModified(etag: tag), label: label,
             variant: variant)
-    }
-
-    /// The strong `ETag` of a data response's identity body, quoted.
-    private static func entityTag(_ body: [UInt8]) -> String {
-        "\"\(Representations.entityTag(body))\""
     }
 
     /// Drops every response rendered from the upstream entry `key` (it was refreshed or evicted).
