@@ -1,7 +1,7 @@
 /// FNV-1a, 64 bits: a small digest that is the same on every platform, run and replica. Screen-set
 /// versions, ETags and experiment buckets are built on it, so it is fixed forever: changing it
 /// would change every tag and reassign every user of every experiment.
-package struct FNV1a {
+package struct FNV1a: Sendable, Equatable {
     /// The digest of what was combined so far.
     package private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
@@ -34,13 +34,18 @@ package struct FNV1a {
 
     /// The digest as 16 lowercase hexadecimal digits.
     package var hexDigest: String {
-        // Written digit by digit into one small string (every ETag made per response has one).
         String(unsafeUninitializedCapacity: 16) { buffer in
-            let digits: StaticString = "0123456789abcdef"
-            for index in 0..<16 {
-                buffer[index] = digits.utf8Start[Int((value >> (60 - 4 * UInt64(index))) & 15)]
-            }
+            writeHex(into: buffer)
             return 16
+        }
+    }
+
+    /// Writes the digest's 16 lowercase hexadecimal digits at the start of `buffer` (16 bytes at
+    /// least), where they go: a string (``hexDigest``), or the head of a response (its ETag).
+    package func writeHex(into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        let digits: StaticString = "0123456789abcdef"
+        for index in 0..<16 {
+            buffer[index] = digits.utf8Start[Int((value >> (60 - 4 * UInt64(index))) & 15)]
         }
     }
 }

@@ -25,18 +25,8 @@ final class HeadTemplate: Sendable {
     ///   - vary: request headers to name in `Vary` besides those `headers` name (added to its
     ///     value, or as the header after them).
     init(headers: [(String, String)], vary: String? = nil) {
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(headers.count + 1)
-        var varied = vary == nil
-        for (name, value) in headers {
-            if !varied, name == "Vary", let vary {
-                fields.append((name, value + ", " + vary))
-                varied = true
-            } else {
-                fields.append((name, value))
-            }
-        }
-        if !varied, let vary { fields.append(("Vary", vary)) }
+        var fields = headers
+        if let vary { HTTPResponse.addVary(vary, to: &fields) }
         func lines(_ fields: some Sequence<(String, String)>) -> [UInt8] {
             fields.reduce(into: []) { bytes, field in
                 bytes += field.0.utf8
@@ -119,14 +109,14 @@ final class ResponseHeads: Sendable {
 /// digits, quoted, with `-gzip` after them for the gzip form; so equal bytes get equal tags on
 /// every replica. Written into a head as it goes, and made text only where text is asked for.
 struct EntityTag: Sendable, Equatable {
-    let digest: UInt64
+    let digest: FNV1a
     private(set) var isGzip = false
 
     /// The tag of the identity form of `body`.
     init(of body: [UInt8]) {
         var digest = FNV1a()
         digest.combine(body)
-        self.digest = digest.value
+        self.digest = digest
     }
 
     /// The tag of the gzip form of the same representation.
@@ -149,11 +139,9 @@ struct EntityTag: Sendable, Equatable {
     func write(to buffer: inout ByteBuffer) {
         let digest = digest
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.longest) { free in
-            let digits: StaticString = "0123456789abcdef"
-            free[0] = UInt8(ascii: "\"")
-            for index in 0..<16 {
-                free[1 + index] = digits.utf8Start[Int((digest >> (60 - 4 * UInt64(index))) & 15)]
-            }
+            let bytes = free.bindMemory(to: UInt8.self)
+            bytes[0] = UInt8(ascii: "\"")
+            digest.writeHex(into: UnsafeMutableBufferPointer(rebasing: bytes[1...]))
             return 17
         }
         if isGzip { buffer.writeStaticString("-gzip") }
