@@ -202,7 +202,7 @@ struct FleetSubmitTests {
         fleet.upstream.on("/signups/pro", .held(#"{"id": "9"}"#))
         // The second replica serves the action with a 0.3 s timeout (a rollout changed it).
         let hurried = SharedScreens.actions.merging(
-            ["signup.yaml": SharedScreens.actions["signup.yaml"]!.replacingOccurrences(of: "timeout: 20", with: "timeout: 0.3")]) { $1 }
+            ["signup.yaml": SharedScreens.actions["signup.yaml"]!.replacingOccurrences(of: "timeout: 60", with: "timeout: 0.3")]) { $1 }
         try await Self.withReplicas([fleet.replica(), fleet.replica(files: hurried)]) { ports in
             async let first = Self.submit(ports[0], key: "K-3")
             await fleet.upstream.waitForRequests(1)

@@ -61,7 +61,7 @@ package enum SharedScreens {
               path: /signups/{plan}
               body: {email: {$bind: inputs.email}, age: {$bind: inputs.age}, news: {$bind: inputs.news}}
               headers: [Authorization]
-              timeout: 20
+              timeout: 60  # the most allowed: a hang guard, long enough that a busy test run does not reach it
             answers:
               success:
                 then: {identifier: navigation, content: {interface_identifier: {$template: "welcome/{response.id}"}}}
