@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
+import TaksiServer
 
 /// Why the store's pool cannot connect, in the database's words, as soon as it fails: the pool
 /// itself only retries (a wrong password looked like a store that does not answer, for the whole
@@ -33,10 +34,14 @@ final class ConnectionWatch: Sendable {
     private let state = NIOLockedValueBox(State())
     private let probe: @Sendable () async -> Problem?
     private let logger: Logger
+    private let work: BackgroundWork
 
-    /// - Parameter probe: one connection attempt of its own: nil when it connects, else why not.
-    init(logger: Logger, probe: @escaping @Sendable () async -> Problem?) {
+    /// - Parameters:
+    ///   - work: where probes run (the store's).
+    ///   - probe: one connection attempt of its own: nil when it connects, else why not.
+    init(logger: Logger, work: BackgroundWork, probe: @escaping @Sendable () async -> Problem?) {
         self.logger = logger
+        self.work = work
         self.probe = probe
     }
 
@@ -82,9 +87,11 @@ final class ConnectionWatch: Sendable {
         }
         if let known { for fail in waiting { fail(known) } }
         guard starts else { return }
-        // Unstructured on purpose: the pool's log call must not wait; the probe ends within the
+        // In the background: the pool's log call must not wait; the probe ends within the
         // connect timeout, and a replica whose store is away makes one a second at most.
-        Task { self.found(await self.probe()) }
+        if !work.start("a probe of the store's connection", { self.found(await self.probe()) }) {
+            state.withLockedValue { $0.probing = false }
+        }
     }
 
     /// A statement was answered: the store is reachable (the pool says nothing of a connection

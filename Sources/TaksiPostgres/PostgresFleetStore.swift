@@ -25,6 +25,10 @@ public final class PostgresFleetStore: FleetStore {
     let schema: SchemaGate
     /// Why connections fail, in the database's words (see ``ConnectionWatch``).
     let connections: ConnectionWatch
+    /// Where statements run (a caller whose time is up is answered at once, while its statement
+    /// ends as it ends), with the migrations and the connection probes: run by ``run()``, which
+    /// drains them at graceful shutdown before the pool closes.
+    let work: BackgroundWork
     /// The exposure window the recorder last gave (``recordExposures(_:window:)``): past it, a
     /// user's window row decides nothing, and the housekeeping deletes it.
     let exposureWindow = NIOLockedValueBox<Duration?>(nil)
@@ -49,7 +53,8 @@ public final class PostgresFleetStore: FleetStore {
             host: connection.host, port: connection.port, username: connection.user, password: connection.password,
             database: connection.database, tls: Self.connectionTLS(connection.tls))
         probeConfiguration.options.connectTimeout = .milliseconds(Int64(settings.timeout * 1000))
-        let connections = ConnectionWatch(logger: logger) { [probeConfiguration, background] in
+        let work = BackgroundWork("store's statements", logger: logger)
+        let connections = ConnectionWatch(logger: logger, work: work) { [probeConfiguration, background] in
             do {
                 let probe = try await PostgresConnection.connect(configuration: probeConfiguration, id: 0, logger: background)
                 try? await probe.close()
@@ -58,6 +63,7 @@ public final class PostgresFleetStore: FleetStore {
                 return ConnectionWatch.problem(of: error)
             }
         }
+        self.work = work
         self.connections = connections
         var watched = background
         watched.handler = WatchingLogHandler(inner: background.handler, watch: connections)
@@ -65,7 +71,7 @@ public final class PostgresFleetStore: FleetStore {
         self.logger = logger
         self.timeout = .milliseconds(Int64(settings.timeout * 1000))
         self.window = window
-        self.schema = SchemaGate()
+        self.schema = SchemaGate(work: work)
     }
 
     /// The TLS `mode` asks for: nil for none, else its configuration and whether it is required
@@ -100,12 +106,14 @@ public final class PostgresFleetStore: FleetStore {
 
     // MARK: Running
 
+    /// Runs the pool, the statements (``work``) and the housekeeping until graceful shutdown;
+    /// then drains the statements under way, and closes the pool.
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await self.client.run() }
-                group.addTask { await self.housekeeping() }
-            }
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await self.client.run() }
+            group.addTask { await cancelWhenGracefulShutdown { await self.housekeeping() } }
+            defer { group.cancelAll() }
+            try await work.run()
         }
     }
 
@@ -191,11 +199,12 @@ public final class PostgresFleetStore: FleetStore {
     /// `body`'s result, or ``StoreError`` when it takes longer than `limit`: then `body` is
     /// cancelled (a connection it waits for is no longer wanted), and the caller is answered at
     /// once, not when `body` notices (waiting for the migrations, say, does not end on
-    /// cancellation).
+    /// cancellation): `body` runs in ``work``, not in the caller's task.
     func withDeadline<Result: Sendable>(
         _ limit: Duration, _ body: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {
         let outcome = NIOLockedValueBox<CheckedContinuation<Result, any Error>?>(nil)
+        let abandoned = Wakeup()
         let finish = { @Sendable (result: Swift.Result<Result, any Error>) in
             outcome.withLockedValue { continuation in
                 continuation?.resume(with: result)
@@ -203,39 +212,52 @@ public final class PostgresFleetStore: FleetStore {
             }
         }
         let seconds = limit.timeInterval
-        var tasks: [Task<Void, Never>] = []
         let id = UUID()
         defer { connections.unwatch(id) }
-        let result = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
-                outcome.withLockedValue { $0 = continuation }
-                let work = Task { [connections] in
-                    do {
-                        let answer = try await body()
-                        connections.connected()
-                        finish(.success(answer))
-                    } catch {
-                        finish(.failure(error))
+        return try await withThrowingTaskGroup(of: Void.self) { timer in
+            timer.addTask { [connections] in
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
+                let last = connections.problem.map { "; the last connection attempt: \($0.text)" } ?? ""
+                finish(.failure(StoreError("no answer within store_timeout (\(seconds) s)\(last)")))
+                abandoned.signal()
+            }
+            defer { timer.cancelAll() }
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
+                    outcome.withLockedValue { $0 = continuation }
+                    let started = work.start("a statement") { [connections] in
+                        // Cancelled when the caller is answered without it (its time is up, the
+                        // database refused the connection).
+                        await withTaskGroup(of: Void.self) { running in
+                            running.addTask {
+                                do {
+                                    let answer = try await body()
+                                    connections.connected()
+                                    finish(.success(answer))
+                                } catch {
+                                    finish(.failure(error))
+                                }
+                            }
+                            running.addTask { await abandoned.wait() }
+                            await running.next()
+                            running.cancelAll()
+                        }
+                    }
+                    guard started else {
+                        finish(.failure(StoreError("the server is shutting down; the store takes no more statements")))
+                        return
+                    }
+                    // A connection the database refuses for good fails the statement now, saying why.
+                    connections.watch(id) { problem in
+                        finish(.failure(StoreError("cannot connect: \(problem.text)")))
+                        abandoned.signal()
                     }
                 }
-                let timer = Task { [connections] in
-                    try? await Task.sleep(for: limit)
-                    let last = connections.problem.map { "; the last connection attempt: \($0.text)" } ?? ""
-                    finish(.failure(StoreError("no answer within store_timeout (\(seconds) s)\(last)")))
-                    work.cancel()
-                }
-                tasks = [work, timer]
-                // A connection the database refuses for good fails the statement now, saying why.
-                connections.watch(id) { problem in
-                    finish(.failure(StoreError("cannot connect: \(problem.text)")))
-                    work.cancel()
-                }
+            } onCancel: {
+                finish(.failure(CancellationError()))
+                abandoned.signal()
             }
-        } onCancel: {
-            finish(.failure(CancellationError()))
         }
-        tasks.forEach { $0.cancel() }
-        return result
     }
 
     /// What went wrong, in words that name no password and no statement's values.
@@ -275,21 +297,39 @@ public final class PostgresFleetStore: FleetStore {
 }
 
 /// Runs the migrations once per process, before the first statement; again after a failure
-/// (the store was down at start).
+/// (the store was down at start). They run in the store's ``PostgresFleetStore/work``, so a
+/// statement whose time is up does not cancel them for the statements after it.
 final class SchemaGate: Sendable {
-    private let state = NIOLockedValueBox<Task<Void, any Error>?>(nil)
+    private let work: BackgroundWork
+    private let state = NIOLockedValueBox<Flight<Swift.Result<Void, any Error>>?>(nil)
+
+    init(work: BackgroundWork) {
+        self.work = work
+    }
 
     func ensure(_ migrate: @escaping @Sendable () async throws -> Void) async throws {
-        let task = state.withLockedValue { state in
-            if let task = state { return task }
-            let task = Task { try await migrate() }
-            state = task
-            return task
+        let (flight, starts) = state.withLockedValue { state in
+            if let flight = state { return (flight, false) }
+            let flight = Flight<Swift.Result<Void, any Error>>()
+            state = flight
+            return (flight, true)
         }
-        do {
-            try await task.value
-        } catch {
-            state.withLockedValue { if $0 == task { $0 = nil } }
+        if starts {
+            let started = work.start("the store's migrations") {
+                let result: Swift.Result<Void, any Error>
+                do {
+                    try await migrate()
+                    result = .success(())
+                } catch {
+                    result = .failure(error)
+                }
+                flight.finish(result)
+            }
+            if !started { flight.finish(.failure(StoreError("the server is shutting down; the store's migrations did not run"))) }
+        }
+        let result = await flight.value
+        if case .failure(let error) = result {
+            state.withLockedValue { if $0 === flight { $0 = nil } }
             throw error
         }
     }

@@ -194,19 +194,53 @@ public struct Application: Sendable {
         self.responder = Responder(dependencies)
     }
 
+    /// The services that run what requests and reloads start and leave running, in the order the
+    /// service group starts them (it stops them in the reverse order, after the HTTP server has
+    /// drained): exposure records and submit answers bound for the store (which stops after
+    /// them), the CDN's purges, upstream token fetches, and refreshes behind stale upstream
+    /// values (stopped first: a refresh may wait for a token). A test door runs them beside
+    /// the test.
+    public var backgroundServices: [any Service] {
+        var services: [any Service] = [exposures.writes]
+        if let fleetSubmits { services.append(fleetSubmits.recordings) }
+        if let purger { services.append(purger) }
+        services.append(resolver.client.credentialFetches)
+        services.append(resolver.cache.refreshes)
+        return services
+    }
+
+    /// Runs `body` with ``backgroundServices`` running beside it, in a service group of their own,
+    /// then shuts that group down gracefully: the work `body` started is finished before this
+    /// returns. For a program that serves with ``start(on:)`` instead of ``run()``, and for tests.
+    public func withBackgroundServices<Value: Sendable>(_ body: () async throws -> Value) async throws -> Value {
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: backgroundServices, logger: logger))
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let result: Result<Value, any Error>
+            do {
+                result = .success(try await body())
+            } catch {
+                result = .failure(error)
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return try result.get()
+        }
+    }
+
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
     public func run() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
-        // Shut down in reverse order: the HTTP server drains first, then the CDN purges still
-        // pending are sent (a fleet's asks the store), then the store's connections close
-        // (drained submits still record their answers), then the spans are flushed.
+        // Shut down in reverse order: the HTTP server drains first, then the work its requests
+        // and the reloads left running in the background (``backgroundServices``), then the
+        // store's connections close, then the spans are flushed.
         var services: [any Service] = []
         if let tracing { services.append(SpanExporterService(exporter: tracing.exporter, logger: logger)) }
         if let exposureExporter {
             services.append(SpanExporterService(exporter: exposureExporter, logger: logger, what: "exposure records"))
         }
         if let fleetStore { services.append(FleetStoreService(store: fleetStore)) }
-        if let purger { services.append(purger) }
+        services += backgroundServices
         services.append(HTTPService(application: self, group: group))
         switch screensSource {
         case .store(let follower, _): services.append(follower)
@@ -318,12 +352,6 @@ struct HTTPService: Service, CustomStringConvertible {
         }
         application.draining.begin()
         await server.shutdown(drainTimeout: .milliseconds(Int64(application.configuration.drainTimeout * 1000)))
-        // What requests started and no connection waits for any more: upstream refreshes, and
-        // answers of keyed submits the store did not take at once (a fleet's, still retried).
-        await application.resolver.cache.settle()
-        await application.fleetSubmits?.settle()
-        // Exposures of the drained requests, into the store before its connections close.
-        await application.exposures.settle()
     }
 }
 
@@ -539,7 +567,7 @@ private func assemble(
     configuration: ServerConfiguration, screenSet: ScreenSet, logger: Logger, metrics: any MetricsFactory,
     registry: PrometheusCollectorRegistry?, cache: UpstreamCache? = nil, screenSetBytes: Int?, parts: Application.Parts
 ) -> Application {
-    let cache = cache ?? UpstreamCache()
+    let cache = cache ?? UpstreamCache(logger: logger)
     let memo = ResponseMemo(limits: ResponseMemo.Limits(maxBytes: configuration.dataMemoMaxBytes), metrics: metrics, following: cache)
     let store = ScreenStore(
         screenSet,

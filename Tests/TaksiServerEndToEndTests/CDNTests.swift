@@ -104,7 +104,7 @@ struct CDNTests {
         node.on("/", .status(403))
         let (application, purger) = try Self.purging(node)
         application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
-        await purger.idle()
+        try await purger.purges.runUntilIdle()
         #expect(node.requests.count == 3, "tried, then retried after each of the two pauses")
         let request = try #require(node.requests.first)
         #expect(request.method == "PURGE")
@@ -135,13 +135,13 @@ struct CDNTests {
         }
         // The banner's edit: s1 to s4, refused three times.
         application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
-        await purger.idle()
+        try await purger.purges.runUntilIdle()
         #expect(node.requests.count == 3)
         #expect(await failing().count == 1)
         // An unrelated edit (s5 only): its purge carries s1 to s4 too, and only then is the target well.
         application.store.replace(
             with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale", fifth: "Fifth")).screenSet))
-        await purger.idle()
+        try await purger.purges.runUntilIdle()
         let tags = node.requests.last.flatMap { Self.header($0, "xkey-purge") }
         #expect(tags == "taksi:screen:s1 taksi:screen:s2 taksi:screen:s3 taksi:screen:s4 taksi:screen:s5")
         #expect(await failing().isEmpty)
@@ -154,7 +154,7 @@ struct CDNTests {
         node.on("/", .first(3, .status(503), then: .status(200)))
         let (application, purger) = try Self.purging(node, resend: .milliseconds(20))
         application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
-        await purger.idle()
+        try await purger.purges.runUntilIdle()
         #expect(node.requests.count == 3)
         let resending = Task { try await purger.run() }
         defer { resending.cancel() }
@@ -222,7 +222,7 @@ struct CDNTests {
                 api: URL(string: api.baseURL)!),
             environment: ["FASTLY_API_TOKEN": "f4stly-t0ken"])
         purger.purge(screens: (0..<300).map { "s\($0)" })
-        await purger.idle()
+        try await purger.purges.runUntilIdle()
         let requests = api.requests
         #expect(requests.count == 2, "256 keys, then 44")
         #expect(requests.map(\.method) == ["POST", "POST"])
@@ -250,7 +250,7 @@ struct CDNTests {
                 api: URL(string: api.baseURL)!),
             environment: ["CLOUDFLARE_API_TOKEN": "cl0udfl4re"])
         purger.purge(screens: (0..<250).map { "s\($0)" })
-        await purger.idle()
+        try await purger.purges.runUntilIdle()
         let requests = api.requests
         #expect(requests.count == 4, "the first refused (429), sent again; then 100, 100, 50")
         var sizes: [Int] = []
@@ -279,13 +279,13 @@ struct CDNTests {
             zoneID: "z1", token: Secret(.environment("CLOUDFLARE_API_TOKEN")), api: URL(string: api.baseURL)!)
         let refused = Self.purger(zone, environment: ["CLOUDFLARE_API_TOKEN": "t"])
         refused.purge(screens: ["home"])
-        await refused.idle()
+        try await refused.purges.runUntilIdle()
         #expect(api.requests.count == 3, "sent, and again after each pause")
         #expect(refused.failing.first?.error.contains("Purge by tag is not allowed") == true, "\(refused.failing)")
 
         let unset = Self.purger(zone, environment: [:])
         unset.purge(screens: ["home"])
-        await unset.idle()
+        try await unset.purges.runUntilIdle()
         #expect(api.requests.count == 3, "no request without a token")
         #expect(unset.failing.first?.error.contains("CLOUDFLARE_API_TOKEN") == true)
 
@@ -411,25 +411,29 @@ struct CDNTests {
         try await Self.withFleet { _, store, node, first in
             let (a, followerA, purgerA) = try await Self.replica("replica-a", of: store, bundle: first.bundle, node: node)
             let (b, followerB, purgerB) = try await Self.replica("replica-b", of: store, bundle: first.bundle, node: node)
-            await followerA.follow()
-            await followerB.follow()
+            try await a.test(.router) { clientA in
+                try await b.withBackgroundServices {
+                    await followerA.follow()
+                    await followerB.follow()
 
-            _ = try await store.publish(ScreenBundle(files: Self.screens(banner: "Summer sale")), screens: 10, revisions: [], by: "test")
-            await followerA.follow()
-            // replica-a serves the new bundle; its purge waits for replica-b.
-            #expect(await eventually { purgerA.waitingOn == ["replica-b"] })
-            #expect(node.requests.isEmpty, "nothing purged while a replica would answer a refetch with the earlier skeleton")
-            let ready = await RouterClient(a.responder).respond(uri: "/readyz")
-            #expect(ready.json?["cdn"]?["waiting_on"] == ["replica-b"], "\(ready.text)")
+                    _ = try await store.publish(
+                        ScreenBundle(files: Self.screens(banner: "Summer sale")), screens: 10, revisions: [], by: "test")
+                    await followerA.follow()
+                    // replica-a serves the new bundle; its purge waits for replica-b.
+                    #expect(await eventually { purgerA.waitingOn == ["replica-b"] })
+                    #expect(node.requests.isEmpty, "nothing purged while a replica would answer a refetch with the earlier skeleton")
+                    let ready = try await clientA.execute(uri: "/readyz")
+                    #expect(ready.json?["cdn"]?["waiting_on"] == ["replica-b"], "\(ready.text)")
 
-            await followerB.follow()
-            await purgerA.idle()
-            await purgerB.idle()
+                    await followerB.follow()
+                    await purgerA.idle()
+                    await purgerB.idle()
+                }
+            }
             #expect(node.requests.count == 1, "one purge for the fleet")
             let tags = node.requests.first.flatMap { Self.header($0, "xkey-purge") }
             #expect(tags == "taksi:screen:s1 taksi:screen:s2 taksi:screen:s3 taksi:screen:s4")
             #expect(purgerA.waitingOn.isEmpty && purgerB.waitingOn.isEmpty)
-            _ = b
         }
     }
 }

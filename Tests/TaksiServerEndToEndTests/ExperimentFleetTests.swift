@@ -145,8 +145,8 @@ struct ExperimentFleetTests {
                 try await group.waitForAll()
             }
             #expect(hits.value >= Self.userCount / 10 - 8, "Varnish answered \(hits.value) of the about screen's requests")
-            await first.exposures.settle()
-            await second.exposures.settle()
+            await first.exposures.writes.idle()
+            await second.exposures.writes.idle()
 
             // A winner, at one reload of each replica: every user gets B at once, by either way.
             let decided = try #require(ScreenSetLoader.load(files: Self.screens(decision: "  winner: B")).screenSet)
@@ -162,8 +162,8 @@ struct ExperimentFleetTests {
                     #expect(response?.header("X-Taksi-Variant") == "landing|*|B", "user-\(index)")
                 }
             }
-            await first.exposures.settle()
-            await second.exposures.settle()
+            await first.exposures.writes.idle()
+            await second.exposures.writes.idle()
         }
         await exporters.triggerGracefulShutdown()
         try await exporting.value

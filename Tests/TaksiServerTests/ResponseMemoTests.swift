@@ -82,7 +82,7 @@ struct ResponseMemoTests {
             return
         }
         let first = await RouterClient(fixture.application.responder).respond(.GET, uri: uri)
-        await fixture.cache.settle()
+        try await fixture.cache.refreshes.runUntilIdle()
         #expect(fixture.title(first.body) == "Cafés")
 
         #expect(fixture.application.memo.size.entries == 0, "inputs seen once are not kept yet")
@@ -124,7 +124,7 @@ struct ResponseMemoTests {
         fixture.upstream.on("/feed/Oslo", .json(body("one")))
         let uri = "/screens/feed/data?city=Oslo"
         _ = await RouterClient(fixture.application.responder).respond(.GET, uri: uri)
-        await fixture.cache.settle()
+        try await fixture.cache.refreshes.runUntilIdle()
         for _ in 0..<2 { #expect(fixture.title(try #require(fixture.readyResponse(uri)).body) == "one") }
         #expect(fixture.application.memo.size.entries == 1)
 
@@ -133,7 +133,7 @@ struct ResponseMemoTests {
         fixture.clock.advance(by: .seconds(15))
         #expect(fixture.readyResponse(uri) == nil, "a stale value is not fresh: the request leaves the loop")
         #expect(fixture.title(await RouterClient(fixture.application.responder).respond(.GET, uri: uri).body) == "one")
-        await fixture.cache.settle()
+        try await fixture.cache.refreshes.runUntilIdle()
         #expect(fixture.application.memo.size.entries == 0, "the refresh dropped what was rendered from the old value")
         #expect(fixture.metrics.counterTotal(label: "taksi_data_memo_dropped_total") == 1)
         #expect(fixture.title(try #require(fixture.readyResponse(uri)).body) == "two")
@@ -154,7 +154,7 @@ struct ResponseMemoTests {
         let requests = [("/screens/feed/data?city=Oslo", []), ("/screens/me/data", [("Authorization", "a")])]
         for (uri, headers) in requests {
             _ = await RouterClient(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
-            await fixture.cache.settle()
+            try await fixture.cache.refreshes.runUntilIdle()
         }
         // Fetched; then rendered and kept the second time, remembered by its target the third (a
         // memo hit by its inputs): found by its target after. Targets are remembered by each
@@ -185,7 +185,7 @@ struct ResponseMemoTests {
         #expect(try answer(get("/screens/me/data", "Authorization: a")) == nil)
         fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody.replacingOccurrences(of: "Cafés", with: "Bars")))
         _ = await RouterClient(fixture.application.responder).respond(.GET, uri: "/screens/feed/data?city=Oslo")
-        await fixture.cache.settle()
+        try await fixture.cache.refreshes.runUntilIdle()
         // Refreshed: a new generation, remembered again once kept and asked for by its inputs.
         #expect(try answer(get("/screens/feed/data?city=Oslo")) == nil)
         for _ in 0..<3 { _ = fixture.readyResponse("/screens/feed/data?city=Oslo") }
@@ -203,7 +203,7 @@ struct ResponseMemoTests {
         fixture.upstream.on("/me", .json(#"{"name": "Ada"}"#))
         for (uri, headers) in [("/screens/feed/data?city=Oslo", []), ("/screens/me/data", [("Authorization", "a")])] {
             _ = await RouterClient(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
-            await fixture.cache.settle()
+            try await fixture.cache.refreshes.runUntilIdle()
         }
         let connection = try HTTPConnectionHandlerTests.Connection(application: fixture.application)
         for request in Array(repeating: feed, count: 5) + Array(repeating: me, count: 5) {
@@ -227,7 +227,7 @@ struct ResponseMemoTests {
             let response = await RouterClient(fixture.application.responder).respond(.GET, uri: "/screens/pair/data")
             #expect(response.headers["X-Taksi-Degraded"] == ["backup, bad"])
             #expect(response.headers["ETag"].isEmpty)
-            await fixture.cache.settle()
+            try await fixture.cache.refreshes.runUntilIdle()
         }
         #expect(fixture.readyResponse("/screens/pair/data") == nil)
         #expect(fixture.application.memo.size.entries == 0)

@@ -122,7 +122,7 @@ struct UpstreamTests {
         // Past the TTL (10 s), within stale-while-revalidate (20 s): stale now, refreshed behind.
         fixture.clock.advance(by: .seconds(5))
         #expect(await title() == ["value": "one"])
-        await fixture.cache.settle()
+        try await fixture.cache.refreshes.runUntilIdle()
         #expect(fixture.upstream.count("/feed/Oslo") == 2)
         #expect(await title() == ["value": "two"])
 
@@ -418,7 +418,7 @@ struct UpstreamTests {
         clock.advance(by: .seconds(6))
         upstream.on("/products/2", .json(#"{"name": "Kettle", "price": 39.5}"#))
         _ = await get("/screens/products/2/data")  // stale while one refresh runs
-        await cache.settle()
+        try await cache.refreshes.runUntilIdle()
         #expect(
             (await get("/screens/products/2/data")).json?["interface_data"]?.arrayValue?.first == [
                 "identifier": "name", "content": ["value": "Kettle"],
@@ -537,7 +537,7 @@ struct UpstreamTests {
     }
 
     @Test("a lookup that waits for another's call learns which call, and the call counts it; a refresh knows it is one")
-    func joins() async {
+    func joins() async throws {
         let clock = ManualClock()
         let cache = UpstreamCache(now: { clock.now })
         let policy = UpstreamCache.Policy(ttl: .seconds(10), staleWhileRevalidate: .seconds(20), staleIfError: .seconds(0))
@@ -565,7 +565,7 @@ struct UpstreamTests {
         clock.advance(by: .seconds(15))
         let stale = await cache.lookUp("k", policy: policy) { call in .success(value(call.isRefresh ? "refresh" : "miss")) }
         #expect(stale.lookup == .stale(value("first")) && stale.call == nil)
-        await cache.settle()
+        try await cache.refreshes.runUntilIdle()
         #expect(cache.freshValue(for: "k", ttl: .seconds(10))?.value == "refresh")
     }
 }

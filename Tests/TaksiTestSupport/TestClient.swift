@@ -107,11 +107,13 @@ package enum TestClientError: Error {
 }
 
 extension Application {
-    /// Runs `body` with a client of `mode` (see ``TestClient``); a `.live` server is drained after.
+    /// Runs `body` with a client of `mode` (see ``TestClient``), the application's background
+    /// services running beside it as its service group runs them; a `.live` server is drained
+    /// after, and then what the requests left running in the background.
     package func test<Value: Sendable>(_ mode: TestMode, _ body: (any TestClient) async throws -> Value) async throws -> Value {
         switch mode {
         case .router:
-            return try await body(RouterClient(responder))
+            return try await withBackgroundServices { try await body(RouterClient(responder)) }
         case .live:
             var value: Value?
             try await withRunningServer(self) { port, _ in value = try await body(LiveClient(port: port)) }
@@ -122,11 +124,14 @@ extension Application {
 }
 
 /// Runs `body` against `application`'s real server (it must be configured for port 0), given its
-/// port and the server itself (to flush or reopen its access log), then drains it.
+/// port and the server itself (to flush or reopen its access log), with the application's
+/// background services beside it; then drains the server, and then the background work.
 package func withRunningServer(_ application: Application, _ body: (Int, HTTPServer) async throws -> Void) async throws {
-    try await withServer(start: { try await application.start(on: $0) }) { server, _ in
-        guard let port = server.port else { throw TestClientError.noPort }
-        try await body(port, server)
+    try await application.withBackgroundServices {
+        try await withServer(start: { try await application.start(on: $0) }) { server, _ in
+            guard let port = server.port else { throw TestClientError.noPort }
+            try await body(port, server)
+        }
     }
 }
 

@@ -31,6 +31,9 @@ public final class CDNPurger: Service, CustomStringConvertible {
     /// The pauses between the attempts of one purge.
     let backoff: [Duration]
     private let state = NIOLockedValueBox(State())
+    /// Where each purge runs, after the reload that asked for it: run by ``run()``, which drains
+    /// it at shutdown, so a purge pending at SIGTERM is sent.
+    public let purges: BackgroundWork
 
     struct State {
         var running = 0
@@ -63,6 +66,7 @@ public final class CDNPurger: Service, CustomStringConvertible {
         self.metrics = metrics
         self.environment = environment
         self.backoff = settings.backoff
+        self.purges = BackgroundWork("CDN purges", logger: logger)
     }
 
     /// The purge targets' secrets that are not there (unset, empty, unreadable): the start stops.
@@ -105,8 +109,7 @@ public final class CDNPurger: Service, CustomStringConvertible {
     public func purge(screens: [String]) {
         guard !screens.isEmpty, !settings.targets.isEmpty else { return }
         state.withLockedValue { $0.running += 1 }
-        // Unstructured, counted in `running`: the service (``run()``) waits for it at shutdown.
-        Task {
+        let started = purges.start("a CDN purge of \(screens.count) screens") {
             defer { self.finished() }
             guard let fleet = self.fleet.withLockedValue({ $0 }) else {
                 _ = await self.send(screens: screens)
@@ -135,6 +138,7 @@ public final class CDNPurger: Service, CustomStringConvertible {
             guard await self.waitForFleet(fleet, screens: screens) else { return }
             if await self.send(screens: screens), let bundle { try? await fleet.store.purgeSent(bundle: bundle, screens: screens) }
         }
+        if !started { finished() }
     }
 
     /// Purges the tags of `screens` from every target; whether every target took them.
@@ -223,7 +227,9 @@ public final class CDNPurger: Service, CustomStringConvertible {
                 logger.warning("cdn purge sent without the store's word on the other replicas")
                 return true
             }
-            try? await Task.sleep(for: fleet.poll)
+            // Cancelled (shutdown's grace is over): not sent here; the store's record of it stays
+            // unsent, for another replica to send.
+            do { try await Task.sleep(for: fleet.poll) } catch { return false }
         }
     }
 
@@ -276,7 +282,7 @@ public final class CDNPurger: Service, CustomStringConvertible {
             while true {
                 attempt += 1
                 outcome = await send(batch, to: target, endpoint: endpoint)
-                guard case .failure(let error) = outcome, attempt <= backoff.count else { break }
+                guard case .failure(let error) = outcome, attempt <= backoff.count, !Task.isCancelled else { break }
                 try? await Task.sleep(for: error.retryAfter ?? backoff[attempt - 1])
             }
             if case .failure = outcome { break }
@@ -324,10 +330,18 @@ public final class CDNPurger: Service, CustomStringConvertible {
         }
     }
 
-    /// Sends the tags no endpoint has taken yet, every ``CDNSettings/resend``, until graceful
-    /// shutdown; then waits for the purges under way, so a purge pending at SIGTERM is sent, not
-    /// dropped, within the shutdown's grace (past it the group cancels the wait).
+    /// Runs the purges (``purges``), and sends the tags no endpoint has taken yet every
+    /// ``CDNSettings/resend``, until graceful shutdown; then drains the purges, so a purge pending at
+    /// SIGTERM is sent, not dropped, within the shutdown's grace (past it the group cancels them).
     public func run() async throws {
+        try await withThrowingDiscardingTaskGroup { purging in
+            purging.addTask { try await self.purges.run() }
+            await resendUntilShutdown()
+        }
+    }
+
+    /// Sends again what an endpoint has not taken, and a fleet's orphaned purges, until graceful shutdown.
+    private func resendUntilShutdown() async {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask {
@@ -344,7 +358,6 @@ public final class CDNPurger: Service, CustomStringConvertible {
                 }
             }
         }
-        await idle()
     }
 
     /// A fleet's purges that nobody sent (the replica meant to send it died, or was stopped,

@@ -96,6 +96,9 @@ public final class ExposureRecorder: Sendable {
     private let pending = NIOLockedValueBox(Pending())
     private let counters: Counters
     private let clock: @Sendable () -> Int64
+    /// Where the records bound for the store are written, a batch at a time: a service of the
+    /// application's group, which shutdown drains before the store's connections close.
+    public let writes: BackgroundWork
 
     struct Key: Hashable {
         var experiment: String
@@ -110,10 +113,10 @@ public final class ExposureRecorder: Sendable {
     /// Users each thread remembers seeing recorded at most.
     static let seenRecordedCapacity = 10_000
 
-    /// Records waiting for the store, and the task writing them.
+    /// Records waiting for the store, and whether a job of ``writes`` is writing them.
     struct Pending {
         var records: [Record] = []
-        var writer: Task<Void, Never>?
+        var writing = false
     }
 
     final class Counters: Sendable {
@@ -160,6 +163,7 @@ public final class ExposureRecorder: Sendable {
         self.recorded = NIOLockedValueBox(RecencyDictionary())
         self.counters = Counters(factory: metrics)
         self.clock = clock ?? { Int64(Date().timeIntervalSince1970 * 1000) }
+        self.writes = BackgroundWork("exposure writes", logger: logger)
     }
 
     /// The same recorder writing to the fleet's store as well.
@@ -209,11 +213,19 @@ public final class ExposureRecorder: Sendable {
             write([stamped])
             return true
         }
-        let accepted = pending.withLockedValue { pending in
-            guard pending.records.count < Self.pendingLimit else { return false }
+        let (accepted, starts) = pending.withLockedValue { pending in
+            guard pending.records.count < Self.pendingLimit else { return (false, false) }
             pending.records.append(stamped)
-            if pending.writer == nil { pending.writer = Task { await self.writePending() } }
-            return true
+            defer { pending.writing = true }
+            return (true, !pending.writing)
+        }
+        if starts, !writes.start("a write of exposure records", { await self.writePending() }) {
+            // Past shutdown's drain: to the other sinks, as when the store fails.
+            let refused = pending.withLockedValue { pending in
+                defer { pending = Pending() }
+                return pending.records
+            }
+            write(refused)
         }
         if !accepted {
             counters.dropped.increment()
@@ -224,18 +236,13 @@ public final class ExposureRecorder: Sendable {
         return accepted
     }
 
-    /// Waits until every record taken so far is written (at shutdown, after the last request).
-    public func settle() async {
-        while let writer = pending.withLockedValue({ $0.writer }) { await writer.value }
-    }
-
     /// Writes what waits for the store, a batch at a time, until nothing does.
     private func writePending() async {
         while true {
             let batch = pending.withLockedValue { pending -> [Record] in
                 let batch = Array(pending.records.prefix(Self.batchSize))
                 pending.records.removeFirst(batch.count)
-                if batch.isEmpty { pending.writer = nil }
+                if batch.isEmpty { pending.writing = false }
                 return batch
             }
             guard !batch.isEmpty, let ledger else { return }

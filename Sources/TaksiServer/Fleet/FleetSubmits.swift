@@ -21,14 +21,9 @@ public final class FleetSubmits: Sendable {
     let window: Duration
     let logger: Logger
     let metrics: any MetricsFactory
-    /// Answers whose recording failed, still being retried (shutdown waits for them).
-    private let recordings = NIOLockedValueBox(Recordings())
-
-    private struct Recordings {
-        var running: [UUID: Task<Void, Never>] = [:]
-        /// Tasks that ended before they were entered in `running`.
-        var ended: Set<UUID> = []
-    }
+    /// Where answers whose recording failed are tried again: a service of the application's
+    /// group, which shutdown drains before the store's connections close.
+    public let recordings: BackgroundWork
 
     /// How long a claim outlives its call's timeout: the time the answer takes to be recorded.
     static let leaseMargin = Duration.seconds(10)
@@ -40,6 +35,7 @@ public final class FleetSubmits: Sendable {
         self.window = window
         self.logger = logger
         self.metrics = metrics
+        self.recordings = BackgroundWork("submit answers' recordings", logger: logger)
         // Every outcome's series from the start, at 0: a ratio of them needs no `or vector(0)`.
         for outcome in Outcome.allCases {
             _ = Counter(label: Self.counterLabel, dimensions: [("outcome", outcome.rawValue)], factory: metrics)
@@ -130,13 +126,12 @@ public final class FleetSubmits: Sendable {
                 "the answer of a keyed submit is not recorded yet; retrying",
                 metadata: correlation.logMetadata.merging(["cause": .string(String(describing: error))]) { $1 })
         }
-        let id = UUID()
-        let task = Task { [self] in
-            defer { recordings.withLockedValue { if $0.running.removeValue(forKey: id) == nil { $0.ended.insert(id) } } }
+        let started = recordings.start("a keyed submit's answer recorded again") { [self] in
             let clock = ContinuousClock()
             let end = clock.now + Self.leaseMargin
             var pause = Duration.milliseconds(250)
-            while clock.now < end {
+            // Until the claim's lease ends, or shutdown's grace does (the job is cancelled then).
+            while clock.now < end, !Task.isCancelled {
                 try? await Task.sleep(for: pause)
                 pause = min(pause * 2, .seconds(2))
                 if let recorded = try? await store.finishSubmit(key: key, token: token, answer: answer) {
@@ -149,7 +144,7 @@ public final class FleetSubmits: Sendable {
                 "the answer of a keyed submit could not be recorded: the store stayed away; a retry after the claim's lease may call the upstream again",
                 metadata: correlation.logMetadata)
         }
-        recordings.withLockedValue { if $0.ended.remove(id) == nil { $0.running[id] = task } }
+        if !started { count(.unrecorded) }
     }
 
     private func lapsed(_ correlation: Correlation) {
@@ -157,11 +152,6 @@ public final class FleetSubmits: Sendable {
         logger.error(
             "the answer of a keyed submit came after its claim's lease (call timeout + 10 s) ran out; a retry may have called the upstream again",
             metadata: correlation.logMetadata)
-    }
-
-    /// Waits for the answers still being recorded (shutdown).
-    public func settle() async {
-        while let task = recordings.withLockedValue({ $0.running.values.first }) { await task.value }
     }
 
     private func count(_ outcome: Outcome) {

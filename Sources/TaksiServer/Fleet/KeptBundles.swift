@@ -33,8 +33,9 @@ public final class KeptBundles: Sendable {
     let logger: Logger
     let metrics: any MetricsFactory
     private let held = NIOLockedValueBox<[(name: String, set: ServedScreenSet, bytes: Int)]>([])
-    /// Loads under way, by revision: requests for the same revision wait for one load.
-    private let loading = NIOLockedValueBox<[String: Task<Bool, Never>]>([:])
+    /// Loads under way, by revision: the request that asked first loads, in its own task, and
+    /// requests for the same revision meanwhile wait for its result.
+    private let loading = NIOLockedValueBox<[String: Flight<Bool>]>([:])
     /// Revisions the store did not know, and bundles' last loads, by when.
     private let unknown = NIOLockedValueBox(RecencyDictionary<String, ContinuousClock.Instant>())
     private let loads = NIOLockedValueBox(RecencyDictionary<String, ContinuousClock.Instant>())
@@ -63,14 +64,16 @@ public final class KeptBundles: Sendable {
             count("unknown_recent")
             return false
         }
-        let task = loading.withLockedValue { loading in
-            if let task = loading[revision] { return task }
-            let task = Task { await self.fetch(holding: revision) }
-            loading[revision] = task
-            return task
+        let (flight, loads) = loading.withLockedValue { loading in
+            if let flight = loading[revision] { return (flight, false) }
+            let flight = Flight<Bool>()
+            loading[revision] = flight
+            return (flight, true)
         }
-        let found = await task.value
-        loading.withLockedValue { if $0[revision] == task { $0[revision] = nil } }
+        guard loads else { return await flight.value }
+        let found = await fetch(holding: revision)
+        loading.withLockedValue { $0[revision] = nil }
+        flight.finish(found)
         return found
     }
 

@@ -259,8 +259,8 @@ public struct PublishedScreens: Service, CustomStringConvertible {
 }
 
 /// Wakes a waiting task early: a signal before the wait ends it at once; one while nobody waits
-/// is kept for the next wait.
-final class Wakeup: Sendable {
+/// is kept for the next wait. One task waits at a time.
+package final class Wakeup: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
@@ -268,7 +268,9 @@ final class Wakeup: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    func signal() {
+    package init() {}
+
+    package func signal() {
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
             guard let waiter = state.waiter else {
                 state.pending = true
@@ -288,14 +290,14 @@ final class Wakeup: Sendable {
     func wait(upTo duration: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await Task.sleep(for: duration) }
-            group.addTask { await self.waitForSignal() }
+            group.addTask { await self.wait() }
             await group.next()
             group.cancelAll()
         }
     }
 
     /// Returns at the first signal (one already given, at once), or when the task is cancelled.
-    private func waitForSignal() async {
+    package func wait() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLockedValue { state -> Bool in

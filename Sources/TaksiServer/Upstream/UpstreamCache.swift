@@ -1,3 +1,4 @@
+public import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 public import TaksiSchema
@@ -25,8 +26,10 @@ public struct UpstreamValue: Sendable, Equatable {
 /// Caches upstream responses by final URL and forwarded headers.
 ///
 /// - One call per key at a time (single flight): concurrent requests for the same key share it.
+///   The request that asked first makes it, in its own task.
 /// - Fresh for `ttl`; then, for `staleWhileRevalidate`, the stale value is served at once while
-///   one refresh runs; when a call fails, a value up to `staleIfError` past its expiry stands in.
+///   one refresh runs, in ``refreshes`` (a service of the application's group); when a call
+///   fails, a value up to `staleIfError` past its expiry stands in.
 /// - Bounded in entries and bytes; the least recently used entries go first.
 /// - Each stored value has a generation, unique in this cache, so a response rendered from it
 ///   can be kept until the value is replaced (see ``ResponseMemo``); `onChange` tells of replacements.
@@ -124,14 +127,13 @@ public final class UpstreamCache: Sendable {
         var entries = RecencyDictionary<String, Entry>()
         var bytes = 0
         var generations: UInt64 = 0
-        /// Calls in progress, foreground and refreshes alike; tracked so none is fire-and-forget
-        /// (shutdown awaits them: ``UpstreamCache/settle()``).
+        /// Calls in progress, foreground and refreshes alike, which a lookup of their key joins.
         var inFlight: [String: InFlight] = [:]
     }
 
     private struct InFlight {
         var call: Call
-        var task: Task<Result<UpstreamValue, UpstreamFailure>, Never>
+        var result: Flight<Result<UpstreamValue, UpstreamFailure>>
     }
 
     private let maxEntries: Int
@@ -140,6 +142,9 @@ public final class UpstreamCache: Sendable {
     let now: @Sendable () -> ContinuousClock.Instant
     private let state = NIOLockedValueBox(State())
     private let changeObserver = NIOLockedValueBox<ChangeObserver?>(nil)
+    /// Where refreshes behind a stale answer run: a service of the application's group, so
+    /// shutdown waits for them.
+    public let refreshes: BackgroundWork
 
     /// The observer in a struct: a closure kept as the box's value itself is converted to the
     /// box's generic form and back around each `inout` access, and every read through
@@ -156,13 +161,15 @@ public final class UpstreamCache: Sendable {
     ///   - maxEntries: responses kept at most.
     ///   - maxBytes: total body bytes kept at most.
     ///   - now: the time on a monotonic clock; tests pass a clock they move by hand.
+    ///   - logger: where a refresh started after shutdown is said not to run.
     public init(
         maxEntries: Int = 1_000, maxBytes: Int = defaultMaxBytes,
-        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logger: Logger = Logger(label: "taksi")
     ) {
         self.maxEntries = maxEntries
         self.maxBytes = maxBytes
         self.now = now
+        self.refreshes = BackgroundWork("upstream refreshes", logger: logger)
     }
 
     /// Called with a key whenever its stored value is replaced or evicted (outside the lock).
@@ -199,7 +206,9 @@ public final class UpstreamCache: Sendable {
     public func lookUp(_ key: String, policy: Policy, fetch: @escaping Fetch) async -> Joined {
         enum Step {
             case answer(Lookup)
-            case wait(InFlight, joined: Bool)
+            case refresh(Lookup, InFlight)
+            case make(InFlight)
+            case join(InFlight)
         }
         let time = now()
         let step: Step = state.withLockedValue { state in
@@ -208,24 +217,34 @@ public final class UpstreamCache: Sendable {
                 let ttl = entry.value.ttl ?? policy.ttl
                 if age < ttl { return .answer(.hit(entry.value)) }
                 if age < ttl + policy.staleWhileRevalidate {
-                    if state.inFlight[key] == nil { _ = start(key, fetch, refresh: true, in: &state) }
-                    return .answer(.stale(entry.value))
+                    guard state.inFlight[key] == nil else { return .answer(.stale(entry.value)) }
+                    return .refresh(.stale(entry.value), Self.begin(key, refresh: true, in: &state))
                 }
             }
             if let running = state.inFlight[key] {
                 running.call.join()
-                return .wait(running, joined: true)
+                return .join(running)
             }
-            return .wait(start(key, fetch, refresh: false, in: &state), joined: false)
+            return .make(Self.begin(key, refresh: false, in: &state))
         }
-        let call: InFlight
-        let joined: Bool
+        let result: Result<UpstreamValue, UpstreamFailure>
         switch step {
-        case .answer(let lookup): return Joined(lookup: lookup)
-        case .wait(let running, let didJoin): (call, joined) = (running, didJoin)
+        case .answer(let lookup):
+            return Joined(lookup: lookup)
+        case .refresh(let lookup, let call):
+            if !refreshes.start("a refresh of a stale upstream value", { _ = await self.make(call, key, fetch) }) {
+                // Past shutdown's drain: no refresh, and nothing left in flight for a lookup to join.
+                state.withLockedValue { if $0.inFlight[key]?.result === call.result { $0.inFlight[key] = nil } }
+                call.result.finish(.failure(.connection("not refreshed: the server is shutting down")))
+            }
+            return Joined(lookup: lookup)
+        case .make(let call):
+            result = await make(call, key, fetch)
+        case .join(let call):
+            result = await call.result.value
         }
         let lookup: Lookup
-        switch await call.task.value {
+        switch result {
         case .success(let fetched):
             lookup = .fetched(fetched)
         case .failure(let failure):
@@ -237,7 +256,8 @@ public final class UpstreamCache: Sendable {
             }
             lookup = stale.map { .staleOnError($0, failure) } ?? .failed(failure)
         }
-        return Joined(lookup: lookup, call: joined ? call.call : nil)
+        if case .join(let call) = step { return Joined(lookup: lookup, call: call.call) }
+        return Joined(lookup: lookup)
     }
 
     /// The call in flight for `key`, if there is one.
@@ -245,29 +265,24 @@ public final class UpstreamCache: Sendable {
         state.withLockedValue { $0.inFlight[key]?.call }
     }
 
-    /// Waits for every call in flight, refreshes included (tests, shutdown).
-    public func settle() async {
-        while let call = state.withLockedValue({ $0.inFlight.values.first }) {
-            _ = await call.task.value
-        }
-    }
-
     /// The number of cached responses and their bytes.
     public var size: (entries: Int, bytes: Int) {
         state.withLockedValue { ($0.entries.count, $0.bytes) }
     }
 
-    private func start(_ key: String, _ fetch: @escaping Fetch, refresh: Bool, in state: inout State) -> InFlight {
-        let call = Call(isRefresh: refresh)
-        let running = InFlight(
-            call: call,
-            task: Task {
-                let result = await fetch(call)
-                self.finish(key, result)
-                return result
-            })
+    /// A call for `key` in flight from now, which lookups of the key join until it ends.
+    private static func begin(_ key: String, refresh: Bool, in state: inout State) -> InFlight {
+        let running = InFlight(call: Call(isRefresh: refresh), result: Flight())
         state.inFlight[key] = running
         return running
+    }
+
+    /// Makes `call`: fetches, stores what came, and hands the result to the lookups that joined.
+    private func make(_ call: InFlight, _ key: String, _ fetch: Fetch) async -> Result<UpstreamValue, UpstreamFailure> {
+        let result = await fetch(call.call)
+        finish(key, result)
+        call.result.finish(result)
+        return result
     }
 
     private func finish(_ key: String, _ result: Result<UpstreamValue, UpstreamFailure>) {

@@ -85,6 +85,9 @@ public struct UpstreamClient: Sendable {
     private let bases: [String: String]
     private let credentials: UpstreamCredentials
 
+    /// Where the upstreams' OAuth token fetches run (a service of the application's group).
+    var credentialFetches: BackgroundWork { credentials.fetches }
+
     /// - Parameter upstreams: base URLs by name (`https://api.citybik.es`, `file:/srv/fixtures/citybikes`).
     public init(upstreams: [String: String]) {
         self.init(upstreams: upstreams, credentials: UpstreamCredentials())

@@ -24,22 +24,27 @@ final class UpstreamCredentials: Sendable {
     }
 
     private let kinds: [String: Kind]
+    /// Where OAuth token fetches run, each shared by the calls that wait for it: a service of the
+    /// application's group, so a fetch goes on when the call that started it gives up.
+    let fetches: BackgroundWork
 
     /// Reads every secret now.
     init(
         _ credentials: [String: UpstreamCredential], environment: [String: String], http: HTTPClient, logger: Logger,
         metrics: any MetricsFactory
     ) {
+        let fetches = BackgroundWork("upstream token fetches", logger: logger)
         var kinds: [String: Kind] = [:]
         for (upstream, credential) in credentials {
             do {
                 kinds[upstream] = try Self.kind(
-                    upstream, credential, environment: environment, http: http, logger: logger, metrics: metrics)
+                    upstream, credential, environment: environment, http: http, fetches: fetches, logger: logger, metrics: metrics)
             } catch {
                 kinds[upstream] = .unavailable("\(error)")
             }
         }
         self.kinds = kinds
+        self.fetches = fetches
     }
 
     /// What stops the credentials of `credentials` from being read: one error per secret that is
@@ -51,8 +56,8 @@ final class UpstreamCredentials: Sendable {
     }
 
     private static func kind(
-        _ upstream: String, _ credential: UpstreamCredential, environment: [String: String], http: HTTPClient, logger: Logger,
-        metrics: any MetricsFactory
+        _ upstream: String, _ credential: UpstreamCredential, environment: [String: String], http: HTTPClient,
+        fetches: BackgroundWork, logger: Logger, metrics: any MetricsFactory
     ) throws(ConfigurationError) -> Kind {
         func read(_ secret: Secret) throws(ConfigurationError) -> String {
             switch secret.value(environment: environment) {
@@ -74,12 +79,15 @@ final class UpstreamCredentials: Sendable {
             return .oauth(
                 OAuthTokens(
                     upstream: upstream, client: client, clientID: try read(client.clientID), clientSecret: try read(client.clientSecret),
-                    http: http, logger: logger, metrics: metrics))
+                    http: http, fetches: fetches, logger: logger, metrics: metrics))
         }
     }
 
     /// No credentials (tests, and a configuration without any).
-    init() { kinds = [:] }
+    init() {
+        kinds = [:]
+        fetches = BackgroundWork("upstream token fetches", logger: Logger(label: "taksi"))
+    }
 
     /// `Basic base64(user:password)` (RFC 7617).
     static func basic(_ username: String, _ password: String) -> String {
@@ -123,6 +131,7 @@ final class OAuthTokens: Sendable {
     private let clientID: String
     private let clientSecret: String
     private let http: HTTPClient
+    private let fetches: BackgroundWork
     private let logger: Logger
     private let metrics: any MetricsFactory
 
@@ -154,14 +163,15 @@ final class OAuthTokens: Sendable {
     static let endpointTimeout: TimeAmount = .seconds(10)
 
     init(
-        upstream: String, client: OAuthClient, clientID: String, clientSecret: String, http: HTTPClient, logger: Logger,
-        metrics: any MetricsFactory
+        upstream: String, client: OAuthClient, clientID: String, clientSecret: String, http: HTTPClient, fetches: BackgroundWork,
+        logger: Logger, metrics: any MetricsFactory
     ) {
         self.upstream = upstream
         self.client = client
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.http = http
+        self.fetches = fetches
         self.logger = logger
         self.metrics = metrics
     }
@@ -182,10 +192,10 @@ final class OAuthTokens: Sendable {
             return (nil, !state.fetching)
         }
         if let kept { return .success(kept) }
-        if starts {
-            // Unstructured on purpose: the fetch serves every caller waiting and the next ones,
-            // whichever of them gives up first; it ends within the endpoint's timeout.
-            Task { await self.fetch() }
+        // In the background: the fetch serves every caller waiting and the next ones, whichever
+        // of them gives up first; it ends within the endpoint's timeout.
+        if starts, !fetches.start("a token fetch for upstream \"\(upstream)\"", { await self.fetch() }) {
+            finish(.failure(.credential("no token was fetched: the server is shutting down")))
         }
         return await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -200,15 +210,7 @@ final class OAuthTokens: Sendable {
 
     private func fetch() async {
         let (result, problem) = await request()
-        let waiters = state.withLockedValue { state in
-            defer {
-                state.fetching = false
-                state.waiters = []
-            }
-            if case .success(let held) = result { state.held = held }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.finish(result.map(\.authorization)) }
+        finish(result)
         let outcome = if case .success = result { "ok" } else { "failed" }
         Counter(label: "taksi_upstream_token_fetches_total", dimensions: [("upstream", upstream), ("result", outcome)], factory: metrics)
             .increment()
@@ -225,6 +227,20 @@ final class OAuthTokens: Sendable {
                 "upstream credential failed: no access token from \(client.tokenURL): \(failure)", metadata: ["upstream": .string(upstream)]
             )
         }
+    }
+
+    /// Ends the fetch under way with `result`: kept when it is a token, and given to every caller
+    /// waiting.
+    private func finish(_ result: Result<Held, UpstreamFailure>) {
+        let waiters = state.withLockedValue { state in
+            defer {
+                state.fetching = false
+                state.waiters = []
+            }
+            if case .success(let held) = result { state.held = held }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.finish(result.map(\.authorization)) }
     }
 
     /// One request to the token endpoint: the token, or why not; and what was wrong with an
