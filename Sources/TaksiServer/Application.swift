@@ -209,23 +209,30 @@ public struct Application: Sendable {
         return services
     }
 
-    /// Runs `body` with ``backgroundServices`` running beside it, in a service group of their own,
-    /// then shuts that group down gracefully: the work `body` started is finished before this
-    /// returns. For a program that serves with ``start(on:)`` instead of ``run()``, and for tests.
-    public func withBackgroundServices<Value: Sendable>(_ body: () async throws -> Value) async throws -> Value {
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: backgroundServices, logger: logger))
-        return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            let result: Result<Value, any Error>
-            do {
-                result = .success(try await body())
-            } catch {
-                result = .failure(error)
+    /// Runs `body` with the work of ``backgroundServices`` running beside it, then finishes what
+    /// `body` left there, in the order the service group stops them, before it returns. For a
+    /// program that serves with ``start(on:)`` instead of ``run()``, and for tests. Unlike the
+    /// group's shutdown, it refuses nothing after: it can run again.
+    public func withBackgroundServices<Value>(_ body: () async throws -> Value) async rethrows -> Value {
+        try await exposures.writes.whileRunning {
+            try await Self.running(fleetSubmits?.recordings) {
+                try await Self.running(purger) {
+                    try await resolver.client.credentialFetches.whileRunning {
+                        try await resolver.cache.refreshes.whileRunning(body)
+                    }
+                }
             }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
-            return try result.get()
         }
+    }
+
+    private static func running<Value>(_ work: BackgroundWork?, _ body: () async throws -> Value) async rethrows -> Value {
+        guard let work else { return try await body() }
+        return try await work.whileRunning(body)
+    }
+
+    private static func running<Value>(_ purger: CDNPurger?, _ body: () async throws -> Value) async rethrows -> Value {
+        guard let purger else { return try await body() }
+        return try await purger.whileRunning(body)
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.

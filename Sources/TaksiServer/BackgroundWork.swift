@@ -12,9 +12,10 @@ public import ServiceLifecycle
 /// start, and ends when none is left (within the group's grace: past it, the jobs still running
 /// are cancelled). A job started after that is not run, and the log says so.
 ///
-/// Jobs started while no run is under way wait for the next one: a test runs them with
-/// ``runUntilIdle()``, or through the application's test door, which runs the service beside
-/// the test.
+/// Jobs started while nothing runs them wait for a run: a test runs them with
+/// ``runUntilIdle()``, or through the application's test door, which runs the service beside the
+/// test. Runs may overlap (two doors of one application, two applications sharing a cache): each
+/// takes jobs while it runs.
 public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
     public typealias Job = @Sendable () async -> Void
 
@@ -28,17 +29,27 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
         var queue: [(what: String, job: Job)] = []
         /// Started and not finished: queued or running.
         var unfinished = 0
-        /// The run waiting for the next job, when none is queued.
-        var waiting: CheckedContinuation<Job?, Never>?
-        /// Whether a run is under way (one at a time).
-        var running = false
-        /// Whether the run under way ends once nothing is unfinished.
-        var endsWhenIdle = false
-        /// Whether the service ran and drained at shutdown: what is started now is refused
-        /// (until it runs again).
+        /// The runs under way, by number.
+        var runs: [Int: Run] = [:]
+        var nextRun = 0
+        /// Whether the service ran and drained at shutdown, and no other run is under way: what
+        /// is started now is refused (until it runs again).
         var closed = false
         /// Tasks waiting until nothing is unfinished (``idle()``).
         var idleWaiting: [CheckedContinuation<Void, Never>] = []
+
+        /// Takes a waiting run to give it a job (or its end): the first, else nil.
+        mutating func takeWaiting(where condition: (Run) -> Bool = { _ in true }) -> CheckedContinuation<Job?, Never>? {
+            guard let (number, run) = runs.first(where: { $0.value.waiting != nil && condition($0.value) }) else { return nil }
+            runs[number]?.waiting = nil
+            return run.waiting
+        }
+    }
+
+    /// One run: whether it ends once nothing is unfinished, and where it waits for a job.
+    private struct Run {
+        var endsWhenIdle: Bool
+        var waiting: CheckedContinuation<Job?, Never>?
     }
 
     /// - Parameter description: what its jobs are ("upstream refreshes").
@@ -54,11 +65,10 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
         let (accepted, waiting) = state.withLockedValue { state -> (Bool, CheckedContinuation<Job?, Never>?) in
             guard !state.closed else { return (false, nil) }
             state.unfinished += 1
-            guard let waiting = state.waiting else {
+            guard let waiting = state.takeWaiting() else {
                 state.queue.append((what, job))
                 return (true, nil)
             }
-            state.waiting = nil
             return (true, waiting)
         }
         waiting?.resume(returning: job)
@@ -72,7 +82,7 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
     public var unfinished: Int { state.withLockedValue { $0.unfinished } }
 
     /// Returns once every job started so far, and every job they started, has finished, as the
-    /// run under way takes them (tests); at once when none is unfinished.
+    /// runs under way take them (tests); at once when none is unfinished.
     public func idle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLockedValue { state in
@@ -84,12 +94,13 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Runs the jobs until graceful shutdown, then drains them (see ``BackgroundWork``) and refuses
-    /// any started after.
-    /// - Throws: ``BackgroundWorkError/alreadyRunning`` while another run is under way.
+    /// Runs the jobs until graceful shutdown, then drains them (see ``BackgroundWork``) and, unless
+    /// another run is under way, refuses any started after.
     public func run() async throws {
-        try await serve(endingWhenIdle: false)
+        let number = begin(endingWhenIdle: false)
+        await serve(number)
         let (dropped, idle) = state.withLockedValue { state -> ([String], [CheckedContinuation<Void, Never>]) in
+            guard state.runs.isEmpty else { return ([], []) }
             state.closed = true
             let dropped = state.queue.map(\.what)
             state.unfinished -= dropped.count
@@ -106,93 +117,91 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Runs the jobs started so far, and those they start, and returns when none is left (tests,
-    /// and a test door's end). The service can run again after.
-    /// - Throws: ``BackgroundWorkError/alreadyRunning`` while another run is under way.
-    public func runUntilIdle() async throws {
-        try await serve(endingWhenIdle: true)
+    /// Runs the jobs started so far, and those they start, and returns when none is left (tests).
+    /// The service can run again after.
+    public func runUntilIdle() async {
+        await serve(begin(endingWhenIdle: true))
     }
 
-    /// Takes jobs and runs each as a child task until the run ends: when idle after graceful
-    /// shutdown (or at once, with `endingWhenIdle`), or when the task is cancelled.
-    private func serve(endingWhenIdle: Bool) async throws {
-        try state.withLockedValue { state in
-            guard !state.running else { throw BackgroundWorkError.alreadyRunning(description) }
-            state.running = true
-            state.endsWhenIdle = endingWhenIdle
+    /// Runs the jobs while `body` runs, then those left and those they start, and returns `body`'s
+    /// result once none is left (a program that serves with ``Application/start(on:)``, a test
+    /// door). Unlike ``run()``, it refuses nothing after: the service can run again.
+    public func whileRunning<Value>(_ body: () async throws -> Value) async rethrows -> Value {
+        let number = begin(endingWhenIdle: false)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await self.serve(number) }
+            defer { endWhenIdle(number) }
+            return try await body()
+        }
+    }
+
+    /// A run under way from now; its number.
+    private func begin(endingWhenIdle: Bool) -> Int {
+        state.withLockedValue { state in
+            defer { state.nextRun += 1 }
+            state.runs[state.nextRun] = Run(endsWhenIdle: endingWhenIdle)
             state.closed = false
+            return state.nextRun
         }
-        defer {
-            state.withLockedValue { state in
-                state.running = false
-                state.endsWhenIdle = false
-            }
-        }
+    }
+
+    /// Takes jobs and runs each as a child task until run `number` ends: when idle after graceful
+    /// shutdown (or at once, when it ends when idle), or when the task is cancelled.
+    private func serve(_ number: Int) async {
         await withDiscardingTaskGroup { group in
             await withGracefulShutdownHandler {
-                while let job = await next() {
+                while let job = await next(for: number) {
                     group.addTask {
                         await job()
                         self.finished()
                     }
                 }
             } onGracefulShutdown: {
-                self.endWhenIdle()
+                self.endWhenIdle(number)
             }
         }
+        state.withLockedValue { _ = $0.runs.removeValue(forKey: number) }
     }
 
-    /// The next job, waiting for one; nil when the run ends.
-    private func next() async -> Job? {
+    /// The next job for run `number`, waiting for one; nil when the run ends.
+    private func next(for number: Int) async -> Job? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Job?, Never>) in
                 let answer: Job?? = state.withLockedValue { state in
-                    if Task.isCancelled || (state.endsWhenIdle && state.unfinished == 0) { return .some(nil) }
+                    if Task.isCancelled || (state.runs[number]?.endsWhenIdle == true && state.unfinished == 0) { return .some(nil) }
                     if !state.queue.isEmpty { return .some(state.queue.removeFirst().job) }
-                    state.waiting = continuation
+                    state.runs[number]?.waiting = continuation
                     return nil
                 }
                 if let answer { continuation.resume(returning: answer) }
             }
         } onCancel: {
             state.withLockedValue { state in
-                defer { state.waiting = nil }
-                return state.waiting
+                defer { state.runs[number]?.waiting = nil }
+                return state.runs[number]?.waiting
             }?.resume(returning: nil)
         }
     }
 
     private func finished() {
-        let (run, idle) = state.withLockedValue { state -> (CheckedContinuation<Job?, Never>?, [CheckedContinuation<Void, Never>]) in
+        let (ending, idle) = state.withLockedValue { state -> ([CheckedContinuation<Job?, Never>], [CheckedContinuation<Void, Never>]) in
             state.unfinished -= 1
-            guard state.unfinished == 0 else { return (nil, []) }
+            guard state.unfinished == 0 else { return ([], []) }
+            var ending: [CheckedContinuation<Job?, Never>] = []
+            while let waiting = state.takeWaiting(where: \.endsWhenIdle) { ending.append(waiting) }
             defer { state.idleWaiting = [] }
-            guard state.endsWhenIdle, let waiting = state.waiting else { return (nil, state.idleWaiting) }
-            state.waiting = nil
-            return (waiting, state.idleWaiting)
+            return (ending, state.idleWaiting)
         }
-        run?.resume(returning: nil)
+        for run in ending { run.resume(returning: nil) }
         for waiting in idle { waiting.resume() }
     }
 
-    private func endWhenIdle() {
+    private func endWhenIdle(_ number: Int) {
         state.withLockedValue { state -> CheckedContinuation<Job?, Never>? in
-            state.endsWhenIdle = true
-            guard state.unfinished == 0, let waiting = state.waiting else { return nil }
-            state.waiting = nil
+            state.runs[number]?.endsWhenIdle = true
+            guard state.unfinished == 0, let waiting = state.runs[number]?.waiting else { return nil }
+            state.runs[number]?.waiting = nil
             return waiting
         }?.resume(returning: nil)
-    }
-}
-
-/// Why background work could not run.
-public enum BackgroundWorkError: Error, CustomStringConvertible {
-    /// A run of this work was already under way; the work runs in one place at a time.
-    case alreadyRunning(String)
-
-    public var description: String {
-        switch self {
-        case .alreadyRunning(let what): "the \(what) already run in another task; they run in one place at a time"
-        }
     }
 }

@@ -39,7 +39,10 @@ struct AccessLogTests {
         configuration.accessLogFormat = format
         configuration.accessLogOutput = .file(file.path)
         let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
-        try await withRunningServer(application, body)
+        try await application.test(.live) { client in
+            let live = try #require(client as? LiveClient)
+            try await body(try #require(live.port), try #require(live.server))
+        }
     }
 
     @Test("a text line per request: time, method, path without its query, status, bytes, duration, variant, id")

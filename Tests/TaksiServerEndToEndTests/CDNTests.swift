@@ -104,13 +104,13 @@ struct CDNTests {
         node.on("/", .status(403))
         let (application, purger) = try Self.purging(node)
         application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
-        try await purger.purges.runUntilIdle()
+        await purger.purges.runUntilIdle()
         #expect(node.requests.count == 3, "tried, then retried after each of the two pauses")
         let request = try #require(node.requests.first)
         #expect(request.method == "PURGE")
         let tags = request.headers.first { $0.0.lowercased() == "xkey-purge" }?.1
         #expect(tags == "taksi:screen:s1 taksi:screen:s2 taksi:screen:s3 taksi:screen:s4")
-        let ready = await RouterClient(application.responder).respond(uri: "/readyz")
+        let ready = try await application.execute(uri: "/readyz")
         let failing = ready.json?["cdn"]?["failing"]?.arrayValue ?? []
         #expect(failing.count == 1)
         #expect(failing.first?["error"]?.stringValue?.hasPrefix("403") == true, "\(ready.text)")
@@ -130,21 +130,21 @@ struct CDNTests {
         let node = try await TestUpstream()
         node.on("/", .first(3, .status(503), then: .status(200)))
         let (application, purger) = try Self.purging(node)
-        func failing() async -> [JSONValue] {
-            await RouterClient(application.responder).respond(uri: "/readyz").json?["cdn"]?["failing"]?.arrayValue ?? []
+        func failing() async throws -> [JSONValue] {
+            try await application.execute(uri: "/readyz").json?["cdn"]?["failing"]?.arrayValue ?? []
         }
         // The banner's edit: s1 to s4, refused three times.
         application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
-        try await purger.purges.runUntilIdle()
+        await purger.purges.runUntilIdle()
         #expect(node.requests.count == 3)
-        #expect(await failing().count == 1)
+        #expect(try await failing().count == 1)
         // An unrelated edit (s5 only): its purge carries s1 to s4 too, and only then is the target well.
         application.store.replace(
             with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale", fifth: "Fifth")).screenSet))
-        try await purger.purges.runUntilIdle()
+        await purger.purges.runUntilIdle()
         let tags = node.requests.last.flatMap { Self.header($0, "xkey-purge") }
         #expect(tags == "taksi:screen:s1 taksi:screen:s2 taksi:screen:s3 taksi:screen:s4 taksi:screen:s5")
-        #expect(await failing().isEmpty)
+        #expect(try await failing().isEmpty)
         try await node.stop()
     }
 
@@ -154,7 +154,7 @@ struct CDNTests {
         node.on("/", .first(3, .status(503), then: .status(200)))
         let (application, purger) = try Self.purging(node, resend: .milliseconds(20))
         application.store.replace(with: try #require(ScreenSetLoader.load(files: Self.screens(banner: "Summer sale")).screenSet))
-        try await purger.purges.runUntilIdle()
+        await purger.purges.runUntilIdle()
         #expect(node.requests.count == 3)
         let resending = Task { try await purger.run() }
         defer { resending.cancel() }
@@ -222,7 +222,7 @@ struct CDNTests {
                 api: URL(string: api.baseURL)!),
             environment: ["FASTLY_API_TOKEN": "f4stly-t0ken"])
         purger.purge(screens: (0..<300).map { "s\($0)" })
-        try await purger.purges.runUntilIdle()
+        await purger.purges.runUntilIdle()
         let requests = api.requests
         #expect(requests.count == 2, "256 keys, then 44")
         #expect(requests.map(\.method) == ["POST", "POST"])
@@ -250,7 +250,7 @@ struct CDNTests {
                 api: URL(string: api.baseURL)!),
             environment: ["CLOUDFLARE_API_TOKEN": "cl0udfl4re"])
         purger.purge(screens: (0..<250).map { "s\($0)" })
-        try await purger.purges.runUntilIdle()
+        await purger.purges.runUntilIdle()
         let requests = api.requests
         #expect(requests.count == 4, "the first refused (429), sent again; then 100, 100, 50")
         var sizes: [Int] = []
@@ -279,13 +279,13 @@ struct CDNTests {
             zoneID: "z1", token: Secret(.environment("CLOUDFLARE_API_TOKEN")), api: URL(string: api.baseURL)!)
         let refused = Self.purger(zone, environment: ["CLOUDFLARE_API_TOKEN": "t"])
         refused.purge(screens: ["home"])
-        try await refused.purges.runUntilIdle()
+        await refused.purges.runUntilIdle()
         #expect(api.requests.count == 3, "sent, and again after each pause")
         #expect(refused.failing.first?.error.contains("Purge by tag is not allowed") == true, "\(refused.failing)")
 
         let unset = Self.purger(zone, environment: [:])
         unset.purge(screens: ["home"])
-        try await unset.purges.runUntilIdle()
+        await unset.purges.runUntilIdle()
         #expect(api.requests.count == 3, "no request without a token")
         #expect(unset.failing.first?.error.contains("CLOUDFLARE_API_TOKEN") == true)
 

@@ -32,10 +32,11 @@ struct ConnectionTests {
     @Test("a target or a header block over its limit gets 414 or 431 as JSON, then the connection closes")
     func sizeLimits() async throws {
         try await withRunningServer(
-            limits: .with {
-                $0.maxURILength = 100
-                $0.maxHeaderBytes = 200
-            }
+            fixtureApplication(
+                limits: .with {
+                    $0.maxURILength = 100
+                    $0.maxHeaderBytes = 200
+                })
         ) { port in
             let long = try RawConnection(port: port)
             long.send("GET /screens/home/data?name=\(String(repeating: "a", count: 100)) HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -68,7 +69,7 @@ struct ConnectionTests {
 
     @Test("a client that pipelines without reading gets every response in order, and others are served meanwhile")
     func backpressure() async throws {
-        try await withRunningServer(limits: .with { $0.maxPipelinedRequests = 4 }) { port in
+        try await withRunningServer(fixtureApplication(limits: .with { $0.maxPipelinedRequests = 4 })) { port in
             let flooder = try RawConnection(port: port, receiveBuffer: 4096)
             let paths = (0..<600).map { ["/screens/login", "/screens/landing", "/healthz"][$0 % 3] }
             flooder.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: a\r\n\r\n" }.joined())
@@ -95,10 +96,11 @@ struct ConnectionTests {
     @Test("an idle connection and a half-sent request head are closed after their timeouts")
     func timeouts() async throws {
         try await withRunningServer(
-            limits: .with {
-                $0.idleTimeout = .milliseconds(50)
-                $0.headerTimeout = .milliseconds(50)
-            }
+            fixtureApplication(
+                limits: .with {
+                    $0.idleTimeout = .milliseconds(50)
+                    $0.headerTimeout = .milliseconds(50)
+                })
         ) { port in
             // One exchange first, so the connection is idle after an answer. On a busy machine the
             // client may stall past 50 ms between connecting and sending, and the server rightly
@@ -124,7 +126,7 @@ struct ConnectionTests {
 
     @Test("at the connection cap a new client waits in the backlog until a connection closes")
     func connectionCap() async throws {
-        try await withRunningServer(limits: .with { $0.maxConnections = 2 }) { port in
+        try await withRunningServer(fixtureApplication(limits: .with { $0.maxConnections = 2 })) { port in
             let first = try RawConnection(port: port)
             let second = try RawConnection(port: port)
             for connection in [first, second] {

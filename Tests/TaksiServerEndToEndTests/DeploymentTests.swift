@@ -239,11 +239,11 @@ struct DeploymentTests {
         configuration.screensDirectory = screens.path
         configuration.upstreams = ["shop": "https://shop.example.com/api"]
         let application = try buildApplication(configuration: configuration, logger: testLogger("pod"))
-        #expect(await RouterClient(application.responder).respond(.GET, uri: "/screens/more/news").status == .notFound)
+        #expect(try await application.execute(.GET, uri: "/screens/more/news").status == .notFound)
         try Self.publish(after, "taksi-server-screens", to: screens)
         #expect(application.watcher?.reload() == true)
-        #expect(await RouterClient(application.responder).respond(.GET, uri: "/screens/more/news").status == .ok)
-        #expect(await RouterClient(application.responder).respond(.GET, uri: "/screens/home").status == .ok)
+        #expect(try await application.execute(.GET, uri: "/screens/more/news").status == .ok)
+        #expect(try await application.execute(.GET, uri: "/screens/home").status == .ok)
 
         // The configuration is read at start-up: a change to it changes the pods, so they restart.
         try Data(#"{"screens": "Screens", "log_level": "info", "upstreams": {"shop": "https://shop.example.com/api/"}}"#.utf8)

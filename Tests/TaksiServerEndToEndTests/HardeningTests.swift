@@ -308,7 +308,7 @@ struct HardeningTests {
         let upstream = try await TestUpstream()
         upstream.on("/networks/velib", .stalledBody(#"{"name": "Vél"#))
         let application = try Self.makeApplication(upstream: upstream.baseURL)
-        let response = await RouterClient(application.responder).respond(.GET, uri: "/screens/stalled/data?network=velib")
+        let response = try await application.execute(.GET, uri: "/screens/stalled/data?network=velib")
         #expect(response.status == .ok)
         #expect(response.headers["X-Taksi-Degraded"] == ["api"])
         #expect(String(buffer: response.body) == #"{"interface_data":[]}"#)
@@ -322,15 +322,15 @@ struct HardeningTests {
         let application = try Self.makeApplication(upstream: upstream.baseURL)
         for screen in ["stations", "local"] {
             for value in ["..", ".", "", "%2E%2E", "velib%00", "velib.json%00", "a%0Ab"] {
-                let response = await RouterClient(application.responder).respond(.GET, uri: "/screens/\(screen)/data?network=\(value)")
+                let response = try await application.execute(.GET, uri: "/screens/\(screen)/data?network=\(value)")
                 #expect(response.status == .badRequest, "\(screen) \(value)")
                 let body = try? JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
                 #expect(body?["error"]?["code"] == "invalid_parameter", "\(screen) \(value)")
             }
             // A value with "/" stays one segment: it names no network, and climbs nowhere.
-            let slash = await RouterClient(application.responder).respond(.GET, uri: "/screens/\(screen)/data?network=..%2Fnetworks")
+            let slash = try await application.execute(.GET, uri: "/screens/\(screen)/data?network=..%2Fnetworks")
             #expect(String(buffer: slash.body) == #"{"interface_data":[]}"#, "\(screen)")
-            let good = await RouterClient(application.responder).respond(.GET, uri: "/screens/\(screen)/data?network=velib")
+            let good = try await application.execute(.GET, uri: "/screens/\(screen)/data?network=velib")
             #expect(String(buffer: good.body) == #"{"interface_data":[{"content":{"value":"Vélib"},"identifier":"name"}]}"#, "\(screen)")
         }
         #expect(upstream.requests.map(\.uri) == ["/networks/..%2Fnetworks", "/networks/velib"])
@@ -348,18 +348,18 @@ struct HardeningTests {
         upstream.on("/networks/loop", .redirect(307, location: "/networks/loop"))
         let application = try Self.makeApplication(upstream: upstream.baseURL)
 
-        let away = await RouterClient(application.responder).respond(
+        let away = try await application.execute(
             .GET, uri: "/screens/stations/data?network=away", headers: ["Accept-Language": "fr"]
         )
         #expect(away.headers["X-Taksi-Degraded"] == ["api"])
         #expect(String(buffer: away.body) == #"{"interface_data":[]}"#)
         #expect(elsewhere.requests.isEmpty, "the other host was never called")
 
-        let moved = await RouterClient(application.responder).respond(.GET, uri: "/screens/stations/data?network=moved")
+        let moved = try await application.execute(.GET, uri: "/screens/stations/data?network=moved")
         #expect(String(buffer: moved.body) == #"{"interface_data":[{"content":{"value":"Vélib"},"identifier":"name"}]}"#)
         #expect(moved.headers["X-Taksi-Degraded"].isEmpty)
 
-        let loop = await RouterClient(application.responder).respond(.GET, uri: "/screens/stations/data?network=loop")
+        let loop = try await application.execute(.GET, uri: "/screens/stations/data?network=loop")
         #expect(loop.headers["X-Taksi-Degraded"] == ["api"])
         #expect(upstream.count("/networks/loop") == UpstreamClient.maxRedirects + 1)
         try await upstream.stop()
@@ -381,11 +381,11 @@ struct HardeningTests {
         upstream.on("/shapes/x", .json(body))
         upstream.on("/shapes/good", .json(Self.goodShape))
         let application = try Self.makeApplication(upstream: upstream.baseURL)
-        let response = await RouterClient(application.responder).respond(.GET, uri: "/screens/shapes/data?case=x")
+        let response = try await application.execute(.GET, uri: "/screens/shapes/data?case=x")
         #expect(response.status == .ok)
         #expect(response.headers["X-Taksi-Degraded"] == ["api"], "\(body)")
         #expect(response.headers["Cache-Control"] == ["private, no-store"])
-        let good = await RouterClient(application.responder).respond(.GET, uri: "/screens/shapes/data?case=good")
+        let good = try await application.execute(.GET, uri: "/screens/shapes/data?case=good")
         #expect(good.headers["X-Taksi-Degraded"].isEmpty)
         try await upstream.stop()
     }

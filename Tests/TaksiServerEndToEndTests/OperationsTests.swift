@@ -124,19 +124,19 @@ struct OperationsTests {
     @Test("/readyz answers 503 while the server drains, /healthz stays 200")
     func readiness() async throws {
         let application = fixtureApplication()
-        #expect(await RouterClient(application.responder).respond(.GET, uri: "/readyz").status == .ok)
+        #expect(try await application.execute(.GET, uri: "/readyz").status == .ok)
         application.draining.begin()
-        let draining = await RouterClient(application.responder).respond(.GET, uri: "/readyz")
+        let draining = try await application.execute(.GET, uri: "/readyz")
         #expect(draining.status == .serviceUnavailable)
         let body = try JSONDecoder().decode(JSONValue.self, from: Data(draining.body.readableBytesView))
         #expect(body["status"] == "draining")
-        #expect(await RouterClient(application.responder).respond(.GET, uri: "/healthz").status == .ok)
+        #expect(try await application.execute(.GET, uri: "/healthz").status == .ok)
     }
 
     @Test("the served OpenAPI document is docs/openapi.yaml, as YAML")
     func openAPIServed() async throws {
         let file = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
-        let served = await RouterClient(fixtureApplication().responder).respond(.GET, uri: "/openapi.yaml")
+        let served = try await fixtureApplication().execute(.GET, uri: "/openapi.yaml")
         #expect(served.headers["Content-Type"] == ["application/yaml; charset=utf-8"])
         #expect(
             String(buffer: served.body) == file,
@@ -151,7 +151,7 @@ struct OperationsTests {
         )
     )
     func openAPI() async throws {
-        let responder = fixtureApplication().responder
+        let application = fixtureApplication()
 
         // Real bodies, each with the path and status whose schema it must match.
         var samples: [JSONValue] = []
@@ -161,7 +161,7 @@ struct OperationsTests {
             ("/screens/bikes/stations/data?network=velib", "/screens/{name}/data", []), ("/screens/nope", "/screens/{name}", []),
             ("/screens/home/data?version=x", "/screens/{name}/data", []), ("/readyz", "/readyz", []), ("/healthz", "/healthz", []),
         ] {
-            let response = await RouterClient(responder).respond(.GET, uri: uri, headers: .init(headers))
+            let response = try await application.execute(.GET, uri: uri, headers: .init(headers))
             let body = try JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
             samples.append(["path": .string(path), "status": .string(String(response.status.code)), "body": body])
         }
@@ -170,7 +170,7 @@ struct OperationsTests {
         // A set with actions: the served document adds one operation per action to the file's.
         let upstream = try await TestUpstream()
         let withActions = try upstreamApplication(files: SharedScreens.actions, upstream: upstream).application
-        let served = await RouterClient(withActions.responder).respond(.GET, uri: "/openapi.yaml")
+        let served = try await withActions.execute(.GET, uri: "/openapi.yaml")
         let servedFile = Scratch.path("openapi", suffix: ".yaml")
         try Data(served.body.readableBytesView).write(to: servedFile)
         try await upstream.stop()

@@ -59,8 +59,8 @@ struct PublishedScreensTests {
         return (application, follower)
     }
 
-    static func skeleton(_ application: Application, _ path: String) async -> String {
-        await RouterClient(application.responder).respond(uri: path).text
+    static func skeleton(_ application: Application, _ path: String) async throws -> String {
+        try await application.execute(uri: path).text
     }
 
     @Test("publish stores a bundle once, named by its content; replicas follow each release and rollback; history lists them")
@@ -82,12 +82,12 @@ struct PublishedScreensTests {
             var configuration = ServerConfiguration.forTests()
             configuration.screensSource = .store
             let (application, follower) = try await Self.replica(of: store, bundle: named, configuration: configuration)
-            #expect(await Self.skeleton(application, "/screens/home").contains("Welcome"))
+            #expect(try await Self.skeleton(application, "/screens/home").contains("Welcome"))
 
             let second = try await store.publish(ScreenBundle(files: Self.screens(title: "Hello")), screens: 2, revisions: [], by: "test")
             #expect(second.release.number == 2)
             await follower.follow()
-            #expect(await Self.skeleton(application, "/screens/home").contains("Hello"))
+            #expect(try await Self.skeleton(application, "/screens/home").contains("Hello"))
             let reported = try await store.replicas(seenWithin: .seconds(60))
             #expect(reported.map(\.bundle) == [second.release.bundle])
             #expect(reported.first?.replica == PublishedScreens.replicaName)
@@ -96,7 +96,7 @@ struct PublishedScreensTests {
             #expect(back.bundle == first.release.bundle)
             #expect(back.kind == "rollback")
             await follower.follow()
-            #expect(await Self.skeleton(application, "/screens/home").contains("Welcome"))
+            #expect(try await Self.skeleton(application, "/screens/home").contains("Welcome"))
             #expect(try await store.history(limit: 10).map(\.kind) == ["rollback", "publish", "publish"])
             #expect(try await store.history(limit: 10).map(\.number) == [3, 2, 1])
 
@@ -142,28 +142,30 @@ struct PublishedScreensTests {
             configuration.screensSource = .store
             let metrics = TestMetrics()
             let (application, _) = try await Self.replica(of: store, bundle: current.bundle, configuration: configuration, metrics: metrics)
-            let client = RouterClient(application.responder)
             // Before anything loaded the earlier bundle: a submit for its skeleton is not refused
             // before its body (Expect: 100-continue), since only the store knows.
             let held: HTTPHeaders = ["X-Taksi-Skeleton": revisions["greeting"]!, "Content-Type": "application/json"]
             #expect(
                 application.responder.refusal(beforeBodyOf: RequestHead(method: .POST, uri: "/screens/home/actions/ping", headers: held))
                     == nil)
-            let earlier = await client.respond(uri: "/screens/home/data?name=Bo", headers: [("X-Taksi-Skeleton", revisions["greeting"]!)])
+            let earlier = try await application.execute(
+                uri: "/screens/home/data?name=Bo", headers: [("X-Taksi-Skeleton", revisions["greeting"]!)])
             #expect(earlier.status == .ok)
             #expect(earlier.text.contains(#""identifier":"greeting""#), "\(earlier.text)")
             #expect(earlier.header("X-Taksi-Skeleton") == revisions["greeting"])
-            let now = await client.respond(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", revisions["welcome"]!)])
+            let now = try await application.execute(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", revisions["welcome"]!)])
             #expect(now.text.contains(#""identifier":"welcome""#))
             // Again: answered from the bundle now held, without asking the store.
-            #expect(await client.respond(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", revisions["greeting"]!)]).status == .ok)
+            #expect(
+                try await application.execute(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", revisions["greeting"]!)]).status
+                    == .ok)
             #expect(metrics.counterTotal(label: "taksi_kept_bundle_loads_total", dimensions: [("outcome", "loaded")]) == 1)
             // A submit for the earlier skeleton, answered in its shape.
-            let submitted = await client.respond(
+            let submitted = try await application.execute(
                 .POST, uri: "/screens/home/actions/ping", headers: held.map { ($0.name, $0.value) }, body: "{}")
             #expect(submitted.status == .ok)
             #expect(submitted.text.contains(#""identifier":"greeting""#), "\(submitted.text)")
-            let unknown = await client.respond(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", "0123456789abcdef")])
+            let unknown = try await application.execute(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", "0123456789abcdef")])
             #expect(unknown.status == .preconditionFailed)
             #expect(unknown.json?["error"]?["code"] == "skeleton_outdated")
         }
@@ -199,9 +201,8 @@ struct PublishedScreensTests {
             configuration.screensSource = .store
             let metrics = TestMetrics()
             let (application, _) = try await Self.replica(of: store, bundle: current.bundle, configuration: configuration, metrics: metrics)
-            let client = RouterClient(application.responder)
-            func data(_ revision: String) async -> HTTPResponseStatus {
-                await client.respond(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", revision)]).status
+            func data(_ revision: String) async throws -> HTTPResponseStatus {
+                try await application.execute(uri: "/screens/home/data", headers: [("X-Taksi-Skeleton", revision)]).status
             }
             func loads(_ outcome: String) -> Int {
                 Int(metrics.counterTotal(label: "taksi_kept_bundle_loads_total", dimensions: [("outcome", outcome)]))
@@ -210,18 +211,18 @@ struct PublishedScreensTests {
             // four held, the one dropped is 412 until its window passes, not a load per request.
             for round in 0..<3 {
                 for revision in revisions.prefix(5) {
-                    let status = await data(revision)
+                    let status = try await data(revision)
                     #expect(status == .ok || (round > 0 && status == .preconditionFailed), "round \(round): \(status)")
                 }
             }
             #expect(loads("loaded") == 5)
             #expect(loads("reload_deferred") > 0)
             // Garbage is not a revision: no store query.
-            #expect(await data("not-a-digest") == .preconditionFailed)
-            #expect(await data("0123456789ABCDEF") == .preconditionFailed)
+            #expect(try await data("not-a-digest") == .preconditionFailed)
+            #expect(try await data("0123456789ABCDEF") == .preconditionFailed)
             #expect(loads("malformed") == 2)
             // A digest no bundle has: the store is asked once, then the answer is remembered.
-            for _ in 0..<3 { #expect(await data("0123456789abcdef") == .preconditionFailed) }
+            for _ in 0..<3 { #expect(try await data("0123456789abcdef") == .preconditionFailed) }
             #expect(loads("unknown") == 1 && loads("unknown_recent") == 2)
         }
     }
@@ -245,7 +246,7 @@ struct PublishedScreensTests {
             _ = try await store.publish(ScreenBundle(files: files), screens: 2, revisions: [], by: "test")
             let version = try #require(ScreenSetLoader.load(files: files).screenSet?.version)
             #expect(await eventually { application.store.status.version == version })
-            #expect(await Self.skeleton(application, "/screens/home").contains("Second"))
+            #expect(try await Self.skeleton(application, "/screens/home").contains("Second"))
         }
     }
 
@@ -369,14 +370,14 @@ struct PublishedScreensTests {
             let bad = try await store.publish(ScreenBundle(files: files), screens: 2, revisions: [], by: "test")
             await follower.follow()
             await follower.follow()
-            #expect(await Self.skeleton(application, "/screens/home").contains("Good"))
+            #expect(try await Self.skeleton(application, "/screens/home").contains("Good"))
             let report = try #require(try await store.replicas(seenWithin: .seconds(60)).first)
             #expect(report.bundle == good.release.bundle)
             #expect(report.refusedBundle == bad.release.bundle)
             #expect(report.refusal?.contains("upstream \"shop\" is not configured") == true)
             #expect(log.recorded.filter { $0.message.hasPrefix("published screens refused") }.count == 1, "said once, not at every look")
             // The replica's /readyz says the same of itself.
-            let ready = await RouterClient(application.responder).respond(uri: "/readyz")
+            let ready = try await application.execute(uri: "/readyz")
             #expect(ready.status == .ok)
             #expect(ready.json?["published"]?["bundle"] == .string(good.release.bundle))
             #expect(ready.json?["published"]?["refused_bundle"] == .string(bad.release.bundle))
@@ -426,13 +427,13 @@ struct PublishedScreensTests {
                     content: unreadable.content, id: unreadable.id ?? "encode(sha256(content), 'hex')", in: database)
                 await follower.follow()
                 await follower.follow()
-                #expect(await Self.skeleton(application, "/screens/home").contains("Good"), "the last good set stays served")
+                #expect(try await Self.skeleton(application, "/screens/home").contains("Good"), "the last good set stays served")
                 // Reported all the same, with the refusal: not silent as a replica that lost its store.
                 let report = try #require(try await store.replicas(seenWithin: .seconds(60)).first)
                 #expect(report.bundle == good.release.bundle)
                 #expect(report.refusedBundle == name)
                 #expect(report.refusal?.contains(unreadable.says) == true, "\(String(describing: report.refusal))")
-                let ready = await RouterClient(application.responder).respond(uri: "/readyz")
+                let ready = try await application.execute(uri: "/readyz")
                 #expect(ready.json?["published"]?["store"] == "reachable", "\(ready.text)")
                 #expect(ready.json?["published"]?["refused_bundle"] == .string(name))
                 #expect(

@@ -288,6 +288,7 @@ struct RevisionTests {
             let store = ScreenStore(sets[0], options: options, retention: retention, now: { clock.now })
             return (store, Responder(store: store, logger: testLogger("retention")))
         }
+        // Bare responders over a store of their own (no application: nothing in the background).
         func data(_ responder: Responder, _ revision: String) async -> TestResponse {
             await RouterClient(responder).respond(
                 .GET, uri: "/screens/home/data", headers: HTTPHeaders([("X-Taksi-Skeleton", revision)]))

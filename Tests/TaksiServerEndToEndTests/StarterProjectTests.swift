@@ -32,21 +32,21 @@ struct StarterProjectTests {
         #expect(load.diagnostics.isEmpty, "\(load.diagnostics.report)")
 
         let application = try buildApplication(configuration: configuration, logger: testLogger("starter"))
-        let skeleton = await RouterClient(application.responder).respond(.GET, uri: "/screens/home")
+        let skeleton = try await application.execute(.GET, uri: "/screens/home")
         #expect(skeleton.status == .ok)
         let decoded = try JSONDecoder().decode(Skeleton.self, from: Data(skeleton.body.readableBytesView))
         #expect(
             decoded.components.map(\.name) == [
                 "label_component", "label_component", "collection_component", "spacer_component", "button_component",
             ])
-        let data = await RouterClient(application.responder).respond(.GET, uri: "/screens/home/data?name=Ada")
+        let data = try await application.execute(.GET, uri: "/screens/home/data?name=Ada")
         let entries = try JSONDecoder().decode(InterfaceData.self, from: Data(data.body.readableBytesView)).entries
         #expect(entries.map(\.identifier) == ["greeting", "intro", "cards"])
         #expect(entries.first?.content == ["value": "Hello, Ada!"])
         #expect(entries.last?.content["values"]?.arrayValue?.count == 3)
         // A team's own desk gets the live preview; its container image turns it off.
         #expect(configuration.preview)
-        #expect(await RouterClient(application.responder).respond(.GET, uri: "/preview/home").status == .ok)
+        #expect(try await application.execute(.GET, uri: "/preview/home").status == .ok)
         let dockerfile = try String(contentsOf: folder.appendingPathComponent("Dockerfile"), encoding: .utf8)
         #expect(dockerfile.contains("\"--no-preview\"]"))
     }

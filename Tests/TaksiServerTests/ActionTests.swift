@@ -32,8 +32,8 @@ struct ActionTests {
 
         func post(
             _ uri: String, _ body: String, type: String? = "application/x-www-form-urlencoded", headers: [(String, String)] = []
-        ) async -> TestResponse {
-            await RouterClient(application.responder).respond(
+        ) async throws -> TestResponse {
+            try await application.execute(
                 .POST, uri: uri, headers: headers + (type.map { [("Content-Type", $0)] } ?? []), body: body)
         }
 
@@ -76,7 +76,7 @@ struct ActionTests {
     func success() async throws {
         let fixture = try await Fixture()
         fixture.upstream.on("/signups/pro", .answer(201, #"{"id": "u 1"}"#))
-        let response = await fixture.post(
+        let response = try await fixture.post(
             "/screens/signup/pro/actions/submit", "email=ada%40example.com&age=36",
             headers: [("Authorization", "Bearer t"), ("Cookie", "c")]
         )
@@ -100,7 +100,7 @@ struct ActionTests {
             ("/screens/signup/free/actions/submit", "application/json; charset=utf-8"),
             ("/interfaces/signup/free/actions/submit", "application/json"),
         ] {
-            let viaJSON = await fixture.post(uri, #"{"inputs": {"email": "bo@example.com", "news": true}}"#, type: type)
+            let viaJSON = try await fixture.post(uri, #"{"inputs": {"email": "bo@example.com", "news": true}}"#, type: type)
             #expect(
                 try fixture.answer(viaJSON)["then"] == ["identifier": "navigation", "content": ["interface_identifier": "welcome/2"]],
                 "\(uri)")
@@ -112,7 +112,7 @@ struct ActionTests {
         }
 
         // An action without a call answers at once.
-        let ping = await fixture.post("/screens/signup/free/actions/ping", "", type: nil)
+        let ping = try await fixture.post("/screens/signup/free/actions/ping", "", type: nil)
         #expect(Self.message(try fixture.answer(ping)) == "pong")
     }
 
@@ -120,14 +120,14 @@ struct ActionTests {
     func exactIntegers() async throws {
         let fixture = try await Fixture()
         fixture.upstream.on("/signups/pro", .answer(201, #"{"id": "1"}"#))
-        let json = await fixture.post(
+        let json = try await fixture.post(
             "/screens/signup/pro/actions/submit", #"{"inputs": {"email": "a@b.c", "age": 9007199254740993}}"#, type: "application/json")
         #expect(json.status == .badRequest)
         let error = try fixture.answer(json)["error"]
         #expect(error?["code"] == "invalid_body")
         #expect(error?["message"]?.stringValue?.contains("9007199254740993 is beyond ±2^53") == true, "\(String(describing: error))")
         for age in ["9007199254740993", "9223372036854775807", "-9007199254740993"] {
-            let form = await fixture.post("/screens/signup/pro/actions/submit", "email=a%40b.c&age=\(age)")
+            let form = try await fixture.post("/screens/signup/pro/actions/submit", "email=a%40b.c&age=\(age)")
             #expect(form.status == .unprocessableEntity, "\(age)")
         }
         #expect(fixture.upstream.count("/signups/pro") == 0, "nothing rounded was sent")
@@ -135,7 +135,7 @@ struct ActionTests {
         for body in [
             #"{"inputs": {"email": "a@b.c", "age": 9007199254740992}}"#, #"{"inputs": {"email": "a@b.c", "age": "9007199254740992"}}"#,
         ] {
-            let exact = await fixture.post("/screens/signup/pro/actions/submit", body, type: "application/json")
+            let exact = try await fixture.post("/screens/signup/pro/actions/submit", body, type: "application/json")
             #expect(exact.status == .ok)
             #expect(
                 fixture.upstream.requests.last?.body.contains(#""age":9007199254740992"#) == true,
@@ -156,7 +156,7 @@ struct ActionTests {
     )
     func invalid(body: String, error: String, message: String) async throws {
         let fixture = try await Fixture()
-        let response = await fixture.post("/screens/signup/pro/actions/submit", body)
+        let response = try await fixture.post("/screens/signup/pro/actions/submit", body)
         #expect(response.status == .unprocessableEntity)
         let json = try fixture.answer(response)
         #expect(json["outcome"] == "invalid")
@@ -174,20 +174,20 @@ struct ActionTests {
     func undeclaredInputs() async throws {
         let fixture = try await Fixture()
         fixture.upstream.on("/signups/pro", .answer(201, #"{"id": "u1"}"#))
-        let response = await fixture.post("/screens/signup/pro/actions/submit", "email=ada%40example.com&admin=true&theme=dark")
+        let response = try await fixture.post("/screens/signup/pro/actions/submit", "email=ada%40example.com&admin=true&theme=dark")
         #expect(response.status == .ok, "\(response.text)")
         #expect(response.header("X-Taksi-Ignored-Inputs") == "admin, theme")
         let sent = try #require(fixture.upstream.requests.first)
         #expect(!sent.body.contains("admin") && !sent.uri.contains("admin"), "\(sent.body)")
         // Refused inputs still say which were ignored beside them; a name is percent-encoded, and at most ten are named.
-        let invalid = await fixture.post("/screens/signup/pro/actions/submit", "age=3&t%C3%A9ma=x")
+        let invalid = try await fixture.post("/screens/signup/pro/actions/submit", "age=3&t%C3%A9ma=x")
         #expect(invalid.status == .unprocessableEntity)
         #expect(invalid.header("X-Taksi-Ignored-Inputs") == "t%C3%A9ma")
         let many = (1...12).map { "x\($0)=1" }.joined(separator: "&")
-        let crowded = await fixture.post("/screens/signup/pro/actions/submit", "email=ada%40example.com&" + many)
+        let crowded = try await fixture.post("/screens/signup/pro/actions/submit", "email=ada%40example.com&" + many)
         #expect(crowded.header("X-Taksi-Ignored-Inputs") == "x1, x10, x11, x12, x2, x3, x4, x5, x6, x7, and 2 more")
         // Declared inputs only: none ignored, no header.
-        let plain = await fixture.post("/screens/signup/pro/actions/submit", "email=ada%40example.com")
+        let plain = try await fixture.post("/screens/signup/pro/actions/submit", "email=ada%40example.com")
         #expect(plain.header("X-Taksi-Ignored-Inputs") == nil)
     }
 
@@ -209,7 +209,7 @@ struct ActionTests {
         let fixture = try await Fixture()
         fixture.upstream.on("/signups/free", behavior)
         let action = if case .held = behavior { "hurry" } else { "submit" }
-        let response = await fixture.post("/screens/signup/free/actions/\(action)", "email=a%40b")
+        let response = try await fixture.post("/screens/signup/free/actions/\(action)", "email=a%40b")
         fixture.upstream.release()
         #expect(Int(response.status.code) == status)
         let json = try fixture.answer(response)
@@ -231,7 +231,7 @@ struct ActionTests {
     func thenLeftOut() async throws {
         let fixture = try await Fixture()
         fixture.upstream.on("/signups/free", .answer(201, "{}"))
-        let json = try fixture.answer(await fixture.post("/screens/signup/free/actions/submit", "email=a%40b"))
+        let json = try fixture.answer(try await fixture.post("/screens/signup/free/actions/submit", "email=a%40b"))
         #expect(json["then"] == nil)
         #expect(Self.message(json) == "Welcome, a@b")
     }
@@ -243,40 +243,41 @@ struct ActionTests {
         for (type, body) in [
             ("text/plain", "email=a%40b"), ("application/json; charset=latin1", "{}"), ("multipart/form-data; boundary=x", "--x"),
         ] {
-            let response = await fixture.post(uri, body, type: type)
+            let response = try await fixture.post(uri, body, type: type)
             #expect(response.status == .unsupportedMediaType, "\(type)")
             #expect(response.headers["Accept-Post"] == ["application/json, application/x-www-form-urlencoded"])
             #expect(try fixture.answer(response)["error"]?["code"] == "unsupported_media_type")
         }
-        #expect(await fixture.post(uri, "email=a@b", type: nil).status == .unsupportedMediaType, "a body without a type")
+        #expect(try await fixture.post(uri, "email=a@b", type: nil).status == .unsupportedMediaType, "a body without a type")
         for (type, body, part) in [
             ("application/json", "{\"inputs\": ", "cannot be read as JSON"), ("application/json", "[1]", "must be an object"),
             ("application/json", #"{"email": "a@b"}"#, #"unknown key "email""#),
             ("application/json", #"{"inputs": [1]}"#, "must be an object"),
             ("application/x-www-form-urlencoded", "email=%zz", "malformed"),
         ] {
-            let response = await fixture.post(uri, body, type: type)
+            let response = try await fixture.post(uri, body, type: type)
             #expect(response.status == .badRequest, "\(body)")
             let error = try fixture.answer(response)["error"]
             #expect(error?["code"] == "invalid_body")
             #expect(error?["message"]?.stringValue?.contains(part) == true, "\(String(describing: error))")
         }
-        let get = await RouterClient(fixture.application.responder).respond(.GET, uri: uri)
+        let get = try await fixture.application.execute(.GET, uri: uri)
         #expect(get.status == .methodNotAllowed)
         #expect(get.headers["Allow"] == ["POST, OPTIONS"])
-        let options = await RouterClient(fixture.application.responder).respond(.OPTIONS, uri: uri)
+        let options = try await fixture.application.execute(.OPTIONS, uri: uri)
         #expect(options.status == .noContent)
         #expect(options.headers["Allow"] == ["POST, OPTIONS"])
-        let postSkeleton = await RouterClient(fixture.application.responder).respond(.POST, uri: "/screens/feed")
+        let postSkeleton = try await fixture.application.execute(.POST, uri: "/screens/feed")
         #expect(postSkeleton.status == .methodNotAllowed)
         #expect(postSkeleton.headers["Allow"] == ["GET, HEAD, OPTIONS"])
-        let unknown = await fixture.post("/screens/signup/free/actions/sumbit", "")
+        let unknown = try await fixture.post("/screens/signup/free/actions/sumbit", "")
         #expect(unknown.status == .notFound)
         let error = try fixture.answer(unknown)["error"]
         #expect(error?["code"] == "action_not_found")
         #expect(error?["message"]?.stringValue?.contains(#"(did you mean "submit"?)"#) == true)
         #expect(
-            await fixture.post("/screens/signup/gold/actions/submit", "email=a%40b").status == .badRequest, "the path parameter is checked")
+            try await fixture.post("/screens/signup/gold/actions/submit", "email=a%40b").status == .badRequest,
+            "the path parameter is checked")
         #expect(fixture.upstream.requests.isEmpty)
     }
 
@@ -285,7 +286,7 @@ struct ActionTests {
         let fixture = try await Fixture()
         fixture.upstream.on("/signups/pro", .oncePerConnection(#"{"id": "1"}"#))
         for attempt in 0..<5 {
-            let response = await fixture.post("/screens/signup/pro/actions/submit", "email=a%40b.c")
+            let response = try await fixture.post("/screens/signup/pro/actions/submit", "email=a%40b.c")
             #expect(try fixture.answer(response)["outcome"] == "success", "submit \(attempt)")
         }
         #expect(fixture.upstream.count("/signups/pro") == 5, "each sent once, none retried")
@@ -296,8 +297,8 @@ struct ActionTests {
         let fixture = try await Fixture()
         fixture.upstream.on("/signups/free", .answer(201, #"{"id": "7"}"#))
         let key = [("Idempotency-Key", "5c0e0cbb-3d5e-4b43-9f31-d1c0b6a3e5a1")]
-        let first = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: key)
-        let retry = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: key)
+        let first = try await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: key)
+        let retry = try await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: key)
         #expect(fixture.upstream.count("/signups/free") == 1)
         #expect(String(buffer: retry.body) == String(buffer: first.body))
         #expect(retry.status == first.status)
@@ -308,24 +309,24 @@ struct ActionTests {
             "forwarded, so the upstream can deduplicate across replicas")
 
         // The same key with another body is a client bug, not a retry.
-        let reused = await fixture.post("/screens/signup/free/actions/submit", "email=c%40d", headers: key)
+        let reused = try await fixture.post("/screens/signup/free/actions/submit", "email=c%40d", headers: key)
         #expect(reused.status == .unprocessableEntity)
         #expect(try fixture.answer(reused)["error"]?["code"] == "idempotency_key_reused")
         // So is the same body from another identity (another forwarded Authorization).
-        let other = await fixture.post(
+        let other = try await fixture.post(
             "/screens/signup/free/actions/submit", "email=a%40b", headers: key + [("Authorization", "Bearer other")])
         #expect(other.status == .unprocessableEntity)
         // Without a key, each submit calls; a malformed key is refused.
-        _ = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b")
-        _ = await fixture.post("/screens/signup/free/actions/submit", "email=a%40b")
+        _ = try await fixture.post("/screens/signup/free/actions/submit", "email=a%40b")
+        _ = try await fixture.post("/screens/signup/free/actions/submit", "email=a%40b")
         #expect(fixture.upstream.count("/signups/free") == 3)
         #expect(
-            await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: [("Idempotency-Key", "a b")]).status
+            try await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: [("Idempotency-Key", "a b")]).status
                 == .badRequest)
         // Invalid inputs are not kept: the corrected retry goes through with the same key.
         let fresh = [("Idempotency-Key", "k2")]
-        #expect(await fixture.post("/screens/signup/free/actions/submit", "email=bad", headers: fresh).status == .unprocessableEntity)
-        #expect(await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: fresh).status == .ok)
+        #expect(try await fixture.post("/screens/signup/free/actions/submit", "email=bad", headers: fresh).status == .unprocessableEntity)
+        #expect(try await fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: fresh).status == .ok)
         #expect(fixture.upstream.count("/signups/free") == 4)
     }
 
@@ -338,7 +339,7 @@ struct ActionTests {
         async let second = fixture.post("/screens/signup/free/actions/submit", "email=a%40b", headers: key)
         await fixture.upstream.waitForRequests(1)
         fixture.upstream.release()
-        let (a, b) = await (first, second)
+        let (a, b) = try await (first, second)
         #expect(fixture.upstream.count("/signups/free") == 1)
         #expect(String(buffer: a.body) == String(buffer: b.body))
         #expect([a, b].filter { !$0.headers["Idempotent-Replayed"].isEmpty }.count == 1)
@@ -387,22 +388,21 @@ struct ActionTests {
         let fixture = try await Fixture()
         fixture.upstream.on("/news", .json(#"{"title": "Hello"}"#))
         fixture.upstream.on("/weather", .json(#"{"text": "Sunny"}"#))
-        let client = RouterClient(fixture.application.responder)
-        let one = await client.respond(uri: "/screens/feed/data?only=forecast")
+        let one = try await fixture.application.execute(uri: "/screens/feed/data?only=forecast")
         #expect(one.status == .ok)
         #expect(try fixture.answer(one, screen: "feed")["interface_data"] == [["identifier": "forecast", "content": ["value": "Sunny"]]])
         #expect(fixture.upstream.count("/news") == 0)
         #expect(fixture.upstream.count("/weather") == 1)
-        let whole = await client.respond(uri: "/screens/feed/data")
+        let whole = try await fixture.application.execute(uri: "/screens/feed/data")
         #expect(try fixture.answer(whole, screen: "feed")["interface_data"]?.arrayValue?.count == 2, "the whole is not the part kept")
-        let both = await client.respond(uri: "/screens/feed/data?only=headline,forecast")
+        let both = try await fixture.application.execute(uri: "/screens/feed/data?only=headline,forecast")
         #expect(try fixture.answer(both, screen: "feed")["interface_data"]?.arrayValue?.count == 2)
         // A static label is dynamic to the client, so it may be asked for; it has nothing to send.
         #expect(
-            try fixture.answer(await client.respond(uri: "/screens/feed/data?only=static"), screen: "feed")[
+            try fixture.answer(try await fixture.application.execute(uri: "/screens/feed/data?only=static"), screen: "feed")[
                 "interface_data"] == [])
         for bad in ["go", "nope", "headline,", ""] {
-            let response = await client.respond(uri: "/screens/feed/data?only=\(bad)")
+            let response = try await fixture.application.execute(uri: "/screens/feed/data?only=\(bad)")
             #expect(response.status == .badRequest, "\(bad)")
             #expect(try fixture.answer(response, screen: "feed")["error"]?["code"] == "invalid_parameter")
         }

@@ -36,7 +36,6 @@ struct ExposureTests {
         let clock = Clock()
         let metrics = TestMetrics()
         let application: Application
-        let client: RouterClient
 
         /// - Parameter collector: where exposure records are exported over OTLP instead of kept here.
         init(experiment: String = "", exportingTo collector: String? = nil) throws {
@@ -52,11 +51,10 @@ struct ExposureTests {
             }
             application = buildApplication(
                 configuration: .forTests(), screenSet: set, logger: testLogger("test"), metrics: metrics, parts: parts)
-            client = RouterClient(application.responder)
         }
 
-        func get(_ uri: String, user: String?, _ headers: [(String, String)] = []) async -> TestResponse {
-            await client.respond(uri: uri, headers: (user.map { [("X-Taksi-User", $0)] } ?? []) + headers)
+        func get(_ uri: String, user: String?, _ headers: [(String, String)] = []) async throws -> TestResponse {
+            try await application.execute(uri: uri, headers: (user.map { [("X-Taksi-User", $0)] } ?? []) + headers)
         }
 
         func count(_ result: String) throws -> Int {
@@ -96,7 +94,7 @@ struct ExposureTests {
         #expect(try server.count("recorded") == 200 && server.count("repeated") == 400)
         // Past the window, the next one is recorded again.
         server.clock.advance(seconds: 3_600)
-        _ = await server.get("/screens/landing", user: "user-1")
+        _ = try await server.get("/screens/landing", user: "user-1")
         #expect(server.kept.all.count == 201 && server.kept.all.last?.time == 1_800_003_600_000)
     }
 
@@ -109,11 +107,11 @@ struct ExposureTests {
             server.application.store.snapshot.screens["landing"]?.served.values.map { ($0.compiled.alternative, $0.revision.digest) })
         let revision = Dictionary(uniqueKeysWithValues: revisions)
         // The app holds default's skeleton (cached before the experiment, say): its data is default's, no exposure.
-        let held = await server.get("/screens/landing/data", user: inB, [("X-Taksi-Skeleton", try #require(revision["default"]))])
+        let held = try await server.get("/screens/landing/data", user: inB, [("X-Taksi-Skeleton", try #require(revision["default"]))])
         #expect(held.header("X-Taksi-Variant") == "landing|*|default")
         #expect(server.kept.all.isEmpty)
         // B's skeleton from a cache: its data request records the exposure.
-        _ = await server.get("/screens/landing/data", user: inB, [("X-Taksi-Skeleton", try #require(revision["B"]))])
+        _ = try await server.get("/screens/landing/data", user: inB, [("X-Taksi-Skeleton", try #require(revision["B"]))])
         #expect(server.kept.all.map(\.alternative) == ["B"])
     }
 
@@ -138,10 +136,10 @@ struct ExposureTests {
     @Test("nobody is recorded without a user id, forcing an alternative, or with an id that cannot be recorded")
     func notRecorded() async throws {
         let server = try Server()
-        _ = await server.get("/screens/landing", user: nil)
-        _ = await server.get("/screens/landing", user: "qa", [("X-Taksi-Alternative", "B")])
-        _ = await server.get("/screens/landing", user: String(repeating: "x", count: 257))
-        _ = await server.get("/screens/landing", user: "tab\there")
+        _ = try await server.get("/screens/landing", user: nil)
+        _ = try await server.get("/screens/landing", user: "qa", [("X-Taksi-Alternative", "B")])
+        _ = try await server.get("/screens/landing", user: String(repeating: "x", count: 257))
+        _ = try await server.get("/screens/landing", user: "tab\there")
         #expect(server.kept.all.isEmpty)
         #expect(try server.count("unrecordable") == 2)
     }
@@ -155,7 +153,7 @@ struct ExposureTests {
         for index in 0..<2_000 {
             let user = "user-\(index)"
             let platform = index % 4 == 0 ? "android" : "ios"
-            let response = await server.get("/screens/landing", user: user, [("X-Taksi-Platform", platform)])
+            let response = try await server.get("/screens/landing", user: user, [("X-Taksi-Platform", platform)])
             #expect(response.header("Vary") == "X-Taksi-Alternative, X-Taksi-User, X-Taksi-Platform, Accept-Encoding")
             let assignment = experiment.assignment(for: .init(user: user, platform: platform))
             #expect(response.header("X-Taksi-Variant") == "landing|*|\(assignment.alternative)")
@@ -172,17 +170,17 @@ struct ExposureTests {
     func winner() async throws {
         let server = try Server()
         let users = (0..<500).map { "user-\($0)" }
-        for user in users { _ = await server.get("/screens/landing", user: user) }
+        for user in users { _ = try await server.get("/screens/landing", user: user) }
         let before = server.kept.all.count
         let decided = try #require(ScreenSetLoader.load(files: Self.files(experiment: "  winner: B")).screenSet)
         server.application.store.replace(with: decided)
         for user in users + ["newcomer"] {
-            let response = await server.get("/screens/landing", user: user)
+            let response = try await server.get("/screens/landing", user: user)
             #expect(response.header("X-Taksi-Variant") == "landing|*|B")
             #expect(response.header("Vary") == "X-Taksi-Alternative, Accept-Encoding", "a decided experiment does not vary by user")
         }
         #expect(server.kept.all.count == before)
-        let index = await server.get("/screens", user: nil)
+        let index = try await server.get("/screens", user: nil)
         let entry = index.json?["screens"]?.arrayValue?.first { $0["name"] == "landing" }?["experiments"]?.arrayValue?.first
         #expect(entry?["status"] == "winner" && entry?["winner"] == "B", "\(String(describing: entry))")
     }
@@ -194,9 +192,8 @@ struct ExposureTests {
         var logger = log.logger
         logger.logLevel = .error
         let application = buildApplication(configuration: .forTests(), screenSet: set, logger: logger, metrics: TestMetrics())
-        let client = RouterClient(application.responder)
         for _ in 0..<3 {
-            _ = await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", "ada"), ("X-Taksi-Platform", "ios")])
+            _ = try await application.execute(uri: "/screens/landing", headers: [("X-Taksi-User", "ada"), ("X-Taksi-Platform", "ios")])
         }
         let lines = log.recorded.filter { $0.message == "exposure" }
         #expect(lines.count == 1)
@@ -218,9 +215,8 @@ struct ExposureTests {
         let exporter = try #require(application.exposureExporter)
         let exporting = ServiceGroup(services: [exporter], gracefulShutdownSignals: [], logger: testLogger("otel"))
         let running = Task { try await exporting.run() }
-        let client = RouterClient(application.responder)
         for user in (0..<50).map({ "user-\($0)" }) {
-            #expect(await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", user)]).status == .ok)
+            #expect(try await application.execute(uri: "/screens/landing", headers: [("X-Taksi-User", user)]).status == .ok)
         }
         let recorded = try server.count("recorded")
         #expect(recorded > 0)

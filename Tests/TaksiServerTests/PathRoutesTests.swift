@@ -47,37 +47,39 @@ struct PathRoutesTests {
         return set
     }()
 
-    static func responder(appLinks: AppLinks = AppLinks()) -> Responder {
+    static func application(appLinks: AppLinks = AppLinks()) -> Application {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.appLinks = appLinks
-        return buildApplication(configuration: configuration, screenSet: screens, logger: testLogger("test")).responder
+        return buildApplication(configuration: configuration, screenSet: screens, logger: testLogger("test"))
     }
 
-    let responder = PathRoutesTests.responder(
+    let application = PathRoutesTests.application(
         appLinks: AppLinks(
             appleAppIDs: ["ABCDE12345.com.example.shop"], androidPackage: "com.example.shop",
             androidCertificateFingerprints: [Array(repeating: "AB", count: 32).joined(separator: ":")]
         )
     )
 
-    func get(_ uri: String, _ headers: [(String, String)] = []) async -> (response: TestResponse, body: String, json: JSONValue?) {
-        let response = await RouterClient(responder).respond(uri: uri, headers: headers)
+    func get(_ uri: String, _ headers: [(String, String)] = []) async throws -> (response: TestResponse, body: String, json: JSONValue?) {
+        let response = try await application.execute(uri: uri, headers: headers)
         return (response, response.text, response.json)
     }
 
     @Test("the skeleton is the same bytes and ETag for every value; the data is per value")
     func skeletonAndData() async throws {
-        let one = await get("/screens/shop/1")
-        let two = await get("/screens/shop/2")
+        let one = try await get("/screens/shop/1")
+        let two = try await get("/screens/shop/2")
         #expect(one.response.status == .ok)
         #expect(one.body == two.body)
         #expect(one.response.headers["ETag"] == two.response.headers["ETag"])
         #expect(one.response.headers["X-Taksi-Variant"] == ["shop/{id}|*|default"])
         #expect(
-            await get("/screens/shop/1/data").json == ["interface_data": [["identifier": "title", "content": ["value": "Shop 1, menu"]]]])
+            try await get("/screens/shop/1/data").json == [
+                "interface_data": [["identifier": "title", "content": ["value": "Shop 1, menu"]]]
+            ])
         #expect(
-            await get("/screens/shop/2/data?tab=reviews").json == [
+            try await get("/screens/shop/2/data?tab=reviews").json == [
                 "interface_data": [["identifier": "title", "content": ["value": "Shop 2, reviews"]]]
             ])
     }
@@ -91,8 +93,8 @@ struct PathRoutesTests {
             ("/screens/shop/7/data", [("X-Taksi-Version", "2.1")], "shop/{id}|>= 2.0|default"),
         ] as [(String, [(String, String)], String)]
     )
-    func routing(_ uri: String, _ headers: [(String, String)], _ variant: String) async {
-        let result = await get(uri, headers)
+    func routing(_ uri: String, _ headers: [(String, String)], _ variant: String) async throws {
+        let result = try await get(uri, headers)
         #expect(result.response.status == .ok)
         #expect(result.response.headers["X-Taksi-Variant"] == [variant])
     }
@@ -100,8 +102,8 @@ struct PathRoutesTests {
     @Test(
         "a value that fails its type is a 400 invalid_parameter for the skeleton and the data, never cached",
         arguments: ["/screens/shop/x", "/screens/shop/x/data", "/screens/shop/1.5", "/screens/shop/%ZZ/data"])
-    func invalidValue(_ uri: String) async {
-        let result = await get(uri)
+    func invalidValue(_ uri: String) async throws {
+        let result = try await get(uri)
         #expect(result.response.status == .badRequest)
         #expect(result.json?["error"]?["code"] == "invalid_parameter")
         #expect(result.response.headers["Cache-Control"] == ["no-store"])
@@ -109,7 +111,7 @@ struct PathRoutesTests {
 
     @Test("the index lists a screen's path parameters")
     func index() async throws {
-        let screens = try #require(await get("/screens").json?["screens"]?.arrayValue)
+        let screens = try #require(try await get("/screens").json?["screens"]?.arrayValue)
         #expect(screens.first { $0["name"] == "shop/{id}" }?["parameters"] == ["id": ["type": "integer"]])
         #expect(screens.first { $0["name"] == "shop/featured" }?["parameters"] == [:])
     }
@@ -125,8 +127,8 @@ struct PathRoutesTests {
             ("", 400, "missing_parameter"),
         ]
     )
-    func resolve(_ url: String, _ status: Int, _ expected: String) async {
-        let result = await get("/links/resolve?url=\(url)")
+    func resolve(_ url: String, _ status: Int, _ expected: String) async throws {
+        let result = try await get("/links/resolve?url=\(url)")
         #expect(result.response.status.code == UInt(status))
         if status == 200 {
             #expect(result.body == #"{"content":{"interface_identifier":"\#(expected)"},"identifier":"navigation"}"#)
@@ -138,15 +140,15 @@ struct PathRoutesTests {
     }
 
     @Test("apple-app-site-association and assetlinks.json are generated from links.yaml and the configuration, as exact application/json")
-    func associationFiles() async {
-        let apple = await get("/.well-known/apple-app-site-association")
+    func associationFiles() async throws {
+        let apple = try await get("/.well-known/apple-app-site-association")
         #expect(apple.response.status == .ok)
         #expect(apple.response.headers["Content-Type"] == ["application/json"])
         #expect(
             apple.body
                 == #"{"applinks":{"details":[{"appIDs":["ABCDE12345.com.example.shop"],"components":[{"/":"/s/*","comment":"https://shop.example.com/s/{id} opens shop/{id}"}]}]}}"#
         )
-        let android = await get("/.well-known/assetlinks.json")
+        let android = try await get("/.well-known/assetlinks.json")
         #expect(android.response.headers["Content-Type"] == ["application/json"])
         let fingerprint = Array(repeating: "AB", count: 32).joined(separator: ":")
         #expect(
@@ -156,10 +158,10 @@ struct PathRoutesTests {
     }
 
     @Test("without configured apps, the association files are 404 like any unknown path")
-    func associationFilesOff() async {
-        let responder = Self.responder()
+    func associationFilesOff() async throws {
+        let application = Self.application()
         for path in ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json"] {
-            let response = await RouterClient(responder).respond(.GET, uri: path)
+            let response = try await application.execute(.GET, uri: path)
             #expect(response.status == .notFound)
         }
     }

@@ -28,32 +28,32 @@ struct PreviewTests {
     @Test("off unless configured: every preview route answers 404 like an unknown path")
     func offByDefault() async throws {
         #expect(!ServerConfiguration().preview)
-        let responder = fixtureApplication().responder
+        let application = fixtureApplication()
         for route in Self.routes {
-            let response = await RouterClient(responder).respond(uri: route)
+            let response = try await application.execute(uri: route)
             #expect(response.status == .notFound, "\(route)")
             #expect(response.json?["error"]?["code"] == "not_found", "\(route)")
         }
         for method in [HTTPMethod.OPTIONS, .POST, .HEAD] {
-            #expect(await RouterClient(responder).respond(method, uri: "/preview").status == .notFound, "\(method)")
+            #expect(try await application.execute(method, uri: "/preview").status == .notFound, "\(method)")
         }
     }
 
     @Test("GET / sends a person to the preview when it is on, else says where things are")
     func root() async throws {
         let (application, _) = try Self.makeApplication()
-        let toPreview = await RouterClient(application.responder).respond(uri: "/")
+        let toPreview = try await application.execute(uri: "/")
         #expect(toPreview.status == .found)
         #expect(toPreview.header("Location") == "/preview")
         #expect(toPreview.header("Cache-Control") == "no-store")
 
-        let pointer = await RouterClient(fixtureApplication().responder).respond(uri: "/")
+        let pointer = try await fixtureApplication().execute(uri: "/")
         #expect(pointer.status == .ok)
         #expect(pointer.header("Cache-Control") == "no-store")
         #expect(pointer.json?["screens"] == "/screens")
         #expect(pointer.json?["openapi"] == "/openapi.yaml")
         #expect(pointer.json?["version"] == .string(TaksiServerVersion.current))
-        #expect(await RouterClient(fixtureApplication().responder).respond(.POST, uri: "/").status == .methodNotAllowed)
+        #expect(try await fixtureApplication().execute(.POST, uri: "/").status == .methodNotAllowed)
     }
 
     @Test("the example configuration turns it on; the container's and the manifest's leave it off")
@@ -73,9 +73,8 @@ struct PreviewTests {
     @Test("the page and its files are self-contained, no-store, under a strict Content-Security-Policy")
     func page() async throws {
         let (application, _) = try Self.makeApplication()
-        let responder = application.responder
         for uri in ["/preview", "/preview/", "/preview/home", "/preview/bikes/stations/velib"] {
-            let page = await RouterClient(responder).respond(uri: uri)
+            let page = try await application.execute(uri: uri)
             #expect(page.status == .ok, "\(uri)")
             #expect(page.headers["Content-Type"] == ["text/html; charset=utf-8"])
             #expect(page.headers["Cache-Control"] == ["no-store"])
@@ -88,33 +87,32 @@ struct PreviewTests {
             }
             #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"))
         }
-        let html = (await RouterClient(responder).respond(uri: "/preview/home")).text
+        let html = (try await application.execute(uri: "/preview/home")).text
         // Everything the page loads is this server's, under /preview/.
         let references = html.matches(of: /(?:src|href)="([^"]*)"/).map { String($0.output.1) }
         #expect(references.sorted() == ["/preview", "/preview/preview.css", "/preview/preview.js"])
         #expect(!html.contains("<script>") && !html.contains("style="), "no inline script or style: the policy forbids them")
 
-        let script = await RouterClient(responder).respond(uri: "/preview/preview.js")
+        let script = try await application.execute(uri: "/preview/preview.js")
         #expect(script.headers["Content-Type"] == ["text/javascript; charset=utf-8"])
         let source = script.text
         for markupSink in ["innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval("] {
             #expect(!source.contains(markupSink), "values reach the page as text only: \(markupSink)")
         }
         #expect(!source.contains("http://") && !source.contains("https://"), "no fetch leaves this server")
-        let style = await RouterClient(responder).respond(uri: "/preview/preview.css")
+        let style = try await application.execute(uri: "/preview/preview.css")
         #expect(style.headers["Content-Type"] == ["text/css; charset=utf-8"])
         #expect(!style.text.contains("url(") && !style.text.contains("@import"))
 
         // Parameter values may hold '.' (a repository named swift.org); only the page's own files are taken.
-        #expect(await RouterClient(responder).respond(uri: "/preview/repositories/apple/swift.org").status == .ok)
-        #expect(await RouterClient(responder).respond(uri: "/previews").status == .notFound)
+        #expect(try await application.execute(uri: "/preview/repositories/apple/swift.org").status == .ok)
+        #expect(try await application.execute(uri: "/previews").status == .notFound)
     }
 
     @Test("catalog.json: screens, variants with a version that selects each, query parameters, schemas, pending errors")
     func catalog() async throws {
         let (application, directory) = try Self.makeApplication()
-        let responder = application.responder
-        let catalog = try #require((await RouterClient(responder).respond(uri: "/preview/catalog.json")).json)
+        let catalog = try #require((try await application.execute(uri: "/preview/catalog.json")).json)
         #expect(catalog["screens_version"] == .string(application.store.status.version))
         #expect(catalog["pending_errors"] == [])
         let screens = catalog["screens"]?.arrayValue ?? []
@@ -127,7 +125,7 @@ struct PreviewTests {
         // Each variant's sample version selects it, as the list's links promise.
         for variant in variants {
             let headers = variant["sample_version"]?.stringValue.map { [("X-Taksi-Version", $0)] } ?? []
-            let skeleton = await RouterClient(responder).respond(uri: "/screens/home", headers: headers)
+            let skeleton = try await application.execute(uri: "/screens/home", headers: headers)
             #expect(skeleton.headers["X-Taksi-Variant"] == [variant["id"]?.stringValue ?? "?"])
         }
         #expect(home["parameter_order"] == [])
@@ -143,7 +141,7 @@ struct PreviewTests {
         let original = try String(contentsOf: login, encoding: .utf8)
         try Data(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#).utf8).write(to: login)
         #expect(application.watcher?.reload() == false)
-        let broken = try #require((await RouterClient(responder).respond(uri: "/preview/catalog.json")).json)
+        let broken = try #require((try await application.execute(uri: "/preview/catalog.json")).json)
         #expect(broken["screens"]?.arrayValue?.count == screens.count)
         let error = try #require(broken["pending_errors"]?.arrayValue?.first)
         #expect(error["file"]?.stringValue?.hasSuffix("login.json") == true)
@@ -154,7 +152,6 @@ struct PreviewTests {
     @Test("a YAML screen that stops parsing is one error with one hint, the same in validate, /readyz and the preview")
     func sameHintEverywhere() async throws {
         let (application, directory) = try Self.makeApplication()
-        let responder = application.responder
         let home = directory.appendingPathComponent("home.yaml")
         let original = try String(contentsOf: home, encoding: .utf8)
         // An indent error: a key one space off its mapping.
@@ -166,9 +163,9 @@ struct PreviewTests {
         try #require(errors.count == 1, "\(validate.report)")
         let line = errors[0].description
         #expect(line.contains("YAML"), "\(line)")
-        let ready = try #require((await RouterClient(responder).respond(uri: "/readyz")).json)
+        let ready = try #require((try await application.execute(uri: "/readyz")).json)
         #expect(ready["pending_errors"] == [.string(line)])
-        let catalog = try #require((await RouterClient(responder).respond(uri: "/preview/catalog.json")).json)
+        let catalog = try #require((try await application.execute(uri: "/preview/catalog.json")).json)
         let shown = try #require(catalog["pending_errors"]?.arrayValue?.first)
         #expect(catalog["pending_errors"]?.arrayValue?.count == 1)
         #expect(shown["text"]?.stringValue == line, "\(shown)")
@@ -177,9 +174,8 @@ struct PreviewTests {
     @Test("exchange.json answers as the app's request is answered: its headers, the variant, data, gzip decoded")
     func exchange() async throws {
         let (application, _) = try Self.makeApplication()
-        let responder = application.responder
         let data = try #require(
-            (await RouterClient(responder).respond(
+            (try await application.execute(
                 uri: "/preview/exchange.json?screen=home&phase=data&query=name%3DAda&version=2.1&user=alice&language=pt-BR&gzip=0")).json)
         #expect(data["status"] == 200)
         #expect(data["request"]?["target"] == "/screens/home/data?name=Ada")
@@ -196,7 +192,7 @@ struct PreviewTests {
 
         // gzip as an app that accepts it gets it: the body shown decoded, the bytes as sent.
         let skeleton = try #require(
-            (await RouterClient(responder).respond(uri: "/preview/exchange.json?screen=home&version=2.1&gzip=1")).json)
+            (try await application.execute(uri: "/preview/exchange.json?screen=home&version=2.1&gzip=1")).json)
         #expect(skeleton["headers"]?.arrayValue?.contains(["Content-Encoding", "gzip"]) == true)
         let text = skeleton["body"]?.stringValue ?? ""
         let decoded = try JSONDecoder().decode(Skeleton.self, from: Data(text.utf8))
@@ -204,9 +200,9 @@ struct PreviewTests {
         #expect((skeleton["bytes"]?.numberValue ?? 0) < Double(text.utf8.count))
 
         // No version: the other variant; an error is described, not raised.
-        let classic = try #require((await RouterClient(responder).respond(uri: "/preview/exchange.json?screen=home")).json)
+        let classic = try #require((try await application.execute(uri: "/preview/exchange.json?screen=home")).json)
         #expect(classic["headers"]?.arrayValue?.contains(["X-Taksi-Variant", "home|*|default"]) == true)
-        let missing = try #require((await RouterClient(responder).respond(uri: "/preview/exchange.json?screen=nowhere")).json)
+        let missing = try #require((try await application.execute(uri: "/preview/exchange.json?screen=nowhere")).json)
         #expect(missing["status"] == 404)
         #expect(missing["body"]?.stringValue?.contains("screen_not_found") == true)
     }
@@ -214,21 +210,20 @@ struct PreviewTests {
     @Test("exchange.json keeps request values in their place: no query or fragment from a screen path, no control characters")
     func exchangeValues() async throws {
         let (application, _) = try Self.makeApplication()
-        let responder = application.responder
         let injected = try #require(
-            (await RouterClient(responder).respond(uri: "/preview/exchange.json?screen=home%3Fname%3DEve%23x&phase=data")).json)
+            (try await application.execute(uri: "/preview/exchange.json?screen=home%3Fname%3DEve%23x&phase=data")).json)
         #expect(injected["request"]?["target"] == "/screens/home%3Fname=Eve%23x/data")
         #expect(injected["status"] == 404)
         let spaced = try #require(
-            (await RouterClient(responder).respond(uri: "/preview/exchange.json?screen=home&phase=data&query=name%3DA%20B%23c")).json)
+            (try await application.execute(uri: "/preview/exchange.json?screen=home&phase=data&query=name%3DA%20B%23c")).json)
         #expect(spaced["request"]?["target"] == "/screens/home/data?name=A%20B%23c")
         #expect(spaced["body"]?.stringValue?.contains("Hello, A B#c!") == true)
 
-        let control = await RouterClient(responder).respond(uri: "/preview/exchange.json?screen=home&version=2.1%0D%0AX-Evil:%201")
+        let control = try await application.execute(uri: "/preview/exchange.json?screen=home&version=2.1%0D%0AX-Evil:%201")
         #expect(control.status == .badRequest)
         #expect(control.json?["error"]?["code"] == "invalid_parameter")
-        #expect(await RouterClient(responder).respond(uri: "/preview/exchange.json").status == .badRequest)
-        #expect(await RouterClient(responder).respond(uri: "/preview/exchange.json?screen=home&phase=both").status == .badRequest)
+        #expect(try await application.execute(uri: "/preview/exchange.json").status == .badRequest)
+        #expect(try await application.execute(uri: "/preview/exchange.json?screen=home&phase=both").status == .badRequest)
     }
 
     @Test("streams beyond the cap are refused with 503")
@@ -237,6 +232,7 @@ struct PreviewTests {
         let full = PreviewEvents(status: application.store.status, maxSubscribers: 0)
         var dependencies = Responder.Dependencies(store: application.store, logger: testLogger("preview"))
         dependencies.previewEvents = full
+        // A responder of its own, with no room for a stream (no application: nothing in the background).
         let responder = Responder(dependencies)
         let refused = await RouterClient(responder).respond(uri: "/preview/events.stream")
         #expect(refused.status == .serviceUnavailable)

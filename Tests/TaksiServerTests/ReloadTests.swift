@@ -29,14 +29,13 @@ struct ReloadTests {
     @Test("a valid edit is served; an invalid one keeps the last good set and is reported until fixed")
     func reloadCycle() async throws {
         let (application, directory) = try makeApplication()
-        let responder = application.responder
         let login = directory.appendingPathComponent("login.json")
         let original = try String(contentsOf: login, encoding: .utf8)
         let firstVersion = application.store.status.version
 
         try write(original.replacingOccurrences(of: #""value": "Log in""#, with: #""value": "Sign in""#), to: login)
         #expect(application.watcher?.reload() == true)
-        let edited = await RouterClient(responder).respond(.GET, uri: "/screens/login", headers: [:])
+        let edited = try await application.execute(.GET, uri: "/screens/login", headers: [:])
         #expect(json(edited)?["components"]?.arrayValue?.first?["content"]?["value"] == "Sign in")
         let secondVersion = application.store.status.version
         #expect(secondVersion != firstVersion)
@@ -45,9 +44,9 @@ struct ReloadTests {
         try write(original.replacingOccurrences(of: #""kind": "title""#, with: #""kind": "titel""#), to: login)
         #expect(application.watcher?.reload() == false)
         #expect(
-            json(await RouterClient(responder).respond(.GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?[
+            json(try await application.execute(.GET, uri: "/screens/login", headers: [:]))?["components"]?.arrayValue?.first?[
                 "content"]?["value"] == "Sign in")
-        let ready = json(await RouterClient(responder).respond(.GET, uri: "/readyz", headers: [:]))
+        let ready = json(try await application.execute(.GET, uri: "/readyz", headers: [:]))
         #expect(ready?["status"] == "ready")
         #expect(ready?["screens_version"] == .string(secondVersion))
         let pending = ready?["pending_errors"]?.arrayValue ?? []
@@ -59,13 +58,12 @@ struct ReloadTests {
         try write(original, to: login)
         #expect(application.watcher?.reload() == true)
         #expect(application.store.status.version == firstVersion)
-        #expect(json(await RouterClient(responder).respond(.GET, uri: "/readyz", headers: [:]))?["pending_errors"] == [])
+        #expect(json(try await application.execute(.GET, uri: "/readyz", headers: [:]))?["pending_errors"] == [])
     }
 
     @Test("a string table that stops parsing by live reload keeps the last good set serving, with the error in /readyz")
     func brokenStringTable() async throws {
         let (application, directory) = try makeApplication()
-        let responder = application.responder
         let strings = directory.appendingPathComponent("strings")
         try FileManager.default.createDirectory(at: strings, withIntermediateDirectories: true)
         try write("hello: Hello\n", to: strings.appendingPathComponent("en.yaml"))
@@ -78,7 +76,7 @@ struct ReloadTests {
         let good = application.store.status.version
         let portuguese = HTTPHeaders([("Accept-Language", "pt")])
         #expect(
-            json(await RouterClient(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?
+            json(try await application.execute(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?
                 .first?[
                     "content"]?["value"] == "Olá")
 
@@ -87,10 +85,10 @@ struct ReloadTests {
         #expect(application.watcher?.reload() == false)
         #expect(application.store.status.version == good)
         #expect(
-            json(await RouterClient(responder).respond(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?
+            json(try await application.execute(.GET, uri: "/screens/hello", headers: portuguese))?["components"]?.arrayValue?
                 .first?[
                     "content"]?["value"] == "Olá")
-        let ready = json(await RouterClient(responder).respond(.GET, uri: "/readyz", headers: [:]))
+        let ready = json(try await application.execute(.GET, uri: "/readyz", headers: [:]))
         let pending = ready?["pending_errors"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(pending.contains { $0.contains("strings/pt.yaml:") && $0.contains(#"duplicate key "hello""#) }, "\(pending)")
     }
@@ -98,7 +96,6 @@ struct ReloadTests {
     @Test("requests during reloads get well-formed answers, each wholly from one screen set")
     func noFailedRequestDuringReloads() async throws {
         let (application, directory) = try makeApplication()
-        let responder = application.responder
         let login = directory.appendingPathComponent("login.json")
         let extra = directory.appendingPathComponent("extra.json")
         let original = try String(contentsOf: login, encoding: .utf8)
@@ -136,7 +133,7 @@ struct ReloadTests {
                     for iteration in 0..<300 {
                         let index = (iteration + reader) % requests.count
                         seen.append(
-                            (index, await RouterClient(responder).respond(.GET, uri: requests[index].0, headers: requests[index].1)))
+                            (index, try await application.execute(.GET, uri: requests[index].0, headers: requests[index].1)))
                         if iteration % 10 == 0 { await Task.yield() }
                     }
                     return seen

@@ -11,12 +11,12 @@ import Testing
 /// The routes, answered in-process (no socket): statuses, headers and whole bodies.
 @Suite("Responder")
 struct ResponderTests {
-    let responder = fixtureApplication().responder
+    let application = fixtureApplication()
 
     func get(
         _ uri: String, method: HTTPMethod = .GET, headers: [(String, String)] = []
-    ) async -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: JSONValue?) {
-        let response = await RouterClient(responder).respond(method, uri: uri, headers: headers)
+    ) async throws -> (status: HTTPResponseStatus, headers: HTTPHeaders, body: JSONValue?) {
+        let response = try await application.execute(method, uri: uri, headers: headers)
         return (response.status, response.headers, response.json)
     }
 
@@ -26,7 +26,7 @@ struct ResponderTests {
 
     @Test("the index lists every screen, its variants and experiments")
     func index() async throws {
-        let response = await get("/screens")
+        let response = try await get("/screens")
         #expect(response.status == .ok)
         #expect(response.headers["Content-Type"] == ["application/json; charset=utf-8"])
         let listed = try #require(response.body?["screens"]?.arrayValue)
@@ -86,38 +86,38 @@ struct ResponderTests {
     @Test("skeletons are the compiled screens, under both prefixes", arguments: ["/screens/", "/interfaces/"])
     func skeleton(_ prefix: String) async throws {
         for name in fixtureScreens.names {
-            let response = await get(prefix + name)
+            let response = try await get(prefix + name)
             #expect(response.status == .ok)
             #expect(response.body == fixtureScreens[name]?.skeleton.jsonValue)
-            let length = await RouterClient(responder).respond(.GET, uri: prefix + name, headers: [:]).body.readableBytes
+            let length = try await application.execute(.GET, uri: prefix + name, headers: [:]).body.readableBytes
             #expect(response.headers["Content-Length"] == ["\(length)"])
         }
     }
 
     @Test("data is built from fixtures and the request's query parameters")
     func data() async throws {
-        let response = await get("/screens/home/data?name=Ada%20Lovelace", headers: [("X-Taksi-Version", "2.0")])
+        let response = try await get("/screens/home/data?name=Ada%20Lovelace", headers: [("X-Taksi-Version", "2.0")])
         #expect(response.status == .ok)
         let entries = try #require(response.body?["interface_data"]?.arrayValue)
         #expect(entries.first == ["identifier": "greeting", "content": ["value": "Hello, Ada Lovelace!"]])
         #expect(entries.map { $0["identifier"]?.stringValue } == ["greeting", "headline", "restaurants", "categories"])
-        #expect(await get("/interfaces/home/data?name=Ada+Lovelace&version=2.0").body == response.body)
-        #expect(await get("/screens/login/data").body == ["interface_data": []])
+        #expect(try await get("/interfaces/home/data?name=Ada+Lovelace&version=2.0").body == response.body)
+        #expect(try await get("/screens/login/data").body == ["interface_data": []])
     }
 
     @Test(
         "skeletons are public (private with a running experiment) and revalidated by ETag; If-None-Match gives 304 with the same headers and no body"
     )
     func caching() async throws {
-        let first = await RouterClient(responder).respond(.GET, uri: "/screens/landing", headers: [:])
+        let first = try await application.execute(.GET, uri: "/screens/landing", headers: [:])
         let etag = try #require(first.headers.first(name: "ETag"))
         #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 18)
         // landing runs an experiment: its skeleton depends on the user, so no shared cache keeps it.
         #expect(first.headers["Cache-Control"] == ["private, max-age=60, stale-while-revalidate=300"])
-        let login = await RouterClient(responder).respond(.GET, uri: "/screens/login", headers: [:])
+        let login = try await application.execute(.GET, uri: "/screens/login", headers: [:])
         #expect(login.headers["Cache-Control"] == ["public, max-age=60, stale-while-revalidate=300"])
         for condition in [etag, "W/\(etag)", "\"other\", \(etag)", "*", " \t\(etag) ", "\"other\",,\t\(etag)", "\"a\" , * "] {
-            let revalidated = await RouterClient(responder).respond(
+            let revalidated = try await application.execute(
                 .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
             #expect(revalidated.status == .notModified, "\(condition)")
             #expect(revalidated.body.readableBytes == 0)
@@ -129,32 +129,32 @@ struct ResponderTests {
         for condition in [
             "\"0000000000000000\"", "W/", String(etag.dropFirst().dropLast()), String(etag.dropLast()), "w/\(etag)", "**", ",",
         ] {
-            let changed = await RouterClient(responder).respond(
+            let changed = try await application.execute(
                 .GET, uri: "/screens/landing", headers: HTTPHeaders([("If-None-Match", condition)]))
             #expect(changed.status == .ok, "\(condition)")
         }
         // Another variant has other bytes, so another tag.
-        let compact = await RouterClient(responder).respond(
+        let compact = try await application.execute(
             .GET, uri: "/screens/landing", headers: HTTPHeaders([("X-Taksi-Alternative", "compact")]))
         #expect(compact.headers.first(name: "ETag") != etag)
 
-        let data = await RouterClient(responder).respond(.GET, uri: "/screens/home/data", headers: [:])
+        let data = try await application.execute(.GET, uri: "/screens/home/data", headers: [:])
         #expect(data.headers["Cache-Control"] == ["private, no-cache"])
         // Request-dependent data is kept per request values, with its own tag, so the app's
         // revalidation (no-cache) is answered with a 304.
         let requestTag = try #require(data.headers.first(name: "ETag"))
         #expect(
-            await RouterClient(responder).respond(
+            try await application.execute(
                 .GET, uri: "/screens/home/data", headers: HTTPHeaders([("If-None-Match", requestTag)])
             ).status
                 == .notModified)
-        let other = await RouterClient(responder).respond(
+        let other = try await application.execute(
             .GET, uri: "/screens/home/data?name=Ada", headers: HTTPHeaders([("If-None-Match", requestTag)]))
         #expect(other.status == .ok && other.headers.first(name: "ETag") != requestTag, "other values, other bytes, other tag")
-        let staticData = await RouterClient(responder).respond(.GET, uri: "/screens/login/data", headers: [:])
+        let staticData = try await application.execute(.GET, uri: "/screens/login/data", headers: [:])
         let dataTag = try #require(staticData.headers.first(name: "ETag"))
         #expect(
-            await RouterClient(responder).respond(.GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)]))
+            try await application.execute(.GET, uri: "/screens/login/data", headers: HTTPHeaders([("If-None-Match", dataTag)]))
                 .status
                 == .notModified)
     }
@@ -169,10 +169,10 @@ struct ResponderTests {
         ]
     )
     func gzip(acceptEncoding: String, gzipped: Bool) async throws {
-        let plain = await RouterClient(responder).respond(.GET, uri: "/screens/home", headers: [:])
+        let plain = try await application.execute(.GET, uri: "/screens/home", headers: [:])
         #expect(plain.headers["Content-Encoding"].isEmpty)
         let headers = acceptEncoding.isEmpty ? HTTPHeaders() : HTTPHeaders([("Accept-Encoding", acceptEncoding)])
-        let response = await RouterClient(responder).respond(.GET, uri: "/screens/home", headers: headers)
+        let response = try await application.execute(.GET, uri: "/screens/home", headers: headers)
         #expect(response.headers["Vary"] == ["X-Taksi-Version, Accept-Encoding"])
         guard gzipped else {
             #expect(response.headers["Content-Encoding"].isEmpty)
@@ -186,7 +186,7 @@ struct ResponderTests {
         #expect(try compressed.decompress(with: .gzip()) == plain.body)
         let etag = try #require(response.headers.first(name: "ETag"))
         #expect(etag != plain.headers.first(name: "ETag"))
-        let revalidated = await RouterClient(responder).respond(
+        let revalidated = try await application.execute(
             .GET, uri: "/screens/home", headers: HTTPHeaders([("Accept-Encoding", acceptEncoding), ("If-None-Match", etag)])
         )
         #expect(revalidated.status == .notModified)
@@ -194,36 +194,36 @@ struct ResponderTests {
     }
 
     @Test("a trailing slash is tolerated")
-    func trailingSlash() async {
-        #expect(await get("/screens/login/").status == .ok)
-        #expect(await get("/screens/").status == .ok)
+    func trailingSlash() async throws {
+        #expect(try await get("/screens/login/").status == .ok)
+        #expect(try await get("/screens/").status == .ok)
     }
 
     @Test("errors are JSON with a stable code and the right status")
-    func errors() async {
-        let unknown = await get("/screens/nope")
+    func errors() async throws {
+        let unknown = try await get("/screens/nope")
         #expect(unknown.status == .notFound)
         #expect(unknown.body == error("screen_not_found", #"there is no screen named "nope"; GET /screens lists the screens"#))
 
         #expect(
-            await get("/screens/nope/data").body
+            try await get("/screens/nope/data").body
                 == error("screen_not_found", #"there is no screen named "nope"; GET /screens lists the screens"#))
 
-        let route = await get("/elsewhere")
+        let route = try await get("/elsewhere")
         #expect(route.status == .notFound)
         #expect(route.body?["error"]?["code"] == "not_found")
 
-        let method = await get("/screens/home", method: .POST)
+        let method = try await get("/screens/home", method: .POST)
         #expect(method.status == .methodNotAllowed)
         #expect(method.headers["Allow"] == ["GET, HEAD, OPTIONS"])
         #expect(method.headers["Cache-Control"] == ["no-store"], "errors are never stored by shared caches")
         #expect(method.body == error("method_not_allowed", "POST is not allowed here; use GET or HEAD"))
 
-        let query = await get("/screens/home/data?name=%E0%A4")
+        let query = try await get("/screens/home/data?name=%E0%A4")
         #expect(query.status == .badRequest)
         #expect(query.body == error("invalid_query", "the query string is malformed: a percent-encoded value is not UTF-8"))
 
-        let escape = await get("/screens/home/data?name=%zz")
+        let escape = try await get("/screens/home/data?name=%zz")
         #expect(escape.body?["error"]?["code"] == "invalid_query")
     }
 
@@ -236,12 +236,12 @@ struct ResponderTests {
             )
         ])
         let set = try #require(load.screenSet, "\(load.diagnostics.report)")
-        let responder = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t")).responder
+        let application = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t"))
         func body(_ uri: String) async -> JSONValue? {
             try? JSONDecoder().decode(
-                JSONValue.self, from: Data(await RouterClient(responder).respond(.GET, uri: uri).body.readableBytesView))
+                JSONValue.self, from: Data(try await application.execute(.GET, uri: uri).body.readableBytesView))
         }
-        #expect(await RouterClient(responder).respond(.GET, uri: "/screens/stations/data").status == .badRequest)
+        #expect(try await application.execute(.GET, uri: "/screens/stations/data").status == .badRequest)
         #expect(
             await body("/screens/stations/data")
                 == error("missing_parameter", #"query parameter "network" (string) is required; add ?network=..."#))
@@ -258,10 +258,10 @@ struct ResponderTests {
     func routes() async throws {
         let load = ScreenSetLoader.load(files: ["s.json": Array(#"{"name": "bikes/stations", "components": []}"#.utf8)])
         let set = try #require(load.screenSet)
-        let responder = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t")).responder
-        #expect(await RouterClient(responder).respond(.GET, uri: "/screens/bikes/stations").status == .ok)
-        #expect(await RouterClient(responder).respond(.GET, uri: "/screens/bikes/stations/data").status == .ok)
-        #expect(await RouterClient(responder).respond(.GET, uri: "/screens/bikes").status == .notFound)
-        #expect(await RouterClient(responder).respond(.GET, uri: "/healthz").status == .ok)
+        let application = buildApplication(configuration: ServerConfiguration(), screenSet: set, logger: .init(label: "t"))
+        #expect(try await application.execute(.GET, uri: "/screens/bikes/stations").status == .ok)
+        #expect(try await application.execute(.GET, uri: "/screens/bikes/stations/data").status == .ok)
+        #expect(try await application.execute(.GET, uri: "/screens/bikes").status == .notFound)
+        #expect(try await application.execute(.GET, uri: "/healthz").status == .ok)
     }
 }

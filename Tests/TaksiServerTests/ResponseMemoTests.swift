@@ -81,8 +81,8 @@ struct ResponseMemoTests {
             Issue.record("nothing is cached yet: the first request must leave the loop to call the upstream")
             return
         }
-        let first = await RouterClient(fixture.application.responder).respond(.GET, uri: uri)
-        try await fixture.cache.refreshes.runUntilIdle()
+        let first = try await fixture.application.execute(.GET, uri: uri)
+        await fixture.cache.refreshes.runUntilIdle()
         #expect(fixture.title(first.body) == "Cafés")
 
         #expect(fixture.application.memo.size.entries == 0, "inputs seen once are not kept yet")
@@ -109,7 +109,7 @@ struct ResponseMemoTests {
         // Other request values are other inputs: rendered on their own.
         #expect(fixture.readyResponse(uri + "&lang=pt") == nil, "lang=pt is another upstream URL, not cached yet")
         #expect(fixture.upstream.count("/feed/Oslo") == 1)
-        let otherInputs = await RouterClient(fixture.application.responder).respond(
+        let otherInputs = try await fixture.application.execute(
             .GET, uri: uri + "&lang=fr", headers: HTTPHeaders([("If-None-Match", "\"nothing\"")])
         )
         #expect(otherInputs.status == .ok)
@@ -123,8 +123,8 @@ struct ResponseMemoTests {
         let body = { (title: String) in UpstreamTests.completeFeedBody.replacingOccurrences(of: "Cafés", with: title) }
         fixture.upstream.on("/feed/Oslo", .json(body("one")))
         let uri = "/screens/feed/data?city=Oslo"
-        _ = await RouterClient(fixture.application.responder).respond(.GET, uri: uri)
-        try await fixture.cache.refreshes.runUntilIdle()
+        _ = try await fixture.application.execute(.GET, uri: uri)
+        await fixture.cache.refreshes.runUntilIdle()
         for _ in 0..<2 { #expect(fixture.title(try #require(fixture.readyResponse(uri)).body) == "one") }
         #expect(fixture.application.memo.size.entries == 1)
 
@@ -132,8 +132,8 @@ struct ResponseMemoTests {
         fixture.upstream.on("/feed/Oslo", .json(body("two")))
         fixture.clock.advance(by: .seconds(15))
         #expect(fixture.readyResponse(uri) == nil, "a stale value is not fresh: the request leaves the loop")
-        #expect(fixture.title(await RouterClient(fixture.application.responder).respond(.GET, uri: uri).body) == "one")
-        try await fixture.cache.refreshes.runUntilIdle()
+        #expect(fixture.title(try await fixture.application.execute(.GET, uri: uri).body) == "one")
+        await fixture.cache.refreshes.runUntilIdle()
         #expect(fixture.application.memo.size.entries == 0, "the refresh dropped what was rendered from the old value")
         #expect(fixture.metrics.counterTotal(label: "taksi_data_memo_dropped_total") == 1)
         #expect(fixture.title(try #require(fixture.readyResponse(uri)).body) == "two")
@@ -153,8 +153,8 @@ struct ResponseMemoTests {
         let get = RequestPathTests.get
         let requests = [("/screens/feed/data?city=Oslo", []), ("/screens/me/data", [("Authorization", "a")])]
         for (uri, headers) in requests {
-            _ = await RouterClient(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
-            try await fixture.cache.refreshes.runUntilIdle()
+            _ = try await fixture.application.execute(.GET, uri: uri, headers: headers)
+            await fixture.cache.refreshes.runUntilIdle()
         }
         // Fetched; then rendered and kept the second time, remembered by its target the third (a
         // memo hit by its inputs): found by its target after. Targets are remembered by each
@@ -184,8 +184,8 @@ struct ResponseMemoTests {
         fixture.clock.advance(by: .seconds(20))
         #expect(try answer(get("/screens/me/data", "Authorization: a")) == nil)
         fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody.replacingOccurrences(of: "Cafés", with: "Bars")))
-        _ = await RouterClient(fixture.application.responder).respond(.GET, uri: "/screens/feed/data?city=Oslo")
-        try await fixture.cache.refreshes.runUntilIdle()
+        _ = try await fixture.application.execute(.GET, uri: "/screens/feed/data?city=Oslo")
+        await fixture.cache.refreshes.runUntilIdle()
         // Refreshed: a new generation, remembered again once kept and asked for by its inputs.
         #expect(try answer(get("/screens/feed/data?city=Oslo")) == nil)
         for _ in 0..<3 { _ = fixture.readyResponse("/screens/feed/data?city=Oslo") }
@@ -202,8 +202,8 @@ struct ResponseMemoTests {
         fixture.upstream.on("/feed/Oslo", .json(UpstreamTests.completeFeedBody))
         fixture.upstream.on("/me", .json(#"{"name": "Ada"}"#))
         for (uri, headers) in [("/screens/feed/data?city=Oslo", []), ("/screens/me/data", [("Authorization", "a")])] {
-            _ = await RouterClient(fixture.application.responder).respond(.GET, uri: uri, headers: headers)
-            try await fixture.cache.refreshes.runUntilIdle()
+            _ = try await fixture.application.execute(.GET, uri: uri, headers: headers)
+            await fixture.cache.refreshes.runUntilIdle()
         }
         let connection = try HTTPConnectionHandlerTests.Connection(application: fixture.application)
         for request in Array(repeating: feed, count: 5) + Array(repeating: me, count: 5) {
@@ -224,10 +224,10 @@ struct ResponseMemoTests {
         fixture.upstream.on("/bad", .status(500))
         fixture.upstream.on("/backup", .status(500))
         for _ in 0..<3 {
-            let response = await RouterClient(fixture.application.responder).respond(.GET, uri: "/screens/pair/data")
+            let response = try await fixture.application.execute(.GET, uri: "/screens/pair/data")
             #expect(response.headers["X-Taksi-Degraded"] == ["backup, bad"])
             #expect(response.headers["ETag"].isEmpty)
-            try await fixture.cache.refreshes.runUntilIdle()
+            await fixture.cache.refreshes.runUntilIdle()
         }
         #expect(fixture.readyResponse("/screens/pair/data") == nil)
         #expect(fixture.application.memo.size.entries == 0)

@@ -47,8 +47,8 @@ struct UpstreamTests {
             application = try upstreamApplication(files: UpstreamTests.screens, upstream: upstream, cache: cache).application
         }
 
-        func get(_ uri: String, _ headers: [(String, String)] = []) async -> TestResponse {
-            await RouterClient(application.responder).respond(uri: uri, headers: headers)
+        func get(_ uri: String, _ headers: [(String, String)] = []) async throws -> TestResponse {
+            try await application.execute(uri: uri, headers: headers)
         }
 
         func json(_ response: TestResponse) -> JSONValue? { response.json }
@@ -67,7 +67,7 @@ struct UpstreamTests {
     func mapping() async throws {
         let fixture = try await Fixture()
         fixture.upstream.on("/feed/S%C3%A3o%20Paulo%2Fx", .json(Self.feedBody))
-        let response = await fixture.get("/screens/feed/data?city=S%C3%A3o+Paulo/x")
+        let response = try await fixture.get("/screens/feed/data?city=S%C3%A3o+Paulo/x")
         #expect(response.status == .ok)
         #expect(
             fixture.json(response) == [
@@ -86,7 +86,7 @@ struct UpstreamTests {
         // "broken" was left out because the upstream's answer has another shape than it binds.
         #expect(response.headers["X-Taksi-Degraded"] == ["api"])
         #expect(response.headers["Cache-Control"] == ["private, no-store"])
-        #expect(await fixture.get("/screens/feed/data").status == .badRequest, "city is required")
+        #expect(try await fixture.get("/screens/feed/data").status == .badRequest, "city is required")
         try await fixture.upstream.stop()
     }
 
@@ -94,15 +94,15 @@ struct UpstreamTests {
     func singleFlight() async throws {
         let fixture = try await Fixture()
         fixture.upstream.on("/feed/Oslo", .json(Self.feedBody, delay: .milliseconds(200)))
-        let bodies = await withTaskGroup(of: ByteBuffer.self) { group in
-            for _ in 0..<100 { group.addTask { await fixture.get("/screens/feed/data?city=Oslo").body } }
+        let bodies = try await withThrowingTaskGroup(of: ByteBuffer.self) { group in
+            for _ in 0..<100 { group.addTask { try await fixture.get("/screens/feed/data?city=Oslo").body } }
             var bodies: [ByteBuffer] = []
-            for await body in group { bodies.append(body) }
+            for try await body in group { bodies.append(body) }
             return bodies
         }
         #expect(bodies.count == 100)
         #expect(Set(bodies).count == 1)
-        #expect(fixture.entries(await fixture.get("/screens/feed/data?city=Oslo"))["title"] == ["value": "Cafés"])
+        #expect(fixture.entries(try await fixture.get("/screens/feed/data?city=Oslo"))["title"] == ["value": "Cafés"])
         #expect(fixture.upstream.count("/feed/Oslo") == 1)
         try await fixture.upstream.stop()
     }
@@ -112,24 +112,24 @@ struct UpstreamTests {
         let fixture = try await Fixture()
         let body = { (title: String) in #"{"feed": {"title": "\#(title)"}}"# }
         fixture.upstream.on("/feed/Oslo", .json(body("one")))
-        let title = { await fixture.entries(fixture.get("/screens/feed/data?city=Oslo"))["title"] }
-        #expect(await title() == ["value": "one"])
+        let title = { try await fixture.entries(fixture.get("/screens/feed/data?city=Oslo"))["title"] }
+        #expect(try await title() == ["value": "one"])
         fixture.upstream.on("/feed/Oslo", .json(body("two")))
         fixture.clock.advance(by: .seconds(9))
-        #expect(await title() == ["value": "one"], "fresh: no call")
+        #expect(try await title() == ["value": "one"], "fresh: no call")
         #expect(fixture.upstream.count("/feed/Oslo") == 1)
 
         // Past the TTL (10 s), within stale-while-revalidate (20 s): stale now, refreshed behind.
         fixture.clock.advance(by: .seconds(5))
-        #expect(await title() == ["value": "one"])
-        try await fixture.cache.refreshes.runUntilIdle()
+        #expect(try await title() == ["value": "one"])
+        await fixture.cache.refreshes.runUntilIdle()
         #expect(fixture.upstream.count("/feed/Oslo") == 2)
-        #expect(await title() == ["value": "two"])
+        #expect(try await title() == ["value": "two"])
 
         // Past both windows: the request waits for a new call.
         fixture.upstream.on("/feed/Oslo", .json(body("three")))
         fixture.clock.advance(by: .seconds(31))
-        #expect(await title() == ["value": "three"])
+        #expect(try await title() == ["value": "three"])
         #expect(fixture.upstream.count("/feed/Oslo") == 3)
         try await fixture.upstream.stop()
     }
@@ -138,14 +138,14 @@ struct UpstreamTests {
     func staleIfError() async throws {
         let fixture = try await Fixture()
         fixture.upstream.on("/feed/Oslo", .json(Self.completeFeedBody))
-        #expect(await fixture.entries(fixture.get("/screens/feed/data?city=Oslo"))["title"] == ["value": "Cafés"])
+        #expect(try await fixture.entries(fixture.get("/screens/feed/data?city=Oslo"))["title"] == ["value": "Cafés"])
         fixture.upstream.on("/feed/Oslo", .status(500))
         fixture.clock.advance(by: .seconds(60))  // expired 50 s ago; stale-if-error allows 100
-        let covered = await fixture.get("/screens/feed/data?city=Oslo")
+        let covered = try await fixture.get("/screens/feed/data?city=Oslo")
         #expect(fixture.entries(covered)["title"] == ["value": "Cafés"])
         #expect(covered.headers["X-Taksi-Degraded"].isEmpty)
         fixture.clock.advance(by: .seconds(100))
-        let degraded = await fixture.get("/screens/feed/data?city=Oslo")
+        let degraded = try await fixture.get("/screens/feed/data?city=Oslo")
         #expect(degraded.status == .ok)
         #expect(degraded.headers["X-Taksi-Degraded"] == ["api"])
         #expect(fixture.json(degraded) == ["interface_data": []])
@@ -167,7 +167,7 @@ struct UpstreamTests {
         fixture.upstream.on("/bad", behavior)
         fixture.upstream.on("/backup", behavior)
         // The timeout's case on the screen whose sources wait half a second; the others wait as long as it takes.
-        let response = await fixture.get(name == "timeout" ? "/screens/slowpair/data" : "/screens/pair/data")
+        let response = try await fixture.get(name == "timeout" ? "/screens/slowpair/data" : "/screens/pair/data")
         #expect(response.status == .ok)
         #expect(response.headers["X-Taksi-Degraded"] == ["backup, bad"])
         #expect(response.headers["Cache-Control"] == ["private, no-store"])
@@ -190,22 +190,22 @@ struct UpstreamTests {
         fixture.upstream.on("/good", .json(#"{"text": "good"}"#))
         fixture.upstream.on("/bad", .status(500))
         fixture.upstream.on("/backup", .status(500))
-        func degraded() async -> [String] {
-            await fixture.get("/metrics").text.split(separator: "\n").map(String.init).filter {
+        func degraded() async throws -> [String] {
+            try await fixture.get("/metrics").text.split(separator: "\n").map(String.init).filter {
                 $0.hasPrefix("taksi_data_degraded_total{screen=\"pair\"") || $0.hasPrefix("# TYPE taksi_data_degraded_total")
             }
         }
         #expect(
-            await degraded() == [
+            try await degraded() == [
                 "# TYPE taksi_data_degraded_total counter",
                 #"taksi_data_degraded_total{screen="pair",source="backup"} 0"#,
                 #"taksi_data_degraded_total{screen="pair",source="bad"} 0"#,
                 #"taksi_data_degraded_total{screen="pair",source="good"} 0"#,
             ])
-        #expect(await fixture.get("/metrics").text.contains(#"taksi_data_degraded_total{screen="feed",source="api"} 0"#))
-        for _ in 0..<2 { #expect(await fixture.get("/screens/pair/data").headers["X-Taksi-Degraded"] == ["backup, bad"]) }
+        #expect(try await fixture.get("/metrics").text.contains(#"taksi_data_degraded_total{screen="feed",source="api"} 0"#))
+        for _ in 0..<2 { #expect(try await fixture.get("/screens/pair/data").headers["X-Taksi-Degraded"] == ["backup, bad"]) }
         #expect(
-            await degraded() == [
+            try await degraded() == [
                 "# TYPE taksi_data_degraded_total counter",
                 #"taksi_data_degraded_total{screen="pair",source="backup"} 2"#,
                 #"taksi_data_degraded_total{screen="pair",source="bad"} 2"#,
@@ -219,7 +219,7 @@ struct UpstreamTests {
         let fixture = try await Fixture()
         try await fixture.upstream.stop()
         for uri in ["/screens/pair/data", "/screens/feed/data?city=Oslo", "/screens/me/data"] {
-            let response = await fixture.get(uri)
+            let response = try await fixture.get(uri)
             #expect(response.status == .ok)
             #expect(!response.headers["X-Taksi-Degraded"].isEmpty)
             let data = try JSONDecoder().decode(InterfaceData.self, from: Data(response.body.readableBytesView))
@@ -232,7 +232,7 @@ struct UpstreamTests {
         let fixture = try await Fixture()
         fixture.upstream.on("/once", .dropConnection(times: 1, then: .json(#"{"text": "second try"}"#)))
         fixture.upstream.on("/twice", .dropConnection(times: 2, then: .json(#"{"text": "third try"}"#)))
-        let response = await fixture.get("/screens/retry/data")
+        let response = try await fixture.get("/screens/retry/data")
         #expect(fixture.entries(response)["a"] == ["value": "second try"])
         #expect(fixture.entries(response)["b"] == nil, "one retry only")
         #expect(response.headers["X-Taksi-Degraded"] == ["twice"])
@@ -254,7 +254,7 @@ struct UpstreamTests {
             """
         let application = try upstreamApplication(files: files, upstream: upstream).application
         for attempt in 0..<20 {
-            let response = await RouterClient(application.responder).respond(uri: "/screens/churn/data")
+            let response = try await application.execute(uri: "/screens/churn/data")
             #expect(response.headers["X-Taksi-Degraded"].isEmpty, "request \(attempt): \(String(buffer: response.body))")
         }
         // Churn: eight connections made at once (eight calls, none shared), each answered once
@@ -271,18 +271,18 @@ struct UpstreamTests {
                 "/churn/\(n)",
                 .first(1, .json(#"{"text": "warm"}"#, delay: .milliseconds(300)), then: .oncePerConnection(#"{"text": "fresh"}"#)))
         }
-        let warm = await withTaskGroup(of: Bool.self) { group in
+        let warm = try await withThrowingTaskGroup(of: Bool.self) { group in
             for n in 0..<8 {
                 group.addTask {
-                    await RouterClient(churning.responder).respond(uri: "/screens/churn-n/data?n=\(n)").headers["X-Taksi-Degraded"]
+                    try await churning.execute(uri: "/screens/churn-n/data?n=\(n)").headers["X-Taksi-Degraded"]
                         .isEmpty
                 }
             }
-            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(warm == 8)
         for n in 0..<8 {
-            let response = await RouterClient(churning.responder).respond(uri: "/screens/churn-n/data?n=\(n)")
+            let response = try await churning.execute(uri: "/screens/churn-n/data?n=\(n)")
             #expect(response.headers["X-Taksi-Degraded"].isEmpty, "after the churn, request \(n): \(String(buffer: response.body))")
         }
         try await upstream.stop()
@@ -296,7 +296,7 @@ struct UpstreamTests {
             ("Authorization", "Bearer secret-token"), ("Accept-Language", "nb"), ("Cookie", "session=1"),
             ("X-Internal", "no"), ("X-Taksi-User", "ada"),
         ]
-        let response = await fixture.get("/screens/me/data", secret)
+        let response = try await fixture.get("/screens/me/data", secret)
         #expect(fixture.entries(response)["name"] == ["value": "Ada"])
         #expect(response.headers["Vary"] == ["X-Taksi-Skeleton, Accept-Language, Authorization"])
         let seen = try #require(fixture.upstream.requests.first)
@@ -305,8 +305,8 @@ struct UpstreamTests {
         #expect(names.isDisjoint(with: ["cookie", "x-internal", "x-taksi-user"]), "\(names)")
         #expect(seen.headers.first { $0.0.lowercased() == "authorization" }?.1 == "Bearer secret-token")
 
-        _ = await fixture.get("/screens/me/data", [("Authorization", "Bearer other"), ("Accept-Language", "nb")])
-        _ = await fixture.get("/screens/me/data", secret)
+        _ = try await fixture.get("/screens/me/data", [("Authorization", "Bearer other"), ("Accept-Language", "nb")])
+        _ = try await fixture.get("/screens/me/data", secret)
         #expect(fixture.upstream.count("/me") == 2, "a second caller is not served the first one's response")
         try await fixture.upstream.stop()
     }
@@ -325,12 +325,12 @@ struct UpstreamTests {
         var configuration = ServerConfiguration()
         configuration.upstreams = ["citybikes": upstream.baseURL, "github": upstream.baseURL]
         let application = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
-        let offline = fixtureApplication().responder
+        let offline = fixtureApplication()
         for uri in ["/screens/bikes/networks/data", "/screens/bikes/stations/data?network=velib", "/screens/repositories/data?q=swift"] {
-            let response = await RouterClient(application.responder).respond(.GET, uri: uri, headers: ["Authorization": "Bearer t"])
+            let response = try await application.execute(.GET, uri: uri, headers: ["Authorization": "Bearer t"])
             #expect(response.status == .ok)
             #expect(response.headers["X-Taksi-Degraded"].isEmpty)
-            let expected = await RouterClient(offline).respond(uri: uri, headers: [("Authorization", "Bearer t")])
+            let expected = try await offline.execute(uri: uri, headers: [("Authorization", "Bearer t")])
             #expect(expected.body.readableBytes > 30, "\(uri) has entries")
             #expect(response.body == expected.body, "\(uri)")
         }
@@ -347,7 +347,7 @@ struct UpstreamTests {
         // A new application has nothing cached to stand in.
         let restarted = buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
         for uri in ["/screens/bikes/networks/data", "/screens/bikes/stations/data?network=velib", "/screens/repositories/data?q=swift"] {
-            let response = await RouterClient(restarted.responder).respond(.GET, uri: uri)
+            let response = try await restarted.execute(.GET, uri: uri)
             #expect(response.status == .ok)
             #expect(!response.headers["X-Taksi-Degraded"].isEmpty, "\(uri)")
             #expect((try? JSONDecoder().decode(InterfaceData.self, from: Data(response.body.readableBytesView))) != nil, "\(uri) decodes")
@@ -378,13 +378,13 @@ struct UpstreamTests {
         let log = LogRecorder()
         let application = try upstreamApplication(files: Self.productScreens, upstream: upstream, cache: cache, logger: log.logger)
             .application
-        let get = { (uri: String) in await RouterClient(application.responder).respond(uri: uri) }
+        let get = { (uri: String) in try await application.execute(uri: uri) }
         upstream.on("/products/1", .json(#"{"name": "Grinder", "price": 249}"#))
         upstream.on("/products/2", .answer(404, "<html>Not Found</html>"))
         upstream.on("/products/3", .answer(404, #"{"message": "Sold out for good"}"#))
         upstream.on("/products/4", .status(500))
 
-        let found = await get("/screens/products/1/data")
+        let found = try await get("/screens/products/1/data")
         #expect(
             found.json == [
                 "interface_data": [
@@ -393,7 +393,7 @@ struct UpstreamTests {
             ], "notice is literal: its text is in the skeleton")
         #expect(found.headers["Cache-Control"] == ["private, max-age=60"])
 
-        let deleted = await get("/screens/products/2/data")
+        let deleted = try await get("/screens/products/2/data")
         #expect(deleted.status == .ok)
         #expect(
             deleted.json == [
@@ -407,33 +407,33 @@ struct UpstreamTests {
         #expect(deleted.headers["ETag"].count == 1, "kept and revalidated like any answer")
         // The answer's bindings read the status's JSON body.
         #expect(
-            (await get("/screens/products/3/data")).json?["interface_data"]?.arrayValue?.first == [
+            (try await get("/screens/products/3/data")).json?["interface_data"]?.arrayValue?.first == [
                 "identifier": "name", "content": ["value": "Sold out for good"],
             ])
         #expect(log.lines(atLeast: .warning).isEmpty, "\(log.lines(atLeast: .warning).map(\.message))")
 
         // Kept for the answer's ttl (5 s), not the source's (60 s).
-        _ = await get("/screens/products/2/data")
+        _ = try await get("/screens/products/2/data")
         #expect(upstream.count("/products/2") == 1)
         clock.advance(by: .seconds(6))
         upstream.on("/products/2", .json(#"{"name": "Kettle", "price": 39.5}"#))
-        _ = await get("/screens/products/2/data")  // stale while one refresh runs
-        try await cache.refreshes.runUntilIdle()
+        _ = try await get("/screens/products/2/data")  // stale while one refresh runs
+        await cache.refreshes.runUntilIdle()
         #expect(
-            (await get("/screens/products/2/data")).json?["interface_data"]?.arrayValue?.first == [
+            (try await get("/screens/products/2/data")).json?["interface_data"]?.arrayValue?.first == [
                 "identifier": "name", "content": ["value": "Kettle"],
             ])
         #expect(upstream.count("/products/2") == 2)
 
         // A status without an answer stays a failure.
-        let failed = await get("/screens/products/4/data")
+        let failed = try await get("/screens/products/4/data")
         #expect(failed.headers["X-Taksi-Degraded"] == ["product"])
         #expect(log.lines(atLeast: .error).map(\.message) == ["upstream failed; its components are degraded"])
         try await upstream.stop()
     }
 
     @Test("the cache keeps at most its entries and bytes, dropping the least recently used first")
-    func bounded() async {
+    func bounded() async throws {
         let clock = ManualClock()
         let cache = UpstreamCache(maxEntries: 2, maxBytes: 100, now: { clock.now })
         let policy = UpstreamCache.Policy(ttl: .seconds(600), staleWhileRevalidate: .seconds(0), staleIfError: .seconds(0))
@@ -456,7 +456,7 @@ struct UpstreamTests {
     }
 
     @Test("every eviction is told to the observer once, in order of least recent use, through a call as deep as the first")
-    func evictionsStayCheap() async {
+    func evictionsStayCheap() async throws {
         let clock = ManualClock()
         let cache = UpstreamCache(maxEntries: 8, maxBytes: 1 << 20, now: { clock.now })
         let policy = UpstreamCache.Policy(ttl: .seconds(600), staleWhileRevalidate: .seconds(0), staleIfError: .seconds(0))
@@ -529,7 +529,7 @@ struct UpstreamTests {
         configuration.upstreams = ["api": "http://127.0.0.1:\(held.port)"]
         let log = LogRecorder()
         let application = buildApplication(configuration: configuration, screenSet: try #require(load.screenSet), logger: log.logger)
-        let response = await RouterClient(application.responder).respond(.GET, uri: "/screens/me/data")
+        let response = try await application.execute(.GET, uri: "/screens/me/data")
         #expect(response.headers["X-Taksi-Degraded"] == ["me"])
         let line = try #require(log.lines(atLeast: .error).first { $0.message.contains("upstream failed") })
         let cause = line.metadata["cause"] ?? ""
@@ -565,7 +565,7 @@ struct UpstreamTests {
         clock.advance(by: .seconds(15))
         let stale = await cache.lookUp("k", policy: policy) { call in .success(value(call.isRefresh ? "refresh" : "miss")) }
         #expect(stale.lookup == .stale(value("first")) && stale.call == nil)
-        try await cache.refreshes.runUntilIdle()
+        await cache.refreshes.runUntilIdle()
         #expect(cache.freshValue(for: "k", ttl: .seconds(10))?.value == "refresh")
     }
 }

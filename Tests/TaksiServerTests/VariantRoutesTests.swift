@@ -13,62 +13,64 @@ import Testing
 @Suite("Variant routes")
 struct VariantRoutesTests {
     let metrics = TestMetrics()
-    let client: RouterClient
+    let application: Application
 
     init() {
         var configuration = ServerConfiguration()
         configuration.port = 0
-        client = RouterClient(
-            buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"), metrics: metrics)
-                .responder)
+        application = buildApplication(
+            configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"), metrics: metrics)
     }
 
     @Test("two app versions of home are served by header or query, and the variant is named")
-    func versions() async {
-        let classic = await client.respond(uri: "/screens/home")
+    func versions() async throws {
+        let classic = try await application.execute(uri: "/screens/home")
         #expect(classic.headers["X-Taksi-Variant"] == ["home|*|default"])
         // Accept-Encoding too: the skeleton has a gzip form.
         #expect(classic.headers["Vary"] == ["X-Taksi-Version, Accept-Encoding"])
-        let cards = await client.respond(uri: "/screens/home", headers: [("X-Taksi-Version", "2.4.1")])
+        let cards = try await application.execute(uri: "/screens/home", headers: [("X-Taksi-Version", "2.4.1")])
         #expect(cards.headers["X-Taksi-Variant"] == ["home|>= 2.0|default"])
         #expect(cards.json?["components"]?.arrayValue?[2]["content"]?["component_name"] == "restaurant_component")
         #expect(classic.json?["components"]?.arrayValue?[2]["content"]?["component_name"] == "label_component")
-        #expect(await client.respond(uri: "/screens/home?version=2.0").headers["X-Taksi-Variant"] == ["home|>= 2.0|default"])
+        #expect(try await application.execute(uri: "/screens/home?version=2.0").headers["X-Taksi-Variant"] == ["home|>= 2.0|default"])
         #expect(
-            await client.respond(uri: "/screens/home", headers: [("X-Taksi-Version", "1.9")]).headers["X-Taksi-Variant"] == [
+            try await application.execute(uri: "/screens/home", headers: [("X-Taksi-Version", "1.9")]).headers["X-Taksi-Variant"] == [
                 "home|*|default"
             ])
     }
 
     @Test("an explicit alternative, then the experiment by user, then the default")
-    func alternatives() async {
-        #expect(await client.respond(uri: "/screens/landing").headers["X-Taksi-Variant"] == ["landing|*|default"])
+    func alternatives() async throws {
+        #expect(try await application.execute(uri: "/screens/landing").headers["X-Taksi-Variant"] == ["landing|*|default"])
         #expect(
-            await client.respond(uri: "/screens/landing", headers: [("X-Taksi-Alternative", "compact")]).headers["X-Taksi-Variant"] == [
-                "landing|*|compact"
-            ])
-        #expect(await client.respond(uri: "/screens/landing").headers["Vary"] == ["X-Taksi-Alternative, X-Taksi-User, Accept-Encoding"])
+            try await application.execute(uri: "/screens/landing", headers: [("X-Taksi-Alternative", "compact")]).headers["X-Taksi-Variant"]
+                == [
+                    "landing|*|compact"
+                ])
+        #expect(
+            try await application.execute(uri: "/screens/landing").headers["Vary"] == ["X-Taksi-Alternative, X-Taksi-User, Accept-Encoding"]
+        )
         // Pinned: bob and alice land on different sides of the landing-call-to-action experiment.
         #expect(
-            await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", "alice")]).headers["X-Taksi-Variant"] == [
+            try await application.execute(uri: "/screens/landing", headers: [("X-Taksi-User", "alice")]).headers["X-Taksi-Variant"] == [
                 "landing|*|compact"
             ])
         #expect(
-            await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", "bob")]).headers["X-Taksi-Variant"] == [
+            try await application.execute(uri: "/screens/landing", headers: [("X-Taksi-User", "bob")]).headers["X-Taksi-Variant"] == [
                 "landing|*|default"
             ])
-        #expect(await client.respond(uri: "/screens/login").headers["Vary"] == ["Accept-Encoding"])
+        #expect(try await application.execute(uri: "/screens/login").headers["Vary"] == ["Accept-Encoding"])
     }
 
     @Test("skeleton and data with the same headers always name the same variant")
-    func skeletonAndDataAgree() async {
+    func skeletonAndDataAgree() async throws {
         let headerSets: [[(String, String)]] =
             (0..<200).map { [("X-Taksi-User", "user-\($0)")] }
             + [[], [("X-Taksi-Version", "2.0")], [("X-Taksi-Version", "1.0")], [("X-Taksi-Alternative", "compact")]]
         for name in ["home", "landing", "login"] {
             for headers in headerSets {
-                let skeleton = await client.respond(uri: "/screens/\(name)", headers: headers)
-                let data = await client.respond(uri: "/screens/\(name)/data", headers: headers)
+                let skeleton = try await application.execute(uri: "/screens/\(name)", headers: headers)
+                let data = try await application.execute(uri: "/screens/\(name)/data", headers: headers)
                 #expect(skeleton.headers["X-Taksi-Variant"] == data.headers["X-Taksi-Variant"])
                 // Both vary on what chose the variant; a body with a gzip form also varies on
                 // Accept-Encoding, and data on the skeleton it is for.
@@ -88,12 +90,12 @@ struct VariantRoutesTests {
         let load = ScreenSetLoader.load(directory: fixtureScreensDirectory.path)
         let restarted = buildApplication(
             configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: testLogger("restarted")
-        ).responder
+        )
         var counts: [String: Int] = [:]
         for user in 0..<1_000 {
             let headers = [("X-Taksi-User", "user-\(user)")]
-            let before = await client.respond(uri: "/screens/landing", headers: headers).headers["X-Taksi-Variant"]
-            let after = await RouterClient(restarted).respond(uri: "/screens/landing", headers: headers).headers["X-Taksi-Variant"]
+            let before = try await application.execute(uri: "/screens/landing", headers: headers).headers["X-Taksi-Variant"]
+            let after = try await restarted.execute(uri: "/screens/landing", headers: headers).headers["X-Taksi-Variant"]
             #expect(before == after)
             counts[before.first ?? "", default: 0] += 1
         }
@@ -105,14 +107,14 @@ struct VariantRoutesTests {
         let load = ScreenSetLoader.load(files: [
             "new.json": Array(#"{"name": "news", "version": ">= 3.0", "components": []}"#.utf8)
         ])
-        let responder = buildApplication(
+        let application = buildApplication(
             configuration: ServerConfiguration(), screenSet: try #require(load.screenSet), logger: .init(label: "t")
-        ).responder
-        func body(_ uri: String, _ headers: [(String, String)]) async -> (HTTPResponseStatus, JSONValue?) {
-            let response = await RouterClient(responder).respond(uri: uri, headers: headers)
+        )
+        func body(_ uri: String, _ headers: [(String, String)]) async throws -> (HTTPResponseStatus, JSONValue?) {
+            let response = try await application.execute(uri: uri, headers: headers)
             return (response.status, response.json)
         }
-        let old = await body("/screens/news", [("X-Taksi-Version", "2.9")])
+        let old = try await body("/screens/news", [("X-Taksi-Version", "2.9")])
         #expect(old.0 == .notFound)
         #expect(
             old.1 == [
@@ -121,30 +123,32 @@ struct VariantRoutesTests {
                     "message": #"screen "news" has no variant for app version 2.9; it is served to versions >= 3.0"#,
                 ]
             ])
-        let none = await body("/screens/news/data", [])
+        let none = try await body("/screens/news/data", [])
         #expect(
             none.1?["error"]?["message"]
                 == #"screen "news" is only served to app versions >= 3.0; send the app's version in X-Taksi-Version (or ?version=)"#)
         // A forced alternative the screen lacks (a QA build forcing B everywhere) gets the default.
-        let forced = await RouterClient(responder).respond(
+        let forced = try await application.execute(
             .GET, uri: "/screens/news", headers: HTTPHeaders([("X-Taksi-Version", "3.1"), ("X-Taksi-Alternative", "B")]))
         #expect(forced.status == .ok)
         #expect(forced.headers["X-Taksi-Variant"] == ["news|>= 3.0|default"])
-        let invalid = await body("/screens/news", [("X-Taksi-Version", "latest")])
+        let invalid = try await body("/screens/news", [("X-Taksi-Version", "latest")])
         #expect(invalid.0 == .badRequest)
         #expect(invalid.1?["error"]?["code"] == "invalid_version")
-        #expect(await RouterClient(responder).respond(.GET, uri: "/screens/news", headers: [:]).headers["Vary"] == ["X-Taksi-Version"])
+        #expect(try await application.execute(.GET, uri: "/screens/news", headers: [:]).headers["Vary"] == ["X-Taksi-Version"])
         // Semantic Versioning forms are app versions too; a pre-release is before its release.
         for accepted in ["3.1-beta.2", "3.0.0+45", "v3.1"] {
-            #expect(await body("/screens/news", [("X-Taksi-Version", accepted)]).0 == .ok, "\(accepted)")
+            #expect(try await body("/screens/news", [("X-Taksi-Version", accepted)]).0 == .ok, "\(accepted)")
         }
-        #expect(await body("/screens/news?version=3.0-rc.1", []).1?["error"]?["code"] == "screen_version_not_found")
+        #expect(try await body("/screens/news?version=3.0-rc.1", []).1?["error"]?["code"] == "screen_version_not_found")
     }
 
     @Test("every served variant is counted, skeletons and data apart")
     func counted() async throws {
-        for user in ["alice", "bob", "carol"] { _ = await client.respond(uri: "/screens/landing", headers: [("X-Taksi-User", user)]) }
-        _ = await client.respond(uri: "/screens/landing/data", headers: [("X-Taksi-User", "alice")])
+        for user in ["alice", "bob", "carol"] {
+            _ = try await application.execute(uri: "/screens/landing", headers: [("X-Taksi-User", user)])
+        }
+        _ = try await application.execute(uri: "/screens/landing/data", headers: [("X-Taksi-User", "alice")])
         let compact = try metrics.expectCounter("taksi_variant_skeletons_total", [("screen", "landing"), ("variant", "landing|*|compact")])
         let standard = try metrics.expectCounter(
             "taksi_variant_skeletons_total", [("screen", "landing"), ("variant", "landing|*|default")])

@@ -27,31 +27,31 @@ struct VersionedDataTests {
         """#,
     ]
 
-    let responder: Responder
+    let application: Application
 
     init() throws {
         let load = ScreenSetLoader.load(files: Self.files.mapValues { Array($0.utf8) })
         let set = try #require(load.screenSet, "\(load.diagnostics.report)")
         var configuration = ServerConfiguration()
         configuration.port = 0
-        responder = buildApplication(configuration: configuration, screenSet: set, logger: testLogger("test")).responder
+        application = buildApplication(configuration: configuration, screenSet: set, logger: testLogger("test"))
     }
 
-    func data(version: String?) async -> TestResponse {
+    func data(version: String?) async throws -> TestResponse {
         let headers = version.map { [("X-Taksi-Version", $0)] } ?? []
-        return await RouterClient(responder).respond(uri: "/screens/home/data?kind=shiny", headers: headers)
+        return try await application.execute(uri: "/screens/home/data?kind=shiny", headers: headers)
     }
 
     @Test("shiny reaches apps 3.0 and later only; older ones get the rest, and the data says it varies by version")
-    func byVersion() async {
+    func byVersion() async throws {
         // Newest first, so a response kept for 3.0 would be served to 2.1 if the memo mixed them up.
-        let new = await data(version: "3.0")
+        let new = try await data(version: "3.0")
         #expect(
             new.text
                 == #"{"interface_data":[{"content":{"kind":"shiny"},"identifier":"t"},{"content":{"values":[{"kind":"plain"},{"kind":"shiny"}]},"identifier":"rows"}]}"#
         )
         for version in ["2.1", "3.0-beta.1", nil] as [String?] {
-            let old = await data(version: version)
+            let old = try await data(version: version)
             #expect(
                 // The optional field is left out (the app uses its default); the required one's item is.
                 old.text
@@ -59,6 +59,6 @@ struct VersionedDataTests {
                 "\(version ?? "no version"): \(old.text)")
             #expect(old.headers["Vary"] == ["X-Taksi-Version, X-Taksi-Skeleton"])
         }
-        #expect(await data(version: "3.1").text == new.text)
+        #expect(try await data(version: "3.1").text == new.text)
     }
 }

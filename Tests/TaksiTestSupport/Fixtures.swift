@@ -40,14 +40,3 @@ package func fixtureApplication(limits: ConnectionLimits = ConnectionLimits()) -
     configuration.limits = limits
     return buildApplication(configuration: configuration, screenSet: fixtureScreens, logger: testLogger("test"))
 }
-
-/// Runs `body` against the real server over the fixture screens on a free port, then drains it.
-package func withRunningServer(limits: ConnectionLimits = ConnectionLimits(), _ body: (Int) async throws -> Void) async throws {
-    try await withRunningServer(fixtureApplication(limits: limits), body)
-}
-
-/// Runs `body` against `application`'s real server on a free port (it must be configured for
-/// port 0), then drains it.
-package func withRunningServer(_ application: Application, _ body: (Int) async throws -> Void) async throws {
-    try await withRunningServer(application) { port, _ in try await body(port) }
-}

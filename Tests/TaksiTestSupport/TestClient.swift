@@ -5,10 +5,13 @@ package import NIOPosix
 package import TaksiSchema
 package import TaksiServer
 
-/// One way for tests to send requests, in the spirit of Hummingbird's `app.test(.router / .live)`:
-/// the same request is answered in process by the application's ``Responder`` (``RouterClient``:
-/// no socket, no event loop), or over a socket by its real server on a free port (``LiveClient``:
-/// the connection handler, limits and all). Both give a ``TestResponse``.
+/// One way into an application for tests, in the spirit of Hummingbird's `app.test(.router / .live)`:
+/// the door, ``Application/test(_:_:)``, runs the application's background services beside the
+/// test (as its service group would), and its client's requests are answered in process by the
+/// application's ``Responder`` (``RouterClient``: no socket, no event loop), or over a socket by
+/// its real server on a free port (``LiveClient``: the connection handler, limits and all). Both
+/// give a ``TestResponse``. `application.execute(...)` is the door for one request, and
+/// ``withRunningServer(_:_:)`` the live door for a test that opens its own connections.
 ///
 /// ```swift
 /// try await application.test(.router) { client in
@@ -17,6 +20,10 @@ package import TaksiServer
 /// }
 /// ```
 package protocol TestClient: Sendable {
+    /// The port the server listens on, for a test that opens its own connections (a
+    /// ``RawConnection``, the app library, a CDN in front); nil in process.
+    var port: Int? { get }
+
     /// Sends one request and waits for its whole response.
     func execute(_ method: HTTPMethod, uri: String, headers: [(String, String)], body: String?) async throws -> TestResponse
 }
@@ -27,6 +34,13 @@ extension TestClient {
         _ method: HTTPMethod = .GET, uri: String, headers: [(String, String)] = [], body: String? = nil
     ) async throws -> TestResponse {
         try await execute(method, uri: uri, headers: headers, body: body)
+    }
+
+    /// ``execute(_:uri:headers:body:)`` with the headers as NIO holds them (or a dictionary literal).
+    package func execute(
+        _ method: HTTPMethod = .GET, uri: String, headers: HTTPHeaders, body: String? = nil
+    ) async throws -> TestResponse {
+        try await execute(method, uri: uri, headers: Array(headers), body: body)
     }
 }
 
@@ -39,9 +53,12 @@ package enum TestMode: Sendable {
 }
 
 /// A client of a responder, in process: its answer always arrives, so ``respond(_:uri:headers:body:)``
-/// does not throw.
+/// does not throw. The router door's; made by hand only for a bare ``Responder`` (one over a
+/// store, with no application and so no background work): an application's requests go through
+/// its door, which runs what they leave in the background.
 package struct RouterClient: TestClient {
     package let responder: Responder
+    package var port: Int? { nil }
 
     package init(_ responder: Responder) { self.responder = responder }
 
@@ -66,14 +83,20 @@ package struct RouterClient: TestClient {
     }
 }
 
-/// A client of the server listening on `port`, for a server the test started itself
-/// (``withRunningServer(_:_:)``): one connection per request.
+/// A client of a server over a socket on `port`: one connection per request. The live door's
+/// (with its server), or one for a server process a test started (``startServerProcess(_:environment:directory:)``).
 package struct LiveClient: TestClient {
-    package let port: Int
+    package let port: Int?
+    /// The server the door started, to flush or reopen its access log; nil for a process.
+    package let server: HTTPServer?
 
-    package init(port: Int) { self.port = port }
+    package init(port: Int, server: HTTPServer? = nil) {
+        self.port = port
+        self.server = server
+    }
 
     package func execute(_ method: HTTPMethod, uri: String, headers: [(String, String)], body: String?) async throws -> TestResponse {
+        guard let port else { throw TestClientError.noPort }
         let connection = try RawConnection(port: port)
         guard let raw = await connection.request(uri, method: method.rawValue, headers: headers, body: body) else {
             throw TestClientError.noResponse(uri)
@@ -115,23 +138,44 @@ extension Application {
         case .router:
             return try await withBackgroundServices { try await body(RouterClient(responder)) }
         case .live:
-            var value: Value?
-            try await withRunningServer(self) { port, _ in value = try await body(LiveClient(port: port)) }
-            guard let value else { throw TestClientError.noPort }
-            return value
+            return try await withBackgroundServices {
+                var value: Value?
+                // On the configuration's threads, as `serve` runs it.
+                try await withServer(threads: configuration.threads, start: { try await self.start(on: $0) }) { server, _ in
+                    guard let port = server.port else { throw TestClientError.noPort }
+                    value = try await body(LiveClient(port: port, server: server))
+                }
+                guard let value else { throw TestClientError.noPort }
+                return value
+            }
         }
     }
 }
 
-/// Runs `body` against `application`'s real server (it must be configured for port 0), given its
-/// port and the server itself (to flush or reopen its access log), with the application's
-/// background services beside it; then drains the server, and then the background work.
-package func withRunningServer(_ application: Application, _ body: (Int, HTTPServer) async throws -> Void) async throws {
-    try await application.withBackgroundServices {
-        try await withServer(start: { try await application.start(on: $0) }) { server, _ in
-            guard let port = server.port else { throw TestClientError.noPort }
-            try await body(port, server)
-        }
+extension Application {
+    /// One request through the router door (``test(_:_:)``): the work it leaves in the background
+    /// is done when this returns.
+    package func execute(
+        _ method: HTTPMethod = .GET, uri: String, headers: [(String, String)] = [], body: String? = nil
+    ) async throws -> TestResponse {
+        try await test(.router) { try await $0.execute(method, uri: uri, headers: headers, body: body) }
+    }
+
+    /// ``execute(_:uri:headers:body:)`` with the headers as NIO holds them (or a dictionary literal).
+    package func execute(
+        _ method: HTTPMethod = .GET, uri: String, headers: HTTPHeaders, body: String? = nil
+    ) async throws -> TestResponse {
+        try await execute(method, uri: uri, headers: Array(headers), body: body)
+    }
+}
+
+/// Runs `body` against `application`'s real server through the live door (``Application/test(_:_:)``),
+/// given the port it listens on (the application must be configured for port 0): for a test that
+/// opens its own connections.
+package func withRunningServer(_ application: Application = fixtureApplication(), _ body: (Int) async throws -> Void) async throws {
+    try await application.test(.live) { client in
+        guard let port = client.port else { throw TestClientError.noPort }
+        try await body(port)
     }
 }
 

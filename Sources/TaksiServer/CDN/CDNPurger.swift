@@ -340,7 +340,19 @@ public final class CDNPurger: Service, CustomStringConvertible {
         }
     }
 
-    /// Sends again what an endpoint has not taken, and a fleet's orphaned purges, until graceful shutdown.
+    /// Runs the purges and the resends while `body` runs, then the purges left (``Application/withBackgroundServices(_:)``).
+    public func whileRunning<Value>(_ body: () async throws -> Value) async rethrows -> Value {
+        try await purges.whileRunning {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await self.resendUntilShutdown() }
+                defer { group.cancelAll() }
+                return try await body()
+            }
+        }
+    }
+
+    /// Sends again what an endpoint has not taken, and a fleet's orphaned purges, until graceful
+    /// shutdown (or cancellation).
     private func resendUntilShutdown() async {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
