@@ -12,10 +12,10 @@ public import ServiceLifecycle
 /// start, and ends when none is left (within the group's grace: past it, the jobs still running
 /// are cancelled). A job started after that is not run, and the log says so.
 ///
-/// Jobs started while nothing runs them wait for a run: a test runs them with
-/// ``runUntilIdle()``, or through the application's test door, which runs the service beside the
-/// test. Runs may overlap (two doors of one application, two applications sharing a cache): each
-/// takes jobs while it runs.
+/// Jobs started while nothing runs them wait for a run: ``whileRunning(_:)`` runs them beside a
+/// body (a program that serves without the service group, the application's test door), and
+/// ``runUntilIdle()`` runs those started so far (tests). Runs may overlap (two doors of one
+/// application, two applications sharing a cache): each takes jobs while it runs.
 public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
     public typealias Job = @Sendable () async -> Void
 
@@ -98,7 +98,7 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
     /// another run is under way, refuses any started after.
     public func run() async throws {
         let number = begin(endingWhenIdle: false)
-        await serve(number)
+        await serve(number, endsAtShutdown: true)
         let (dropped, idle) = state.withLockedValue { state -> ([String], [CheckedContinuation<Void, Never>]) in
             guard state.runs.isEmpty else { return ([], []) }
             state.closed = true
@@ -120,7 +120,7 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
     /// Runs the jobs started so far, and those they start, and returns when none is left (tests).
     /// The service can run again after.
     public func runUntilIdle() async {
-        await serve(begin(endingWhenIdle: true))
+        await serve(begin(endingWhenIdle: true), endsAtShutdown: false)
     }
 
     /// Runs the jobs while `body` runs, then those left and those they start, and returns `body`'s
@@ -129,7 +129,9 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
     public func whileRunning<Value>(_ body: () async throws -> Value) async rethrows -> Value {
         let number = begin(endingWhenIdle: false)
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await self.serve(number) }
+            // Not ended by a graceful shutdown around it: by the body's end, which may come after
+            // (a server draining its requests), with jobs of its own.
+            group.addTask { await self.serve(number, endsAtShutdown: false) }
             defer { endWhenIdle(number) }
             return try await body()
         }
@@ -145,19 +147,26 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Takes jobs and runs each as a child task until run `number` ends: when idle after graceful
-    /// shutdown (or at once, when it ends when idle), or when the task is cancelled.
-    private func serve(_ number: Int) async {
+    /// Takes jobs and runs each as a child task until run `number` ends: when idle once it is told
+    /// to end (by graceful shutdown, when `endsAtShutdown`), or when the task is cancelled.
+    private func serve(_ number: Int, endsAtShutdown: Bool) async {
         await withDiscardingTaskGroup { group in
-            await withGracefulShutdownHandler {
+            func take() async {
                 while let job = await next(for: number) {
                     group.addTask {
                         await job()
                         self.finished()
                     }
                 }
-            } onGracefulShutdown: {
-                self.endWhenIdle(number)
+            }
+            if endsAtShutdown {
+                await withGracefulShutdownHandler {
+                    await take()
+                } onGracefulShutdown: {
+                    self.endWhenIdle(number)
+                }
+            } else {
+                await take()
             }
         }
         state.withLockedValue { _ = $0.runs.removeValue(forKey: number) }
