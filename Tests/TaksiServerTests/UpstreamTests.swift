@@ -249,7 +249,7 @@ struct UpstreamTests {
         var files = SharedScreens.upstreams
         files["churn.json"] = """
             {"name": "churn", "entry": true,
-             "sources": {"api": {"type": "http", "upstream": "api", "path": "/churn", "timeout": 30, "ttl": 0, "stale_while_revalidate": 0, "stale_if_error": 0}},
+             "sources": {"api": {"type": "http", "upstream": "api", "path": "/churn", "timeout": 60, "ttl": 0, "stale_while_revalidate": 0, "stale_if_error": 0}},
              "components": [{"name": "label_component", "identifier": "a", "content": {"value": {"$bind": "api.text"}}}]}
             """
         let application = try upstreamApplication(files: files, upstream: upstream).application
@@ -262,7 +262,7 @@ struct UpstreamTests {
         // must not retry on another of them (it was degraded then: a 502 behind a gateway).
         files["churn-n.json"] = """
             {"name": "churn-n", "entry": true,
-             "sources": {"api": {"type": "http", "upstream": "api", "path": "/churn/{n}", "parameters": {"n": {"required": true}}, "timeout": 30, "ttl": 0, "stale_while_revalidate": 0, "stale_if_error": 0}},
+             "sources": {"api": {"type": "http", "upstream": "api", "path": "/churn/{n}", "parameters": {"n": {"required": true}}, "timeout": 60, "ttl": 0, "stale_while_revalidate": 0, "stale_if_error": 0}},
              "components": [{"name": "label_component", "identifier": "a", "content": {"value": {"$bind": "api.text"}}}]}
             """
         let churning = try upstreamApplication(files: files, upstream: upstream).application

@@ -114,13 +114,13 @@ package enum SharedScreens {
         """,
         // Timeouts that are hang guards: an answer (a 500, say) is waited for however busy the
         // machine; `slowpair` is the same with a short one, for the test that it fires.
-        "pair.json": pair(name: "pair", timeout: 30),
+        "pair.json": pair(name: "pair", timeout: 60),
         "slowpair.json": pair(name: "slowpair", timeout: 0.5),
         "retry.json": """
         {"name": "retry", "entry": true,
          "sources": {
-           "once": {"type": "http", "upstream": "api", "path": "/once", "timeout": 30},
-           "twice": {"type": "http", "upstream": "api", "path": "/twice", "timeout": 30, "stale_if_error": 0}},
+           "once": {"type": "http", "upstream": "api", "path": "/once", "timeout": 60},
+           "twice": {"type": "http", "upstream": "api", "path": "/twice", "timeout": 60, "stale_if_error": 0}},
          "components": [
            {"name": "label_component", "identifier": "a", "content": {"value": {"$bind": "once.text"}}},
            {"name": "label_component", "identifier": "b", "content": {"value": {"$bind": "twice.text"}}}
