@@ -200,8 +200,8 @@ public struct Application: Sendable {
     /// them), the CDN's purges, upstream token fetches, and refreshes behind stale upstream
     /// values (stopped first: a refresh may wait for a token). A test door runs them beside
     /// the test.
-    public var backgroundServices: [any Service] {
-        var services: [any Service] = [exposures.writes]
+    public var backgroundServices: [any BackgroundService] {
+        var services: [any BackgroundService] = [exposures.writes]
         if let fleetSubmits { services.append(fleetSubmits.recordings) }
         if let purger { services.append(purger) }
         services.append(resolver.client.credentialFetches)
@@ -214,25 +214,16 @@ public struct Application: Sendable {
     /// program that serves with ``start(on:)`` instead of ``run()``, and for tests. Unlike the
     /// group's shutdown, it refuses nothing after: it can run again.
     public func withBackgroundServices<Value>(_ body: () async throws -> Value) async rethrows -> Value {
-        try await exposures.writes.whileRunning {
-            try await Self.running(fleetSubmits?.recordings) {
-                try await Self.running(purger) {
-                    try await resolver.client.credentialFetches.whileRunning {
-                        try await resolver.cache.refreshes.whileRunning(body)
-                    }
-                }
-            }
-        }
+        try await Self.running(backgroundServices[...], body)
     }
 
-    private static func running<Value>(_ work: BackgroundWork?, _ body: () async throws -> Value) async rethrows -> Value {
-        guard let work else { return try await body() }
-        return try await work.whileRunning(body)
-    }
-
-    private static func running<Value>(_ purger: CDNPurger?, _ body: () async throws -> Value) async rethrows -> Value {
-        guard let purger else { return try await body() }
-        return try await purger.whileRunning(body)
+    /// `body` inside the first of `services`' runs, inside the next one's, and so on: the last
+    /// finishes what `body` left first.
+    private static func running<Value>(
+        _ services: ArraySlice<any BackgroundService>, _ body: () async throws -> Value
+    ) async rethrows -> Value {
+        guard let first = services.first else { return try await body() }
+        return try await first.whileRunning { try await running(services.dropFirst(), body) }
     }
 
     /// Runs the server until SIGTERM or SIGINT, then drains in-flight requests and returns.
@@ -247,7 +238,7 @@ public struct Application: Sendable {
             services.append(SpanExporterService(exporter: exposureExporter, logger: logger, what: "exposure records"))
         }
         if let fleetStore { services.append(FleetStoreService(store: fleetStore)) }
-        services += backgroundServices
+        services += backgroundServices as [any Service]
         services.append(HTTPService(application: self, group: group))
         switch screensSource {
         case .store(let follower, _): services.append(follower)

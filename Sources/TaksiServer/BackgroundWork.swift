@@ -16,7 +16,7 @@ public import ServiceLifecycle
 /// body (a program that serves without the service group, the application's test door), and
 /// ``runUntilIdle()`` runs those started so far (tests). Runs may overlap (two doors of one
 /// application, two applications sharing a cache): each takes jobs while it runs.
-public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
+public final class BackgroundWork: BackgroundService, Sendable, CustomStringConvertible {
     public typealias Job = @Sendable () async -> Void
 
     /// What its jobs are, for the service group's log and this one's.
@@ -37,6 +37,13 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
         var closed = false
         /// Tasks waiting until nothing is unfinished (``idle()``).
         var idleWaiting: [CheckedContinuation<Void, Never>] = []
+
+        /// The tasks waiting for idleness, taken, when nothing is unfinished; else none.
+        mutating func takeIdleWaiting() -> [CheckedContinuation<Void, Never>] {
+            guard unfinished == 0 else { return [] }
+            defer { idleWaiting = [] }
+            return idleWaiting
+        }
 
         /// Takes a waiting run to give it a job (or its end): the first, else nil.
         mutating func takeWaiting(where condition: (Run) -> Bool = { _ in true }) -> CheckedContinuation<Job?, Never>? {
@@ -105,9 +112,7 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
             let dropped = state.queue.map(\.what)
             state.unfinished -= dropped.count
             state.queue = []
-            guard state.unfinished == 0 else { return (dropped, []) }
-            defer { state.idleWaiting = [] }
-            return (dropped, state.idleWaiting)
+            return (dropped, state.takeIdleWaiting())
         }
         for waiting in idle { waiting.resume() }
         if !dropped.isEmpty {
@@ -198,8 +203,7 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
             guard state.unfinished == 0 else { return ([], []) }
             var ending: [CheckedContinuation<Job?, Never>] = []
             while let waiting = state.takeWaiting(where: \.endsWhenIdle) { ending.append(waiting) }
-            defer { state.idleWaiting = [] }
-            return (ending, state.idleWaiting)
+            return (ending, state.takeIdleWaiting())
         }
         for run in ending { run.resume(returning: nil) }
         for waiting in idle { waiting.resume() }
@@ -213,4 +217,11 @@ public final class BackgroundWork: Service, Sendable, CustomStringConvertible {
             return waiting
         }?.resume(returning: nil)
     }
+}
+
+/// A service of what requests and reloads leave running, which can also run beside a body
+/// instead of in the service group (``Application/withBackgroundServices(_:)``).
+public protocol BackgroundService: Service {
+    /// Runs its work while `body` runs, then what `body` left, and returns `body`'s result.
+    func whileRunning<Value>(_ body: () async throws -> Value) async rethrows -> Value
 }

@@ -5,7 +5,7 @@ public import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
-public import ServiceLifecycle
+import ServiceLifecycle
 import TaksiSchema
 import TaksiScreens
 
@@ -20,7 +20,7 @@ import TaksiScreens
 /// for their endpoint and sent again, with its next purge and every ``CDNSettings/resend`` (as a
 /// service of the application, ``run()``), and the endpoint is named in `/readyz` until every one
 /// of them is purged. Secrets are read when a purge is sent, never logged.
-public final class CDNPurger: Service, CustomStringConvertible {
+public final class CDNPurger: BackgroundService, CustomStringConvertible {
     /// Its name alone, for the service group's log.
     public var description: String { "CDNPurger" }
     public let settings: CDNSettings
