@@ -50,11 +50,15 @@ struct HTTPSourceReader {
         readLimits(into: &source, &reader)
         source.fallback = member("fallback")?.value
         if inputs == nil { source.answers = readAnswers(&reader) }
+        if inputs == nil { source.pages = readPages(&reader) }
         if inputs == nil, valid, let directory = upstreams?.directories[upstream] {
             knownAnswer = readFiles(of: upstream, in: directory, path: pathParts, &reader)
         }
         if inputs == nil, valid, let document = upstreams?.documents[upstream] {
             knownAnswer = readOperation(of: upstream, in: document, path: pathParts, answers: source.answers, &reader) ?? knownAnswer
+            if valid, let parameter = source.pages?.parameter {
+                checkPageParameter(parameter, of: upstream, in: document, path: pathParts, &reader)
+            }
         }
         return valid ? source : nil
     }
@@ -323,5 +327,154 @@ struct HTTPSourceReader {
             return nil
         }
         return duration
+    }
+
+    /// How the upstream pages the source's list (``HTTPSource/Paging``), when `pages` says; what
+    /// the answer holds at `items` and `cursor` is checked where the answer is known
+    /// (``SourcesReader``), the list that shows the pages by the screen's compiler.
+    private mutating func readPages(_ reader: inout DefinitionReader) -> HTTPSource.Paging? {
+        guard let node = member("pages") else { return nil }
+        let pagesPath = path.appending("pages")
+        guard let members = reader.object(node, at: pagesPath, what: "pages", allowed: HTTPSource.Paging.keys, required: ["kind", "items"])
+        else {
+            valid = false
+            return nil
+        }
+        func value(_ key: String) -> JSONNode? { members.first { $0.key == key }?.value }
+        guard let kindNode = value("kind"), let itemsNode = value("items") else {
+            valid = false
+            return nil
+        }
+        let kinds = HTTPSource.Paging.kinds
+        guard let kind = reader.string(kindNode, at: pagesPath.appending("kind"), what: "kind") else {
+            valid = false
+            return nil
+        }
+        guard kinds.contains(kind) else {
+            reader.report(
+                .invalidSource, at: kindNode, path: pagesPath.appending("kind"),
+                "\"\(kind)\" is not a kind of paging; use cursor (the answer holds the next page's cursor), link (a Link header with rel=\"next\"), page (numbered pages) or offset"
+                    + NameSuggestion.hint(for: kind, among: kinds))
+            valid = false
+            return nil
+        }
+        // Each kind's keys; another's is a mistake, not a setting silently ignored.
+        let wanted: [String] =
+            switch kind {
+            case "cursor": ["cursor", "parameter"]
+            case "link": []
+            case "page": ["parameter", "size", "first"]
+            default: ["parameter", "size"]
+            }
+        var fine = true
+        for member in members where ["cursor", "parameter", "first", "size"].contains(member.key) && !wanted.contains(member.key) {
+            reader.report(
+                .unknownKey, offset: member.keyOffset, path: pagesPath.appending(member.key),
+                "\(member.key) is not read for pages of kind \(kind)"
+                    + (wanted.isEmpty
+                        ? ": the next page is the one the answer's Link header names with rel=\"next\"; remove it"
+                        : "; its keys are kind, items, \(wanted.joined(separator: ", "))"))
+            fine = false
+        }
+        for key in wanted where key != "first" && value(key) == nil {
+            reader.report(
+                .missingKey, at: node, path: pagesPath.appending(key),
+                "pages of kind \(kind) need \"\(key)\": " + Self.pageKeyMeaning[key, default: ""])
+            fine = false
+        }
+        let items = answerPath(itemsNode, at: pagesPath.appending("items"), what: "items", &reader)
+        let cursor = value("cursor").flatMap { answerPath($0, at: pagesPath.appending("cursor"), what: "cursor", &reader) }
+        var parameter: String?
+        if let parameterNode = value("parameter"),
+            let name = reader.string(parameterNode, at: pagesPath.appending("parameter"), what: "parameter")
+        {
+            if name.isEmpty
+                || !name.unicodeScalars.allSatisfy({ DefinitionReader.isIdentifierScalar($0) || "-.[]".unicodeScalars.contains($0) })
+            {
+                reader.report(
+                    .invalidSource, at: parameterNode, path: pagesPath.appending("parameter"),
+                    "parameter names the upstream's query parameter the next page's position goes in, like page or cursor")
+                fine = false
+            } else {
+                parameter = name
+            }
+        }
+        var size: Int?
+        if let sizeNode = value("size") {
+            if let number = sizeNode.value.exactInteger, (1...HTTPSource.Paging.maxSize).contains(number) {
+                size = number
+            } else {
+                reader.report(
+                    .invalidSource, at: sizeNode, path: pagesPath.appending("size"),
+                    "size is the number of items a full page holds, from 1 to \(HTTPSource.Paging.maxSize) (a page with fewer is the last)")
+                fine = false
+            }
+        }
+        var first = 1
+        if let firstNode = value("first") {
+            if let number = firstNode.value.exactInteger, number >= 0 {
+                first = number
+            } else {
+                reader.report(
+                    .invalidSource, at: firstNode, path: pagesPath.appending("first"),
+                    "first is the number of the first page, 0 or more (default 1)")
+                fine = false
+            }
+        }
+        guard fine, let items else {
+            valid = false
+            return nil
+        }
+        switch kind {
+        case "cursor":
+            guard let cursor, let parameter else { break }
+            return HTTPSource.Paging(items: items, next: .cursor(at: cursor, parameter: parameter))
+        case "link":
+            return HTTPSource.Paging(items: items, next: .link)
+        case "page":
+            guard let parameter, let size else { break }
+            return HTTPSource.Paging(items: items, next: .page(parameter: parameter, first: first, size: size))
+        default:
+            guard let parameter, let size else { break }
+            return HTTPSource.Paging(items: items, next: .offset(parameter: parameter, size: size))
+        }
+        valid = false
+        return nil
+    }
+
+    /// What each key of `pages` is, for the message when it is missing.
+    private static let pageKeyMeaning = [
+        "cursor": "where the answer holds the next page's cursor, like next_cursor or meta.next",
+        "parameter": "the upstream's query parameter the next page's position goes in, like page or after",
+        "size": "the number of items a full page holds (a page with fewer is the last)",
+    ]
+
+    /// A path into the source's answer, written `items` or `data.results`.
+    private func answerPath(_ node: JSONNode, at path: JSONPath, what: String, _ reader: inout DefinitionReader) -> JSONPath? {
+        guard let text = reader.string(node, at: path, what: what) else { return nil }
+        guard let parsed = ValuePath(parsing: text) else {
+            reader.report(
+                .invalidSource, at: node, path: path,
+                "\(what) is a path into the source's answer, keys separated by dots, like items or data.results; found \"\(text)\"")
+            return nil
+        }
+        return JSONPath(segments: [.key(parsed.root)] + parsed.steps.segments)
+    }
+
+    /// Reports a paging parameter the operation of the upstream's OpenAPI document does not take.
+    private mutating func checkPageParameter(
+        _ parameter: String, of upstream: String, in document: OpenAPIDocument, path parts: [HTTPSource.Part],
+        _ reader: inout DefinitionReader
+    ) {
+        guard case .found(let template, _) = document.operation("GET", HTTPSource.written(parts)),
+            let taken = document.queryParameters("GET", template), !taken.contains(parameter),
+            let node = member("pages")?["parameter"]
+        else { return }
+        reader.report(
+            .unknownOperation, at: node, path: path.appending("pages").appending("parameter"),
+            "GET \(template) in the OpenAPI document of upstream \"\(upstream)\" (\(document.path)) takes no query parameter \"\(parameter)\""
+                + (taken.isEmpty ? "; it takes none" : "; it takes \(taken.joined(separator: ", "))")
+                + NameSuggestion.hint(for: parameter, among: taken))
+        markInvalid()
     }
 }

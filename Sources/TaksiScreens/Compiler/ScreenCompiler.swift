@@ -191,9 +191,10 @@ struct ScreenCompiler {
 
         warnUnusedSources(root)
         reader.report(versionCheck.findings(in: componentNodes, at: componentsPath))
-        let plan = DataPlan(
+        var plan = DataPlan(
             sources: sourceTable.declared.filter { sourceTable.used.contains($0.key) }, entries: entries,
             answers: answers.filter { sourceTable.used.contains($0.key) })
+        plan.pagedLists = pagedLists(sourcesNode: member("sources"), entries: entries)
         let staticData =
             plan.isStatic ? buildStaticData(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath) : nil
         checkFixtureVersions(plan, componentNodes: componentNodes, indices: componentIndices, at: componentsPath)

@@ -343,6 +343,33 @@ public enum ScreenJSONSchema {
                         "description":
                             "A JSON Schema file (under the screens directory) of what the upstream answers: bindings are checked against it.",
                     ],
+                    "pages": [
+                        "type": "object", "additionalProperties": false, "required": ["kind", "items"],
+                        "description":
+                            "How the upstream pages the list its answer holds: a list whose $each walks items continues, page after page.",
+                        "properties": [
+                            "kind": [
+                                "enum": ["cursor", "link", "page", "offset"],
+                                "description":
+                                    "cursor: the answer holds the next page's cursor; link: a Link header with rel=\"next\"; page: numbered pages; offset: items counted from 0.",
+                            ],
+                            "items": [
+                                "type": "string", "description": "Where the answer holds the page's items, like items or data.results.",
+                            ],
+                            "cursor": ["type": "string", "description": "Where the answer holds the next page's cursor (kind cursor)."],
+                            "parameter": [
+                                "type": "string", "description": "The upstream's query parameter the next page's position goes in.",
+                            ],
+                            "first": [
+                                "type": "integer", "minimum": 0, "description": "The number of the first page (kind page; default 1).",
+                            ],
+                            "size": [
+                                "type": "integer", "minimum": 1, "maximum": 1000,
+                                "description": "The items a full page holds (kinds page and offset): a page with fewer is the last.",
+                            ],
+                            "summary": ["type": "string"],
+                        ],
+                    ],
                     "answers": [
                         "type": "object",
                         "description": "Statuses that are answers, not failures (a 404 for a deleted item): a patch, kept for ttl.",

@@ -28,6 +28,8 @@ public struct DataPlan: Sendable {
     public var entries: [Entry]
     /// The patches of the `http` sources' answers by status (``HTTPSource/StatusAnswer``), by source name.
     public var answers: [String: [HTTPSource.StatusMatch: [Entry]]] = [:]
+    /// The lists that continue, page after page (``PagedList``), in the order of their sources' names.
+    public var pagedLists: [PagedList] = []
 
     public init(sources: [String: SourceDefinition], entries: [Entry], answers: [String: [HTTPSource.StatusMatch: [Entry]]] = [:]) {
         self.sources = sources
@@ -47,7 +49,9 @@ public struct DataPlan: Sendable {
         let keptAnswers = answers.filter { read.contains($0.key) }.mapValues { patches in
             patches.mapValues { $0.filter { identifiers.contains($0.identifier) } }
         }
-        return DataPlan(sources: sources.filter { read.contains($0.key) }, entries: kept, answers: keptAnswers)
+        var plan = DataPlan(sources: sources.filter { read.contains($0.key) }, entries: kept, answers: keptAnswers)
+        plan.pagedLists = pagedLists.filter { identifiers.contains($0.identifier) }
+        return plan
     }
 
     /// The plan for a response in which some sources answered a status they declare: the entries

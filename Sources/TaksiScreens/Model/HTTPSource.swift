@@ -50,6 +50,8 @@ public struct HTTPSource: Sendable, Hashable {
     public var fallback: JSONValue?
     /// The statuses the source answers (its patches are in ``DataPlan/answers``), most specific first.
     public var answers: [StatusAnswer] = []
+    /// How the upstream pages the list its answer holds, when it does (``Paging``).
+    public var pages: Paging? = nil
 
     /// A status an upstream may answer that is not a failure (a deleted product's 404), and how
     /// long that answer is kept.
@@ -124,7 +126,7 @@ public struct HTTPSource: Sendable, Hashable {
     /// The settings with their keys in screen files, for messages and the editor schema.
     public static let keys = [
         "type", "upstream", "path", "query", "parameters", "headers", "timeout", "ttl", "stale_while_revalidate",
-        "stale_if_error", "max_bytes", "fallback", "answers", "summary", "example", "schema",
+        "stale_if_error", "max_bytes", "fallback", "answers", "pages", "summary", "example", "schema",
     ]
 
     /// Request headers every upstream call carries already (the request's id and W3C trace

@@ -164,6 +164,19 @@ public struct OpenAPIDocument: Sendable {
             fix: "if the API answers it, its OpenAPI document is out of date: get the current one")
     }
 
+    /// The names of the query parameters the operation `method` on `template` takes (its own and
+    /// its path item's, `$ref`s resolved), sorted; nil when the document has no such operation.
+    func queryParameters(_ method: String, _ template: String) -> [String]? {
+        guard let item = root["paths"]?[template].map({ resolved($0) }), let operation = item[method.lowercased()].map({ resolved($0) })
+        else { return nil }
+        let declared = (item["parameters"]?.arrayValue ?? []) + (operation["parameters"]?.arrayValue ?? [])
+        let names = declared.map { resolved($0) }.compactMap { parameter -> String? in
+            guard parameter["in"]?.stringValue == "query" else { return nil }
+            return parameter["name"]?.stringValue
+        }
+        return Set(names).sorted()
+    }
+
     /// The JSON body schema of a response object.
     private func jsonSchema(of response: JSONValue) -> JSONValue? {
         let content = response["content"]?.objectValue ?? [:]
