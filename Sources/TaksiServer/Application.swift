@@ -116,6 +116,9 @@ public struct Application: Sendable {
         /// `exposure_window` (or over ``exposureExport``'s sink). Shared with ``fleetStore`` when
         /// there is one.
         public var exposures: ExposureRecorder? = nil
+        /// The keys of ``ServerConfiguration/pageTokenKeys``, read; empty signs page tokens with a
+        /// key made for this process.
+        public var pageTokenKeys: [PageTokenKey] = []
         /// The screens directory as it was just before the served set was loaded from it.
         var screensFingerprint: [String: String]? = nil
 
@@ -191,6 +194,16 @@ public struct Application: Sendable {
         dependencies.purger = purger
         dependencies.counting = serverMetrics
         dependencies.exposures = exposures
+        let lifetime = Duration.seconds(configuration.pageTokenLifetime)
+        dependencies.pageTokens =
+            parts.pageTokenKeys.isEmpty
+            ? .processLocal(lifetime: lifetime, maxPages: configuration.listMaxPages)
+            : PageTokens(keys: parts.pageTokenKeys, lifetime: lifetime, maxPages: configuration.listMaxPages)
+        if parts.pageTokenKeys.isEmpty, parts.fleetStore != nil {
+            logger.warning(
+                "page tokens are signed with a key made by this replica, which the others cannot read: a list's next page fails on another replica; give every replica the same page_token_keys"
+            )
+        }
         self.responder = Responder(dependencies)
     }
 
@@ -403,10 +416,13 @@ public func buildApplication(
         UpstreamCredentials.problems(
             configuration.upstreamOptions.compactMapValues(\.credential), environment: environment ?? ProcessInfo.processInfo.environment)
         + CDNPurger.problems(configuration.cdn, environment: environment ?? ProcessInfo.processInfo.environment)
-    guard missing.isEmpty else { throw .credentials(missing) }
+    let pageKeys = ServerConfiguration.PageTokenKeySetting.keys(
+        configuration.pageTokenKeys, environment: environment ?? ProcessInfo.processInfo.environment)
+    guard missing.isEmpty, pageKeys.problems.isEmpty else { throw .credentials(missing + pageKeys.problems) }
     let (metrics, registry) = metricsFactory(metrics)
     var parts = Application.Parts()
     parts.fleetStore = store
+    parts.pageTokenKeys = pageKeys.keys
     let screenSet: ScreenSet
     let screenSetBytes: Int?
     if let published {

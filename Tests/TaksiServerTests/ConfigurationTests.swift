@@ -166,7 +166,7 @@ struct ConfigurationTests {
             throws: ConfigurationError(
                 source: typo,
                 message:
-                    #"unknown setting "prot"; the settings are host, port, screens, threads, log_level, watch, watch_interval, skeleton_max_age, skeleton_stale_while_revalidate, max_connections, idle_timeout, header_timeout, body_timeout, write_timeout, max_body_bytes, max_pipelined_requests, max_requests_per_connection, drain_timeout, access_log, log_format, access_log_format, access_log_output, preview, data_memo_max_bytes, idempotency_window, idempotency_max_bytes, exposure_window, exposure_endpoint, store, screens_source, store_pool_size, store_timeout, upstreams, cdn, apple_app_ids, android_package, android_cert_fingerprints, tracing, tracing_endpoint, tracing_sampling, tracing_service_name, tracing_headers (did you mean "port"?)"#
+                    #"unknown setting "prot"; the settings are host, port, screens, threads, log_level, watch, watch_interval, skeleton_max_age, skeleton_stale_while_revalidate, max_connections, idle_timeout, header_timeout, body_timeout, write_timeout, max_body_bytes, max_pipelined_requests, max_requests_per_connection, drain_timeout, access_log, log_format, access_log_format, access_log_output, preview, data_memo_max_bytes, idempotency_window, idempotency_max_bytes, exposure_window, exposure_endpoint, store, screens_source, store_pool_size, store_timeout, upstreams, cdn, page_token_keys, page_token_lifetime, list_max_pages, apple_app_ids, android_package, android_cert_fingerprints, tracing, tracing_endpoint, tracing_sampling, tracing_service_name, tracing_headers (did you mean "port"?)"#
             )
         ) {
             try ServerConfiguration.resolve(file: typo, environment: [:])

@@ -36,6 +36,8 @@ package final class TestUpstream: Sendable {
         /// An OAuth 2.0 token endpoint: each request gets a new token (`token-1`, `token-2`, ...)
         /// that expires in `expiresIn` seconds.
         case issuesTokens(expiresIn: Int)
+        /// 200 with this body and these headers (a `Link` naming the next page).
+        case jsonWithHeaders(String, headers: [(String, String)])
     }
 
     /// One request as the upstream saw it.
@@ -80,7 +82,8 @@ package final class TestUpstream: Sendable {
             .get()
     }
 
-    /// Sets how `path` (without the query) answers.
+    /// Sets how `path` answers: without a query, whatever the request's query; with one
+    /// (`/reviews?after=c2`), a request with exactly that target, which comes first.
     package func on(_ path: String, _ behavior: Behavior) {
         state.withLockedValue { $0.behaviors[path] = behavior }
     }
@@ -153,7 +156,7 @@ package final class TestUpstream: Sendable {
                 let count = state.requests.count
                 let woken = state.waiters.filter { $0.count <= count }.map(\.continuation)
                 state.waiters.removeAll { $0.count <= count }
-                var behavior = Self.behavior(for: path, in: &state)
+                var behavior = Self.behavior(for: state.behaviors[head.uri] == nil ? path : head.uri, in: &state)
                 if case .issuesTokens(let expiresIn) = behavior {
                     state.tokensIssued += 1
                     behavior = .json(
@@ -201,6 +204,8 @@ package final class TestUpstream: Sendable {
                 preconditionFailure("resolved by behavior(for:in:)")
             case .json(let body, let delay):
                 respond(context, status: .ok, body: body, delay: delay)
+            case .jsonWithHeaders(let body, let headers):
+                respond(context, status: .ok, body: body, delay: .zero, headers: headers)
             case .answer(let code, let body):
                 respond(context, status: HTTPResponseStatus(statusCode: code), body: body, delay: .zero)
             case .stalledBody(let body):

@@ -220,6 +220,32 @@ extension ServerConfiguration {
             }
             configuration.cdn = try CDNSettings(members, relativeTo: "", source: source)
         },
+        // A list of objects in the file; the same list as JSON text in the environment.
+        Setting(
+            key: "page_token_keys", environment: "TAKSI_PAGE_TOKEN_KEYS", flags: nil, defaultText: "a key made at start",
+            meaning:
+                "the keys that sign the page tokens of [lists that continue](data-sources.md#lists-that-continue), each `{\"id\": ..., \"secret\": {\"env\": ...}}` (or `{\"file\": ...}`), 32 bytes or more; the first signs, every one verifies, so a new key goes first and the old one stays until its tokens expire. A fleet's replicas need the same keys (JSON text in the environment)",
+            takesList: false
+        ) { configuration, value, source throws(ConfigurationError) in
+            guard !value.isEmpty else {
+                configuration.pageTokenKeys = []
+                return
+            }
+            guard let node = try? JSONParser.parse(Array(value.utf8)) else {
+                throw ConfigurationError(
+                    source: source,
+                    message: "page_token_keys is JSON text: [{\"id\": \"2026-11\", \"secret\": {\"env\": \"TAKSI_PAGE_KEY\"}}]")
+            }
+            configuration.pageTokenKeys = try ServerConfiguration.PageTokenKeySetting.read(node.value, relativeTo: "", source: source)
+        },
+        .seconds(
+            "page_token_lifetime", "TAKSI_PAGE_TOKEN_LIFETIME", default: "`3600`",
+            "seconds a list's page token is accepted past the time the data that gave it may be kept (its source's `ttl`); 1 to 604800",
+            \.pageTokenLifetime, 1...604_800),
+        .integer(
+            "list_max_pages", "TAKSI_LIST_MAX_PAGES", default: "`20`",
+            "the pages of one list at most, the first included: the last carries no token for more",
+            \.listMaxPages, 1...10_000, expected: "list_max_pages must be a whole number from 1 to 10000"),
         Setting(
             key: "apple_app_ids", environment: "TAKSI_APPLE_APP_IDS", flags: nil, defaultText: "none",
             meaning: "iOS apps (`TEAMID.bundle.id`) that open the https links of `links.yaml`; a list (comma-separated in the environment)",

@@ -76,6 +76,72 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Where the served screens come from: the screens directory, or the bundles published to
     /// the store (``PublishedScreens``).
     public var screensSource: ScreensSource = .directory
+    /// The keys that sign the tokens of lists that continue (the first signs, each verifies); none
+    /// signs with a key made at start, good for one process only.
+    public var pageTokenKeys: [PageTokenKeySetting] = []
+    /// Seconds a page token is accepted past the time its data may be kept.
+    public var pageTokenLifetime: Double = 3600
+    /// The pages of one list at most, the first included.
+    public var listMaxPages: Int = PageTokens.defaultMaxPages
+
+    /// One key of ``pageTokenKeys``: its id, in every token it signs, and its secret.
+    public struct PageTokenKeySetting: Sendable, Equatable {
+        public var id: String
+        public var secret: Secret
+
+        public init(id: String, secret: Secret) {
+            self.id = id
+            self.secret = secret
+        }
+
+        /// `[{"id": "2026-11", "secret": {"env": "PAGE_KEY_2026_11"}}, ...]`, the first signing.
+        static func read(_ value: JSONValue, relativeTo directory: String, source: String) throws(ConfigurationError) -> [Self] {
+            let shape =
+                "page_token_keys is a list of keys, the first signing and every one verifying: [{\"id\": \"2026-11\", \"secret\": {\"env\": \"TAKSI_PAGE_KEY\"}}]"
+            guard case .array(let elements) = value, !elements.isEmpty else { throw ConfigurationError(source: source, message: shape) }
+            var keys: [Self] = []
+            for element in elements {
+                guard case .object(let members) = element, Set(members.keys) == ["id", "secret"], case .string(let id)? = members["id"]
+                else {
+                    throw ConfigurationError(source: source, message: shape)
+                }
+                guard PageTokenKey.isKeyID(id) else {
+                    throw ConfigurationError(
+                        source: source,
+                        message: "\"\(id)\" is not a key id: 1 to 32 letters, digits, '-' or '_' (it travels in every token)")
+                }
+                guard !keys.contains(where: { $0.id == id }) else {
+                    throw ConfigurationError(source: source, message: "page_token_keys has two keys with id \"\(id)\"; give each its own")
+                }
+                keys.append(Self(id: id, secret: try Secret.read(members["secret"], relativeTo: directory, source: source + " \"\(id)\"")))
+            }
+            return keys
+        }
+
+        /// The keys' secrets read, each at least ``PageTokenKey/minimumSecretBytes`` bytes; the
+        /// problems, naming where each was looked for, never a value.
+        static func keys(_ settings: [Self], environment: [String: String]) -> (keys: [PageTokenKey], problems: [ConfigurationError]) {
+            var keys: [PageTokenKey] = []
+            var problems: [ConfigurationError] = []
+            for setting in settings {
+                switch setting.secret.value(environment: environment) {
+                case .failure(let error):
+                    problems.append(
+                        ConfigurationError(source: "page token key \"\(setting.id)\" in \(error.source)", message: error.message))
+                case .success(let secret) where secret.utf8.count < PageTokenKey.minimumSecretBytes:
+                    problems.append(
+                        ConfigurationError(
+                            source: "page token key \"\(setting.id)\" in \(setting.secret)",
+                            message:
+                                "it is \(secret.utf8.count) bytes; a key is \(PageTokenKey.minimumSecretBytes) random bytes or more (openssl rand -base64 32)"
+                        ))
+                case .success(let secret):
+                    keys.append(PageTokenKey(id: setting.id, secret: Array(secret.utf8)))
+                }
+            }
+            return (keys, problems)
+        }
+    }
 
     /// Where the served screens come from.
     public enum ScreensSource: String, Sendable, CaseIterable {
@@ -178,6 +244,11 @@ public struct ServerConfiguration: Sendable, Equatable {
             let value = member.value.value
             if member.key == "upstreams" {
                 try applyUpstreams(member.value, in: file, relativeTo: directory)
+                continue
+            }
+            if member.key == "page_token_keys" {
+                let source = "\(path):\(file.location(ofOffset: member.value.offset)): \"page_token_keys\""
+                pageTokenKeys = try PageTokenKeySetting.read(value, relativeTo: directory, source: source)
                 continue
             }
             if member.key == "cdn" {

@@ -1,3 +1,5 @@
+import CoreMetrics
+import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -19,6 +21,10 @@ struct DataEndpoint: Sendable {
     let counters: EndpointCounters
     /// Data responses kept for their inputs; nil renders every one.
     let memo: ResponseMemo?
+    /// Signs and reads the tokens of the lists that continue (``PagedList``).
+    let pageTokens: PageTokens
+    /// `taksi_list_pages_total`: requests for a list's next page, by outcome.
+    let pageCounters: ListPageCounters
 
     /// What one data request asks for, read on the event loop before anything is awaited.
     struct Request: Sendable {
@@ -36,9 +42,23 @@ struct DataEndpoint: Sendable {
         /// The request: its headers (the allow-listed ones each call forwards), its id and span
         /// (what the calls carry and the log lines name).
         var request: HTTPRequest
+        /// What the tokens of the lists that continue are made from; nil when the plan has none.
+        var paging: Paging? = nil
 
         var correlation: Correlation { request.correlation }
         var screen: ScreenVariant { variant.compiled }
+    }
+
+    /// What a data response's page tokens are made from (``PageToken``).
+    struct Paging: Sendable {
+        /// The screen's path as routed, which a token is for.
+        var screen: String
+        /// The data request's path as sent (`/screens/repositories/data`) and its query without
+        /// `only` and `page`: the start of each list's request for more.
+        var dataPath: String
+        var query: String
+        /// The page of the lists this response holds: 1 for the first.
+        var page: Int
     }
 
     /// A data response rendered: its body, its headers, and whether a source was degraded (then
@@ -60,11 +80,31 @@ struct DataEndpoint: Sendable {
 
     func respond(at path: String, target: RequestTarget, request http: HTTPRequest) throws(APIError) -> Reply {
         let head = http.head
-        let selection = try selector.answering(at: path, target: target, exposing: http)
+        var selection = try selector.answering(at: path, target: target, exposing: http)
+        // A list's next page (read only where a list continues): its token names the list, the
+        // page's upstream request and the skeleton revision the list was shown in, which answers.
+        var token: PageToken?
+        if !selection.variant.compiled.dataPlan.pagedLists.isEmpty, let text = target.value(of: PagedList.tokenParameter) {
+            let read = try pageToken(text, at: path, only: target.value(of: "only"))
+            if read.revision != selection.variant.revision.digest {
+                selection = try selector.answering(at: path, target: target, head: head, revision: read.revision)
+            }
+            guard selection.variant.compiled.dataPlan.pagedLists.contains(where: { $0.identifier == read.list && $0.source == read.source })
+            else {
+                pageCounters.foreign.increment()
+                throw APIError(
+                    .foreignPageToken,
+                    message:
+                        "this page token is for list \"\(read.list)\", which \(selection.variant.compiled.variantID) does not continue; use the token its own data gave"
+                )
+            }
+            pageCounters.served.increment()
+            token = read
+        }
         let variant = selection.variant
         variant.counted.data.increment()
         // Fixtures' data, precomputed with the set, unless `?only=` asks for a part of it.
-        let onlyText = target.value(of: "only")
+        let onlyText = token?.list ?? target.value(of: "only")
         if onlyText == nil, let staticData = variant.staticData { return .ready(staticData.response(to: head)) }
         // The catalog of the requesting app's version: an upstream's value it cannot decode (an enum
         // value newer than it) is left out like any other value that does not fit. (With one
@@ -77,7 +117,8 @@ struct DataEndpoint: Sendable {
         // Where one catalog serves every version, the target and the variant are all a response
         // depends on besides the upstream entries and forwarded values the memo checks: one kept
         // for this very target is answered without reading the rest of its query.
-        let remembering = !byVersion && memo?.isEnabled == true
+        // (Never for a page: its token is checked first, each time.)
+        let remembering = !byVersion && memo?.isEnabled == true && token == nil
         if remembering, let kept = memo?.answer(for: head, of: variant.memoID) {
             memo?.countHit()
             if kept.freshUpstreamEntries > 0 { resolver?.cacheHits.increment(by: kept.freshUpstreamEntries) }
@@ -87,22 +128,33 @@ struct DataEndpoint: Sendable {
         let only = try onlyText.map { text throws(APIError) in try Self.only(text, in: variant.compiled, catalog: catalog) }
         let plan = only.map { variant.compiled.dataPlan.restricted(to: $0) } ?? variant.compiled.dataPlan
         let requestValues: [String: JSONValue]
-        let calls: [UpstreamCall]
+        var planned: [UpstreamCall]
         // Each parameter the plan reads is read from the query as sent: no table of them all.
         let query = { (name: String) in target.value(of: name) }
         do {
             requestValues = try plan.requestValues(parameter: query, path: selection.pathValues)
-            calls = try plan.upstreamCalls(parameter: query, path: selection.pathValues)
+            planned = try plan.upstreamCalls(parameter: query, path: selection.pathValues)
         } catch {
             throw .badParameters(error)
         }
+        // The page's request is the token's, made by this server from the upstream's last answer.
+        if let token, let index = planned.firstIndex(where: { $0.source == token.source }) {
+            planned[index].target = token.target
+        }
+        let calls = planned
+        let paging =
+            plan.pagedLists.isEmpty
+            ? nil
+            : Paging(
+                screen: path, dataPath: String(target.path),
+                query: target.rawQuery(removing: ["only", PagedList.tokenParameter]), page: token?.page ?? 1)
         let key = ResponseMemo.Key(variant: variant.memoID, requestValues: requestValues, only: only, epoch: epoch)
         // Built only when something is rendered: a kept response needs none of it.
         func request(_ http: HTTPRequest) -> Request {
             Request(
                 variant: variant, plan: plan, catalog: catalog,
                 values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls,
-                dependsOnTime: variant.dataDependsOnTime, request: http
+                dependsOnTime: variant.dataDependsOnTime, request: http, paging: paging
             )
         }
         guard !calls.isEmpty else {
@@ -179,7 +231,7 @@ struct DataEndpoint: Sendable {
             }
         }
         let plan = answered.isEmpty ? request.plan : request.plan.answering(answered)
-        let (body, problems) = plan.render(values: values, catalog: request.catalog, unavailable: unavailable)
+        var (body, problems) = plan.render(values: values, catalog: request.catalog, unavailable: unavailable)
         if !problems.isEmpty { logger.dataProblems(problems, in: request.screen, correlation: request.correlation) }
         // An upstream that answered, but not in the shape the screen binds, degrades too: what it
         // should have filled was left out.
@@ -195,6 +247,10 @@ struct DataEndpoint: Sendable {
             counters.degraded(degraded, of: request.variant.compiled.name)
         }
         let variant = request.variant
+        if let paging = request.paging {
+            appendPages(
+                to: &body, lists: plan.pagedLists, paging: paging, lookups: lookups, degraded: degraded, revision: variant.revision.digest)
+        }
         guard !request.calls.isEmpty else {
             return Rendered(body: body, heads: variant.dataHeads, degraded: false, variant: variant.id)
         }
@@ -213,6 +269,86 @@ struct DataEndpoint: Sendable {
             headers.append(("X-Taksi-Degraded", degraded.joined(separator: ", ")))
         }
         return Rendered(body: body, heads: ResponseHeads(headers), degraded: !degraded.isEmpty, variant: variant.id)
+    }
+
+    /// Adds `"pages"` to a data body: for each list that continues after this page, a token for
+    /// the next page, the data request that fetches it (`?only=<list>&page=<token>`) and the
+    /// field of the list's content that holds its items (`values`). A list
+    /// whose source failed, answered a status of its own, or whose upstream says this page is the
+    /// last (or that reached ``PageTokens/maxPages``) gets none. The client decodes only
+    /// `interface_data`; the app library reads `pages`.
+    private func appendPages(
+        to body: inout [UInt8], lists: [PagedList], paging: Paging, lookups: [(UpstreamCall, UpstreamCache.Lookup)], degraded: [String],
+        revision: String
+    ) {
+        guard paging.page < pageTokens.maxPages else { return }
+        let now = Int(Date().timeIntervalSince1970)
+        var pages: [String: JSONValue] = [:]
+        for list in lists where !degraded.contains(list.source) {
+            guard let (call, lookup) = lookups.first(where: { $0.0.source == list.source }), let found = lookup.found,
+                found.answered == nil,
+                let next = call.definition.pages?.nextTarget(after: call.target, answer: found.value, link: found.nextLink)
+            else { continue }
+            // Good for as long as the data holding it may be kept, and the lifetime after that.
+            let kept = (found.ttl ?? call.definition.ttl).components.seconds
+            let token = pageTokens.make(
+                PageToken(
+                    screen: paging.screen, list: list.identifier, source: list.source, target: next, revision: revision,
+                    page: paging.page + 1,
+                    expires: now + Int(kept + pageTokens.lifetime.components.seconds)))
+            let query = (paging.query.isEmpty ? "" : paging.query + "&") + "only=\(PercentEncoding.encode(list.identifier))&page=\(token)"
+            pages[list.identifier] = [
+                "token": .string(token), "next": .string(paging.dataPath + "?" + query), "field": .string(list.field),
+            ]
+        }
+        guard !pages.isEmpty, body.last == UInt8(ascii: "}") else { return }
+        body.removeLast()
+        body.append(contentsOf: #","pages":"#.utf8)
+        JSONWriter.write(.object(pages), into: &body)
+        body.append(UInt8(ascii: "}"))
+    }
+
+    /// The token of a request for a list's next page, signed by this server, not expired and made
+    /// for this screen path (and for the list `?only=` names, when it names one); else 400, and
+    /// nothing is called.
+    private func pageToken(_ text: String, at path: String, only: String?) throws(APIError) -> PageToken {
+        switch pageTokens.read(text, now: Int(Date().timeIntervalSince1970)) {
+        case .success(let token):
+            guard token.screen == path else {
+                pageCounters.foreign.increment()
+                throw APIError(
+                    .foreignPageToken,
+                    message: "this page token is for screen \(token.screen), not \(path); use the token this screen's data gave")
+            }
+            if let only, only != token.list {
+                pageCounters.foreign.increment()
+                throw APIError(
+                    .foreignPageToken,
+                    message:
+                        "this page token is for list \"\(token.list)\", and ?only= names another; send ?only=\(token.list) or leave only out"
+                )
+            }
+            return token
+        case .failure(.expired):
+            pageCounters.expired.increment()
+            throw APIError(
+                .pageTokenExpired,
+                message: "this page token has expired; load the screen's data again, which gives the list's first page and a new token")
+        case .failure(.unknownKey(let id)):
+            pageCounters.invalid.increment()
+            throw APIError(
+                .invalidPageToken,
+                message:
+                    "this page token was signed with key \"\(id)\", which this server does not have (another deployment's, or a retired key); load the screen's data again for a new one"
+            )
+        case .failure(.invalid(let why)):
+            pageCounters.invalid.increment()
+            throw APIError(
+                .invalidPageToken,
+                message:
+                    "query parameter \"page\" is not a page token this server made: \(why); send the token a data response's \"pages\" gave, as it is"
+            )
+        }
     }
 
     /// The response kept for these inputs (``ResponseMemo``), or the one `render` makes, kept unless
@@ -301,5 +437,25 @@ extension Logger {
                 ]) { $1 }
             )
         }
+    }
+}
+
+/// `taksi_list_pages_total`: requests for a list's next page, by `result`: `served`, or refused
+/// (`invalid`: not signed by this server or altered; `expired`; `foreign`: made for another screen
+/// or list).
+final class ListPageCounters: Sendable {
+    let served: Counter
+    let invalid: Counter
+    let expired: Counter
+    let foreign: Counter
+
+    init(factory: any MetricsFactory) {
+        func counter(_ result: String) -> Counter {
+            Counter(label: "taksi_list_pages_total", dimensions: [("result", result)], factory: factory)
+        }
+        served = counter("served")
+        invalid = counter("invalid")
+        expired = counter("expired")
+        foreign = counter("foreign")
     }
 }

@@ -124,6 +124,9 @@ public struct Responder: Sendable {
         public var counting: ServerMetrics? = nil
         /// Where users shown an experiment's alternative are recorded; nil records nobody.
         public var exposures: ExposureRecorder? = nil
+        /// Signs and reads the tokens of lists that continue; by default with a key made for
+        /// this process (a fleet's replicas share ``ServerConfiguration/pageTokenKeys``).
+        public var pageTokens: PageTokens = .processLocal()
 
         public init(store: ScreenStore, logger: Logger) {
             self.store = store
@@ -142,7 +145,9 @@ public struct Responder: Sendable {
         let counters = EndpointCounters(
             factory: dependencies.counting?.factory ?? MetricsSystem.factory, degradedData: dependencies.counting?.degraded)
         self.data = DataEndpoint(
-            selector: selector, logger: logger, resolver: dependencies.resolver, counters: counters, memo: dependencies.memo)
+            selector: selector, logger: logger, resolver: dependencies.resolver, counters: counters, memo: dependencies.memo,
+            pageTokens: dependencies.pageTokens,
+            pageCounters: ListPageCounters(factory: dependencies.counting?.factory ?? MetricsSystem.factory))
         self.actions = ActionEndpoint(
             selector: selector, logger: logger, resolver: dependencies.resolver, counters: counters,
             submits: dependencies.submits)

@@ -45,16 +45,20 @@ struct VariantSelector: Sendable {
 
     /// The set, screen and variant to answer a data request or a submit for `path` from, with
     /// the path's parameter values in that set.
-    func answering(at path: String, target: RequestTarget, head: RequestHead) throws(APIError) -> Selection {
-        try selection(at: path, target: target, head: head).selection
+    func answering(at path: String, target: RequestTarget, head: RequestHead, revision: String? = nil) throws(APIError) -> Selection {
+        try selection(at: path, target: target, head: head, revision: revision).selection
     }
 
     /// ``answering(at:target:head:)`` for a data request: a user the request's experiment
     /// assigns an alternative is recorded as exposed to it when the data answered is that
     /// alternative's (the app shows it), so an app whose skeleton came from a cache is recorded
     /// by its data request.
-    func answering(at path: String, target: RequestTarget, exposing request: HTTPRequest) throws(APIError) -> Selection {
-        let (selection, exposure) = try selection(at: path, target: target, head: request.head)
+    /// - Parameter revision: the skeleton revision the data is for, when the request names it
+    ///   otherwise than with `X-Taksi-Skeleton` (a list's page token); it is taken over the header.
+    func answering(
+        at path: String, target: RequestTarget, exposing request: HTTPRequest, revision: String? = nil
+    ) throws(APIError) -> Selection {
+        let (selection, exposure) = try selection(at: path, target: target, head: request.head, revision: revision)
         if exposure != nil { record(exposure, of: selection.variant, target: target, request: request) }
         return selection
     }
@@ -62,21 +66,22 @@ struct VariantSelector: Sendable {
     /// The selection, and the exposure of its user when the variant is the one the request
     /// selects.
     private func selection(
-        at path: String, target: RequestTarget, head: RequestHead
+        at path: String, target: RequestTarget, head: RequestHead, revision: String? = nil
     ) throws(APIError) -> (
         selection: Selection, exposure: Exposure?
     ) {
         let screens = store.snapshot
         let (screen, pathValues) = try screens.screen(at: path)
         let (variant, exposure) = try choose(in: screen, target: target, head: head)
-        guard head.fields.revision != nil else {
+        guard revision != nil || head.fields.revision != nil else {
             revisionCounters.absent.increment()
             return (Selection(screens: screens, variant: variant, pathValues: pathValues), exposure)
         }
-        if head.field(head.fields.revision, equals: variant.revision.digest) {
+        let matches = revision.map { $0 == variant.revision.digest } ?? head.field(head.fields.revision, equals: variant.revision.digest)
+        if matches {
             return (Selection(screens: screens, variant: variant, pathValues: pathValues), exposure)
         }
-        let held = head.text(head.fields.revision) ?? ""
+        let held = revision ?? head.text(head.fields.revision) ?? ""
         // Another variant of the screen with that shape: the skeleton was asked for with other
         // variant inputs (a version only on one request); its data follows the skeleton.
         if let other = Self.variant(of: screen, revision: held, head: head) {

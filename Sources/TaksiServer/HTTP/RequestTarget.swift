@@ -93,6 +93,16 @@ struct RequestTarget: Sendable, Equatable {
         }
     }
 
+    /// The query as sent without the parameters `names` (decoded names compared), each kept
+    /// pair as it was written; empty without a query.
+    func rawQuery(removing names: Set<String>) -> String {
+        guard let rawQuery else { return "" }
+        return rawQuery.split(separator: "&").filter { pair in
+            let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            return !names.contains((try? PercentEncoding.decode(name, plusIsSpace: true)) ?? String(name))
+        }.joined(separator: "&")
+    }
+
     /// Calls `body` with each `name=value` pair's bytes (the value nil without `=`), empty pairs
     /// skipped, until it returns true. On the bytes where they lie: `&` and `=` are ASCII, so
     /// every cut is at a character's boundary (a walk of a substring's UTF-8 view a byte at a

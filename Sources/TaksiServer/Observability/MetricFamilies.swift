@@ -37,6 +37,9 @@ public enum MetricFamilies {
         Family(
             name: "taksi_skeleton_revisions_total",
             help: "Data and action requests by the skeleton they named (earlier: from a kept set, outdated: 412, absent)."),
+        Family(
+            name: "taksi_list_pages_total",
+            help: "Requests for a list's next page, by result (served; refused: invalid, expired, foreign)."),
         Family(name: "taksi_upstream_requests_total", help: "Calls to upstream APIs, by upstream, source and result."),
         Family(name: "taksi_upstream_duration_seconds", help: "Time an upstream call took, by upstream and source."),
         Family(

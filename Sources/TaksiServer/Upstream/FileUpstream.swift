@@ -4,7 +4,11 @@ import TaksiScreens
 
 /// An upstream answered from files, for working offline (`"upstreams": {"auth": "file:upstreams/auth"}`):
 ///
-/// - A GET of `/v2/networks?x=1` reads `DIR/v2/networks.json` (the query is ignored).
+/// - A GET of `/v2/networks?x=1` reads `DIR/v2/networks.x=1.json` when that file exists (the
+///   first query item with a file of its own, name and value percent-encoded: how fixtures page,
+///   `repositories.page=2.json`), else `DIR/v2/networks.json`. Its response headers, where it
+///   has any, are in `DIR/v2/networks.headers` (beside `networks.x=1.json`, `networks.x=1.headers`):
+///   `Name: value` lines, of which a source that pages by `Link` reads `Link`.
 /// - Any other method reads `DIR/<path>.<METHOD>.json`, a list of answers, the first whose `when`
 ///   the request's JSON body matches (each of its keys equal in the body; no `when` matches all):
 ///
@@ -31,6 +35,38 @@ struct FileUpstream {
         let unsafe = { (segment: String) in segment.contains("/") || HTTPSource.pathSegmentProblem(segment) != nil }
         guard !segments.isEmpty, !segments.contains(where: unsafe) else { return nil }
         return ([directory] + segments).joined(separator: "/") + suffix
+    }
+
+    /// The file answering a GET of `target`: the one named by its path and the first query item
+    /// that has one (``file(for:suffix:)``'s rule for the path; the item percent-encoded, so it
+    /// adds no segment), else the path's own; nil when a segment is unsafe.
+    func answerFile(for target: String) -> String? {
+        guard let plain = file(for: target, suffix: ".json") else { return nil }
+        guard let mark = target.firstIndex(of: "?") else { return plain }
+        let stem = plain.dropLast(".json".count)
+        for item in target[target.index(after: mark)...].split(separator: "&") {
+            let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = (try? PercentEncoding.decode(pair[0], plusIsSpace: true)) ?? String(pair[0])
+            let value = pair.count > 1 ? (try? PercentEncoding.decode(pair[1], plusIsSpace: true)) ?? String(pair[1]) : ""
+            let suffix = "." + PercentEncoding.encode(name) + "=" + PercentEncoding.encode(value) + ".json"
+            // A file name holds 255 bytes at most; a longer item names no file.
+            guard suffix.utf8.count < 200 else { continue }
+            let candidate = String(stem) + suffix
+            if FileManager.default.fileExists(atPath: candidate) { return candidate }
+        }
+        return plain
+    }
+
+    /// The response headers of an answer file (`x.json`), from `x.headers` beside it: one
+    /// `Name: value` a line; none when there is no such file.
+    func headers(of file: String) -> [(name: String, value: String)] {
+        guard file.hasSuffix(".json"), let data = FileManager.default.contents(atPath: String(file.dropLast(".json".count)) + ".headers")
+        else { return [] }
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).compactMap { line in
+            let pair = line.split(separator: ":", maxSplits: 1)
+            guard pair.count == 2 else { return nil }
+            return (pair[0].trimmingCharacters(in: .whitespaces), pair[1].trimmingCharacters(in: .whitespaces))
+        }
     }
 
     /// The answer to an action's request.

@@ -14,12 +14,16 @@ public struct UpstreamValue: Sendable, Equatable {
     public var answered: Int?
     /// How long it stays fresh, when not the source's `ttl` (an answer's own).
     public var ttl: Duration?
+    /// The next page's path and query from the upstream's base, as its `Link` header named it with
+    /// `rel="next"`: read only for a source that pages that way (``HTTPSource/Paging/Next/link``).
+    public var nextLink: String?
 
-    public init(value: JSONValue, bytes: Int, answered: Int? = nil, ttl: Duration? = nil) {
+    public init(value: JSONValue, bytes: Int, answered: Int? = nil, ttl: Duration? = nil, nextLink: String? = nil) {
         self.value = value
         self.bytes = bytes
         self.answered = answered
         self.ttl = ttl
+        self.nextLink = nextLink
     }
 }
 

@@ -192,7 +192,12 @@ public struct UpstreamClient: Sendable {
                 _ = try? await response.body.collect(upTo: 64 << 10)
                 return .done(.failure(.status(status)))
             }
-            return .done(try await Self.body(of: response, maxBytes: maxBytes).flatMap(Self.parse))
+            let parsed = try await Self.body(of: response, maxBytes: maxBytes).flatMap(Self.parse)
+            guard call.definition.pages?.next == .link, case .success(var value) = parsed else { return .done(parsed) }
+            value.nextLink = response.headers["Link"].lazy.compactMap { LinkHeader.next(in: $0) }.first.flatMap {
+                LinkHeader.target($0, from: url, base: base)
+            }
+            return .done(.success(value))
         }
     }
 
@@ -428,13 +433,20 @@ public struct UpstreamClient: Sendable {
         return error is IOError || error is ChannelError || error is NIOConnectionError
     }
 
-    /// `DIR/v2/networks.json` for `/v2/networks?x=1` (see ``FileUpstream``).
+    /// `DIR/v2/networks.json` for `/v2/networks?x=1`, or `DIR/v2/networks.x=1.json` where that
+    /// file exists; with the `Link` of its headers file for a source that pages by them (see
+    /// ``FileUpstream``).
     private func readFile(directory: String, call: UpstreamCall) -> Result<UpstreamValue, UpstreamFailure> {
-        guard let file = FileUpstream(directory: directory).file(for: call.target, suffix: ".json"),
-            let data = FileManager.default.contents(atPath: file)
+        let upstream = FileUpstream(directory: directory)
+        guard let file = upstream.answerFile(for: call.target), let data = FileManager.default.contents(atPath: file)
         else { return .failure(.status(404)) }
         guard data.count <= call.definition.maxBytes else { return .failure(.tooLarge(limit: call.definition.maxBytes)) }
-        return Self.parse(Array(data))
+        let parsed = Self.parse(Array(data))
+        guard call.definition.pages?.next == .link, case .success(var value) = parsed else { return parsed }
+        value.nextLink = upstream.headers(of: file).lazy.filter { $0.name.lowercased() == "link" }.compactMap {
+            LinkHeader.next(in: $0.value)
+        }.first.flatMap(LinkHeader.fileTarget)
+        return .success(value)
     }
 
     static func parse(_ bytes: [UInt8]) -> Result<UpstreamValue, UpstreamFailure> {
