@@ -62,6 +62,71 @@ struct ExampleScreensClientTests {
         #expect(opened.contains { $0.hasPrefix("restaurants/") })
     }
 
+    /// The texts of a list in a screen's data: each item's `field`.
+    static func items(_ list: String, of screen: LoadedScreen, field: String) throws -> [String] {
+        let data = try JSONSerialization.jsonObject(with: try screen.data.get()) as? [String: Any]
+        let entry = (data?["interface_data"] as? [[String: Any]])?.first { $0["identifier"] as? String == list }
+        return ((entry?["content"] as? [String: Any])?["values"] as? [[String: Any]] ?? []).compactMap { $0[field] as? String }
+    }
+
+    @Test("the search results grow 30 -> 60 -> 90 through the library and stop; the reviews grow by cursor; a failed page leaves the list")
+    func listsThatContinue() async throws {
+        let replica = try await Replica()
+        defer { replica.stop() }
+        let server = client(replica.url)
+        var screen = try await server.load("repositories?q=swift").get()
+        #expect(try Self.items("results", of: screen, field: "full_name").count == 30)
+        #expect(screen.hasMore("results") && screen.listsWithMore == ["results"])
+        var counts: [Int] = []
+        while screen.hasMore("results") {
+            let page = try await server.loadMore("results", on: screen).get()
+            #expect(page.added == 30)
+            screen = page.screen
+            counts.append(try Self.items("results", of: screen, field: "full_name").count)
+            // The patch for the client: the list's one entry, with every item so far.
+            let patch = try #require(try JSONSerialization.jsonObject(with: page.patch) as? [String: Any])
+            let entries = try #require(patch["interface_data"] as? [[String: Any]])
+            #expect(entries.map { $0["identifier"] as? String } == ["results"])
+            #expect(((entries.first?["content"] as? [String: Any])?["values"] as? [Any])?.count == counts.last)
+            #expect(page.hasMore == (counts.count < 2))
+        }
+        #expect(counts == [60, 90])
+        let names = try Self.items("results", of: screen, field: "full_name")
+        #expect(Set(names).count == 90, "no page twice")
+        #expect(names.first == "apple/swift-nio" && names.last == "example/swift-networking-90")
+        // The whole data keeps its other entries, and says the list has no more.
+        let whole = try #require(try JSONSerialization.jsonObject(with: try screen.data.get()) as? [String: Any])
+        #expect((whole["interface_data"] as? [[String: Any]])?.compactMap { $0["identifier"] as? String }.sorted() == ["results", "total"])
+        #expect(whole["pages"] == nil && screen.listsWithMore.isEmpty)
+        guard case .failure(.invalidRequest(let reason)) = await server.loadMore("results", on: screen) else {
+            Issue.record("a list with no more pages loaded more")
+            return
+        }
+        #expect(reason.contains("has no more pages"))
+
+        var reviews = try await server.load("restaurants/la-table/reviews").get()
+        var shown = [try Self.items("reviews", of: reviews, field: "value").count]
+        while reviews.hasMore("reviews") {
+            reviews = try await server.loadMore("reviews", on: reviews).get().screen
+            shown.append(try Self.items("reviews", of: reviews, field: "value").count)
+        }
+        #expect(shown == [3, 6, 7])
+        #expect(try Self.items("reviews", of: reviews, field: "value").last?.contains("Tomás") == true)
+
+        // A page the upstream cannot give (its Link leads to a path with no file: a 404): the list
+        // as it was, and why. Another query, so its first page is not the cache's.
+        try Data(#"Link: </search/gone?page=2>; rel="next""#.utf8).write(
+            to: replica.directory.appendingPathComponent("upstreams/github/search/repositories.headers"))
+        let fresh = try await server.load("repositories?q=swift nio").get()
+        let failed = await server.loadMore("results", on: fresh)
+        guard case .failure(.status(200, "page_unavailable", let message?)) = failed else {
+            Issue.record("a failed page: \(failed)")
+            return
+        }
+        #expect(message.contains("search failed"), "\(message)")
+        #expect(try Self.items("results", of: fresh, field: "full_name").count == 30)
+    }
+
     @Test("the example deep links resolve to the screen they name, and one it does not know is link_not_found")
     func deepLinks() async throws {
         let replica = try await Replica()

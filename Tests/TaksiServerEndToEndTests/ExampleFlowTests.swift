@@ -56,7 +56,7 @@ struct ExampleFlowTests {
         "every row of the example lists opens a detail screen that answers, skeleton and data",
         arguments: [
             ("/screens/bikes/networks/data", "1.0", "bikes/stations/", 6),
-            ("/screens/repositories/data?q=swift", "1.0", "repositories/", 6),
+            ("/screens/repositories/data?q=swift", "1.0", "repositories/", 30),
             ("/screens/home/data?name=Ada", "2.1", "restaurants/", 4),
         ]
     )
