@@ -13,6 +13,7 @@ phase (the page's <main data-phase>):
 2. the same page with a name holding markup: it shows as text, no element is made of it;
 3. /preview/home without a version: the other variant, and the version control switching back;
    a list row that opens a screen with a path parameter, and a pattern's preview asking for it;
+   the repository search's "More", growing its list 30, 60, 90 and then gone;
 4. an edit saved to the screen file is drawn without a reload; a broken edit shows its errors
    with file:line:col while the last good screen stays;
 5. /preview lists every screen.
@@ -236,6 +237,20 @@ def main():
         browser.wait_for("location.pathname === '/preview/bikes/stations/velib' && document.querySelector('main')?.dataset.phase === 'data'",
                          "the filled path parameter to load the screen")
 
+        # A list that continues: "More" loads the next page into it, until the last.
+        browser.navigate(f"{base}/preview/repositories?q=swift")
+        wait_for_data(browser, "the data phase of /preview/repositories?q=swift")
+        def rows():
+            return browser.evaluate("document.querySelectorAll('[data-identifier=\"results\"] > :not(button)').length")
+        check(rows() == 30, f"the first page shows 30 results (found {rows()})", browser)
+        for shown in (60, 90):
+            browser.evaluate("document.querySelector('button[data-more=\"results\"]').click()")
+            browser.wait_for(f"document.querySelector('main')?.dataset.phase === 'data' "
+                             f"&& document.querySelectorAll('[data-identifier=\"results\"] > :not(button)').length === {shown}",
+                             f"the list to grow to {shown}")
+        check(not browser.evaluate("!!document.querySelector('button[data-more]')"), "the last page shows no More", browser)
+        check("example/swift-networking-90" in text_of(browser, '[data-identifier="results"]'), "the third page's items are drawn", browser)
+
         # 4. A form submits: the text fields go to the action, its patch is drawn, its next action shown.
         browser.navigate(f"{base}/preview/login")
         wait_for_data(browser, "the login form")
@@ -293,7 +308,7 @@ def main():
             check(name in text_of(browser, "table.screens"), f"the list names {name}", browser)
         statuses = browser.evaluate("[...document.querySelectorAll('.experiment-status')].map((e) => e.textContent).join('|')")
         check("running" in statuses, f"the list says landing's experiment runs (found {statuses!r})", browser)
-        print("preview: browser checks passed (values, variant, navigation, markup as text, version control, path parameters, a form submit, live edit, errors, list)")
+        print("preview: browser checks passed (values, variant, navigation, markup as text, version control, path parameters, a form submit, live edit, errors, a list's More, the list of screens)")
     except Failure as failure:
         print(f"preview check failed: {failure}")
         sys.exit(1)

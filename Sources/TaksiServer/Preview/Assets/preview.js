@@ -285,6 +285,7 @@ async function drawScreen(generation) {
   }
   const filled = view.filled;
   for (const entry of entries) filled[entry.identifier] = entry.content;
+  view.pages = pagesOf(data);
   clear(phone);
   phone.append(...drawComponents(components, filled, view));
   for (const component of components) {
@@ -296,6 +297,48 @@ async function drawScreen(generation) {
     view.warnings.append(el('li', {}, `Degraded: ${header(data, 'X-Taksi-Degraded')} (an upstream failed; its components are left out).`));
   }
   if (view.warnings.childElementCount === 0) view.warnings.append(el('li', { class: 'ok' }, 'Every dynamic component was filled.'));
+  main.dataset.phase = 'data';
+}
+
+/** The `pages` of a data answer: for each list that continues, its next page's token and field. */
+function pagesOf(answer) {
+  try {
+    const pages = JSON.parse(answer.body).pages;
+    return pages && typeof pages === 'object' ? pages : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Loads the next page of a list, as the app library does: with the list's token (and the skeleton's
+ * revision), the page's items added to those shown; a page that fails leaves the list as it was.
+ */
+async function loadMore(view, identifier) {
+  const page = view.pages && view.pages[identifier];
+  if (!page) return;
+  const main = document.getElementById('main');
+  main.dataset.phase = 'more';
+  const query = { ...view.query, only: identifier, page: page.token };
+  const answer = await exchange({ ...view, query }, 'data');
+  if (view.generation !== state.generation) return;
+  showExchange(view, `Data, more of ${identifier}`, answer);
+  const entries = payload(answer, 'interface_data');
+  const entry = entries && entries.find((found) => found.identifier === identifier);
+  const items = entry && entry.content && entry.content[page.field];
+  if (!Array.isArray(items)) {
+    const degraded = header(answer, 'X-Taksi-Degraded');
+    toast(`The next page of ${identifier} did not come (${answer.status}${degraded ? `, ${degraded} failed` : ''}): the list is as it was.`);
+    main.dataset.phase = 'data';
+    return;
+  }
+  const shown = (view.filled[identifier] || {})[page.field];
+  view.filled[identifier] = { ...entry.content, [page.field]: (Array.isArray(shown) ? shown : []).concat(items) };
+  const next = pagesOf(answer)[identifier];
+  if (next) view.pages[identifier] = next;
+  else delete view.pages[identifier];
+  clear(view.phone);
+  view.phone.append(...drawComponents(view.components, view.filled, view));
   main.dataset.phase = 'data';
 }
 
@@ -464,6 +507,12 @@ function drawComponents(components, filled, view) {
     const placeholder = Boolean(component.requires_data) && !hasData;
     const node = drawComponent(component.name, content || {}, view, placeholder);
     node.dataset.identifier = component.identifier;
+    // A list that continues: the control an app shows at its end (or loads as it scrolls).
+    if (view.pages && view.pages[component.identifier]) {
+      const more = el('button', { class: 'button button-secondary more', type: 'button', 'data-more': component.identifier }, 'More');
+      more.addEventListener('click', () => loadMore(view, component.identifier));
+      node.append(more);
+    }
     return node;
   });
 }
