@@ -39,6 +39,33 @@ struct ClientFleetTests {
 
     static let credentials = ["email": "ada@example.com", "password": "correct-horse"]
 
+    /// Gives a replica's config.json `page_token_keys`: one key, its secret in a file beside it.
+    static func pageKey(_ secret: String) -> (URL) throws -> Void {
+        { directory in
+            try Data(secret.utf8).write(to: directory.appendingPathComponent("page-key"))
+            let file = directory.appendingPathComponent("config.json")
+            var config = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any] ?? [:]
+            config["page_token_keys"] = [["id": "fleet", "secret": ["file": "page-key"]]]
+            try JSONSerialization.data(withJSONObject: config).write(to: file)
+        }
+    }
+
+    @Test("a list's next page from another replica with the same page_token_keys; one with another key refuses the token")
+    func pagesAcrossReplicas() async throws {
+        let first = try await Replica(edit: Self.pageKey("the fleet's page key, 32 bytes or more"))
+        defer { first.stop() }
+        let second = try await Replica(edit: Self.pageKey("the fleet's page key, 32 bytes or more"))
+        defer { second.stop() }
+        let stranger = try await Replica(edit: Self.pageKey("another deployment's key, also 32+"))
+        defer { stranger.stop() }
+        let screen = try await client(first.url).load("repositories?q=swift").get()
+        let page = try await client(second.url).loadMore("results", on: screen).get()
+        #expect(page.added == 30 && page.hasMore)
+        let third = try await client(first.url).loadMore("results", on: page.screen).get()
+        #expect(third.added == 30 && !third.hasMore)
+        #expect(await client(stranger.url).loadMore("results", on: screen).failureCode == "invalid_page_token")
+    }
+
     @Test("data asked for after a reload is the data of the skeleton shown, and the next load gets the new skeleton")
     func reloadBetweenSkeletonAndData() async throws {
         let replica = try await Replica()

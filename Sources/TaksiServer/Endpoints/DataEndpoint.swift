@@ -84,7 +84,7 @@ struct DataEndpoint: Sendable {
         // A list's next page (read only where a list continues): its token names the list, the
         // page's upstream request and the skeleton revision the list was shown in, which answers.
         var token: PageToken?
-        if !selection.variant.compiled.dataPlan.pagedLists.isEmpty, let text = target.value(of: PagedList.tokenParameter) {
+        if selection.variant.hasPagedLists, let text = target.value(of: PagedList.tokenParameter) {
             let read = try pageToken(text, at: path, only: target.value(of: "only"))
             if read.revision != selection.variant.revision.digest {
                 selection = try selector.answering(at: path, target: target, head: head, revision: read.revision)

@@ -87,6 +87,9 @@ public final class ServedScreenSet: Sendable {
         let memoID: Int
         /// Whether its data depends on the moment (a relative time): then it is never kept.
         let dataDependsOnTime: Bool
+        /// Whether a list of it continues (``DataPlan/pagedLists``): only then is a data request's
+        /// `?page=` read, with no walk into the compiled screen on any other.
+        let hasPagedLists: Bool
         private static let created = ManagedAtomic<Int>(0)
         private let counters = ManagedAtomicLazyReference<Counters>()
 
@@ -121,6 +124,7 @@ public final class ServedScreenSet: Sendable {
             self.metrics = metrics
             self.memoID = Self.created.wrappingIncrementThenLoad(ordering: .relaxed)
             self.dataDependsOnTime = compiled.dataPlan.dependsOnTime
+            self.hasPagedLists = !compiled.dataPlan.pagedLists.isEmpty
         }
 
         /// Made on first use, without a lock: registering two labelled series per variant at load
