@@ -54,6 +54,10 @@ struct KubernetesManifest: Sendable {
     /// A ConfigMap holds at most 1 MiB; this leaves room for its keys and metadata (the screens'
     /// ConfigMap and the configuration's are counted together, a margin for both).
     static let maximumBytes = 1_000_000
+    /// The variable of the page token key a manifest gives the pods when the configuration names
+    /// none and the screens have lists that continue.
+    static let pageTokenKeyVariable = "PAGE_TOKEN_KEY"
+
     /// Where the upstream credentials' Secret is mounted, for credentials read from files.
     static let credentialsMountPath = "/etc/taksi/credentials"
     /// Seconds the preStop hook waits, so load balancers stop routing to a pod before it drains.
@@ -72,7 +76,7 @@ struct KubernetesManifest: Sendable {
         configurationFile: String?, screensDirectory: String?, options: Options = Options()
     ) throws(Failure) -> KubernetesManifest {
         try check(options)
-        let settings = try productionSettings(from: configurationFile)
+        var settings = try productionSettings(from: configurationFile)
         let directory = screensDirectory ?? settings.screensDirectory
         let load = ScreenSetLoader.load(
             directory: directory, upstreams: settings.upstreams, upstreamDocuments: settings.upstreamDocuments)
@@ -80,11 +84,23 @@ struct KubernetesManifest: Sendable {
             let report = load.diagnostics.isEmpty ? "" : load.diagnostics.report + "\n"
             throw Failure(message: report + load.summary + "\nno manifest made: fix the screens first (taksi-server validate)")
         }
+        // Lists that continue need one page token key for every replica (a key made by each pod
+        // would refuse the others' tokens): from the Secret, when the configuration names none.
+        let pages = screenSet.screens.values.contains { $0.all.contains { !$0.dataPlan.pagedLists.isEmpty } }
+        var pagesNote = ""
+        if pages, settings.members["page_token_keys"] == nil {
+            settings.members["page_token_keys"] = [["id": "1", "secret": ["env": .string(Self.pageTokenKeyVariable)]]]
+            settings.credentials.add(variable: Self.pageTokenKeyVariable)
+            pagesNote =
+                "# The screens have lists that continue: every replica signs their page tokens with \(Self.pageTokenKeyVariable),\n"
+                + "# 32 random bytes or more (openssl rand -base64 32), in the Secret below (docs/data-sources.md#lists-that-continue).\n"
+        }
         // With the store, the screens are published there, not shipped: only the configuration is.
         let files = options.storeSecret == nil ? try mountedFiles(of: directory) : []
         var members = settings.members
         members["upstreams"] = settings.credentials.shippedUpstreams(members["upstreams"])
-        members["cdn"] = settings.credentials.shippedCDN(members["cdn"])
+        members["cdn"] = settings.credentials.shipped(members["cdn"])
+        members["page_token_keys"] = settings.credentials.shipped(members["page_token_keys"])
         if options.storeSecret != nil {
             members["screens_source"] = .string("store")
             members["screens"] = nil
@@ -124,7 +140,9 @@ struct KubernetesManifest: Sendable {
                 # The image is \(options.image); push the one you build to your registry and pass --image.
 
                 """
-        let header = generated + memory.explanation + settings.credentials.instructions(secret: "\(options.name)-\(UpstreamSecrets.suffix)")
+        let header =
+            generated + memory.explanation + pagesNote
+            + settings.credentials.instructions(secret: "\(options.name)-\(UpstreamSecrets.suffix)")
         let body: String
         do {
             body = try Yams.serialize(nodes: documents, width: 120, allowUnicode: true, explicitStart: true)
@@ -277,7 +295,8 @@ struct KubernetesManifest: Sendable {
             members: members, screensDirectory: configuration.screensDirectory, upstreams: Set(configuration.upstreams.keys),
             upstreamDocuments: configuration.upstreamDocuments,
             credentials: UpstreamSecrets(
-                configuration.upstreamOptions.compactMapValues(\.credential), others: configuration.cdn?.targets.flatMap(\.secrets) ?? []),
+                configuration.upstreamOptions.compactMapValues(\.credential),
+                others: (configuration.cdn?.targets.flatMap(\.secrets) ?? []) + configuration.pageTokenKeys.map(\.secret)),
             drainTimeout: configuration.drainTimeout, dataMemoMaxBytes: configuration.dataMemoMaxBytes,
             idempotencyMaxBytes: configuration.idempotencyMaxBytes
         )
@@ -582,9 +601,15 @@ struct UpstreamSecrets {
         return .object(entries)
     }
 
-    /// `cdn` as the pods get it: each token file at its mounted path.
-    func shippedCDN(_ cdn: JSONValue?) -> JSONValue? {
-        cdn.map { Self.remapped($0, mountedPaths) }
+    /// A setting that holds secrets (`cdn`, `page_token_keys`) as the pods get it: each secret
+    /// file at its mounted path.
+    func shipped(_ setting: JSONValue?) -> JSONValue? {
+        setting.map { Self.remapped($0, mountedPaths) }
+    }
+
+    /// Adds an environment variable the pods take from the Secret.
+    mutating func add(variable: String) {
+        variables = Array(Set(variables + [variable])).sorted()
     }
 
     /// Each secret file's path as the configuration gives it, and where the pods mount it.
@@ -619,7 +644,7 @@ struct UpstreamSecrets {
         }
         let fromFiles = files.map { " --from-file=\($0.key)=\(quoted($0.path))" }.joined()
         return """
-            # The upstreams' credentials (and the CDN's tokens) come from the Secret \(secret); make it before the first apply:
+            # The upstreams' credentials (and the CDN's tokens, the page token keys) come from the Secret \(secret); make it before the first apply:
             #   kubectl create secret generic \(secret)\(literals)\(fromFiles)
 
             """

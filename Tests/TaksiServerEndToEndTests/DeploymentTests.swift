@@ -341,7 +341,8 @@ struct DeploymentTests {
               "legacy": {"url": "https://legacy.example.com", "auth": {"basic": {"username": {"env": "LEGACY_USER"}, "password": {"file": "secrets/legacy password"}}}}
             },
              "cdn": {"purge": [{"fastly": {"service_id": "s1", "token": {"env": "FASTLY_API_TOKEN"}}},
-                               {"cloudflare": {"zone_id": "z1", "token": {"file": "secrets/cloudflare"}}}]}}
+                               {"cloudflare": {"zone_id": "z1", "token": {"file": "secrets/cloudflare"}}}]},
+             "page_token_keys": [{"id": "2026-11", "secret": {"file": "secrets/page-key"}}]}
             """#
         try Data(production.utf8).write(to: project.appendingPathComponent("production.json"))
         try FileManager.default.createDirectory(at: project.appendingPathComponent("openapi"), withIntermediateDirectories: true)
@@ -356,7 +357,7 @@ struct DeploymentTests {
         let text = try String(contentsOf: manifest, encoding: .utf8)
         #expect(
             text.contains(
-                "kubectl create secret generic taksi-server-upstream-credentials --from-literal=FASTLY_API_TOKEN=... --from-literal=LEGACY_USER=... --from-literal=SHOP_TOKEN=... --from-file=cloudflare=secrets/cloudflare --from-file=legacy-password='secrets/legacy password'"
+                "kubectl create secret generic taksi-server-upstream-credentials --from-literal=FASTLY_API_TOKEN=... --from-literal=LEGACY_USER=... --from-literal=SHOP_TOKEN=... --from-file=cloudflare=secrets/cloudflare --from-file=legacy-password='secrets/legacy password' --from-file=page-key=secrets/page-key"
             ), "\(text.prefix(800))")
 
         let objects = try await Self.objects(of: manifest)
@@ -373,7 +374,10 @@ struct DeploymentTests {
             pod?["volumes"]?.arrayValue?.first { $0["name"] == "credentials" }?["secret"]
                 == [
                     "secretName": "taksi-server-upstream-credentials",
-                    "items": [["key": "cloudflare", "path": "cloudflare"], ["key": "legacy-password", "path": "legacy-password"]],
+                    "items": [
+                        ["key": "cloudflare", "path": "cloudflare"], ["key": "legacy-password", "path": "legacy-password"],
+                        ["key": "page-key", "path": "page-key"],
+                    ],
                 ])
         let config = objects["ConfigMap/taksi-server-config"]?["data"]?["config.json"]?.stringValue ?? ""
         let shipped = try JSONDecoder().decode(JSONValue.self, from: Data(config.utf8))
@@ -382,6 +386,7 @@ struct DeploymentTests {
             shipped["upstreams"]?["legacy"]?["auth"]?["basic"]?["password"] == ["file": "/etc/taksi/credentials/legacy-password"])
         #expect(shipped["cdn"]?["purge"]?[1]?["cloudflare"]?["token"] == ["file": "/etc/taksi/credentials/cloudflare"])
         #expect(shipped["cdn"]?["purge"]?[0]?["fastly"]?["token"] == ["env": "FASTLY_API_TOKEN"])
+        #expect(shipped["page_token_keys"] == [["id": "2026-11", "secret": ["file": "/etc/taksi/credentials/page-key"]]])
     }
 
     @Test("ConfigMap keys stay within 253 characters when long paths are cut to the same key")
@@ -406,6 +411,10 @@ struct DeploymentTests {
             "deploy", "kubernetes", "--config", "deploy/container-config.json", "--screens", "Screens", "--check", "deploy/kubernetes.yaml",
         ])
         #expect(result.status == 0, "\(result.error)")
+        // The examples' lists continue: every replica gets the one page token key from the Secret.
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("deploy/kubernetes.yaml"), encoding: .utf8)
+        #expect(text.contains("kubectl create secret generic taksi-server-upstream-credentials --from-literal=PAGE_TOKEN_KEY=..."))
+        #expect(text.contains(#""page_token_keys": ["#) && text.contains(#""env": "PAGE_TOKEN_KEY""#))
     }
 }
 
