@@ -106,7 +106,8 @@ public struct PageTokens: Sendable {
     func read(_ text: String, now: Int) -> Result<PageToken, Refusal> {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "1" else {
-            return .failure(.invalid("it is not a page token this server made (they start with \"1.\" and have four parts)"))
+            return .failure(
+                .invalid("it does not have a page token's form (\"1.\", a key id, the content and a signature, separated by dots)"))
         }
         guard let key = keys.first(where: { $0.id == parts[1] }) else {
             return .failure(.unknownKey(PageTokenKey.isKeyID(String(parts[1])) ? String(parts[1]) : "?"))
