@@ -193,6 +193,28 @@ struct ListPageTests {
         try await upstream.stop()
     }
 
+    @Test(
+        "two paths of one pattern whose list reads the same upstream each get tokens for their own path (the data kept for one is not the other's)"
+    )
+    func pathsOfOnePattern() async throws {
+        let upstream = try await TestUpstream()
+        Self.serve(upstream)
+        let tabbed = Self.feed.replacingOccurrences(of: "name: feed\n", with: "name: feed/{tab}\nparameters: {tab: {type: string}}\n")
+        let (application, _) = try Self.makeApplication(upstream: upstream, files: ["feed.yaml": tabbed])
+        try await application.test(.live) { client in
+            for tab in ["new", "top", "new"] {
+                let first = try await client.execute(uri: "/screens/feed/\(tab)/data")
+                let next = try #require(Self.list(first).next)
+                #expect(next.hasPrefix("/screens/feed/\(tab)/data?only=list&page="), "\(next)")
+                let second = try await client.execute(uri: next)
+                #expect(second.status == .ok, "\(tab): \(second.text)")
+                #expect(Self.list(second).texts == ["c", "d"])
+            }
+            #expect(upstream.requests.count == 2, "one call per page, whatever the path")
+        }
+        try await upstream.stop()
+    }
+
     @Test("list_max_pages bounds a list: its last page carries no token")
     func boundedPages() async throws {
         let upstream = try await TestUpstream()

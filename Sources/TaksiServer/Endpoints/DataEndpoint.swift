@@ -148,7 +148,11 @@ struct DataEndpoint: Sendable {
             : Paging(
                 screen: path, dataPath: String(target.path),
                 query: target.rawQuery(removing: ["only", PagedList.tokenParameter]), page: token?.page ?? 1)
-        let key = ResponseMemo.Key(variant: variant.memoID, requestValues: requestValues, only: only, epoch: epoch)
+        // A response with page tokens is kept per screen path and page too: its tokens name them
+        // (two paths of one pattern may read the same values). No source is named with a space.
+        var keyValues = requestValues
+        if let paging { keyValues[" pages"] = [.string(paging.screen), .number(Double(paging.page))] }
+        let key = ResponseMemo.Key(variant: variant.memoID, requestValues: keyValues, only: only, epoch: epoch)
         // Built only when something is rendered: a kept response needs none of it.
         func request(_ http: HTTPRequest) -> Request {
             Request(
