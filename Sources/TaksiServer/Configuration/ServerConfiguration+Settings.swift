@@ -240,7 +240,7 @@ extension ServerConfiguration {
         },
         .seconds(
             "page_token_lifetime", "TAKSI_PAGE_TOKEN_LIFETIME", default: "`3600`",
-            "seconds a list's page token is accepted past the time the data that gave it may be kept (its source's `ttl`); 1 to 604800",
+            "seconds a list's page token is accepted past the time the data that gave it may be served, counted from the upstream's answer (its source's `ttl`, `stale_while_revalidate` and `stale_if_error`); 1 to 604800",
             \.pageTokenLifetime, 1...604_800),
         .integer(
             "list_max_pages", "TAKSI_LIST_MAX_PAGES", default: "`20`",

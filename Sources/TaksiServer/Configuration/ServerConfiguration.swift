@@ -79,7 +79,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The keys that sign the tokens of lists that continue (the first signs, each verifies); none
     /// signs with a key made at start, good for one process only.
     public var pageTokenKeys: [PageTokenKeySetting] = []
-    /// Seconds a page token is accepted past the time its data may be kept.
+    /// Seconds a page token is accepted past the time its data may be served.
     public var pageTokenLifetime: Double = 3600
     /// The pages of one list at most, the first included.
     public var listMaxPages: Int = PageTokens.defaultMaxPages

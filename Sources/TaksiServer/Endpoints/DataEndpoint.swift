@@ -293,13 +293,15 @@ struct DataEndpoint: Sendable {
                 found.answered == nil,
                 let next = call.definition.pages?.nextTarget(after: call.target, answer: found.value, link: found.nextLink)
             else { continue }
-            // Good for as long as the data holding it may be kept, and the lifetime after that.
-            let kept = (found.ttl ?? call.definition.ttl).components.seconds
+            // Good for as long as data made from this answer may be served (fresh, then stale while
+            // it is refreshed or its upstream fails), and the lifetime after that; counted from the
+            // answer, so every response made from it holds the same token.
+            let source = call.definition
+            let kept = (found.ttl ?? source.ttl) + source.staleWhileRevalidate + source.staleIfError + pageTokens.lifetime
             let token = pageTokens.make(
                 PageToken(
                     screen: paging.screen, list: list.identifier, source: list.source, target: next, revision: revision,
-                    page: paging.page + 1,
-                    expires: now + Int(kept + pageTokens.lifetime.components.seconds)))
+                    page: paging.page + 1, expires: (found.fetchedAt ?? now) + Int(kept.components.seconds)))
             let query = (paging.query.isEmpty ? "" : paging.query + "&") + "only=\(PercentEncoding.encode(list.identifier))&page=\(token)"
             pages[list.identifier] = [
                 "token": .string(token), "next": .string(paging.dataPath + "?" + query), "field": .string(list.field),

@@ -58,8 +58,8 @@ public struct PageTokenKey: Sendable {
 public struct PageTokens: Sendable {
     /// The keys; the first signs.
     let keys: [PageTokenKey]
-    /// How long a token is accepted after the data holding it was made, besides the time that
-    /// data may be kept (its source's `ttl`).
+    /// How long a token is accepted past the time the data holding it may be served, counted from
+    /// the upstream's answer (the source's `ttl`, `stale_while_revalidate` and `stale_if_error`).
     public var lifetime: Duration
     /// The pages of one list at most, the first included: the last one carries no token.
     public var maxPages: Int

@@ -1,4 +1,5 @@
 public import CoreMetrics
+import Foundation
 public import Logging
 import NIOHTTP1
 import TaksiSchema
@@ -89,7 +90,12 @@ public struct DataResolver: Sendable {
             call: call, screen: screen.name, correlation: correlation, metrics: metrics, logger: logger)
         let joined = await cache.lookUp(key, policy: policy) { made in
             await observation.call(made) { span in
-                await client.fetch(call, headers: forwarded + correlation.headers(for: span), span: span)
+                await client.fetch(call, headers: forwarded + correlation.headers(for: span), span: span).map { fetched in
+                    guard call.definition.pages != nil else { return fetched }
+                    var stamped = fetched
+                    stamped.fetchedAt = Int(Date().timeIntervalSince1970)
+                    return stamped
+                }
             }
         }
         observation.looked(up: joined)

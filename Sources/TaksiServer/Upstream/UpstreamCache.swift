@@ -17,13 +17,20 @@ public struct UpstreamValue: Sendable, Equatable {
     /// The next page's path and query from the upstream's base, as its `Link` header named it with
     /// `rel="next"`: read only for a source that pages that way (``HTTPSource/Paging/Next/link``).
     public var nextLink: String?
+    /// When the upstream answered it, in seconds since 1970, when a data request's call fetched
+    /// it: what its page tokens' time is counted from, so every response rendered from this value
+    /// holds the same tokens (and bytes, and ETag).
+    public var fetchedAt: Int?
 
-    public init(value: JSONValue, bytes: Int, answered: Int? = nil, ttl: Duration? = nil, nextLink: String? = nil) {
+    public init(
+        value: JSONValue, bytes: Int, answered: Int? = nil, ttl: Duration? = nil, nextLink: String? = nil, fetchedAt: Int? = nil
+    ) {
         self.value = value
         self.bytes = bytes
         self.answered = answered
         self.ttl = ttl
         self.nextLink = nextLink
+        self.fetchedAt = fetchedAt
     }
 }
 
