@@ -100,20 +100,9 @@ extension HTTPSource {
             Self.value(at: items, in: answer)?.arrayValue
         }
 
-        /// The value at `path` in `value`.
+        /// The value at `path` in `value` (a binding's walk, ``ValuePath/lookup(in:)``).
         static func value(at path: JSONPath, in value: JSONValue) -> JSONValue? {
-            var current = value
-            for segment in path.segments {
-                switch segment {
-                case .key(let key):
-                    guard let next = current[key] else { return nil }
-                    current = next
-                case .index(let index):
-                    guard let elements = current.arrayValue, elements.indices.contains(index) else { return nil }
-                    current = elements[index]
-                }
-            }
-            return current
+            ValuePath(root: "", steps: path).lookup(in: value)
         }
 
         /// The decoded value of the query parameter `name` of a target (`/path?a=1&b=2`).
