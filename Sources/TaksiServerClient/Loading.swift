@@ -25,6 +25,18 @@ public struct LoadedScreen: Sendable, Equatable {
     public let degraded: [String]
     /// The passes it took: more than 1 when the server answered `412` during a rollout.
     public let passes: Int
+    /// When this screen was kept, for one shown from what ``ScreenServer/keeping`` kept because
+    /// the server could not be reached (show it as it is, say it may be out of date); nil for one
+    /// the server just answered.
+    public let keptAt: Date?
+    /// The skeleton's `ETag`, which revalidates a kept skeleton.
+    let etag: String?
+
+    /// Whether it is a kept screen shown because the server could not be reached (``keptAt``).
+    public var isStale: Bool { keptAt != nil }
+
+    /// How long ago it was kept; nil for a screen the server just answered.
+    public var age: TimeInterval? { keptAt.map { Date().timeIntervalSince($0) } }
 
     /// A screen made by hand, for an app's tests and SwiftUI previews: what ``ScreenServer/load(_:)``
     /// would give for a skeleton and its data, without a server.
@@ -36,7 +48,16 @@ public struct LoadedScreen: Sendable, Equatable {
     /// ```
     public init(
         path: ScreenPath, skeleton: Data, revision: String? = nil, variant: String? = nil, language: String? = nil,
-        data: Result<Data, TaksiServerError>, degraded: [String] = [], passes: Int = 1
+        data: Result<Data, TaksiServerError>, degraded: [String] = [], passes: Int = 1, keptAt: Date? = nil
+    ) {
+        self.init(
+            path: path, skeleton: skeleton, revision: revision, variant: variant, language: language, data: data, degraded: degraded,
+            passes: passes, keptAt: keptAt, etag: nil)
+    }
+
+    init(
+        path: ScreenPath, skeleton: Data, revision: String?, variant: String?, language: String?, data: Result<Data, TaksiServerError>,
+        degraded: [String], passes: Int, keptAt: Date?, etag: String?
     ) {
         self.path = path
         self.skeleton = skeleton
@@ -46,6 +67,8 @@ public struct LoadedScreen: Sendable, Equatable {
         self.data = data
         self.degraded = degraded
         self.passes = passes
+        self.keptAt = keptAt
+        self.etag = etag
     }
 
     /// The identifiers of the skeleton's components, nested ones too: whether a form still has
@@ -78,19 +101,75 @@ extension ScreenServer {
     /// a pass that gets no answer, or a `502`, `503` or `504` (a balancer, a draining replica), is
     /// made again the same way.
     ///
+    /// With ``keeping``, the last good screen of the path (its skeleton and the data made for it,
+    /// undegraded) is kept, and its skeleton revalidated with `If-None-Match` (a `304` costs no
+    /// body); a load that cannot reach the server (no answer, a 5xx, past the time limit) gives
+    /// the kept screen instead, marked ``LoadedScreen/keptAt``.
+    ///
     /// - Returns: the screen, whose ``LoadedScreen/data`` may be an error (placeholders stay), or
     ///   the error that left no skeleton: `404 screen_not_found`, no answer after every pass...
     public func load(_ path: String) async -> Result<LoadedScreen, TaksiServerError> {
         let path = ScreenPath(path)
         guard !path.isEmpty else { return .failure(.noScreen) }
+        guard let kept else { return await fetch(path, revalidating: nil) }
+        let key = keptKey(path)
+        let pair = kept.pair(for: key, user: userID)
+        let result = await fetch(path, revalidating: pair)
+        switch result {
+        case .success(let screen):
+            if case .success(let data) = screen.data, screen.degraded.isEmpty {
+                kept.keep(
+                    KeptScreens.Pair(
+                        key: key, skeleton: screen.skeleton, revision: screen.revision, variant: screen.variant, language: screen.language,
+                        etag: screen.etag, data: data, keptAt: Date()),
+                    user: userID)
+                return result
+            }
+            // The skeleton came and its data did not: the kept pair is whole, and of one revision.
+            if case .failure(let error) = screen.data, Self.isUnreachable(error), let pair {
+                return .success(Self.screen(path, kept: pair))
+            }
+            return result
+        case .failure(let error):
+            guard Self.isUnreachable(error), let pair else { return result }
+            return .success(Self.screen(path, kept: pair))
+        }
+    }
+
+    /// What keeps a path's pair apart from every other: the server, the path with its query, and
+    /// the inputs that choose the variant (the user's folder is apart already).
+    func keptKey(_ path: ScreenPath) -> String {
+        [baseURL.absoluteString, path.description, appVersion, alternative ?? "", platform ?? "", acceptLanguage ?? ""].joined(
+            separator: "\n")
+    }
+
+    /// No answer, or one a server gives when it cannot serve (a 5xx): the kept screen is better.
+    static func isUnreachable(_ error: TaksiServerError) -> Bool {
+        switch error {
+        case .transport: true
+        case .status(let status, _, _): status >= 500
+        default: false
+        }
+    }
+
+    /// A kept pair as a screen, marked with when it was kept.
+    static func screen(_ path: ScreenPath, kept pair: KeptScreens.Pair) -> LoadedScreen {
+        LoadedScreen(
+            path: path, skeleton: pair.skeleton, revision: pair.revision, variant: pair.variant, language: pair.language,
+            data: .success(pair.data), degraded: [], passes: 1, keptAt: pair.keptAt, etag: pair.etag)
+    }
+
+    /// ``load(_:)`` from the server: skeleton (revalidated against `pair`'s when there is one),
+    /// then its data, pass after pass.
+    private func fetch(_ path: ScreenPath, revalidating pair: KeptScreens.Pair?) async -> Result<LoadedScreen, TaksiServerError> {
         var lastError = TaksiServerError.cancelled
         // The last skeleton whose data did not come (412, or no answer): placeholders beat nothing.
         var unfilled: (skeleton: Answer, error: TaksiServerError, passes: Int)?
-        for pass in 1...retry.loads {
+        passes: for pass in 1...retry.loads {
             await pause(before: pass)
             if Task.isCancelled { return .failure(.cancelled) }
             let skeleton: Answer
-            switch await fetchSkeleton(path) {
+            switch await fetchSkeleton(path, revalidating: pair) {
             case .success(let answer) where answer.status == 200: skeleton = answer
             case .success(let answer) where Self.isPassing(answer.status):
                 lastError = answer.error
@@ -98,6 +177,8 @@ extension ScreenServer {
             case .success(let answer): return .failure(answer.error)
             case .failure(let error):
                 lastError = error
+                // No answer at all, with a kept screen to show: the person waits no more passes.
+                if pair != nil, case .transport = error { break passes }
                 continue
             }
             let revision = skeleton.header("X-Taksi-Skeleton")
@@ -152,7 +233,8 @@ extension ScreenServer {
     /// A status worth another pass: the balancer or a draining replica, not the screen.
     static func isPassing(_ status: Int) -> Bool { status == 502 || status == 503 || status == 504 }
 
-    private func fetchSkeleton(_ path: ScreenPath) async -> Result<Answer, TaksiServerError> {
+    /// The skeleton of `path`; a kept one's (`pair`) when the server says it is the same (`304`).
+    private func fetchSkeleton(_ path: ScreenPath, revalidating pair: KeptScreens.Pair? = nil) async -> Result<Answer, TaksiServerError> {
         var request: URLRequest
         switch self.request("screens/" + path.screen) {
         case .success(let made): request = made
@@ -162,8 +244,18 @@ extension ScreenServer {
             // The server no longer had the skeleton shown: past URLSession's cache and any CDN.
             request.cachePolicy = .reloadIgnoringLocalCacheData
             request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
+        } else if let etag = pair?.etag {
+            request.setValue(etag, forHTTPHeaderField: "If-None-Match")
         }
-        let answer = await send(request)
+        var answer = await send(request)
+        if let pair, case .success(let revalidated) = answer, revalidated.status == 304 {
+            var headers = revalidated.headers
+            headers["x-taksi-skeleton"] = pair.revision ?? headers["x-taksi-skeleton"]
+            headers["x-taksi-variant"] = pair.variant ?? headers["x-taksi-variant"]
+            headers["content-language"] = pair.language ?? headers["content-language"]
+            headers["etag"] = pair.etag
+            answer = .success(Answer(status: 200, body: pair.skeleton, headers: headers))
+        }
         if case .success(let skeleton) = answer, skeleton.status == 200 {
             memory.remember(skeleton.header("X-Taksi-Skeleton"), of: path.screen)
         }
@@ -184,6 +276,7 @@ extension ScreenServer {
         LoadedScreen(
             path: path, skeleton: skeleton.body, revision: skeleton.header("X-Taksi-Skeleton"),
             variant: skeleton.header("X-Taksi-Variant"), language: skeleton.header("Content-Language"),
-            data: data.map(\.body), degraded: (try? data.get())?.list("X-Taksi-Degraded") ?? [], passes: passes)
+            data: data.map(\.body), degraded: (try? data.get())?.list("X-Taksi-Degraded") ?? [], passes: passes, keptAt: nil,
+            etag: skeleton.header("ETag"))
     }
 }

@@ -51,8 +51,13 @@ public final class ScreenServer: Sendable {
     /// Sent as `Accept-Language`, most preferred first.
     public let languages: [String]
     public let retry: Retry
+    /// Where the last good screen of each path is kept, to show when the server cannot be
+    /// reached; nil keeps nothing (see ``ScreenKeeping``).
+    public let keeping: ScreenKeeping?
     let session: URLSession
     let memory = SkeletonMemory()
+    /// The kept pairs, when ``keeping`` says where.
+    let kept: KeptScreens?
 
     /// - Parameters:
     ///   - baseURL: the server, e.g. `https://screens.example.com`.
@@ -65,10 +70,12 @@ public final class ScreenServer: Sendable {
     ///   - languages: the person's languages, most preferred first; by default the device's.
     ///   - session: the `URLSession` to use; its cache revalidates skeletons (`ETag`, `304`).
     ///   - retry: how often a load or submit is made again; see ``Retry``.
+    ///   - keeping: where to keep the last good screen of each path, shown (marked
+    ///     ``LoadedScreen/keptAt``) when a load cannot reach the server; nil keeps nothing.
     public init(
         baseURL: URL, appVersion: String? = nil, userID: String? = nil, alternative: String? = nil,
         platform: String? = ScreenServer.currentPlatform, languages: [String] = Locale.preferredLanguages, session: URLSession = .shared,
-        retry: Retry = Retry()
+        retry: Retry = Retry(), keeping: ScreenKeeping? = nil
     ) {
         self.baseURL = baseURL
         self.appVersion =
@@ -79,6 +86,13 @@ public final class ScreenServer: Sendable {
         self.languages = languages
         self.session = session
         self.retry = retry
+        self.keeping = keeping
+        self.kept = keeping.map(KeptScreens.init)
+    }
+
+    /// Removes the screens kept for this server's user (``ScreenKeeping``): call it at sign-out.
+    public func forgetKeptScreens() {
+        kept?.forget(user: userID)
     }
 
     /// The platform the app was built for, as experiments name it: `ios`, `android`, `macos`,
@@ -122,6 +136,7 @@ public final class ScreenServer: Sendable {
         components.percentEncodedQuery = query
         guard let url = components.url else { return .failure(.invalidRequest("no URL for \(path)")) }
         var request = URLRequest(url: url)
+        if let timeout = keeping?.timeout { request.timeoutInterval = timeout }
         request.setValue(appVersion, forHTTPHeaderField: "X-Taksi-Version")
         if let userID { request.setValue(userID, forHTTPHeaderField: "X-Taksi-User") }
         if let alternative { request.setValue(alternative, forHTTPHeaderField: "X-Taksi-Alternative") }
@@ -166,6 +181,12 @@ struct Answer: Sendable {
     let status: Int
     let body: Data
     let headers: [String: String]
+
+    init(status: Int, body: Data, headers: [String: String]) {
+        self.status = status
+        self.body = body
+        self.headers = headers
+    }
 
     init(_ response: HTTPURLResponse, body: Data) {
         status = response.statusCode

@@ -74,7 +74,7 @@ final class Replica: Sendable {
 /// happened, never on time).
 func client(
     _ url: URL, userID: String? = nil, alternative: String? = nil, version: String = "1.0.0", languages: [String] = ["en"],
-    platform: String? = ScreenServer.currentPlatform
+    platform: String? = ScreenServer.currentPlatform, keeping: ScreenKeeping? = nil
 )
     -> ScreenServer
 {
@@ -82,7 +82,7 @@ func client(
     configuration.urlCache = nil
     return ScreenServer(
         baseURL: url, appVersion: version, userID: userID, alternative: alternative, platform: platform, languages: languages,
-        session: URLSession(configuration: configuration), retry: ScreenServer.Retry(pause: 0))
+        session: URLSession(configuration: configuration), retry: ScreenServer.Retry(pause: 0), keeping: keeping)
 }
 
 /// An HTTP balancer in front of replicas over real sockets: each request (one per connection:

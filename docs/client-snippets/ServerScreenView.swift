@@ -23,7 +23,10 @@ struct ServerScreenView: View, ViewRepresentable {
 
     @MainActor private func open() async {
         switch await AppServices.server.load(path) {
-        case .success(let loaded): (screen, shown) = (loaded, await components(of: loaded))
+        case .success(let loaded):
+            (screen, shown) = (loaded, await components(of: loaded))
+            // A kept screen (ScreenServer's keeping), shown because the server could not be reached.
+            notice = loaded.isStale ? "You are offline: this is the screen as it was last shown." : nil
         case .failure: notice = "This screen could not be loaded. Check your connection and try again."
         }
     }
