@@ -169,8 +169,15 @@ extension ScreenServer {
             await pause(before: pass)
             if Task.isCancelled { return .failure(.cancelled) }
             let skeleton: Answer
-            switch await fetchSkeleton(path, revalidating: pair) {
-            case .success(let answer) where answer.status == 200: skeleton = answer
+            // Fetched ahead (prefetch), on the first pass only: a later pass is past every cache.
+            let ahead = pass == 1 && !memory.isOutdated(path.screen) ? prefetched.take(path.screen) : nil
+            let fetched: Result<Answer, TaksiServerError>
+            if let ahead { fetched = .success(ahead) } else { fetched = await fetchSkeleton(path, revalidating: pair) }
+            switch fetched {
+            case .success(let answer) where answer.status == 200:
+                skeleton = answer
+                if ahead != nil { memory.remember(answer.header("X-Taksi-Skeleton"), of: path.screen) }
+                prefetchLinked(from: answer)
             case .success(let answer) where Self.isPassing(answer.status):
                 lastError = answer.error
                 continue

@@ -54,7 +54,10 @@ public final class ScreenServer: Sendable {
     /// Where the last good screen of each path is kept, to show when the server cannot be
     /// reached; nil keeps nothing (see ``ScreenKeeping``).
     public let keeping: ScreenKeeping?
+    /// Whether the skeletons a screen can open are fetched ahead (see ``init(baseURL:appVersion:userID:alternative:platform:languages:session:retry:keeping:prefetch:)``).
+    public let prefetch: Bool
     let session: URLSession
+    let prefetched = PrefetchedSkeletons()
     let memory = SkeletonMemory()
     /// The kept pairs, when ``keeping`` says where.
     let kept: KeptScreens?
@@ -72,10 +75,14 @@ public final class ScreenServer: Sendable {
     ///   - retry: how often a load or submit is made again; see ``Retry``.
     ///   - keeping: where to keep the last good screen of each path, shown (marked
     ///     ``LoadedScreen/keptAt``) when a load cannot reach the server; nil keeps nothing.
+    ///   - prefetch: whether, after a load, the skeletons of the screens it can open (its
+    ///     skeleton's `Link: <...>; rel=prefetch`, at most 8) are fetched in the background, so
+    ///     opening one costs only its data's round trip. Off by default: turn it on where the
+    ///     network allows (not on a constrained or expensive one).
     public init(
         baseURL: URL, appVersion: String? = nil, userID: String? = nil, alternative: String? = nil,
         platform: String? = ScreenServer.currentPlatform, languages: [String] = Locale.preferredLanguages, session: URLSession = .shared,
-        retry: Retry = Retry(), keeping: ScreenKeeping? = nil
+        retry: Retry = Retry(), keeping: ScreenKeeping? = nil, prefetch: Bool = false
     ) {
         self.baseURL = baseURL
         self.appVersion =
@@ -88,6 +95,7 @@ public final class ScreenServer: Sendable {
         self.retry = retry
         self.keeping = keeping
         self.kept = keeping.map(KeptScreens.init)
+        self.prefetch = prefetch
     }
 
     /// Removes the screens kept for this server's user (``ScreenKeeping``): call it at sign-out.

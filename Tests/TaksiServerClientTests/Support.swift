@@ -74,7 +74,7 @@ final class Replica: Sendable {
 /// happened, never on time).
 func client(
     _ url: URL, userID: String? = nil, alternative: String? = nil, version: String = "1.0.0", languages: [String] = ["en"],
-    platform: String? = ScreenServer.currentPlatform, keeping: ScreenKeeping? = nil
+    platform: String? = ScreenServer.currentPlatform, keeping: ScreenKeeping? = nil, prefetch: Bool = false
 )
     -> ScreenServer
 {
@@ -82,7 +82,8 @@ func client(
     configuration.urlCache = nil
     return ScreenServer(
         baseURL: url, appVersion: version, userID: userID, alternative: alternative, platform: platform, languages: languages,
-        session: URLSession(configuration: configuration), retry: ScreenServer.Retry(pause: 0), keeping: keeping)
+        session: URLSession(configuration: configuration), retry: ScreenServer.Retry(pause: 0), keeping: keeping,
+        prefetch: prefetch)
 }
 
 /// An HTTP balancer in front of replicas over real sockets: each request (one per connection:
@@ -112,6 +113,7 @@ final class Balancer: @unchecked Sendable {
     private var passedRequests: [Passed] = []
     private var answersToDrop: (String, Int) = ("", 0)
     private var answersToReplace: (String, Int, Int) = ("", 0, 0)
+    private var oneWay: TimeInterval = 0
 
     /// - Parameter route: the index in `replicas` for the request numbered `n` (from 0) with
     ///   this request line.
@@ -147,6 +149,14 @@ final class Balancer: @unchecked Sendable {
         answersToDrop = (prefix, count)
     }
 
+    /// Holds each request, and each answer, this long on its way: a phone's link (150 ms each way
+    /// is a slow cellular one).
+    func delay(eachWay seconds: TimeInterval) {
+        lock.lock()
+        defer { lock.unlock() }
+        oneWay = seconds
+    }
+
     /// Stops taking connections (the socket closes with the balancer).
     func stop() {
         shutdown(listener.descriptor, Int32(SHUT_RDWR))
@@ -174,7 +184,9 @@ final class Balancer: @unchecked Sendable {
         if drop { answersToDrop.1 -= 1 }
         let replaced = answersToReplace.2 > 0 && (lines.first ?? "").hasPrefix(answersToReplace.0) ? answersToReplace.1 : nil
         if replaced != nil { answersToReplace.2 -= 1 }
+        let delay = oneWay
         lock.unlock()
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         if let replaced {
             let body = #"{"error": {"code": "unavailable", "message": "no replica"}}"#
             let answer =
@@ -200,6 +212,7 @@ final class Balancer: @unchecked Sendable {
             if count <= 0 { break }
             answer.append(contentsOf: buffer[0..<count])
         }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         if !drop { _ = Self.write(answer, to: connection) }
     }
 

@@ -133,6 +133,18 @@ struct ExposureTests {
         #expect(try server.metrics.expectCounter("taksi_exposure_platforms_refused_total").totalValue == sent.count - 2)
     }
 
+    @Test("a prefetch (Sec-Purpose or Purpose: prefetch) records nobody: the person has not seen the screen; the same skeleton shown does")
+    func prefetchNotRecorded() async throws {
+        let server = try Server()
+        let prefetched = try await server.get("/screens/landing", user: "ada", [("Sec-Purpose", "prefetch")])
+        #expect(prefetched.status == .ok)
+        _ = try await server.get("/screens/landing", user: "bob", [("Purpose", "prefetch")])
+        #expect(server.kept.all.isEmpty)
+        let shown = try await server.get("/screens/landing", user: "ada")
+        #expect(shown.body == prefetched.body, "the same skeleton, counted like any")
+        #expect(server.kept.all.map(\.user) == ["ada"])
+    }
+
     @Test("nobody is recorded without a user id, forcing an alternative, or with an id that cannot be recorded")
     func notRecorded() async throws {
         let server = try Server()

@@ -24,6 +24,14 @@ public struct HTTPRequest: Sendable {
     /// Made by the preview for what it shows: answered as an app's, but its user is not recorded
     /// as exposed to an experiment.
     var isPreview = false
+
+    /// A prefetch (`Sec-Purpose: prefetch`, or the older `Purpose: prefetch`): an app fetching a
+    /// skeleton it may show, so its user is not recorded as exposed to an experiment. Read only
+    /// where an exposure would be recorded.
+    var isPrefetch: Bool {
+        let headers = head.headers
+        return (headers["Sec-Purpose"] + headers["Purpose"]).contains { $0.lowercased().contains("prefetch") }
+    }
     /// An answer the connection decided while reading it (a limit was exceeded, the head was
     /// malformed): answered as it is, without routing.
     var rejection: APIError?

@@ -160,7 +160,7 @@ struct VariantSelector: Sendable {
     /// Records `exposure` (of the request that was answered `variant`) when there is one and
     /// recording is on.
     private func record(_ exposure: Exposure?, of variant: ServedScreenSet.Variant, target: RequestTarget, request: HTTPRequest) {
-        guard let exposure, let exposures, !request.isPreview else { return }
+        guard let exposure, let exposures, !request.isPreview, !request.isPrefetch else { return }
         exposures.record(
             ExposureRecorder.Record(
                 experiment: exposure.experiment, alternative: exposure.alternative, user: exposure.user,

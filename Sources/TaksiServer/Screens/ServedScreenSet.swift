@@ -59,6 +59,40 @@ public final class ServedScreenSet: Sendable {
     /// answer, and echoed by apps on the data and action requests of that skeleton.
     public static let skeletonHeader = "X-Taksi-Skeleton"
 
+    /// The screens a skeleton's navigation opens that are known without its data (its buttons'
+    /// literal targets), at most this many, as `Link: </screens/login>; rel=prefetch` hints.
+    public static let maxPrefetchLinks = 8
+
+    /// The `Link` value naming the screens `compiled`'s skeleton can open (``maxPrefetchLinks`` at
+    /// most, in the skeleton's order, itself left out), for an app to fetch their skeletons ahead;
+    /// nil when it opens none.
+    static func prefetchLink(of compiled: ScreenVariant) -> String? {
+        var targets: [String] = []
+        func visit(_ value: JSONValue) {
+            guard targets.count < maxPrefetchLinks else { return }
+            switch value {
+            case .object(let members):
+                if members["identifier"] == "navigation", case .string(let target)? = members["content"]?["interface_identifier"],
+                    !target.isEmpty, !target.contains("{"), target != compiled.name, !targets.contains(target)
+                {
+                    targets.append(target)
+                }
+                for key in members.keys.sorted() { visit(members[key]!) }
+            case .array(let elements):
+                for element in elements { visit(element) }
+            default:
+                break
+            }
+        }
+        visit(compiled.skeleton.jsonValue)
+        guard !targets.isEmpty else { return nil }
+        return targets.map { "</screens/\(PercentEncoding.encode($0, allowed: prefetchPathCharacters))>; rel=prefetch" }.joined(
+            separator: ", ")
+    }
+
+    /// What a screen path keeps as it is in a `Link` target: RFC 3986's path characters, and `/`.
+    private static let prefetchPathCharacters = PercentEncoding.unreserved.union(PercentEncoding.ByteSet("/!$&'()*+,;=:@%"))
+
     /// One variant's precomputed responses and counters. A class: the hot path passes it around
     /// with one reference count instead of one per field.
     final class Variant: Sendable {
@@ -306,6 +340,7 @@ public final class ServedScreenSet: Sendable {
                     let names = tags.tags(of: compiled, sources: sources, screensVersion: screenSet.version)
                     skeletonHeaders.append((tags.header, tags.value(names)))
                 }
+                if let prefetch = Self.prefetchLink(of: compiled) { skeletonHeaders.append(("Link", prefetch)) }
                 return Variant(
                     compiled: compiled, revision: revision,
                     headers: headers + [("Vary", dataVaried.joined(separator: ", "))],
