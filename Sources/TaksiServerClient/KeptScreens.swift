@@ -23,18 +23,24 @@ public struct ScreenKeeping: Sendable, Equatable {
     /// Seconds a load may take before it shows the kept screen instead (each request's time
     /// limit); nil keeps `URLSession`'s own.
     public var timeout: TimeInterval?
+    /// The skeletons shipped with the app (`taksi-server bundle --app-version V --output FILE`):
+    /// the floor under what is kept, so a first launch with no network shows those screens with
+    /// placeholders where data goes; nil ships none.
+    public var bundle: URL?
 
-    public init(directory: URL, maxBytes: Int = 4 << 20, timeout: TimeInterval? = nil) {
+    public init(directory: URL, maxBytes: Int = 4 << 20, timeout: TimeInterval? = nil, bundle: URL? = nil) {
         self.directory = directory
         self.maxBytes = max(0, maxBytes)
         self.timeout = timeout.map { max(0.1, $0) }
+        self.bundle = bundle
     }
 
     /// A folder in the app's caches directory (`Library/Caches/taksi-screens` on iOS): the system
     /// may empty it when space runs short, which costs a network load, nothing else.
-    public static func inCaches(maxBytes: Int = 4 << 20, timeout: TimeInterval? = nil) -> ScreenKeeping {
+    public static func inCaches(maxBytes: Int = 4 << 20, timeout: TimeInterval? = nil, bundle: URL? = nil) -> ScreenKeeping {
         let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first ?? FileManager.default.temporaryDirectory
-        return ScreenKeeping(directory: caches.appendingPathComponent("taksi-screens"), maxBytes: maxBytes, timeout: timeout)
+        return ScreenKeeping(
+            directory: caches.appendingPathComponent("taksi-screens"), maxBytes: maxBytes, timeout: timeout, bundle: bundle)
     }
 }
 
@@ -45,6 +51,19 @@ final class KeptScreens: @unchecked Sendable {
     private let lock = NSLock()
     /// Each file's size and last use, by path; nil until the folder is read.
     private var index: [String: (bytes: Int, used: Date)]?
+    /// The bundle's skeletons, read when first needed.
+    private var bundled: [Bundled]?
+
+    /// One skeleton of the bundle shipped with the app.
+    struct Bundled {
+        var path: String
+        var alternative: String
+        var language: String?
+        var variant: String?
+        var revision: String?
+        var etag: String?
+        var skeleton: Data
+    }
 
     init(_ keeping: ScreenKeeping) {
         self.keeping = keeping
@@ -112,6 +131,43 @@ final class KeptScreens: @unchecked Sendable {
         self.index = index
         lock.unlock()
         for path in evicted { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// The shipped skeleton of screen `path` for `alternative` (else the default's), in the first
+    /// of `languages` it has (else its first); nil when the bundle has none, or there is no bundle.
+    func bundled(_ path: String, alternative: String?, languages: [String]) -> (skeleton: Bundled, madeAt: Date)? {
+        guard let url = keeping.bundle else { return nil }
+        lock.lock()
+        if bundled == nil { bundled = Self.read(bundle: url) }
+        let all = bundled ?? []
+        lock.unlock()
+        let wanted = alternative ?? "default"
+        var candidates = all.filter { $0.path == path && $0.alternative == wanted }
+        if candidates.isEmpty { candidates = all.filter { $0.path == path && $0.alternative == "default" } }
+        let chosen =
+            languages.lazy.compactMap { language in
+                candidates.first { ($0.language ?? "").lowercased() == language.lowercased() }
+                    ?? candidates.first { ($0.language ?? "").lowercased().hasPrefix(language.lowercased().prefix { $0 != "-" }) }
+            }.first ?? candidates.first
+        guard let chosen else { return nil }
+        let madeAt = (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as? Date) ?? .distantPast
+        return (chosen, madeAt ?? .distantPast)
+    }
+
+    /// The skeletons of a bundle file; none when it cannot be read.
+    private static func read(bundle url: URL) -> [Bundled] {
+        guard let bytes = try? Data(contentsOf: url), let object = (try? JSONSerialization.jsonObject(with: bytes)) as? [String: Any],
+            let screens = object["screens"] as? [[String: Any]]
+        else { return [] }
+        return screens.compactMap { screen in
+            guard let path = screen["path"] as? String, let skeleton = screen["skeleton"],
+                let body = try? JSONSerialization.data(withJSONObject: skeleton)
+            else { return nil }
+            return Bundled(
+                path: path, alternative: screen["alternative"] as? String ?? "default", language: screen["language"] as? String,
+                variant: screen["variant"] as? String, revision: screen["revision"] as? String, etag: screen["etag"] as? String,
+                skeleton: body)
+        }
     }
 
     /// Removes a user's pairs.

@@ -131,8 +131,15 @@ extension ScreenServer {
             }
             return result
         case .failure(let error):
-            guard Self.isUnreachable(error), let pair else { return result }
-            return .success(Self.screen(path, kept: pair))
+            guard Self.isUnreachable(error) else { return result }
+            if let pair { return .success(Self.screen(path, kept: pair)) }
+            // Nothing kept (a first launch): the skeleton shipped with the app, placeholders for data.
+            guard let shipped = kept.bundled(path.screen, alternative: alternative, languages: languages) else { return result }
+            return .success(
+                LoadedScreen(
+                    path: path, skeleton: shipped.skeleton.skeleton, revision: shipped.skeleton.revision,
+                    variant: shipped.skeleton.variant, language: shipped.skeleton.language, data: .failure(error), degraded: [], passes: 1,
+                    keptAt: shipped.madeAt, etag: shipped.skeleton.etag))
         }
     }
 

@@ -14,7 +14,7 @@ struct TaksiServerCommand: AsyncParsableCommand {
         version: TaksiServerVersion.described,
         subcommands: [
             Serve.self, Validate.self, Compat.self, Manifest.self, Codegen.self, Schema.self, Init.self, Deploy.self, Publish.self,
-            Rollback.self, History.self, Rollout.self, VersionCommand.self,
+            Rollback.self, History.self, Rollout.self, BundleCommand.self, VersionCommand.self,
         ],
         defaultSubcommand: Serve.self
     )

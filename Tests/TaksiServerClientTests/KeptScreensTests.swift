@@ -120,6 +120,45 @@ struct KeptScreensTests {
         try await upstream.stop()
     }
 
+    @Test(
+        "a first launch with no network shows the skeleton shipped with the app (taksi-server bundle), placeholders where data goes, in the person's language"
+    )
+    func firstLaunch() async throws {
+        let file = Scratch.path("bundle").appendingPathExtension("json")
+        let made = try await runProcess(
+            try #require(builtExecutable("taksi-server")),
+            ["bundle", "--app-version", "2.1", "--locale", "en", "--locale", "pt", "--output", file.path], mergingError: true)
+        #expect(made.status == 0, "\(made.output)")
+        // A server that is gone: the phone in a tunnel on its first launch.
+        let gone = try await TestUpstream()
+        let address = URL(string: gone.baseURL)!
+        try await gone.stop()
+        var keeping = Self.keeping("first-launch")
+        keeping.bundle = file
+        let server = client(address, version: "2.1.0", languages: ["pt-BR", "en"], keeping: keeping)
+        let home = try await server.load("home?name=Ada").get()
+        #expect(home.isStale && home.language == "pt")
+        guard case .failure(.transport) = home.data else {
+            Issue.record("a shipped skeleton has no data: \(home.data)")
+            return
+        }
+        let shipped = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+        let entry = try #require(
+            (shipped["screens"] as? [[String: Any]])?.first { $0["path"] as? String == "home" && $0["language"] as? String == "pt" })
+        let components = try #require(
+            (try JSONSerialization.jsonObject(with: home.skeleton) as? [String: Any])?["components"] as? [[String: Any]])
+        #expect(components.count == ((entry["skeleton"] as? [String: Any])?["components"] as? [Any])?.count)
+        #expect(components.contains { $0["requires_data"] as? Bool == true }, "placeholders where data goes")
+        #expect(home.revision == entry["revision"] as? String)
+        // Another language the bundle has; a screen it lacks (a pattern's) is the error it was.
+        let english = client(address, version: "2.1.0", languages: ["en"], keeping: keeping)
+        #expect(try await english.load("home").get().language == "en")
+        guard case .failure(.transport) = await server.load("restaurants/la-table") else {
+            Issue.record("a screen the bundle lacks was shown")
+            return
+        }
+    }
+
     @Test("the store keeps to its bound under 10,000 loads, the least recently used out first")
     func bounded() throws {
         let keeping = Self.keeping("bounded", maxBytes: 64 << 10)

@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import TaksiSchema
 import TaksiScreens
 import TaksiTestSupport
 import Testing
@@ -314,5 +315,39 @@ struct CommandLineTests {
         let result = try await run(["--port", "eighty"])
         #expect(result.status == 2)
         #expect(result.error.contains("--port: the port must be a number from 0 to 65535, found \"eighty\""))
+    }
+
+    @Test(
+        "bundle writes the skeletons an app version gets (each alternative and locale, the server's bytes), and --check names the command when stale"
+    )
+    func bundle() async throws {
+        let folder = Scratch.path("bundle")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let screens = folder.appendingPathComponent("Screens")
+        try FileManager.default.createDirectory(at: screens, withIntermediateDirectories: true)
+        let start =
+            #"{"name": "start", "entry": true, "components": [{"name": "label_component", "identifier": "t", "content": {"value": "Hi"}}]}"#
+        try Data(start.utf8).write(to: screens.appendingPathComponent("start.json"))
+        try Data(start.replacingOccurrences(of: "\"start\", \"entry\": true", with: "\"start\", \"alternative\": \"B\"").utf8)
+            .write(to: screens.appendingPathComponent("start-b.json"))
+        try Data(#"{"name": "item/{id}", "parameters": {"id": {"type": "string"}}, "components": []}"#.utf8)
+            .write(to: screens.appendingPathComponent("item.json"))
+        let made = try await run(["bundle", "--app-version", "1.2", "Screens", "--output", "bundle.json"], in: folder)
+        #expect(made.status == 0, "\(made.error)")
+        #expect(made.output.contains("Wrote bundle.json: 2 skeletons for app 1.2"), "\(made.output)")
+        let document = try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: folder.appendingPathComponent("bundle.json")))
+        let entries = try #require(document["screens"]?.arrayValue)
+        #expect(entries.map { $0["alternative"]?.stringValue } == ["B", "default"])
+        for entry in entries {
+            #expect(entry["path"] == "start")
+            #expect(entry["revision"]?.stringValue?.count == 16)
+            #expect(entry["etag"]?.stringValue != nil)
+        }
+        #expect(entries.last?["skeleton"]?["components"]?.arrayValue?.first?["content"]?["value"] == "Hi")
+        #expect(try await run(["bundle", "--app-version", "1.2", "Screens", "--check", "bundle.json"], in: folder).status == 0)
+        try Data(start.replacingOccurrences(of: "Hi", with: "Hello").utf8).write(to: screens.appendingPathComponent("start.json"))
+        let stale = try await run(["bundle", "--app-version", "1.2", "Screens", "--check", "bundle.json"], in: folder)
+        #expect(stale.status == 1)
+        #expect(stale.error.contains("run taksi-server bundle --app-version 1.2 --output bundle.json"), "\(stale.error)")
     }
 }
