@@ -151,7 +151,7 @@ final class KeptScreens: @unchecked Sendable {
             }.first ?? candidates.first
         guard let chosen else { return nil }
         let madeAt = (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as? Date) ?? .distantPast
-        return (chosen, madeAt ?? .distantPast)
+        return (chosen, madeAt)
     }
 
     /// The skeletons of a bundle file; none when it cannot be read.
