@@ -51,8 +51,8 @@ final class KeptScreens: @unchecked Sendable {
     private let lock = NSLock()
     /// Each file's size and last use, by path; nil until the folder is read.
     private var index: [String: (bytes: Int, used: Date)]?
-    /// The bundle's skeletons, read when first needed.
-    private var bundled: [Bundled]?
+    /// The bundle's skeletons and the file's date, read when first needed.
+    private var bundled: (skeletons: [Bundled], madeAt: Date)?
 
     /// One skeleton of the bundle shipped with the app.
     struct Bundled {
@@ -138,8 +138,11 @@ final class KeptScreens: @unchecked Sendable {
     func bundled(_ path: String, alternative: String?, languages: [String]) -> (skeleton: Bundled, madeAt: Date)? {
         guard let url = keeping.bundle else { return nil }
         lock.lock()
-        if bundled == nil { bundled = Self.read(bundle: url) }
-        let all = bundled ?? []
+        if bundled == nil {
+            let madeAt = (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as? Date) ?? .distantPast
+            bundled = (Self.read(bundle: url), madeAt)
+        }
+        let (all, madeAt) = bundled ?? ([], .distantPast)
         lock.unlock()
         let wanted = alternative ?? "default"
         var candidates = all.filter { $0.path == path && $0.alternative == wanted }
@@ -150,7 +153,6 @@ final class KeptScreens: @unchecked Sendable {
                     ?? candidates.first { ($0.language ?? "").lowercased().hasPrefix(language.lowercased().prefix { $0 != "-" }) }
             }.first ?? candidates.first
         guard let chosen else { return nil }
-        let madeAt = (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as? Date) ?? .distantPast
         return (chosen, madeAt)
     }
 

@@ -33,7 +33,7 @@ extension LoadedScreen {
         guard case .success(let body) = data, let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
             let pages = object["pages"] as? [String: Any]
         else { return [] }
-        return pages.keys.filter(hasMore).sorted()
+        return pages.filter { ($0.value as? [String: Any])?["token"] is String }.keys.sorted()
     }
 
     /// The list's entry of the data's `"pages"`: `{"token", "next", "field"}`.

@@ -81,25 +81,9 @@ struct DataEndpoint: Sendable {
     func respond(at path: String, target: RequestTarget, request http: HTTPRequest) throws(APIError) -> Reply {
         let head = http.head
         var selection = try selector.answering(at: path, target: target, exposing: http)
-        // A list's next page (read only where a list continues): its token names the list, the
-        // page's upstream request and the skeleton revision the list was shown in, which answers.
         var token: PageToken?
         if selection.variant.hasPagedLists, let text = target.value(of: PagedList.tokenParameter) {
-            let read = try pageToken(text, at: path, only: target.value(of: "only"))
-            if read.revision != selection.variant.revision.digest {
-                selection = try selector.answering(at: path, target: target, head: head, revision: read.revision)
-            }
-            guard selection.variant.compiled.dataPlan.pagedLists.contains(where: { $0.identifier == read.list && $0.source == read.source })
-            else {
-                pageCounters.foreign.increment()
-                throw APIError(
-                    .foreignPageToken,
-                    message:
-                        "this page token is for list \"\(read.list)\", which \(selection.variant.compiled.variantID) does not continue; use the token its own data gave"
-                )
-            }
-            pageCounters.served.increment()
-            token = read
+            (selection, token) = try page(text, at: path, target: target, head: head, selected: selection)
         }
         let variant = selection.variant
         variant.counted.data.increment()
@@ -312,6 +296,29 @@ struct DataEndpoint: Sendable {
         body.append(contentsOf: #","pages":"#.utf8)
         JSONWriter.write(.object(pages), into: &body)
         body.append(UInt8(ascii: "}"))
+    }
+
+    /// A request for a list's next page: its token (``pageToken(_:at:only:)``), and the selection
+    /// of the skeleton revision the token names (the list was shown in it), which answers; a token
+    /// for a list that revision does not continue is foreign.
+    private func page(
+        _ text: String, at path: String, target: RequestTarget, head: RequestHead, selected: VariantSelector.Selection
+    ) throws(APIError) -> (VariantSelector.Selection, PageToken) {
+        let token = try pageToken(text, at: path, only: target.value(of: "only"))
+        let selection =
+            token.revision == selected.variant.revision.digest
+            ? selected : try selector.answering(at: path, target: target, head: head, revision: token.revision)
+        guard selection.variant.compiled.dataPlan.pagedLists.contains(where: { $0.identifier == token.list && $0.source == token.source })
+        else {
+            pageCounters.foreign.increment()
+            throw APIError(
+                .foreignPageToken,
+                message:
+                    "this page token is for list \"\(token.list)\", which \(selection.variant.compiled.variantID) does not continue; use the token its own data gave"
+            )
+        }
+        pageCounters.served.increment()
+        return (selection, token)
     }
 
     /// The token of a request for a list's next page, signed by this server, not expired and made
