@@ -68,6 +68,13 @@ struct EntryTemplateTests {
         let rendered = plan.render(values: values, catalog: catalog)
         #expect(String(decoding: rendered.body, as: UTF8.self) == JSONWriter.string(built.data.jsonValue))
         #expect(rendered.problems == built.problems)
+        // A request's own slots, as the server renders it: the same bytes and problems, a missing
+        // value explained as the table of every source explains it.
+        let slots = try plan.readRequest(parameter: { query[$0] })
+        let fromSlots = plan.render(request: slots, catalog: catalog)
+        #expect(fromSlots.body == rendered.body)
+        #expect(fromSlots.problems == built.problems)
+        #expect(plan.sourceValues(of: slots).merging(plan.staticValues) { $1 } == values)
         // The same for some of the entries only (?only=), templates kept.
         let only = plan.restricted(to: ["card", "toned", "greeting"])
         #expect(only.entries.filter { $0.template != nil }.map(\.identifier) == ["greeting", "card"])
@@ -97,5 +104,45 @@ struct EntryTemplateTests {
         let withoutNick = plan.staticValues.merging(try plan.requestValues(query: ["name": "Ada"])) { $1 }
         #expect(try #require(entries["card"]?.template).write(into: &output, values: withoutNick) == false)
         #expect(output == Array("[".utf8))
+    }
+
+    @Test("a request's slots hold its path and query parameters in their sources' order, and render as the table of every source does")
+    func slots() throws {
+        let result = load([
+            "shop.yaml": """
+            name: shops/{id}
+            parameters:
+              id: {type: integer}
+            sources:
+              q: {type: request, parameters: {name: {default: friend}, nick: {}, count: {type: integer}}}
+              shop: {type: fixture, value: {title: Corner, tags: [a, b]}}
+            components:
+              - {name: label_component, identifier: hello, content: {value: {$template: "{shop.title} #{path.id}: {q.name}"}}}
+              - {name: label_component, identifier: nick, content: {value: {$bind: q.nick, default: none}}}
+              - {name: label_component, identifier: count, content: {value: {$bind: q.count}}}
+              - {name: label_component, identifier: tag, content: {value: {$bind: "shop.tags[1]"}}}
+            """
+        ])
+        let set = try #require(result.screenSet, "\(result.diagnostics.report)")
+        let plan = try #require(set["shops/{id}"]?.dataPlan)
+        let path: [String: JSONValue] = ["id": 7]
+        for query: [String: String] in [[:], ["name": "Ada", "nick": "A", "count": "3"], ["nick": "\"x\""]] {
+            let slots = try plan.readRequest(parameter: { query[$0] }, path: path)
+            // `path.id`, then `q`'s parameters by name.
+            #expect(
+                slots.values == [
+                    7, query["count"].flatMap(Double.init).map(JSONValue.number), query["name"].map(JSONValue.string) ?? "friend",
+                    query["nick"].map(JSONValue.string),
+                ])
+            let values = plan.staticValues.merging(try plan.requestValues(query: query, path: path)) { $1 }
+            let built = plan.build(values: values, catalog: set.catalog)
+            let rendered = plan.render(request: slots, catalog: set.catalog)
+            #expect(String(decoding: rendered.body, as: UTF8.self) == JSONWriter.string(built.data.jsonValue))
+            #expect(rendered.problems == built.problems)
+        }
+        // A parameter that does not convert is the first error in sorted order, as before.
+        #expect(throws: DataRequestError.invalidParameter(name: "count", expected: "integer", found: "x")) {
+            try plan.readRequest(parameter: { ["count": "x", "name": "Ada"][$0] }, path: path)
+        }
     }
 }

@@ -237,7 +237,7 @@ extension ContentExpression {
     /// none (then what was appended is not the text). The one way such text is made, whether
     /// into a string (``evaluate(_:)``) or into a data entry's bytes (``writeText(_:into:)``).
     private static func appendText(
-        of parts: [TemplatePart], in values: [String: JSONValue], number: ((Double) -> String)? = nil, to output: inout some TextOutput
+        of parts: [TemplatePart], in values: some ValueLookup, number: ((Double) -> String)? = nil, to output: inout some TextOutput
     ) -> LookupFailure? {
         for part in parts {
             switch part {
@@ -256,11 +256,11 @@ extension ContentExpression {
     /// The plural form of a message that `count` (a number, or text that is one) chooses; `other`
     /// without a count.
     private static func form(
-        of forms: [PluralCategory: [TemplatePart]], count: ValuePath?, rules: LanguageRules, _ values: [String: JSONValue]
+        of forms: [PluralCategory: [TemplatePart]], count: ValuePath?, rules: LanguageRules, _ values: some ValueLookup
     ) -> Result<[TemplatePart], LookupFailure> {
         var category = PluralCategory.other
         if let count {
-            switch resolve(count, in: values) {
+            switch values.resolve(count) {
             case .success(let value):
                 guard let number = value.numberValue ?? value.stringValue.flatMap(Double.init) else {
                     return .failure(
@@ -281,6 +281,12 @@ extension ContentExpression {
     /// made, with no string nor value made first. False, with nothing written, when it makes no
     /// text without a problem.
     public func writeText(_ values: [String: JSONValue], into output: inout [UInt8]) -> Bool {
+        writeText(in: values, into: &output)
+    }
+
+    /// ``writeText(_:into:)`` with the values looked up in `values`: a data request's own slots
+    /// (``PlanValues``), with no table of the sources made.
+    func writeText(in values: some ValueLookup, into output: inout [UInt8]) -> Bool {
         switch self {
         case .template(let parts, let options):
             if Self.write(parts, in: values, into: &output) { return true }
@@ -288,8 +294,14 @@ extension ContentExpression {
         case .localized(let forms, let count, let rules):
             guard case .success(let form) = Self.form(of: forms, count: count, rules: rules, values) else { return false }
             return Self.write(form, in: values, number: rules.format, into: &output)
+        case .bind(let path, let options):
+            // What ``evaluate(_:)`` gives a binding: its value, else its default.
+            switch values.resolve(path) {
+            case .success(let value): return Self.write(value, asTextInto: &output)
+            case .failure: return options.defaultValue.map { Self.write($0, asTextInto: &output) } ?? false
+            }
         default:
-            let result = evaluate(values)
+            let result = evaluate(values.sourceValues)
             guard result.problems.isEmpty, let value = result.value else { return false }
             return Self.write(value, asTextInto: &output)
         }
@@ -298,7 +310,7 @@ extension ContentExpression {
     /// Writes the text of `parts` as a JSON string; false, with nothing written, when a value
     /// makes none.
     private static func write(
-        _ parts: [TemplatePart], in values: [String: JSONValue], number: ((Double) -> String)? = nil, into output: inout [UInt8]
+        _ parts: [TemplatePart], in values: some ValueLookup, number: ((Double) -> String)? = nil, into output: inout [UInt8]
     ) -> Bool {
         let start = output.count
         output.append(UInt8(ascii: "\""))
@@ -408,9 +420,9 @@ extension ContentExpression {
     /// Boolean as written in JSON. An array or object cannot be text (a shape fault).
     /// - Parameter number: how a number is written (as JSON writes it unless a locale says otherwise).
     private static func text(
-        at path: ValuePath, in values: [String: JSONValue], cannot use: String, number: ((Double) -> String)? = nil
+        at path: ValuePath, in values: some ValueLookup, cannot use: String, number: ((Double) -> String)? = nil
     ) -> Result<String, LookupFailure> {
-        switch resolve(path, in: values) {
+        switch values.resolve(path) {
         case .success(.string(let string)):
             .success(string)
         case .success(let value) where value.numberValue != nil || value.boolValue != nil:
@@ -429,7 +441,7 @@ extension ContentExpression {
     /// The text a part of a `$template` or a message gives: its value as ``text(at:in:cannot:number:)``
     /// says, or written in its format (a value that does not fit the format is a shape fault).
     private static func text(
-        of part: TemplatePart, in values: [String: JSONValue], number: ((Double) -> String)? = nil
+        of part: TemplatePart, in values: some ValueLookup, number: ((Double) -> String)? = nil
     )
         -> Result<String, LookupFailure>
     {
@@ -437,7 +449,7 @@ extension ContentExpression {
         case .text(let text): return .success(text)
         case .value(let path): return text(at: path, in: values, cannot: "be spliced into text", number: number)
         case .formatted(let path, let format):
-            switch resolve(path, in: values) {
+            switch values.resolve(path) {
             case .success(let value):
                 return format.format(value).mapError {
                     LookupFailure(message: "\(path) cannot be written as | \(format): \($0.message)", isShapeFault: true)
@@ -497,15 +509,22 @@ extension ContentExpression {
 
     /// The value at `path`, or why it is missing, naming the nearest key that exists.
     static func resolve(_ path: ValuePath, in values: [String: JSONValue]) -> Result<JSONValue, LookupFailure> {
-        guard var current = values[path.root] else {
+        guard let value = values[path.root] else {
             return .failure(LookupFailure(message: "source \"\(path.root)\" has no value (it failed or is not available)"))
         }
+        return walk(path, from: value, at: 0)
+    }
+
+    /// The value at `path`, walked from `value`, the value at its first `step` steps (the
+    /// source's own value at 0); or why it is missing, as ``resolve(_:in:)`` says it.
+    static func walk(_ path: ValuePath, from value: JSONValue, at step: Int) -> Result<JSONValue, LookupFailure> {
+        var current = value
         let segments = path.steps.segments
         // The part of the path found so far, made only for a message: a lookup that succeeds
         // (every data request's) builds no path.
-        var step = 0
+        var step = step
         var walked: ValuePath { ValuePath(root: path.root, steps: JSONPath(segments: Array(segments[..<step]))) }
-        for segment in segments {
+        for segment in segments[step...] {
             switch segment {
             case .key(let key):
                 guard case .object(let members) = current else {

@@ -19,11 +19,16 @@ public struct DataPlan: Sendable {
 
     /// The sources the entries read, by name.
     public var sources: [String: SourceDefinition] {
-        didSet { staticValues = Self.staticValues(of: sources) }
+        didSet {
+            staticValues = Self.staticValues(of: sources)
+            requestSlots = RequestSlots(sources: sources)
+        }
     }
     /// The values of the sources known at load time (fixtures), made once rather than for every
     /// data response rendered.
     public private(set) var staticValues: [String: JSONValue]
+    /// Where a request's values go (``readRequest(parameter:path:)``).
+    public private(set) var requestSlots: RequestSlots
     /// The entries, in skeleton order.
     public var entries: [Entry]
     /// The patches of the `http` sources' answers by status (``HTTPSource/StatusAnswer``), by source name.
@@ -34,6 +39,7 @@ public struct DataPlan: Sendable {
     public init(sources: [String: SourceDefinition], entries: [Entry], answers: [String: [HTTPSource.StatusMatch: [Entry]]] = [:]) {
         self.sources = sources
         self.staticValues = Self.staticValues(of: sources)
+        self.requestSlots = RequestSlots(sources: sources)
         self.entries = entries
         self.answers = answers
     }
@@ -134,20 +140,42 @@ public struct DataPlan: Sendable {
     public func render(
         values: [String: JSONValue], catalog: ComponentCatalog, unavailable: Set<String> = []
     ) -> (body: [UInt8], problems: [Problem]) {
-        var output = Array(#"{"interface_data":["#.utf8)
+        render(in: values, catalog: catalog, unavailable: unavailable)
+    }
+
+    /// ``render(values:catalog:unavailable:)`` for one data request: its values in their slots
+    /// (``readRequest(parameter:path:)``), the fixtures', and `upstream`, the values of the
+    /// `http` sources that answered (or their fallbacks). A template's holes read the slots
+    /// where they lie; a table of every source's values is made only for an entry built in full.
+    public func render(
+        request: RequestValues, upstream: [String: JSONValue] = [:], catalog: ComponentCatalog, unavailable: Set<String> = []
+    ) -> (body: [UInt8], problems: [Problem]) {
+        let named = upstream.isEmpty ? staticValues : staticValues.merging(upstream) { _, answered in answered }
+        return render(in: PlanValues(slots: requestSlots, request: request, named: named), catalog: catalog, unavailable: unavailable)
+    }
+
+    private func render(
+        in values: some ValueLookup, catalog: ComponentCatalog, unavailable: Set<String>
+    ) -> (body: [UInt8], problems: [Problem]) {
+        // Room for a small response made up front: growing from the opening bytes would copy.
+        var output: [UInt8] = []
         output.reserveCapacity(512)
+        output.append(contentsOf: #"{"interface_data":["#.utf8)
         var problems: [Problem] = []
         var written = 0
+        var sourceValues: [String: JSONValue]?
         // By index: a copy of an entry would retain each of its parts, shared by every event loop.
         for index in entries.indices {
             let start = output.count
             if written > 0 { output.append(UInt8(ascii: ",")) }
-            if let template = entries[index].template, template.write(into: &output, values: values) {
+            if let template = entries[index].template, template.write(into: &output, in: values) {
                 if !template.problems.isEmpty { problems += template.problems }
                 written += 1
                 continue
             }
-            let (built, found) = build(entries[index], values: values, catalog: catalog, unavailable: unavailable)
+            // Every source's values by name, made once, for the entries built in full.
+            if sourceValues == nil { sourceValues = values.sourceValues }
+            let (built, found) = build(entries[index], values: sourceValues ?? [:], catalog: catalog, unavailable: unavailable)
             problems += found
             if let built {
                 JSONWriter.write(built.jsonValue, into: &output)
@@ -242,33 +270,7 @@ public struct DataPlan: Sendable {
     /// path parameters (already typed, see ``ScreenPattern/values(_:)``).
     /// - Throws: ``DataRequestError`` when a required parameter is missing or one does not convert.
     public func requestValues(query: [String: String], path: [String: JSONValue] = [:]) throws(DataRequestError) -> [String: JSONValue] {
-        try requestValues(parameter: { query[$0] }, path: path)
-    }
-
-    /// ``requestValues(query:path:)`` with each query parameter read by `parameter` (its value,
-    /// decoded, or nil): a request's query is read for the names the plan asks, with no table of
-    /// every parameter made.
-    public func requestValues(
-        parameter query: (String) -> String?, path: [String: JSONValue] = [:]
-    ) throws(DataRequestError) -> [String: JSONValue] {
-        var values: [String: JSONValue] = [:]
-        // In the dictionary's order, which costs no sort per request; the error, when there is
-        // one, is the first in the sources' and parameters' sorted order, whatever that order.
-        do {
-            for (sourceName, source) in sources {
-                switch source {
-                case .request(let parameters): values[sourceName] = .object(try Self.parameterValues(parameters, query: query))
-                case .path: values[sourceName] = .object(path)
-                case .fixture, .http: continue
-                }
-            }
-        } catch {
-            for (_, source) in sources.sorted(by: { $0.key < $1.key }) {
-                if case .request(let parameters) = source { _ = try Self.parameterValues(parameters, query: query, sorted: true) }
-            }
-            throw error
-        }
-        return values
+        sourceValues(of: try readRequest(parameter: { query[$0] }, path: path))
     }
 
     /// The upstream calls of the `http` sources for a data request, in the sources' order: each
@@ -324,16 +326,23 @@ public struct DataPlan: Sendable {
     private static func read(
         _ name: String, _ parameter: RequestParameter, query: (String) -> String?, into object: inout [String: JSONValue]
     ) throws(DataRequestError) {
+        if let value = try read(name, parameter, query: query) { object[name] = value }
+    }
+
+    /// One parameter's value: its text from `query` converted to its kind, else its default;
+    /// nil when it has neither and is not required.
+    static func read(_ name: String, _ parameter: RequestParameter, query: (String) -> String?) throws(DataRequestError) -> JSONValue? {
         if let text = query(name) {
             guard let value = parameter.convert(text) else {
                 throw .invalidParameter(name: name, expected: parameter.expectation, found: text)
             }
-            object[name] = value
+            return value
         } else if let fallback = parameter.defaultValue {
-            object[name] = fallback
+            return fallback
         } else if parameter.isRequired {
             throw .missingParameter(name: name, kind: parameter.kind.rawValue)
         }
+        return nil
     }
 
     private static func staticValues(of sources: [String: SourceDefinition]) -> [String: JSONValue] {

@@ -27,6 +27,12 @@ public struct EntryTemplate: Sendable {
     /// Appends the entry's bytes with each hole filled from `values`; false, with nothing
     /// appended, when a hole's value is not text.
     public func write(into output: inout [UInt8], values: [String: JSONValue]) -> Bool {
+        write(into: &output, in: values)
+    }
+
+    /// ``write(into:values:)`` with the holes' values looked up in `values` (a data request's
+    /// slots, ``PlanValues``).
+    func write(into output: inout [UInt8], in values: some ValueLookup) -> Bool {
         let start = output.count
         for segment in segments {
             switch segment {
@@ -35,7 +41,7 @@ public struct EntryTemplate: Sendable {
             case .text(let expression):
                 // What the data check turns a string field's value into: text as it is, a number
                 // or Boolean as written in JSON.
-                guard expression.writeText(values, into: &output) else {
+                guard expression.writeText(in: values, into: &output) else {
                     output.removeSubrange(start...)
                     return false
                 }

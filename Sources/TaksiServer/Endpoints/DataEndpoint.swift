@@ -34,8 +34,8 @@ struct DataEndpoint: Sendable {
         /// What is rendered: the variant's plan, or the part `?only=` asks for.
         var plan: DataPlan
         var catalog: ComponentCatalog
-        /// Values of the fixture and request sources.
-        var values: [String: JSONValue]
+        /// The request's values, in the plan's slots (the fixtures' are the plan's own).
+        var values: RequestValues
         var calls: [UpstreamCall]
         /// Whether the data depends on the moment (a relative time): never kept, and short-lived in caches.
         var dependsOnTime = false
@@ -111,12 +111,13 @@ struct DataEndpoint: Sendable {
         }
         let only = try onlyText.map { text throws(APIError) in try Self.only(text, in: variant.compiled, catalog: catalog) }
         let plan = only.map { variant.compiled.dataPlan.restricted(to: $0) } ?? variant.compiled.dataPlan
-        let requestValues: [String: JSONValue]
+        let requestValues: RequestValues
         var planned: [UpstreamCall]
-        // Each parameter the plan reads is read from the query as sent: no table of them all.
+        // Each parameter the plan reads is read from the query as sent into its slot: no table of
+        // them all, nor of the sources.
         let query = { (name: String) in target.value(of: name) }
         do {
-            requestValues = try plan.requestValues(parameter: query, path: selection.pathValues)
+            requestValues = try plan.readRequest(parameter: query, path: selection.pathValues)
             planned = try plan.upstreamCalls(parameter: query, path: selection.pathValues)
         } catch {
             throw .badParameters(error)
@@ -133,15 +134,16 @@ struct DataEndpoint: Sendable {
                 screen: path, dataPath: String(target.path),
                 query: target.rawQuery(removing: ["only", PagedList.tokenParameter]), page: token?.page ?? 1)
         // A response with page tokens is kept per screen path and page too: its tokens name them
-        // (two paths of one pattern may read the same values). No source is named with a space.
-        var keyValues = requestValues
-        if let paging { keyValues[" pages"] = [.string(paging.screen), .number(Double(paging.page))] }
+        // (two paths of one pattern may read the same values). After the slots, so it is in the
+        // same place in every key of the plan.
+        var keyValues = requestValues.values
+        if let paging { keyValues.append([.string(paging.screen), .number(Double(paging.page))]) }
         let key = ResponseMemo.Key(variant: variant.memoID, requestValues: keyValues, only: only, epoch: epoch)
         // Built only when something is rendered: a kept response needs none of it.
         func request(_ http: HTTPRequest) -> Request {
             Request(
                 variant: variant, plan: plan, catalog: catalog,
-                values: plan.staticValues.merging(requestValues) { _, request in request }, calls: calls,
+                values: requestValues, calls: calls,
                 dependsOnTime: variant.dataDependsOnTime, request: http, paging: paging
             )
         }
@@ -201,29 +203,29 @@ struct DataEndpoint: Sendable {
     /// `X-Taksi-Degraded`; one that answered a status it declares gives way to that answer's
     /// patch. Synchronous, so it runs on the event loop when no value is awaited.
     func render(_ request: Request, lookups: [(UpstreamCall, UpstreamCache.Lookup)]) -> Rendered {
-        var values = request.values
+        var upstream: [String: JSONValue] = [:]
         var degraded: [String] = []
         var unavailable: Set<String> = []
         var answered: [String: Int] = [:]
         for (call, lookup) in lookups {
             if let found = lookup.found {
-                values[call.source] = found.value
+                upstream[call.source] = found.value
                 if let status = found.answered { answered[call.source] = status }
                 continue
             }
             degraded.append(call.source)
             if let fallback = call.definition.fallback {
-                values[call.source] = fallback
+                upstream[call.source] = fallback
             } else {
                 unavailable.insert(call.source)
             }
         }
         let plan = answered.isEmpty ? request.plan : request.plan.answering(answered)
-        var (body, problems) = plan.render(values: values, catalog: request.catalog, unavailable: unavailable)
+        var (body, problems) = plan.render(request: request.values, upstream: upstream, catalog: request.catalog, unavailable: unavailable)
         if !problems.isEmpty { logger.dataProblems(problems, in: request.screen, correlation: request.correlation) }
         // An upstream that answered, but not in the shape the screen binds, degrades too: what it
         // should have filled was left out.
-        let called = Set(request.calls.map(\.source))
+        let called = problems.contains(where: \.isLoss) ? Set(request.calls.map(\.source)) : []
         for problem in problems where problem.isLoss {
             for source in problem.sources ?? []
             where called.contains(source) && !degraded.contains(source) {

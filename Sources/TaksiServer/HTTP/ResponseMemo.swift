@@ -534,8 +534,10 @@ extension ResponseMemo {
         let kind: Kind
         /// The variant's ``ServedScreenSet/Variant/memoID``.
         let variant: Int
-        /// The request values its plan read (for a skeleton, its path values).
-        let requestValues: [String: JSONValue]
+        /// The request values its plan read, in the plan's slots (``RequestValues``), with the
+        /// page a response with page tokens is for; for a skeleton, its path values in their
+        /// names' order.
+        let requestValues: [JSONValue?]
         /// The components asked for (`?only=`); nil for all.
         let only: Set<String>?
         /// The range of app versions with one catalog the response was checked against (0 when
@@ -547,7 +549,7 @@ extension ResponseMemo {
         private let hash: Int
 
         init(
-            kind: Kind = .data, variant: Int, requestValues: [String: JSONValue], only: Set<String>? = nil, epoch: Int = 0,
+            kind: Kind = .data, variant: Int, requestValues: [JSONValue?], only: Set<String>? = nil, epoch: Int = 0,
             upstream: [UpstreamUse] = []
         ) {
             var hasher = Hasher()
@@ -562,7 +564,7 @@ extension ResponseMemo {
         }
 
         private init(
-            kind: Kind, variant: Int, requestValues: [String: JSONValue], only: Set<String>?, epoch: Int, upstream: [UpstreamUse],
+            kind: Kind, variant: Int, requestValues: [JSONValue?], only: Set<String>?, epoch: Int, upstream: [UpstreamUse],
             inputsHash: Int
         ) {
             (self.kind, self.variant, self.requestValues, self.only, self.epoch, self.upstream) =
@@ -585,7 +587,9 @@ extension ResponseMemo {
 
         /// The key of the skeleton of one URL of `variant`, by its path values.
         static func skeleton(of variant: Int, path values: [String: JSONValue]) -> Key {
-            Key(kind: .skeleton, variant: variant, requestValues: values)
+            // A variant's URLs have the same parameters: in their names' order, a value is in the
+            // same place in every key.
+            Key(kind: .skeleton, variant: variant, requestValues: values.sorted { $0.key < $1.key }.map(\.value))
         }
 
         /// This key, with the upstream entries the response is rendered from (its other fields
@@ -598,7 +602,7 @@ extension ResponseMemo {
 
         /// About what the key takes in memory, charged to its entry.
         var approximateBytes: Int {
-            JSONWriter.bytes(.object(requestValues)).count + (only?.reduce(0) { $0 + $1.utf8.count + 1 } ?? 0)
+            JSONWriter.bytes(.array(requestValues.map { $0 ?? .null })).count + (only?.reduce(0) { $0 + $1.utf8.count + 1 } ?? 0)
                 + upstream.reduce(0) { $0 + $1.key.utf8.count + 8 } + 64
         }
     }
