@@ -193,7 +193,9 @@ struct HTTPConnectionHandlerTests {
         #expect(!idle.channel.isActive)
 
         let busy = try Connection()
+        // A channel says when it stops taking writes, as a socket channel does.
         busy.channel.isWritable = false
+        busy.channel.pipeline.fireChannelWritabilityChanged()
         try busy.send(Self.get)
         busy.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         #expect(busy.channel.isActive)

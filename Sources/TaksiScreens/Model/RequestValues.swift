@@ -75,13 +75,15 @@ extension DataPlan {
     public func readRequest(
         parameter query: (String) -> String?, path: [String: JSONValue] = [:]
     ) throws(DataRequestError) -> RequestValues {
+        let slots = requestSlots.slots
         var values: [JSONValue?] = []
-        values.reserveCapacity(requestSlots.slots.count)
-        for slot in requestSlots.slots {
-            if slot.isPath {
-                values.append(path[slot.name])
+        values.reserveCapacity(slots.count)
+        // By index: a copy of a slot would retain each of its parts, shared by every event loop.
+        for index in slots.indices {
+            if slots[index].isPath {
+                values.append(path[slots[index].name])
             } else {
-                values.append(try Self.read(slot.name, slot.parameter, query: query))
+                values.append(try Self.read(slots[index].name, slots[index].parameter, query: query))
             }
         }
         return RequestValues(values: values)

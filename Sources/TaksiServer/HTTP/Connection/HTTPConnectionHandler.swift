@@ -39,6 +39,12 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     @exclusivity(unchecked) private var counted: (label: MetricsLabel, status: UInt, variant: String?, instruments: ResponseInstruments)?
     /// Responses were written since the last flush.
     @exclusivity(unchecked) private var needsFlush = false
+    /// Whether the channel takes more writes, as its last writability event said (NIO sends one,
+    /// on this loop, each time it changes): read here rather than through `context.channel`,
+    /// which retains and releases the channel every time, several times a request.
+    @exclusivity(unchecked) private var isWritable = true
+    /// The channel's allocator, kept for the same reason.
+    @exclusivity(unchecked) private var allocator = ByteBufferAllocator()
     /// This handler's place in the pipeline, for the sweeper's calls (every other event brings
     /// its own).
     private var context: ChannelHandlerContext?
@@ -66,6 +72,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        isWritable = context.channel.isWritable
+        allocator = context.channel.allocator
         sweeper.add(self)
     }
 
@@ -121,13 +129,12 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                 return machine.state == .open
             }
         } catch {
-            run(machine.unreadable(error, isWritable: context.channel.isWritable, now: .now()), context: context)
+            run(machine.unreadable(error, isWritable: isWritable, now: .now()), context: context)
         }
     }
 
     /// One part of a request, read.
     private func received(_ part: RequestPart, context: ChannelHandlerContext) {
-        let isWritable = context.channel.isWritable
         let action: Action
         switch part {
         case .head(let head):
@@ -148,11 +155,12 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func read(context: ChannelHandlerContext) {
-        run(machine.readRequested(isWritable: context.channel.isWritable), context: context)
+        run(machine.readRequested(isWritable: isWritable), context: context)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        run(machine.writabilityChanged(isWritable: context.channel.isWritable, now: .now()), context: context)
+        isWritable = context.channel.isWritable
+        run(machine.writabilityChanged(isWritable: isWritable, now: .now()), context: context)
         flushIfNeeded(context: context)
         context.fireChannelWritabilityChanged()
     }
@@ -160,7 +168,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// A deadline passed (see ``ConnectionSweeper``).
     func timedOut(now: NIODeadline) {
         guard let context else { return }
-        run(machine.timedOut(now: now, isWritable: context.channel.isWritable), context: context)
+        run(machine.timedOut(now: now, isWritable: isWritable), context: context)
         flushIfNeeded(context: context)
     }
 
@@ -230,7 +238,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .write(let framing):
             write(response, for: request, framing: framing, context: context)
             guard framing == .keepAlive else { return .none }
-            return machine.responseWritten(isWritable: context.channel.isWritable, now: .now())
+            return machine.responseWritten(isWritable: isWritable, now: .now())
         case .stream(let endsAtOnce):
             guard let body = response.stream else { return .none }
             startStream(response, body: body, for: request, context: context)
@@ -248,7 +256,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         // A small body goes in the same buffer as the head: one write through the pipeline and one
         // system call instead of two. Large ones are written as they are, without a copy.
         let inline = sendsBody && response.body.readableBytes <= Self.inlineBodyLimit
-        var head = context.channel.allocator.buffer(
+        var head = allocator.buffer(
             capacity: (response.encodedHead?.readableBytes ?? 512) + 128 + (inline ? response.body.readableBytes : 0)
         )
         response.writeHead(to: &head)
