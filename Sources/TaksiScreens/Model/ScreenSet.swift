@@ -299,9 +299,20 @@ public struct ScreenSet: Sendable {
     /// The catalog the app version `version` decodes, and its epoch's index (part of a data
     /// response's memo key). A request with no version gets the oldest epoch's.
     public func catalog(for version: Version?) -> (epoch: Int, catalog: ComponentCatalog) {
-        guard epochs.count > 1, let version else { return (0, epochs.first?.catalog ?? catalog) }
-        let index = epochs.firstIndex { $0.versions.contains(version) } ?? 0
-        return (index, epochs[index].catalog)
+        let epoch = epoch(for: version)
+        return (epoch, withCatalog(epoch: epoch) { $0 })
+    }
+
+    /// The index of the epoch whose catalog the app version `version` decodes (``catalog(for:)``).
+    public func epoch(for version: Version?) -> Int {
+        guard epochs.count > 1, let version else { return 0 }
+        return epochs.firstIndex { $0.versions.contains(version) } ?? 0
+    }
+
+    /// `body`'s answer for the catalog of epoch `epoch` (``epoch(for:)``), handed over where it lies:
+    /// a data request renders with it, and a copy would retain each of its parts every time.
+    public func withCatalog<T, E: Error>(epoch: Int, _ body: (ComponentCatalog) throws(E) -> T) throws(E) -> T {
+        epochs.indices.contains(epoch) ? try body(epochs[epoch].catalog) : try body(catalog)
     }
 
     static func epochs(of versions: CatalogVersions, catalog: ComponentCatalog) -> [(versions: VersionSet, catalog: ComponentCatalog)] {

@@ -8,7 +8,7 @@ import TaksiScreens
 
 /// `GET /screens/<path>/data`: the data patch for the skeleton the app holds. One path for every
 /// kind of source: the request's values are read, the upstream values looked up, the patch
-/// rendered with its headers (``render(_:lookups:)``) and kept for the same inputs (``ResponseMemo``).
+/// rendered with its headers (``render(_:for:lookups:)``) and kept for the same inputs (``ResponseMemo``).
 ///
 /// Answered on the event loop when it can be: kept from an earlier request with the same inputs,
 /// or rendered from request values and fresh cached upstream values. Only a source that must be
@@ -31,22 +31,39 @@ struct DataEndpoint: Sendable {
         /// The variant answering, held by reference: a copy of its compiled screen would retain
         /// each of its parts, on every request rendered.
         var variant: ServedScreenSet.Variant
-        /// What is rendered: the variant's plan, or the part `?only=` asks for.
-        var plan: DataPlan
-        var catalog: ComponentCatalog
+        /// The part of the variant's plan `?only=` asks for; nil renders the whole plan.
+        var restricted: DataPlan?
+        /// The served set the variant is of, and the epoch of the app version's catalog in it
+        /// (``ScreenSet/epoch(for:)``).
+        var screens: ServedScreenSet
+        var epoch: Int
         /// The request's values, in the plan's slots (the fixtures' are the plan's own).
         var values: RequestValues
         var calls: [UpstreamCall]
         /// Whether the data depends on the moment (a relative time): never kept, and short-lived in caches.
         var dependsOnTime = false
-        /// The request: its headers (the allow-listed ones each call forwards), its id and span
-        /// (what the calls carry and the log lines name).
-        var request: HTTPRequest
         /// What the tokens of the lists that continue are made from; nil when the plan has none.
         var paging: Paging? = nil
 
-        var correlation: Correlation { request.correlation }
         var screen: ScreenVariant { variant.compiled }
+
+        /// `body`'s answer for the plan rendered (``DataEndpoint/withPlan(of:restricted:_:)``) and
+        /// the app version's catalog, both handed over where they lie.
+        func withPlan<T>(_ body: (DataPlan, ComponentCatalog) -> T) -> T {
+            screens.screenSet.withCatalog(epoch: epoch) { catalog in
+                DataEndpoint.withPlan(of: variant, restricted: restricted) { plan in body(plan, catalog) }
+            }
+        }
+    }
+
+    /// `body`'s answer for the plan a data request renders: the part `?only=` asked for
+    /// (`restricted`), or the variant's whole plan, handed over where it lies. A copy of it would
+    /// retain each of its parts, which every event loop shares, on every request.
+    static func withPlan<T, E: Error>(
+        of variant: ServedScreenSet.Variant, restricted: DataPlan?, _ body: (DataPlan) throws(E) -> T
+    ) throws(E) -> T {
+        if let restricted { return try body(restricted) }
+        return try body(variant.compiled.dataPlan)
     }
 
     /// What a data response's page tokens are made from (``PageToken``).
@@ -95,9 +112,7 @@ struct DataEndpoint: Sendable {
         // catalog for every version, the version is not even read.)
         let screens = selection.screens
         let byVersion = screens.screenSet.epochs.count > 1
-        let (epoch, catalog) =
-            byVersion
-            ? screens.screenSet.catalog(for: VariantSelector.appVersion(target: target, head: head)) : (0, screens.screenSet.catalog)
+        let epoch = byVersion ? screens.screenSet.epoch(for: VariantSelector.appVersion(target: target, head: head)) : 0
         // Where one catalog serves every version, the target and the variant are all a response
         // depends on besides the upstream entries and forwarded values the memo checks: one kept
         // for this very target is answered without reading the rest of its query.
@@ -109,16 +124,26 @@ struct DataEndpoint: Sendable {
             http.note("taksi.memo", "hit")
             return .ready(kept.entry.response(to: head))
         }
-        let only = try onlyText.map { text throws(APIError) in try Self.only(text, in: variant.compiled, catalog: catalog) }
-        let plan = only.map { variant.compiled.dataPlan.restricted(to: $0) } ?? variant.compiled.dataPlan
+        let only = try onlyText.map { text throws(APIError) in
+            try screens.screenSet.withCatalog(epoch: epoch) { catalog throws(APIError) in
+                try Self.only(text, in: variant.compiled, catalog: catalog)
+            }
+        }
+        let restricted = only.map { variant.compiled.dataPlan.restricted(to: $0) }
         let requestValues: RequestValues
         var planned: [UpstreamCall]
+        let hasPagedLists: Bool
         // Each parameter the plan reads is read from the query as sent into its slot: no table of
         // them all, nor of the sources.
         let query = { (name: String) in target.value(of: name) }
         do {
-            requestValues = try plan.readRequest(parameter: query, path: selection.pathValues)
-            planned = try plan.upstreamCalls(parameter: query, path: selection.pathValues)
+            (requestValues, planned, hasPagedLists) = try Self.withPlan(of: variant, restricted: restricted) {
+                plan throws(DataRequestError) in
+                (
+                    try plan.readRequest(parameter: query, path: selection.pathValues),
+                    try plan.upstreamCalls(parameter: query, path: selection.pathValues), !plan.pagedLists.isEmpty
+                )
+            }
         } catch {
             throw .badParameters(error)
         }
@@ -128,7 +153,7 @@ struct DataEndpoint: Sendable {
         }
         let calls = planned
         let paging =
-            plan.pagedLists.isEmpty
+            !hasPagedLists
             ? nil
             : Paging(
                 screen: path, dataPath: String(target.path),
@@ -140,16 +165,17 @@ struct DataEndpoint: Sendable {
         if let paging { keyValues.append([.string(paging.screen), .number(Double(paging.page))]) }
         let key = ResponseMemo.Key(variant: variant.memoID, requestValues: keyValues, only: only, epoch: epoch)
         // Built only when something is rendered: a kept response needs none of it.
-        func request(_ http: HTTPRequest) -> Request {
+        func request() -> Request {
             Request(
-                variant: variant, plan: plan, catalog: catalog,
-                values: requestValues, calls: calls,
-                dependsOnTime: variant.dataDependsOnTime, request: http, paging: paging
+                variant: variant, restricted: restricted, screens: screens, epoch: epoch, values: requestValues, calls: calls,
+                dependsOnTime: variant.dataDependsOnTime, paging: paging
             )
         }
         guard !calls.isEmpty else {
             return .ready(
-                memoized(key, for: http, keep: !variant.dataDependsOnTime, remembering: remembering) { render(request(http), lookups: []) })
+                memoized(key, for: http, keep: !variant.dataDependsOnTime, remembering: remembering) {
+                    render(request(), for: http, lookups: [])
+                })
         }
         // The calls forward headers and carry the request's trace context: its fields made text once.
         var http = http
@@ -160,18 +186,19 @@ struct DataEndpoint: Sendable {
         if let fresh = resolver.freshValues(of: calls, requestHeaders: headers) {
             for found in fresh { http.note("taksi.cache.\(found.call.source)", "hit") }
             return .ready(
-                memoized(key, fresh: fresh, for: http, keep: !variant.dataDependsOnTime, remembering: remembering) { request(http) })
+                memoized(key, fresh: fresh, for: http, keep: !variant.dataDependsOnTime, remembering: remembering, request: request))
         }
-        let request = request(http)
+        let request = request()
+        let calling = http
         return .pending {
             let lookups = await resolver.lookUp(
-                request.calls, requestHeaders: headers, screen: request.screen, correlation: request.correlation)
+                request.calls, requestHeaders: headers, screen: request.screen, correlation: calling.correlation)
             // Every value fetched and kept fresh: rendered from the cache entries, by generation,
             // so the answer is kept for the next request with the same inputs, as on the loop.
             if let fresh = resolver.freshValues(of: calls, requestHeaders: headers, counting: false) {
-                return memoized(key, fresh: fresh, for: request.request, keep: !request.dependsOnTime) { request }
+                return memoized(key, fresh: fresh, for: calling, keep: !request.dependsOnTime) { request }
             }
-            return Self.validated(render(request, lookups: lookups), request: request.request.head)
+            return Self.validated(render(request, for: calling, lookups: lookups), request: calling.head)
         }
     }
 
@@ -194,7 +221,7 @@ struct DataEndpoint: Sendable {
             }
         ) {
             // Made only when something is rendered: a kept response needs none of it.
-            render(request(), lookups: fresh.map { ($0.call, .hit($0.fresh.found)) })
+            render(request(), for: http, lookups: fresh.map { ($0.call, .hit($0.fresh.found)) })
         }
     }
 
@@ -202,7 +229,8 @@ struct DataEndpoint: Sendable {
     /// source that failed falls back or leaves its components out, and is named in
     /// `X-Taksi-Degraded`; one that answered a status it declares gives way to that answer's
     /// patch. Synchronous, so it runs on the event loop when no value is awaited.
-    func render(_ request: Request, lookups: [(UpstreamCall, UpstreamCache.Lookup)]) -> Rendered {
+    /// - Parameter http: the request, whose id and span the log lines name.
+    func render(_ request: Request, for http: HTTPRequest, lookups: [(UpstreamCall, UpstreamCache.Lookup)]) -> Rendered {
         var upstream: [String: JSONValue] = [:]
         var degraded: [String] = []
         var unavailable: Set<String> = []
@@ -220,9 +248,12 @@ struct DataEndpoint: Sendable {
                 unavailable.insert(call.source)
             }
         }
-        let plan = answered.isEmpty ? request.plan : request.plan.answering(answered)
-        var (body, problems) = plan.render(request: request.values, upstream: upstream, catalog: request.catalog, unavailable: unavailable)
-        if !problems.isEmpty { logger.dataProblems(problems, in: request.screen, correlation: request.correlation) }
+        var (body, problems, pagedLists) = request.withPlan { whole, catalog in
+            let plan = answered.isEmpty ? whole : whole.answering(answered)
+            let (body, problems) = plan.render(request: request.values, upstream: upstream, catalog: catalog, unavailable: unavailable)
+            return (body, problems, request.paging == nil ? [] : plan.pagedLists)
+        }
+        if !problems.isEmpty { logger.dataProblems(problems, in: request.screen, correlation: http.correlation) }
         // An upstream that answered, but not in the shape the screen binds, degrades too: what it
         // should have filled was left out.
         let called = problems.contains(where: \.isLoss) ? Set(request.calls.map(\.source)) : []
@@ -239,7 +270,7 @@ struct DataEndpoint: Sendable {
         let variant = request.variant
         if let paging = request.paging {
             appendPages(
-                to: &body, lists: plan.pagedLists, paging: paging, lookups: lookups, degraded: degraded, revision: variant.revision.digest)
+                to: &body, lists: pagedLists, paging: paging, lookups: lookups, degraded: degraded, revision: variant.revision.digest)
         }
         guard !request.calls.isEmpty else {
             return Rendered(body: body, heads: variant.dataHeads, degraded: false, variant: variant.id)
