@@ -249,9 +249,12 @@ struct DataEndpoint: Sendable {
             }
         }
         var (body, problems, pagedLists) = request.withPlan { whole, catalog in
-            let plan = answered.isEmpty ? whole : whole.answering(answered)
-            let (body, problems) = plan.render(request: request.values, upstream: upstream, catalog: catalog, unavailable: unavailable)
-            return (body, problems, request.paging == nil ? [] : plan.pagedLists)
+            func render(_ plan: DataPlan) -> ([UInt8], [DataPlan.Problem], [PagedList]) {
+                let (body, problems) = plan.render(request: request.values, upstream: upstream, catalog: catalog, unavailable: unavailable)
+                return (body, problems, request.paging == nil ? [] : plan.pagedLists)
+            }
+            // Not `answered.isEmpty ? whole : ...`: that would copy the plan (and retain its parts).
+            return answered.isEmpty ? render(whole) : render(whole.answering(answered))
         }
         if !problems.isEmpty { logger.dataProblems(problems, in: request.screen, correlation: http.correlation) }
         // An upstream that answered, but not in the shape the screen binds, degrades too: what it
