@@ -116,6 +116,7 @@ struct EntryTemplateTests {
             sources:
               q: {type: request, parameters: {name: {default: friend}, nick: {}, count: {type: integer}}}
               shop: {type: fixture, value: {title: Corner, tags: [a, b]}}
+              none: {type: request, parameters: {}}
             components:
               - {name: label_component, identifier: hello, content: {value: {$template: "{shop.title} #{path.id}: {q.name}"}}}
               - {name: label_component, identifier: nick, content: {value: {$bind: q.nick, default: none}}}
@@ -140,6 +141,15 @@ struct EntryTemplateTests {
             #expect(String(decoding: rendered.body, as: UTF8.self) == JSONWriter.string(built.data.jsonValue))
             #expect(rendered.problems == built.problems)
         }
+        // Every request and path source of the plan has a value, an object even when it declares
+        // no parameter or none has a value, as it always had.
+        let requestSources = plan.sources.filter { _, source in
+            switch source {
+            case .request, .path: true
+            case .fixture, .http: false
+            }
+        }
+        #expect(try plan.requestValues(query: [:], path: path).mapValues { _ in 0 } == requestSources.mapValues { _ in 0 })
         // A parameter that does not convert is the first error in sorted order, as before.
         #expect(throws: DataRequestError.invalidParameter(name: "count", expected: "integer", found: "x")) {
             try plan.readRequest(parameter: { ["count": "x", "name": "Ada"][$0] }, path: path)

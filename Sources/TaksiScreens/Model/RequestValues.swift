@@ -23,12 +23,17 @@ extension DataPlan {
         }
 
         let slots: [Slot]
+        /// The `request` and `path` sources, sorted: each is an object of its parameters' values,
+        /// even one that declares none.
+        let sources: [String]
 
         init(sources: [String: SourceDefinition]) {
             var slots: [Slot] = []
+            var names: [String] = []
             for (source, definition) in sources.sorted(by: { $0.key < $1.key }) {
                 switch definition {
                 case .request(let parameters), .path(let parameters):
+                    names.append(source)
                     let isPath = if case .path = definition { true } else { false }
                     for (name, parameter) in parameters.sorted(by: { $0.key < $1.key }) {
                         slots.append(Slot(source: source, name: name, parameter: parameter, isPath: isPath))
@@ -38,6 +43,7 @@ extension DataPlan {
                 }
             }
             self.slots = slots
+            self.sources = names
         }
 
         /// The slot of `path`'s first step (`query.name`'s); nil when the path reads no single
@@ -47,23 +53,20 @@ extension DataPlan {
             return slots.firstIndex { $0.name == name && $0.source == path.root }
         }
 
-        /// Whether `source` is one whose values are slots.
-        func holds(_ source: String) -> Bool {
-            slots.contains { $0.source == source }
+        /// The value of the request or path source `source` as a screen's expressions read it: an
+        /// object of its parameters that have a value (`{"name": "Ada"}`); nil for another source.
+        func value(of source: String, in request: RequestValues) -> JSONValue? {
+            guard sources.contains(source) else { return nil }
+            var object: [String: JSONValue] = [:]
+            for (slot, value) in zip(slots, request.values) where slot.source == source {
+                if let value { object[slot.name] = value }
+            }
+            return .object(object)
         }
 
-        /// The request sources' values as objects by source name, as a screen's expressions read
-        /// them (`{"query": {"name": "Ada"}}`); a source with no value present is an empty object.
+        /// Every request and path source's value by name (``value(of:in:)``).
         func sourceValues(_ request: RequestValues) -> [String: JSONValue] {
-            var objects: [String: [String: JSONValue]] = [:]
-            for (slot, value) in zip(slots, request.values) {
-                if let value {
-                    objects[slot.source, default: [:]][slot.name] = value
-                } else if objects[slot.source] == nil {
-                    objects[slot.source] = [:]
-                }
-            }
-            return objects.mapValues { .object($0) }
+            Dictionary(uniqueKeysWithValues: sources.map { ($0, value(of: $0, in: request) ?? .object([:])) })
         }
     }
 
@@ -78,7 +81,7 @@ extension DataPlan {
         let slots = requestSlots.slots
         var values: [JSONValue?] = []
         values.reserveCapacity(slots.count)
-        // By index: a copy of a slot would retain each of its parts, shared by every event loop.
+        // By index: only what reading a slot needs is copied (its parameter), not the whole slot.
         for index in slots.indices {
             if slots[index].isPath {
                 values.append(path[slots[index].name])
@@ -117,8 +120,8 @@ extension Dictionary: ValueLookup where Key == String, Value == JSONValue {
 
 /// One data request's values as a plan's expressions read them: a parameter from its slot, any
 /// other source from `named` (fixtures, upstream answers). A path that reads a parameter the
-/// request left without a value, or a request source whole, is looked up in the table of every
-/// source, so a missing value is explained as it always is.
+/// request left without a value, or a request source whole, is walked from that source's object
+/// (made then), so a missing value is explained as it always is.
 struct PlanValues: ValueLookup {
     let slots: DataPlan.RequestSlots
     let request: RequestValues
@@ -129,7 +132,8 @@ struct PlanValues: ValueLookup {
         if let slot = slots.slot(of: path), let value = request.values[slot] {
             return ContentExpression.walk(path, from: value, at: 1)
         }
-        return slots.holds(path.root) ? ContentExpression.resolve(path, in: sourceValues) : ContentExpression.resolve(path, in: named)
+        if let source = slots.value(of: path.root, in: request) { return ContentExpression.walk(path, from: source, at: 0) }
+        return ContentExpression.resolve(path, in: named)
     }
 
     var sourceValues: [String: JSONValue] {
