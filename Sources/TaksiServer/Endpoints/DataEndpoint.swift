@@ -40,12 +40,12 @@ struct DataEndpoint: Sendable {
         /// The request's values, in the plan's slots (the fixtures' are the plan's own).
         var values: RequestValues
         var calls: [UpstreamCall]
-        /// Whether the data depends on the moment (a relative time): never kept, and short-lived in caches.
-        var dependsOnTime = false
         /// What the tokens of the lists that continue are made from; nil when the plan has none.
         var paging: Paging? = nil
 
         var screen: ScreenVariant { variant.compiled }
+        /// Whether the data depends on the moment (a relative time): never kept, and short-lived in caches.
+        var dependsOnTime: Bool { variant.dataDependsOnTime }
 
         /// `body`'s answer for the plan rendered (``DataEndpoint/withPlan(of:restricted:_:)``) and
         /// the app version's catalog, both handed over where they lie.
@@ -131,13 +131,13 @@ struct DataEndpoint: Sendable {
         }
         let restricted = only.map { variant.compiled.dataPlan.restricted(to: $0) }
         let requestValues: RequestValues
-        var planned: [UpstreamCall]
+        var calls: [UpstreamCall]
         let hasPagedLists: Bool
         // Each parameter the plan reads is read from the query as sent into its slot: no table of
         // them all, nor of the sources.
         let query = { (name: String) in target.value(of: name) }
         do {
-            (requestValues, planned, hasPagedLists) = try Self.withPlan(of: variant, restricted: restricted) {
+            (requestValues, calls, hasPagedLists) = try Self.withPlan(of: variant, restricted: restricted) {
                 plan throws(DataRequestError) in
                 (
                     try plan.readRequest(parameter: query, path: selection.pathValues),
@@ -148,10 +148,9 @@ struct DataEndpoint: Sendable {
             throw .badParameters(error)
         }
         // The page's request is the token's, made by this server from the upstream's last answer.
-        if let token, let index = planned.firstIndex(where: { $0.source == token.source }) {
-            planned[index].target = token.target
+        if let token, let index = calls.firstIndex(where: { $0.source == token.source }) {
+            calls[index].target = token.target
         }
-        let calls = planned
         let paging =
             !hasPagedLists
             ? nil
@@ -168,15 +167,21 @@ struct DataEndpoint: Sendable {
         func request() -> Request {
             Request(
                 variant: variant, restricted: restricted, screens: screens, epoch: epoch, values: requestValues, calls: calls,
-                dependsOnTime: variant.dataDependsOnTime, paging: paging
-            )
+                paging: paging)
         }
+        return try answer(key, calls: calls, for: http, keep: !variant.dataDependsOnTime, remembering: remembering, request: request)
+    }
+
+    /// The response for these inputs, kept or rendered: on the event loop when no upstream is
+    /// called or every value called is fresh in the cache, else off it once the calls answer.
+    /// - Parameter request: what is rendered, made only when something is.
+    private func answer(
+        _ key: ResponseMemo.Key, calls: [UpstreamCall], for http: HTTPRequest, keep: Bool, remembering: Bool, request: () -> Request
+    ) throws(APIError) -> Reply {
         guard !calls.isEmpty else {
-            return .ready(
-                memoized(key, for: http, keep: !variant.dataDependsOnTime, remembering: remembering) {
-                    render(request(), for: http, lookups: [])
-                })
+            return .ready(memoized(key, for: http, keep: keep, remembering: remembering) { render(request(), for: http, lookups: []) })
         }
+        let head = http.head
         // The calls forward headers and carry the request's trace context: its fields made text once.
         var http = http
         http.head = head.keepingHeaders()
@@ -185,8 +190,7 @@ struct DataEndpoint: Sendable {
         guard let resolver else { throw .upstreamsUnavailable }
         if let fresh = resolver.freshValues(of: calls, requestHeaders: headers) {
             for found in fresh { http.note("taksi.cache.\(found.call.source)", "hit") }
-            return .ready(
-                memoized(key, fresh: fresh, for: http, keep: !variant.dataDependsOnTime, remembering: remembering, request: request))
+            return .ready(memoized(key, fresh: fresh, for: http, keep: keep, remembering: remembering, request: request))
         }
         let request = request()
         let calling = http
@@ -196,7 +200,7 @@ struct DataEndpoint: Sendable {
             // Every value fetched and kept fresh: rendered from the cache entries, by generation,
             // so the answer is kept for the next request with the same inputs, as on the loop.
             if let fresh = resolver.freshValues(of: calls, requestHeaders: headers, counting: false) {
-                return memoized(key, fresh: fresh, for: calling, keep: !request.dependsOnTime) { request }
+                return memoized(key, fresh: fresh, for: calling, keep: keep) { request }
             }
             return Self.validated(render(request, for: calling, lookups: lookups), request: calling.head)
         }
