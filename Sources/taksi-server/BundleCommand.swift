@@ -38,7 +38,7 @@ struct BundleCommand: ParsableCommand {
         let bundle = FirstLaunchBundle.make(screenSet, appVersion: version, locales: locales)
         let text = JSONWriter.string(bundle, pretty: true) + "\n"
         if let check {
-            guard FileManager.default.contents(atPath: check).map({ String(decoding: $0, as: UTF8.self) }) == text else {
+            guard fileHolds(text, at: check) else {
                 let locales = self.locales.map { " --locale \($0)" }.joined()
                 printError(
                     "error: \(check) is not the bundle of these screens for app \(appVersion): run taksi-server bundle --app-version \(appVersion)\(locales) --output \(check), and ship it with the app"
@@ -53,7 +53,7 @@ struct BundleCommand: ParsableCommand {
             return
         }
         do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+            try writeWhole(text, to: output)
         } catch {
             printError("error: \(output) cannot be written: \(error.localizedDescription)")
             throw ExitCode(1)

@@ -82,14 +82,14 @@ struct Deploy: ParsableCommand {
                 throw ExitCode.failure
             }
             if let check {
-                guard FileManager.default.contents(atPath: check).map({ String(decoding: $0, as: UTF8.self) }) == manifest.text else {
+                guard fileHolds(manifest.text, at: check) else {
                     printError("\(check) is out of date: run this command again with --output \(check) instead of --check")
                     throw ExitCode.failure
                 }
                 printError("\(check) is up to date (\(manifest.summary))")
             } else if let output {
                 do {
-                    try Data(manifest.text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+                    try writeWhole(manifest.text, to: output)
                 } catch {
                     printError("taksi-server: \(output): \(error.localizedDescription)")
                     throw ExitCode.failure

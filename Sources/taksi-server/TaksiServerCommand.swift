@@ -32,3 +32,14 @@ func parseVersion(_ text: String, option: String, meaning: String) throws -> Ver
 func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
+
+/// Whether the file at `path` holds exactly `text`: what a command's `--check` compares (a file
+/// it generates, committed beside the screens).
+func fileHolds(_ text: String, at path: String) -> Bool {
+    FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) } == text
+}
+
+/// Writes `text` to `path` whole, or not at all (a command's `--output`).
+func writeWhole(_ text: String, to path: String) throws {
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+}
